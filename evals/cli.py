@@ -1,0 +1,177 @@
+"""The `evalrun` command line: a thin layer over evals.api.
+
+Exit codes: 0 passed, 1 regression found, 2 usage or configuration error,
+3 runtime failure (model cannot load, a run cannot proceed).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from evals import api
+from evals.config import ConfigError
+from evals.execute import RunFailed
+from evals.pairing import PairingError
+
+EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME = 0, 1, 2, 3
+
+app = typer.Typer(
+    help=(
+        "evalrun — accuracy regression harness for lossy LLM inference acceleration.\n\n"
+        "Run the same task packs through a baseline configuration and faster candidates, pair the answers "
+        "item by item, score every field by its type, and gate on harmful flips.\n\n"
+        "Exit codes: 0 passed, 1 regression found, 2 usage/config error, 3 runtime failure."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+out_option = typer.Option(Path("runs"), "--out", help="Run store directory; each run lives in OUT/<name>-<key12>/.")
+limit_option = typer.Option(None, "--limit", min=1, help="Only the first N items of each pack (smoke checks).")
+
+def _console(stderr: bool = False) -> Console:
+    # CI logs are not terminals: give tables room instead of rich's 80-column default.
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() or os.environ.get("COLUMNS") else 160
+    return Console(stderr=stderr, width=width)
+
+
+console = _console()
+err_console = _console(stderr=True)
+
+
+class _RichProgress:
+    """Adapter from the execute stage's progress protocol to a rich bar with ETA."""
+
+    def __init__(self) -> None:
+        self._progress: Progress | None = None
+        self._task = None
+
+    def start(self, label: str, total: int, done: int) -> None:
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("elapsed"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=err_console,
+            transient=False,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task(escape(label), total=total, completed=done)
+
+    def advance(self, n: int = 1) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.advance(self._task, n)
+
+    def finish(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+def _fail(code: int, message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(message)}")
+    raise typer.Exit(code)
+
+
+def _guard(fn):  # type: ignore[no-untyped-def]
+    """Map the stages' exceptions to exit codes with one clear line, never a traceback."""
+    try:
+        return fn()
+    except ConfigError as exc:
+        _fail(EXIT_USAGE, str(exc))
+    except PairingError as exc:
+        _fail(EXIT_USAGE, str(exc))
+    except RunFailed as exc:
+        _fail(EXIT_RUNTIME, str(exc))
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted:[/] generated items are stored; run the same command again to resume")
+        raise typer.Exit(130)
+
+
+def _log(message: str) -> None:
+    err_console.print(escape(message))
+
+
+@app.command()
+def run(
+    config: Path = typer.Argument(..., help="Configuration YAML to run."),
+    out: Path = out_option,
+    limit: Optional[int] = limit_option,
+) -> None:
+    """Generate (or resume, or reuse) one configuration's run and print where it is stored."""
+
+    def go() -> None:
+        cfg = api.load(config)
+        result = api.run(cfg, out=out, limit=limit, progress=_RichProgress(), log=_log)
+        scored = api.score(result)
+        correct = sum(s.correct for s in scored)
+        console.print(
+            f"{escape(cfg.name)}: {correct}/{len(scored)} items correct; "
+            f"{'reused' if result.reused else f'{result.generated} generated'}; run: {escape(str(result.prepared.dir))}"
+        )
+
+    _guard(go)
+
+
+@app.command()
+def compare(
+    baseline: Path = typer.Argument(..., help="Baseline configuration YAML."),
+    candidates: list[Path] = typer.Argument(..., help="One or more candidate configuration YAMLs."),
+    out: Path = out_option,
+    limit: Optional[int] = limit_option,
+) -> None:
+    """Run BASELINE and each CANDIDATE on identical items, pair them and gate.
+
+    A stored baseline with the same cache key is reused, so CI pays only for
+    the candidates. Exits 1 when any candidate fails the gate.
+    """
+    started = time.perf_counter()
+
+    def go() -> int:
+        configs = [api.load(p) for p in [baseline, *candidates]]  # validate all before any work
+        report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=_RichProgress, log=_log)
+        from reports.terminal import render_comparison
+
+        console.print()
+        for comparison, verdict in zip(report.comparisons, report.verdicts):
+            render_comparison(console, comparison, verdict)
+        overall = "PASS" if report.passed else "FAIL"
+        colour = "green" if report.passed else "red"
+        console.print(
+            f"[bold {colour}]verdict: {overall}[/] — "
+            + ", ".join(f"{escape(v.candidate)} {'pass' if v.passed else 'FAIL'}" for v in report.verdicts)
+            + f"  ({time.perf_counter() - started:.1f} s)"
+        )
+        return EXIT_PASS if report.passed else EXIT_REGRESSION
+
+    code = _guard(go)
+    raise typer.Exit(code)
+
+
+def main() -> None:
+    try:
+        app()
+    except SystemExit:
+        raise
+    except Exception as exc:  # last resort: never a traceback for the user, but say what broke
+        err_console.print(f"[bold red]internal error:[/] {escape(type(exc).__name__)}: {escape(str(exc))}")
+        sys.exit(EXIT_RUNTIME)
+
+
+if __name__ == "__main__":
+    main()

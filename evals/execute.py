@@ -1,0 +1,211 @@
+"""Turning a config into a stored run: build items, find or resume the run
+directory, generate only what is missing, record what the run did.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+import evals
+from evals.config import RunConfig
+from evals.store import RunStore, run_key
+from evals.types import Generation, Item
+from runners.accel import all_methods, build_accelerations
+from runners.models import ModelSource, resolve_device, resolve_dtype, resolve_model
+from tasks import get_pack
+
+# Bump when the way items are turned into model input changes (chat rendering, ...).
+PROMPT_FORMAT_VERSION = "1"
+
+
+class RunFailed(Exception):
+    """The run as a whole could not proceed (exit 3)."""
+
+
+class Progress(Protocol):
+    def start(self, label: str, total: int, done: int) -> None: ...
+    def advance(self, n: int = 1) -> None: ...
+    def finish(self) -> None: ...
+
+
+@dataclass
+class PreparedRun:
+    """A config resolved to its items, its cache key and its directory."""
+
+    config: RunConfig
+    source: ModelSource
+    device: str
+    dtype: str
+    items: list[Item]
+    key: str
+    dir: Path
+    runner: Any = field(repr=False, default=None)
+
+    @property
+    def store(self) -> RunStore:
+        return RunStore(self.dir)
+
+
+@dataclass
+class RunResult:
+    prepared: PreparedRun
+    generations: dict[str, Generation]
+    reused: bool
+    generated: int
+    manifest: dict[str, Any]
+
+    @property
+    def items(self) -> list[Item]:
+        return self.prepared.items
+
+    @property
+    def name(self) -> str:
+        return self.prepared.config.name
+
+
+def _versions() -> dict[str, str]:
+    import torch
+    import transformers
+
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "evalrun": evals.__version__,
+    }
+
+
+def key_payload(config: RunConfig, source: ModelSource, device: str, dtype: str) -> dict[str, Any]:
+    """Everything that can change an output, and nothing that cannot (not the name)."""
+    return {
+        "prompt_format": PROMPT_FORMAT_VERSION,
+        "model": source.identity,
+        "runner": config.runner,
+        "device": device,
+        "dtype": dtype,
+        "batch_size": config.batch_size,
+        "generation": config.generation.model_dump(mode="json"),
+        "acceleration": config.acceleration,
+        "tasks": [
+            {"pack": t.pack, "version": get_pack(t.pack).version, "params": t.params.model_dump(mode="json")}
+            for t in config.tasks
+        ],
+    }
+
+
+def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None) -> PreparedRun:
+    """Resolve the model, build the items (token lengths need the tokenizer) and the key."""
+    from runners.hf import HFRunner
+
+    source = resolve_model(config.model)
+    device = resolve_device(config.device)
+    dtype = resolve_dtype(config.dtype, device)
+    runner = HFRunner(
+        source,
+        device,
+        dtype,
+        config.generation.model_dump(),
+        build_accelerations(config.acceleration),
+        batch_size=config.batch_size,
+    )
+    items: list[Item] = []
+    for task in config.tasks:
+        built = get_pack(task.pack).build(task.params, runner.count_tokens)
+        items.extend(built[:limit] if limit else built)
+    key = run_key(key_payload(config, source, device, dtype))
+    run_dir = Path(out_dir) / f"{config.name}-{key[:12]}"
+    return PreparedRun(config, source, device, dtype, items, key, run_dir, runner)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callable[[str], None] = print) -> RunResult:
+    """Generate whatever the run directory does not hold yet, then record the manifest."""
+    store = prepared.store
+    done = store.read_samples(repair=True)
+    wanted = {it.id for it in prepared.items}
+    missing = [it for it in prepared.items if it.id not in done]
+    manifest = store.read_manifest()
+    config = prepared.config
+    if not missing:
+        log(f"{config.name}: reusing stored run {prepared.dir} ({len(wanted)} items, key {prepared.key[:12]})")
+        return RunResult(prepared, {k: v for k, v in done.items() if k in wanted}, True, 0, manifest)
+    if done:
+        log(f"{config.name}: resuming {prepared.dir}: {len(wanted) - len(missing)} of {len(wanted)} items stored")
+
+    runner = prepared.runner
+    methods = all_methods()
+    manifest.update(
+        {
+            "name": config.name,
+            "key": prepared.key,
+            "config_file": config.source,
+            "config": config.model_dump(mode="json", exclude={"source", "tasks"}) | {"tasks": config.tasks_dump()},
+            "model": {"spec": prepared.source.spec, "kind": prepared.source.kind,
+                      "location": prepared.source.location, "identity": prepared.source.identity},
+            "runner": config.runner,
+            "device": prepared.device,
+            "dtype": prepared.dtype,
+            "versions": _versions(),
+            "packs": [
+                {"pack": t.pack, "version": get_pack(t.pack).version, "params": t.params.model_dump(mode="json")}
+                for t in config.tasks
+            ],
+            "emulated": sorted(n for n in config.acceleration if methods[n].emulated),
+            "status": "running",
+            "created": manifest.get("created", _now()),
+            "updated": _now(),
+        }
+    )
+    store.write_manifest(manifest)
+
+    generated = 0
+    errors = 0
+    if progress:
+        progress.start(config.name, len(wanted), len(wanted) - len(missing))
+
+    def emit(gen: Generation) -> None:
+        nonlocal generated, errors
+        store.append(gen)
+        done[gen.item_id] = gen
+        generated += 1
+        errors += gen.error is not None
+        if progress:
+            progress.advance(1)
+
+    started = time.perf_counter()
+    try:
+        runner.run(missing, emit)
+    except Exception as exc:
+        manifest.update({"status": "failed", "failure": f"{type(exc).__name__}: {exc}", "updated": _now()})
+        store.write_manifest(manifest)
+        raise RunFailed(f"{config.name}: {exc}") from exc
+    finally:
+        if progress:
+            progress.finish()
+    all_errors = sum(1 for k in wanted if done[k].error is not None)
+    manifest.update(
+        {
+            "status": "complete",
+            "updated": _now(),
+            "items_total": len(wanted),
+            "items_error": all_errors,
+            "load_seconds": round(runner.load_seconds, 3),
+            "effects": {a.name: a.effects() for a in runner.accelerations},
+        }
+    )
+    manifest.setdefault("sessions", []).append(
+        {"finished": _now(), "generated": generated, "errors": errors, "seconds": round(time.perf_counter() - started, 3)}
+    )
+    store.write_manifest(manifest)
+    if all_errors == len(wanted):
+        first = next(iter(done[k].error for k in wanted))
+        raise RunFailed(f"{config.name}: every item failed; first error: {first}")
+    return RunResult(prepared, {k: done[k] for k in wanted}, False, generated, manifest)

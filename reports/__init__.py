@@ -1,0 +1,1 @@
+"""Renderers of what evals computed; no computation lives here."""

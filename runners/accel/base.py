@@ -1,0 +1,58 @@
+"""What an acceleration method is.
+
+A method is applied to a loaded model through hooks, a cache object or extra
+`generate` arguments, and reports what it actually did. The runner only calls
+these methods, so adding a method never touches the pipeline.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+
+def cache_kwarg() -> str:
+    """The name under which this transformers version takes a cache object in `generate`."""
+    try:
+        from transformers.generation.utils import ALL_CACHE_NAMES
+    except ImportError:
+        return "past_key_values"
+    return "cache" if "cache" in ALL_CACHE_NAMES else "past_key_values"
+
+
+class AccelSettings(BaseModel):
+    """Base of every method's settings: unknown keys are configuration errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Acceleration:
+    """One configured acceleration, bound to one run."""
+
+    name: ClassVar[str]
+    settings_model: ClassVar[type[AccelSettings]]
+    # True when the method changes results but not real cost (e.g. masked dense
+    # matmuls): reports then make no speed claim.
+    emulated: ClassVar[bool] = False
+    description: ClassVar[str] = ""
+
+    def __init__(self, settings: AccelSettings):
+        self.settings = settings
+
+    def attach(self, model: Any) -> None:
+        """Install hooks on the model; called once before the run's first batch."""
+
+    def detach(self, model: Any) -> None:
+        """Remove whatever attach installed, so a shared loaded model is left clean."""
+
+    def generate_kwargs(self, model: Any, batch_size: int) -> dict[str, Any]:
+        """Extra `generate` arguments for one call; must be fresh objects each call."""
+        return {}
+
+    def observe(self, model: Any, outputs: Any) -> None:
+        """Look at one finished `generate` call to record what the method did."""
+
+    def effects(self) -> dict[str, Any]:
+        """Evidence that the method took effect, for the run manifest."""
+        return {}

@@ -1,0 +1,155 @@
+"""Quantized KV cache through transformers' QuantizedCache (quanto, hqq, fp8).
+
+The prompt's keys and values are stored quantized after prefill; later tokens
+sit in a full-precision residual window until it fills. A fresh cache object
+is built per `generate` call (generate mutates what it is given), and the
+bytes it really holds are measured afterwards as proof that it took effect.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any, ClassVar, Literal
+
+import torch
+from pydantic import Field, model_validator
+
+from runners.accel import register
+from runners.accel.base import AccelSettings, Acceleration, cache_kwarg
+
+_BITS = {"int2": 2, "int4": 4, "int8": 8}
+_SUPPORTED = {"quanto": {"int2", "int4"}, "hqq": {"int2", "int4", "int8"}, "fp8": {"fp8"}}
+_AXES = {"quanto": {0, -1}, "hqq": {0, 1}, "fp8": {0}}
+
+
+class KVCacheSettings(AccelSettings):
+    quant: Literal["int8", "int4", "int2", "fp8"]
+    backend: Literal["quanto", "hqq", "fp8"] | None = None
+    group_size: int = Field(64, ge=1)
+    residual_length: int = Field(128, ge=0)
+    axis_key: int = 0
+    axis_value: int = 0
+
+    @model_validator(mode="after")
+    def _check(self) -> "KVCacheSettings":
+        if self.backend is None:
+            self.backend = "fp8" if self.quant == "fp8" else "quanto"
+        allowed = _SUPPORTED[self.backend]
+        if self.quant not in allowed:
+            combos = "; ".join(f"{b}: {', '.join(sorted(q))}" for b, q in _SUPPORTED.items())
+            raise ValueError(f"quant {self.quant} is not supported by backend {self.backend} (supported: {combos})")
+        for axis_name in ("axis_key", "axis_value"):
+            if getattr(self, axis_name) not in _AXES[self.backend]:
+                raise ValueError(
+                    f"{axis_name} {getattr(self, axis_name)} is not supported by backend {self.backend} "
+                    f"(allowed: {sorted(_AXES[self.backend])})"
+                )
+        module = {"quanto": "optimum.quanto", "hqq": "hqq"}.get(self.backend)
+        if module and importlib.util.find_spec(module.split(".")[0]) is None:
+            raise ValueError(f"backend {self.backend} needs the package {module!r}, which is not installed")
+        return self
+
+
+def _tensor_bytes(obj: Any) -> int:
+    """Bytes really held by a (possibly quantized, tensor-subclass) tensor or tuple of them."""
+    if obj is None:
+        return 0
+    if isinstance(obj, (tuple, list)):
+        return sum(_tensor_bytes(o) for o in obj)
+    if isinstance(obj, dict):
+        return sum(_tensor_bytes(o) for o in obj.values())
+    if isinstance(obj, torch.Tensor):
+        flatten = getattr(obj, "__tensor_flatten__", None)
+        if flatten is not None and type(obj) is not torch.Tensor:
+            names, _ = flatten()
+            return sum(_tensor_bytes(getattr(obj, n)) for n in names)
+        return obj.numel() * obj.element_size()
+    return 0
+
+
+def cache_bytes(cache: Any, shape: tuple[int, int, int], full_dtype: torch.dtype) -> tuple[int, int, int]:
+    """(bytes stored, bytes a full-precision cache would hold, cached tokens) over all
+    layers; `shape` is (batch, kv heads, head dim) of the call."""
+    batch, heads, dim = shape
+    elem = torch.empty((), dtype=full_dtype).element_size()
+    stored = full = tokens = 0
+    for layer in getattr(cache, "layers", []):
+        stored += sum(
+            _tensor_bytes(getattr(layer, attr, None))
+            for attr in ("_quantized_keys", "_quantized_values", "keys", "values")
+        )
+        seq = int(getattr(layer, "cumulative_length", 0) or 0)
+        full += 2 * batch * heads * seq * dim * elem
+        tokens = max(tokens, seq)
+    return stored, full, tokens
+
+
+def kv_layout(model: Any) -> tuple[int, int]:
+    """(kv heads, head dim) of a decoder, read from its config."""
+    cfg = model.config.get_text_config(decoder=True)
+    heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
+    dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    return heads, dim
+
+
+@register
+class KVCacheQuant(Acceleration):
+    name: ClassVar[str] = "kv_cache"
+    settings_model: ClassVar[type[AccelSettings]] = KVCacheSettings
+    description: ClassVar[str] = "Quantized KV cache (transformers QuantizedCache: quanto int2/int4, hqq int2/int4/int8, fp8)"
+
+    def __init__(self, settings: KVCacheSettings):
+        super().__init__(settings)
+        self.settings: KVCacheSettings = settings
+        self._cache: Any = None
+        self._shape = (0, 0, 0)
+        self._calls = 0
+        self._stored = 0
+        self._full = 0
+        self._max_tokens = 0
+
+    def generate_kwargs(self, model: Any, batch_size: int) -> dict[str, Any]:
+        from transformers import QuantizedCache
+
+        s = self.settings
+        if s.backend == "fp8":
+            self._cache = QuantizedCache("fp8", model.config)
+        else:
+            self._cache = QuantizedCache(
+                s.backend,
+                model.config,
+                nbits=_BITS[s.quant],
+                axis_key=s.axis_key,
+                axis_value=s.axis_value,
+                q_group_size=s.group_size,
+                residual_length=s.residual_length,
+            )
+        self._shape = (batch_size, *kv_layout(model))
+        return {cache_kwarg(): self._cache}
+
+    def observe(self, model: Any, outputs: Any) -> None:
+        if self._cache is None:
+            return
+        stored, full, tokens = cache_bytes(self._cache, self._shape, model.dtype)
+        self._calls += 1
+        self._stored += stored
+        self._full += full
+        self._max_tokens = max(self._max_tokens, tokens)
+        self._cache = None
+
+    def effects(self) -> dict[str, Any]:
+        s = self.settings
+        return {
+            "cache_class": "QuantizedCache",
+            "backend": s.backend,
+            "quant": s.quant,
+            "group_size": s.group_size if s.backend != "fp8" else None,
+            "residual_length": s.residual_length if s.backend != "fp8" else None,
+            "axis_key": s.axis_key,
+            "axis_value": s.axis_value,
+            "generate_calls": self._calls,
+            "kv_bytes_stored": self._stored,
+            "kv_bytes_full_precision": self._full,
+            "kv_bytes_ratio": round(self._stored / self._full, 4) if self._full else None,
+            "max_cached_tokens": self._max_tokens,
+        }
