@@ -15,9 +15,13 @@ from typing import Callable
 from evals.config import ConfigError, RunConfig, load_config
 from evals.execute import Progress, RunFailed, RunResult, execute, prepare
 from evals.gate import Verdict, default_gate
+from evals.metrics import PackMetrics, pack_metrics
 from evals.pairing import Comparison, pair
 from evals.scoring import ScoredItem, score_run
-from runners.models import ModelError
+from evals.store import SCORES, RunStore
+from evals.types import Item
+from runners.models import ModelError, load_tokenizer, resolve_model
+from tasks import get_pack
 
 
 def load(path: str | Path) -> RunConfig:
@@ -51,11 +55,59 @@ def score(result: RunResult) -> list[ScoredItem]:
 
 
 @dataclass
+class Rescored:
+    run_dir: Path
+    manifest: dict
+    scored: list[ScoredItem]
+    metrics: dict[str, PackMetrics]
+    unanswered: list[str]
+
+
+def rescore(run_dir: str | Path) -> Rescored:
+    """Score a stored run again from its items and generations; no model is loaded."""
+    store = RunStore(run_dir)
+    if not store.exists() or not store.items_path.exists():
+        raise ConfigError("not a run directory (needs manifest.json and items.jsonl)", file=run_dir)
+    items = store.read_items()
+    generations = store.read_samples()
+    scored = score_run(items, generations)
+    tmp = store.dir / f"{SCORES}.tmp"
+    with tmp.open("w", encoding="utf-8") as fh:
+        for s in scored:
+            fh.write(s.model_dump_json() + "\n")
+    tmp.replace(store.dir / SCORES)
+    unanswered = [it.id for it in items if it.id not in generations]
+    return Rescored(store.dir, store.read_manifest(), scored, pack_metrics(scored), unanswered)
+
+
+def export_pack(name: str, params: dict, model: str = "smollm2-135m") -> list[Item]:
+    """The items a run would see for these pack parameters, sized with `model`'s tokenizer."""
+    from pydantic import ValidationError
+
+    from evals.config import validation_error
+
+    try:
+        spec = get_pack(name)
+    except KeyError as exc:
+        raise ConfigError(str(exc.args[0]), path="pack") from None
+    try:
+        validated = spec.params.model_validate(params, context={"base_dir": Path.cwd()})
+    except ValidationError as exc:
+        raise validation_error(exc, "--param", "", spec.params) from None
+    try:
+        tokenizer = load_tokenizer(resolve_model(model))
+    except ModelError as exc:
+        raise ConfigError(str(exc), path="--model") from None
+    return spec.build(validated, lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]))
+
+
+@dataclass
 class CompareReport:
     baseline: RunResult
     candidates: list[RunResult]
     comparisons: list[Comparison]
     verdicts: list[Verdict]
+    metrics: dict[str, dict[str, PackMetrics]]
 
     @property
     def passed(self) -> bool:
@@ -77,11 +129,14 @@ def compare(
         raise ConfigError(f"two configurations share the name {dup!r}; give each a distinct `name`")
     base_result = run(baseline, out, limit, progress_factory() if progress_factory else None, log)
     base_scored = score(base_result)
+    metrics = {baseline.name: pack_metrics(base_scored)}
     cand_results, comparisons, verdicts = [], [], []
     for cand in candidates:
         result = run(cand, out, limit, progress_factory() if progress_factory else None, log)
-        comparison = pair(base_scored, score(result), baseline.name, cand.name)
+        cand_scored = score(result)
+        comparison = pair(base_scored, cand_scored, baseline.name, cand.name)
+        metrics[cand.name] = pack_metrics(cand_scored)
         cand_results.append(result)
         comparisons.append(comparison)
         verdicts.append(default_gate(comparison))
-    return CompareReport(base_result, cand_results, comparisons, verdicts)
+    return CompareReport(base_result, cand_results, comparisons, verdicts, metrics)

@@ -148,8 +148,9 @@ def compare(
         from reports.terminal import render_comparison
 
         console.print()
+        base_metrics = report.metrics[report.baseline.name]
         for comparison, verdict in zip(report.comparisons, report.verdicts):
-            render_comparison(console, comparison, verdict)
+            render_comparison(console, comparison, verdict, base_metrics, report.metrics[comparison.candidate])
         overall = "PASS" if report.passed else "FAIL"
         colour = "green" if report.passed else "red"
         console.print(
@@ -161,6 +162,86 @@ def compare(
 
     code = _guard(go)
     raise typer.Exit(code)
+
+
+@app.command()
+def rescore(
+    run_dirs: list[Path] = typer.Argument(..., help="Stored run directories (runs/<name>-<key12>/)."),
+) -> None:
+    """Score stored runs again from their items and generations, without loading a model.
+
+    Writes scores.jsonl into each run directory and prints the metrics.
+    """
+    from reports.terminal import render_pack_metrics
+
+    def go() -> None:
+        for run_dir in run_dirs:
+            result = api.rescore(run_dir)
+            name = result.manifest.get("name", run_dir.name)
+            render_pack_metrics(console, name, result.metrics)
+            if result.unanswered:
+                console.print(f"[yellow]note:[/] {len(result.unanswered)} item(s) have no stored generation yet")
+            console.print(f"scores written to {escape(str(result.run_dir / 'scores.jsonl'))}")
+
+    _guard(go)
+
+
+packs_app = typer.Typer(help="List task packs and export their items.", no_args_is_help=True)
+app.add_typer(packs_app, name="packs")
+
+
+@packs_app.command("list")
+def packs_list() -> None:
+    """Name, version, parameters (with defaults) and purpose of every pack."""
+    from rich.table import Table
+
+    from tasks import all_packs
+
+    table = Table(title="task packs", title_justify="left")
+    for col in ("pack", "version", "parameters (default)", "description"):
+        table.add_column(col)
+    for spec in all_packs().values():
+        params = "\n".join(
+            f"{name} ({'required' if f.is_required() else f.get_default(call_default_factory=True)!r})"
+            for name, f in spec.params.model_fields.items()
+        )
+        table.add_row(spec.name, spec.version, escape(params), escape(spec.description))
+    console.print(table)
+
+
+def _parse_params(pairs: list[str]) -> dict:
+    import yaml
+
+    params: dict = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            _fail(EXIT_USAGE, f"--param {pair!r}: expected KEY=VALUE, e.g. lengths=[512,1024]")
+        try:
+            params[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            _fail(EXIT_USAGE, f"--param {key}: cannot read value {value!r}")
+    return params
+
+
+@packs_app.command("export")
+def packs_export(
+    pack: str = typer.Argument(..., help="Pack name (see `evalrun packs list`)."),
+    param: list[str] = typer.Option([], "--param", help="Pack parameter KEY=VALUE (YAML value); repeatable."),
+    out: Path = typer.Option(..., "--out", help="Write the items here as JSON Lines."),
+    model: str = typer.Option("smollm2-135m", "--model", help="Model whose tokenizer measures context lengths."),
+) -> None:
+    """Write a pack's items exactly as a run would see them (for review and determinism checks)."""
+
+    def go() -> None:
+        items = api.export_pack(pack, _parse_params(param), model)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w", encoding="utf-8") as fh:
+            for it in items:
+                fh.write(it.model_dump_json() + "\n")
+        console.print(f"{len(items)} items written to {escape(str(out))}")
+
+    _guard(go)
 
 
 def main() -> None:

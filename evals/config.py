@@ -143,7 +143,10 @@ def _pydantic_message(err: dict[str, Any], model: type[BaseModel] | None = None)
         return "required key is missing"
     if kind == "literal_error":
         return f"invalid value {err.get('input')!r}; allowed: {err.get('ctx', {}).get('expected', '')}"
-    return f"{err.get('msg', 'invalid value')} (got {err.get('input')!r})"
+    msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+    if kind == "value_error" or isinstance(err.get("input"), (dict, list)):
+        return msg
+    return f"{msg} (got {err.get('input')!r})"
 
 
 def validation_error(exc: ValidationError, file: Path | str, prefix: str, model: type[BaseModel]) -> ConfigError:
@@ -174,7 +177,7 @@ def _parse_tasks(raw: Any, file: Path) -> list[TaskRef]:
         except KeyError as exc:
             raise ConfigError(str(exc.args[0]), file=file, path=f"{where}.pack") from None
         try:
-            refs.append(TaskRef(pack=spec.name, params=spec.params.model_validate(params)))
+            refs.append(TaskRef(pack=spec.name, params=spec.params.model_validate(params, context={"base_dir": file.parent})))
         except ValidationError as exc:
             raise validation_error(exc, file, where, spec.params) from None
     return refs

@@ -129,6 +129,7 @@ def _now() -> str:
 def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callable[[str], None] = print) -> RunResult:
     """Generate whatever the run directory does not hold yet, then record the manifest."""
     store = prepared.store
+    store.write_items(prepared.items)
     done = store.read_samples(repair=True)
     wanted = {it.id for it in prepared.items}
     missing = [it for it in prepared.items if it.id not in done]

@@ -1,7 +1,7 @@
 """Scoring a run's stored generations against its items, field by field.
 
 Pure and cheap: it never touches a model, so a scorer fix is applied to stored
-runs without generating again.
+runs without generating again (`evalrun rescore`).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field as PydField
 
 from evals.fields import score_field
+from evals.json_answer import parse_json_answer
 from evals.types import CORRECT_OUTCOMES, FieldScore, Generation, Item
 
 
@@ -25,6 +26,9 @@ class ScoredItem(BaseModel):
     fields: dict[str, FieldScore]
     kinds: dict[str, str]
     golds: dict[str, str | None]
+    # how a JSON answer was read (strict/fenced/repaired/truncated/failed); None for free text
+    parse_status: str | None = None
+    suspect_field: str | None = None
     meta: dict[str, Any] = PydField(default_factory=dict)
 
     @property
@@ -32,9 +36,28 @@ class ScoredItem(BaseModel):
         return self.error is None and all(s.outcome in CORRECT_OUTCOMES for s in self.fields.values())
 
 
+def _score_json(item: Item, output: str) -> tuple[dict[str, FieldScore], str, str | None]:
+    answer = parse_json_answer(output)
+    if answer.data is None:
+        # nothing readable: every gold field was dropped, decoys were (trivially) not invented
+        scores = {f.name: score_field(f.kind, f.gold, None, **f.options) for f in item.fields}
+        return scores, answer.status, None
+    data = {str(k).strip().lower(): v for k, v in answer.data.items()}
+    scores = {}
+    for f in item.fields:
+        score = score_field(f.kind, f.gold, data.get(f.name.lower()), **f.options)
+        if f.name == answer.suspect_key:
+            score = score.model_copy(update={"detail": ((score.detail or "") + " suspect: answer truncated here").strip()})
+        scores[f.name] = score
+    return scores, answer.status, answer.suspect_key
+
+
 def score_item(item: Item, gen: Generation) -> ScoredItem:
+    parse_status = suspect = None
     if gen.error is not None:
         scores = {f.name: FieldScore(outcome="error", detail=gen.error) for f in item.fields}
+    elif item.meta.get("answer_format") == "json":
+        scores, parse_status, suspect = _score_json(item, gen.output or "")
     else:
         scores = {f.name: score_field(f.kind, f.gold, gen.output, **f.options) for f in item.fields}
     return ScoredItem(
@@ -46,6 +69,8 @@ def score_item(item: Item, gen: Generation) -> ScoredItem:
         fields=scores,
         kinds={f.name: f.kind for f in item.fields},
         golds={f.name: f.gold for f in item.fields},
+        parse_status=parse_status,
+        suspect_field=suspect,
         meta=item.meta,
     )
 

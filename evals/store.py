@@ -13,10 +13,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from evals.types import Generation
+from evals.types import Generation, Item
 
 SAMPLES = "samples.jsonl"
 MANIFEST = "manifest.json"
+ITEMS = "items.jsonl"
+SCORES = "scores.jsonl"
 
 
 def run_key(payload: dict[str, Any]) -> str:
@@ -38,6 +40,27 @@ class RunStore:
     @property
     def manifest_path(self) -> Path:
         return self.dir / MANIFEST
+
+    @property
+    def items_path(self) -> Path:
+        return self.dir / ITEMS
+
+    def read_items(self) -> list[Item]:
+        """The exact items the run was asked (prompts and gold), so scoring needs no model."""
+        if not self.items_path.exists():
+            return []
+        return [Item.model_validate_json(line) for line in self.items_path.read_text(encoding="utf-8").splitlines() if line]
+
+    def write_items(self, items: list[Item]) -> None:
+        """Record items not yet recorded (a --limit run followed by a full one adds the rest)."""
+        known = {it.id for it in self.read_items()}
+        new = [it for it in items if it.id not in known]
+        if not new:
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with self.items_path.open("a", encoding="utf-8") as fh:
+            for it in new:
+                fh.write(it.model_dump_json() + "\n")
 
     def exists(self) -> bool:
         return self.manifest_path.exists()

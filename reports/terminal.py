@@ -1,5 +1,5 @@
-"""The terminal rendering of a comparison: one table per candidate, the flipped
-items, and the verdict. Model text is shown escaped (rich markup is inert)."""
+"""The terminal rendering of runs and comparisons: tables, the flipped fields,
+the verdict. Model text is shown escaped (rich markup in it stays inert)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from evals.gate import Verdict
+from evals.metrics import FieldMetrics, PackMetrics
 from evals.pairing import Comparison
 
 MAX_FLIPS_SHOWN = 25
@@ -20,35 +21,90 @@ def _clip(text: str | None, width: int = 60) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def render_comparison(console: Console, comparison: Comparison, verdict: Verdict) -> None:
-    table = Table(title=f"{escape(comparison.candidate)} vs {escape(comparison.baseline)}", title_justify="left")
-    for col, justify in [("pack", "left"), ("items", "right"), ("baseline", "right"), ("candidate", "right"),
-                         ("delta", "right"), ("harmful", "right"), ("helpful", "right"), ("errors", "right"),
-                         ("identical", "right"), ("verdict", "left")]:
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def _table(title: str, columns: list[str]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for i, col in enumerate(columns):
+        table.add_column(col, justify="left" if i == 0 else "right")
+    return table
+
+
+def render_pack_metrics(console: Console, run_name: str, metrics: dict[str, PackMetrics]) -> None:
+    """One run's metrics: a row per pack, then a row per field for packs with several fields."""
+    table = _table(f"{escape(run_name)}: packs", ["pack", "items", "exact match %", "micro F1", "macro F1",
+                                                  "precision", "recall", "drop %", "wrong %", "halluc. %", "parse"])
+    for pm in metrics.values():
+        m = pm.micro
+        parse = ", ".join(f"{k} {v}" for k, v in sorted(pm.parse_status.items())) or "-"
+        table.add_row(escape(pm.pack), str(pm.items), _pct(pm.exact_match_rate), f"{m.f1:.3f}", f"{pm.macro_f1:.3f}",
+                      f"{m.precision:.3f}", f"{m.recall:.3f}", _pct(m.drop_rate), _pct(m.wrong_rate),
+                      _pct(m.hallucination_rate), parse)
+    console.print(table)
+    for pm in metrics.values():
+        if len(pm.fields) < 2:
+            continue
+        ft = _table(f"{escape(run_name)}: {escape(pm.pack)} fields", ["field", "type", "n", "accuracy %", "F1",
+                                                                        "drop %", "wrong %", "halluc. %"])
+        for f in pm.fields.values():
+            ft.add_row(escape(f.name), f.kind, str(f.total), _pct(f.accuracy), f"{f.f1:.3f}", _pct(f.drop_rate),
+                       _pct(f.wrong_rate), _pct(f.hallucination_rate))
+        console.print(ft)
+
+
+def _field_rows(comparison: Comparison, base: dict[str, PackMetrics], cand: dict[str, PackMetrics]) -> list[tuple]:
+    harmful: dict[tuple[str, str], int] = {}
+    for f in comparison.harmful:
+        harmful[(f.pack, f.field)] = harmful.get((f.pack, f.field), 0) + 1
+    rows = []
+    for pack, bpm in base.items():
+        cpm = cand.get(pack)
+        if cpm is None or len(bpm.fields) < 2:
+            continue
+        for name, bf in bpm.fields.items():
+            cf = cpm.fields.get(name, FieldMetrics(name, bf.kind))
+            rows.append((pack, bf, cf, harmful.get((pack, name), 0)))
+    return rows
+
+
+def render_comparison(
+    console: Console,
+    comparison: Comparison,
+    verdict: Verdict,
+    base_metrics: dict[str, PackMetrics] | None = None,
+    cand_metrics: dict[str, PackMetrics] | None = None,
+) -> None:
+    title = f"{escape(comparison.candidate)} vs {escape(comparison.baseline)}"
+    table = _table(title, ["pack", "items", "baseline", "candidate", "delta", "harmful", "helpful", "errors",
+                           "identical", "verdict"])
     for pc in comparison.packs:
         pack_ok = all(r.passed for r in verdict.rules if r.pack == pc.pack)
         table.add_row(
-            escape(pc.pack),
-            str(pc.n),
-            f"{100 * pc.baseline_accuracy:.1f}%",
-            f"{100 * pc.candidate_accuracy:.1f}%",
-            f"{pc.delta_points:+.1f}",
-            str(pc.harmful_items),
-            str(len({f.item_id for f in pc.helpful})),
-            str(pc.errors),
-            f"{100 * pc.agreement:.0f}%",
-            "[green]PASS[/]" if pack_ok else "[red]FAIL[/]",
+            escape(pc.pack), str(pc.n), f"{_pct(pc.baseline_accuracy)}%", f"{_pct(pc.candidate_accuracy)}%",
+            f"{pc.delta_points:+.1f}", str(pc.harmful_items), str(len({f.item_id for f in pc.helpful})),
+            str(pc.errors), f"{100 * pc.agreement:.0f}%", "[green]PASS[/]" if pack_ok else "[red]FAIL[/]",
         )
     console.print(table)
+    rows = _field_rows(comparison, base_metrics or {}, cand_metrics or {})
+    if rows:
+        ft = _table(f"{title}: fields", ["pack", "field", "type", "n", "baseline acc %", "candidate acc %", "delta",
+                                         "baseline F1", "candidate F1", "cand. drop %", "cand. wrong %", "harmful"])
+        for pack, bf, cf, harm in rows:
+            ft.add_row(escape(pack), escape(bf.name), bf.kind, str(bf.total), _pct(bf.accuracy), _pct(cf.accuracy),
+                       f"{100 * (cf.accuracy - bf.accuracy):+.1f}", f"{bf.f1:.3f}", f"{cf.f1:.3f}",
+                       _pct(cf.drop_rate), _pct(cf.wrong_rate), str(harm))
+        console.print(ft)
     flips = comparison.harmful
     if flips:
-        console.print(f"Harmful flips ({len(flips)}): baseline correct -> {escape(comparison.candidate)} not")
+        console.print(f"Harmful flips ({len(flips)}): correct at {escape(comparison.baseline)}, "
+                      f"not in {escape(comparison.candidate)}")
         for f in flips[:MAX_FLIPS_SHOWN]:
-            code = f.candidate_outcome + (f"/{f.subcode}" if f.subcode else "")
+            code = f.subcode or f.candidate_outcome
             console.print(
-                f"  {escape(f.item_id)}  {escape(f.field)} ({f.kind})  "
-                f"gold {escape(_clip(f.gold, 24))}  ->  {escape(_clip(f.candidate_value))}  [yellow]{escape(code)}[/]",
+                f"  {escape(f.item_id)}  {escape(f.field)}  {escape(_clip(f.gold, 28))} -> "
+                f"{escape(_clip(f.candidate_value))}  [yellow]{escape(code)}[/]",
                 soft_wrap=True,
             )
         if len(flips) > MAX_FLIPS_SHOWN:
