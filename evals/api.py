@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Callable
 
 from evals.config import ConfigError, RunConfig, load_config
-from evals.execute import Progress, RunFailed, RunResult, execute, prepare
-from evals.gate import Verdict, default_gate
+from evals.execute import Progress, RunFailed, RunResult, execute, prepare, set_aside
+from evals.gate import GateConfig, Verdict, evaluate
 from evals.metrics import PackMetrics, pack_metrics
 from evals.pairing import Comparison, pair
 from evals.scoring import ScoredItem, score_run
 from evals.store import SCORES, RunStore
 from evals.types import Item
-from runners.models import ModelError, load_tokenizer, resolve_model
+from runners.models import ModelError, ModelNotFound, load_tokenizer, resolve_model
 from tasks import get_pack
 
 
@@ -28,12 +28,14 @@ def load(path: str | Path) -> RunConfig:
     return load_config(path)
 
 
-def _prepare(config: RunConfig, out: str | Path, limit: int | None):  # type: ignore[no-untyped-def]
+def _prepare(config: RunConfig, out: str | Path, limit: int | None, replicate: int = 0):  # type: ignore[no-untyped-def]
     try:
-        return prepare(config, out, limit)
-    except ModelError as exc:
-        # the model spec itself is wrong or its package is missing: a configuration problem
+        return prepare(config, out, limit, replicate)
+    except ModelNotFound as exc:
+        # the model spec names nothing usable, or its package is missing: a configuration problem
         raise ConfigError(str(exc), file=config.source, path="model") from None
+    except ModelError as exc:
+        raise RunFailed(f"{config.name}: {exc}") from exc
 
 
 def run(
@@ -42,8 +44,15 @@ def run(
     limit: int | None = None,
     progress: Progress | None = None,
     log: Callable[[str], None] = print,
+    replicate: int = 0,
+    fresh: bool = False,
 ) -> RunResult:
-    prepared = _prepare(config, out, limit)
+    """Generate (or resume, or reuse) one configuration's run; `fresh` sets a stored run aside first."""
+    prepared = _prepare(config, out, limit, replicate)
+    if fresh:
+        moved = set_aside(prepared.dir)
+        if moved:
+            log(f"{prepared.label}: --fresh: previous run moved to {moved}")
     try:
         return execute(prepared, progress=progress, log=log)
     except ModelError as exc:
@@ -96,8 +105,10 @@ def export_pack(name: str, params: dict, model: str = "smollm2-135m") -> list[It
         raise validation_error(exc, "--param", "", spec.params) from None
     try:
         tokenizer = load_tokenizer(resolve_model(model))
-    except ModelError as exc:
+    except ModelNotFound as exc:
         raise ConfigError(str(exc), path="--model") from None
+    except ModelError as exc:
+        raise RunFailed(str(exc)) from exc
     return spec.build(validated, lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]))
 
 
@@ -108,6 +119,7 @@ class CompareReport:
     comparisons: list[Comparison]
     verdicts: list[Verdict]
     metrics: dict[str, dict[str, PackMetrics]]
+    noise_floor: Comparison | None = None
 
     @property
     def passed(self) -> bool:
@@ -121,22 +133,53 @@ def compare(
     limit: int | None = None,
     progress_factory: Callable[[], Progress] | None = None,
     log: Callable[[str], None] = print,
+    gate: GateConfig | None = None,
+    noise_floor: bool = False,
+    fresh: bool = False,
 ) -> CompareReport:
-    """Run (or reuse) the baseline and every candidate, pair each candidate with the baseline and gate it."""
-    names = [c.name for c in [baseline, *candidates]]
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        raise ConfigError(f"two configurations share the name {dup!r}; give each a distinct `name`")
-    base_result = run(baseline, out, limit, progress_factory() if progress_factory else None, log)
+    """Run (or reuse) the baseline and every candidate, pair each with the baseline and gate it.
+
+    A candidate with the baseline's name is a repeat of it (an A/A comparison):
+    it is generated again as a replicate instead of reusing the stored run.
+    `noise_floor` adds that A/A comparison to any compare.
+    """
+    seen: dict[str, RunConfig] = {}
+    for c in [baseline, *candidates]:
+        if c.name in seen and c.model_dump(exclude={"source"}) != seen[c.name].model_dump(exclude={"source"}):
+            raise ConfigError(f"two different configurations share the name {c.name!r}; give each a distinct `name`")
+        seen[c.name] = c
+
+    def make_progress() -> Progress | None:
+        return progress_factory() if progress_factory else None
+
+    replicas: dict[str, int] = {baseline.name: 0}
+    base_result = run(baseline, out, limit, make_progress(), log, fresh=fresh)
     base_scored = score(base_result)
-    metrics = {baseline.name: pack_metrics(base_scored)}
-    cand_results, comparisons, verdicts = [], [], []
-    for cand in candidates:
-        result = run(cand, out, limit, progress_factory() if progress_factory else None, log)
+    metrics = {base_result.name: pack_metrics(base_scored)}
+    report = CompareReport(base_result, [], [], [], metrics)
+
+    def add(result: RunResult, cand_gate: GateConfig | None, store_in: list | None) -> Comparison:
         cand_scored = score(result)
-        comparison = pair(base_scored, cand_scored, baseline.name, cand.name)
-        metrics[cand.name] = pack_metrics(cand_scored)
-        cand_results.append(result)
-        comparisons.append(comparison)
-        verdicts.append(default_gate(comparison))
-    return CompareReport(base_result, cand_results, comparisons, verdicts, metrics)
+        chosen = gate or cand_gate or GateConfig()
+        comparison = pair(base_scored, cand_scored, base_result.name, result.name, confidence=chosen.confidence)
+        metrics[result.name] = pack_metrics(cand_scored)
+        if store_in is not None:
+            report.candidates.append(result)
+            report.comparisons.append(comparison)
+            report.verdicts.append(evaluate(comparison, chosen))
+        return comparison
+
+    if noise_floor:
+        replicas[baseline.name] = 1
+        aa = run(baseline, out, limit, make_progress(), log, replicate=1, fresh=fresh)
+        report.noise_floor = add(aa, None, None)
+    for cand in candidates:
+        replicate = 0
+        if cand.name in replicas:
+            replicas[cand.name] += 1
+            replicate = replicas[cand.name]
+        else:
+            replicas[cand.name] = 0
+        result = run(cand, out, limit, make_progress(), log, replicate=replicate, fresh=fresh)
+        add(result, cand.gate, report.candidates)
+    return report

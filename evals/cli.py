@@ -134,23 +134,43 @@ def compare(
     candidates: list[Path] = typer.Argument(..., help="One or more candidate configuration YAMLs."),
     out: Path = out_option,
     limit: Optional[int] = limit_option,
+    gate: Optional[Path] = typer.Option(None, "--gate", help="Gate rules YAML; overrides each candidate's `gate:`."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML (a testcase per candidate x pack x rule)."),
+    markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write a Markdown summary (also appended to "
+                                            "$GITHUB_STEP_SUMMARY when set)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full comparison as JSON."),
+    noise_floor: bool = typer.Option(False, "--noise-floor", help="Run the baseline twice and show its A/A flips "
+                                     "next to each candidate's."),
+    fresh: bool = typer.Option(False, "--fresh", "--repeat", help="Generate every run again (stored runs are moved "
+                               "aside, not deleted)."),
 ) -> None:
     """Run BASELINE and each CANDIDATE on identical items, pair them and gate.
 
     A stored baseline with the same cache key is reused, so CI pays only for
-    the candidates. Exits 1 when any candidate fails the gate.
+    the candidates. Giving the baseline again as a candidate (A.yaml A.yaml)
+    generates it a second time: an A/A comparison. Exits 1 when any candidate
+    fails the gate.
     """
     started = time.perf_counter()
 
     def go() -> int:
-        configs = [api.load(p) for p in [baseline, *candidates]]  # validate all before any work
-        report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=_RichProgress, log=_log)
+        from evals.gate import load_gate_file
+
+        configs = [api.load(p) for p in [baseline, *candidates]]  # validate everything before any work
+        gate_cfg = load_gate_file(gate) if gate else None
+        report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=_RichProgress, log=_log,
+                             gate=gate_cfg, noise_floor=noise_floor, fresh=fresh)
+        _write_outputs(report, junit, markdown, json_out, time.perf_counter() - started)
         from reports.terminal import render_comparison
 
         console.print()
         base_metrics = report.metrics[report.baseline.name]
+        if report.noise_floor is not None:
+            console.print("[bold]Noise floor[/]: the baseline against a repeat of itself (not gated)")
+            render_comparison(console, report.noise_floor, None)
         for comparison, verdict in zip(report.comparisons, report.verdicts):
-            render_comparison(console, comparison, verdict, base_metrics, report.metrics[comparison.candidate])
+            render_comparison(console, comparison, verdict, base_metrics, report.metrics[comparison.candidate],
+                              report.noise_floor)
         overall = "PASS" if report.passed else "FAIL"
         colour = "green" if report.passed else "red"
         console.print(
@@ -162,6 +182,39 @@ def compare(
 
     code = _guard(go)
     raise typer.Exit(code)
+
+
+def _write_outputs(report: "api.CompareReport", junit: Path | None, markdown: Path | None, json_out: Path | None,
+                   seconds: float) -> None:
+    """The CI artefacts; the step summary is appended, as GitHub expects."""
+    import json
+
+    from reports.junit import render_junit
+    from reports.markdown import render_markdown
+    from reports.summary import comparison_dict
+
+    if junit:
+        render_junit(report.verdicts, junit, seconds)
+        _log(f"JUnit XML written to {junit}")
+    md = render_markdown(report.comparisons, report.verdicts, report.noise_floor)
+    if markdown:
+        markdown.parent.mkdir(parents=True, exist_ok=True)
+        markdown.write_text(md, encoding="utf-8")
+        _log(f"Markdown summary written to {markdown}")
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as fh:
+            fh.write(md)
+    if json_out:
+        payload = {
+            "passed": report.passed,
+            "baseline": report.baseline.name,
+            "comparisons": [comparison_dict(c, v) for c, v in zip(report.comparisons, report.verdicts)],
+            "noise_floor": comparison_dict(report.noise_floor, None) if report.noise_floor else None,
+        }
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
+        _log(f"JSON written to {json_out}")
 
 
 @app.command()

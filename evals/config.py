@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -69,6 +69,8 @@ class RunConfig(_Strict):
     generation: GenerationSettings = Field(default_factory=GenerationSettings)
     acceleration: dict[str, Any] = Field(default_factory=dict)
     tasks: list[TaskRef]
+    # rules this config is gated by when it is a candidate; never part of the cache key
+    gate: Any = None
     source: str = ""
 
     def tasks_dump(self) -> list[dict[str, Any]]:
@@ -149,17 +151,37 @@ def _pydantic_message(err: dict[str, Any], model: type[BaseModel] | None = None)
     return f"{msg} (got {err.get('input')!r})"
 
 
+def _model_at(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The pydantic model that owns the last key of `loc`, through nested models, dicts and lists."""
+    current: Any = model
+    pending_container = False
+    for part in loc:
+        if pending_container:  # this part is a dict key or list index
+            pending_container = False
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = current.model_fields.get(str(part))
+        if field is None:
+            return None
+        current = field.annotation
+        origin = get_origin(current)
+        if origin in (dict, list):
+            args = [a for a in get_args(current) if a is not type(None)]
+            current = args[-1] if args else None
+            pending_container = True
+        elif origin is not None:  # Optional[Model] and friends
+            current = next((a for a in get_args(current) if isinstance(a, type) and issubclass(a, BaseModel)), None)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
 def validation_error(exc: ValidationError, file: Path | str, prefix: str, model: type[BaseModel]) -> ConfigError:
     """Turn the first pydantic error into a ConfigError naming the full key path."""
     err = exc.errors()[0]
     loc = tuple(err.get("loc", ()))
-    sub_model: type[BaseModel] | None = model
-    for part in loc[:-1] if err.get("type") == "extra_forbidden" else ():
-        field = sub_model.model_fields.get(str(part)) if sub_model else None
-        ann = getattr(field, "annotation", None) if field else None
-        sub_model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+    owner = _model_at(model, loc[:-1]) if err.get("type") == "extra_forbidden" else None
     path = ".".join(p for p in (prefix, _loc(loc)) if p)
-    return ConfigError(_pydantic_message(err, sub_model), file=file, path=path)
+    return ConfigError(_pydantic_message(err, owner), file=file, path=path)
 
 
 def _parse_tasks(raw: Any, file: Path) -> list[TaskRef]:
@@ -202,6 +224,10 @@ def parse_config(data: dict[str, Any], file: Path | str = "<config>") -> RunConf
         path, _, msg = str(exc).partition(": ")
         raise ConfigError(msg or path, file=file, path=f"acceleration.{path}" if msg else "acceleration") from None
     data.setdefault("name", file.stem)
+    if "gate" in data:
+        from evals.gate import load_gate
+
+        data["gate"] = load_gate(data["gate"], file, "gate")
     try:
         return RunConfig.model_validate({**data, "tasks": tasks, "acceleration": accel, "source": str(file)})
     except ValidationError as exc:

@@ -45,10 +45,16 @@ class PreparedRun:
     key: str
     dir: Path
     runner: Any = field(repr=False, default=None)
+    replicate: int = 0
 
     @property
     def store(self) -> RunStore:
         return RunStore(self.dir)
+
+    @property
+    def label(self) -> str:
+        """The config's name, marked with the replicate for repeated runs (A/A)."""
+        return self.config.name + (f"~r{self.replicate}" if self.replicate else "")
 
 
 @dataclass
@@ -65,7 +71,7 @@ class RunResult:
 
     @property
     def name(self) -> str:
-        return self.prepared.config.name
+        return self.prepared.label
 
 
 def _versions() -> dict[str, str]:
@@ -98,7 +104,12 @@ def key_payload(config: RunConfig, source: ModelSource, device: str, dtype: str)
     }
 
 
-def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None) -> PreparedRun:
+def run_dir_name(name: str, key: str, replicate: int = 0) -> str:
+    """Replicates (repeated runs of one key, for the A/A noise floor) live beside the first."""
+    return f"{name}-{key[:12]}" + (f"-r{replicate}" if replicate else "")
+
+
+def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, replicate: int = 0) -> PreparedRun:
     """Resolve the model, build the items (token lengths need the tokenizer) and the key."""
     from runners.hf import HFRunner
 
@@ -118,12 +129,22 @@ def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None) ->
         built = get_pack(task.pack).build(task.params, runner.count_tokens)
         items.extend(built[:limit] if limit else built)
     key = run_key(key_payload(config, source, device, dtype))
-    run_dir = Path(out_dir) / f"{config.name}-{key[:12]}"
-    return PreparedRun(config, source, device, dtype, items, key, run_dir, runner)
+    run_dir = Path(out_dir) / run_dir_name(config.name, key, replicate)
+    return PreparedRun(config, source, device, dtype, items, key, run_dir, runner, replicate)
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def set_aside(run_dir: Path) -> Path | None:
+    """Move a stored run out of the way (for --fresh) instead of deleting anyone's data."""
+    if not run_dir.exists():
+        return None
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    target = run_dir.with_name(f"{run_dir.name}.replaced-{stamp}")
+    run_dir.rename(target)
+    return target
 
 
 def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callable[[str], None] = print) -> RunResult:
@@ -136,16 +157,17 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
     manifest = store.read_manifest()
     config = prepared.config
     if not missing:
-        log(f"{config.name}: reusing stored run {prepared.dir} ({len(wanted)} items, key {prepared.key[:12]})")
+        log(f"{prepared.label}: reusing stored run {prepared.dir} ({len(wanted)} items, key {prepared.key[:12]})")
         return RunResult(prepared, {k: v for k, v in done.items() if k in wanted}, True, 0, manifest)
     if done:
-        log(f"{config.name}: resuming {prepared.dir}: {len(wanted) - len(missing)} of {len(wanted)} items stored")
+        log(f"{prepared.label}: resuming {prepared.dir}: {len(wanted) - len(missing)} of {len(wanted)} items stored")
 
     runner = prepared.runner
     methods = all_methods()
     manifest.update(
         {
             "name": config.name,
+            "replicate": prepared.replicate,
             "key": prepared.key,
             "config_file": config.source,
             "config": config.model_dump(mode="json", exclude={"source", "tasks"}) | {"tasks": config.tasks_dump()},
@@ -170,7 +192,7 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
     generated = 0
     errors = 0
     if progress:
-        progress.start(config.name, len(wanted), len(wanted) - len(missing))
+        progress.start(prepared.label, len(wanted), len(wanted) - len(missing))
 
     def emit(gen: Generation) -> None:
         nonlocal generated, errors
@@ -187,7 +209,7 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
     except Exception as exc:
         manifest.update({"status": "failed", "failure": f"{type(exc).__name__}: {exc}", "updated": _now()})
         store.write_manifest(manifest)
-        raise RunFailed(f"{config.name}: {exc}") from exc
+        raise RunFailed(f"{prepared.label}: {exc}") from exc
     finally:
         if progress:
             progress.finish()
@@ -208,5 +230,5 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
     store.write_manifest(manifest)
     if all_errors == len(wanted):
         first = next(iter(done[k].error for k in wanted))
-        raise RunFailed(f"{config.name}: every item failed; first error: {first}")
+        raise RunFailed(f"{prepared.label}: every item failed; first error: {first}")
     return RunResult(prepared, {k: done[k] for k in wanted}, False, generated, manifest)

@@ -1,13 +1,20 @@
-"""Pairing a candidate run with its baseline item by item, and finding the flips.
+"""Pairing a candidate run with its baseline item by item: flips, transitions,
+agreement, breakdowns and paired statistics.
 
 Items pair by id; a differing prompt hash means the two runs asked different
-questions, so the comparison is refused rather than quietly wrong.
+questions, so the comparison is refused rather than quietly wrong. Items
+missing from either side are reported, never silently dropped.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
+
+from evals import stats
 from evals.scoring import ScoredItem
 from evals.types import CORRECT_OUTCOMES
 
@@ -35,15 +42,63 @@ class Flip:
 
 
 @dataclass
+class Breakdown:
+    """Accuracy of both runs within one slice of a pack (a length bucket, a depth)."""
+
+    dimension: str
+    value: str
+    n: int = 0
+    baseline_correct: int = 0
+    candidate_correct: int = 0
+
+    @property
+    def baseline_accuracy(self) -> float:
+        return self.baseline_correct / self.n if self.n else 0.0
+
+    @property
+    def candidate_accuracy(self) -> float:
+        return self.candidate_correct / self.n if self.n else 0.0
+
+
+@dataclass
+class PackStats:
+    """Paired statistics of one pack: item accuracy and micro-F1 deltas with intervals."""
+
+    paired: stats.PairedStats
+    f1_interval: stats.Interval
+    by_kind_p: dict[str, float]  # McNemar p per field type, on field-level discordant pairs
+
+    @property
+    def interval(self) -> stats.Interval:
+        return self.paired.interval
+
+    @property
+    def mde(self) -> float:
+        return self.paired.mde
+
+
+@dataclass
 class PackComparison:
     pack: str
-    n: int
-    baseline_correct: int
-    candidate_correct: int
-    harmful: list[Flip]
-    helpful: list[Flip]
-    errors: int
-    identical_outputs: int
+    n: int = 0
+    baseline_correct: int = 0
+    candidate_correct: int = 0
+    harmful: list[Flip] = field(default_factory=list)
+    helpful: list[Flip] = field(default_factory=list)
+    errors: int = 0
+    identical_outputs: int = 0
+    transitions: Counter = field(default_factory=Counter)  # (baseline outcome, candidate outcome) -> fields
+    first_divergence: list[int] = field(default_factory=list)  # token index of first difference, per differing pair
+    field_kinds: set[str] = field(default_factory=set)
+    field_names: set[str] = field(default_factory=set)
+    breakdowns: dict[tuple[str, str], Breakdown] = field(default_factory=dict)
+    stats: PackStats | None = None
+    # per item, aligned: correctness and (tp, fp, fn) counts, for the statistics
+    _base_ok: list[bool] = field(default_factory=list, repr=False)
+    _cand_ok: list[bool] = field(default_factory=list, repr=False)
+    _base_counts: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
+    _cand_counts: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
+    _kind_discordant: dict[str, list[int]] = field(default_factory=dict, repr=False)
 
     @property
     def baseline_accuracy(self) -> float:
@@ -58,8 +113,24 @@ class PackComparison:
         return 100.0 * (self.candidate_accuracy - self.baseline_accuracy)
 
     @property
+    def f1_delta_points(self) -> float:
+        return 100.0 * (_micro_f1(self._cand_counts) - _micro_f1(self._base_counts))
+
+    @property
+    def baseline_f1(self) -> float:
+        return _micro_f1(self._base_counts)
+
+    @property
+    def candidate_f1(self) -> float:
+        return _micro_f1(self._cand_counts)
+
+    @property
     def harmful_items(self) -> int:
         return len({f.item_id for f in self.harmful})
+
+    @property
+    def helpful_items(self) -> int:
+        return len({f.item_id for f in self.helpful})
 
     @property
     def agreement(self) -> float:
@@ -77,6 +148,36 @@ class Comparison:
     @property
     def harmful(self) -> list[Flip]:
         return [f for p in self.packs for f in p.harmful]
+
+    @property
+    def helpful(self) -> list[Flip]:
+        return [f for p in self.packs for f in p.helpful]
+
+
+def _micro_f1(counts: list[tuple[int, int, int]]) -> float:
+    if not counts:
+        return 0.0
+    tp, fp, fn = (sum(c[i] for c in counts) for i in range(3))
+    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+
+
+def _counts(item: ScoredItem) -> tuple[int, int, int]:
+    """(tp, fp, fn) of one item, counted as in evals.metrics."""
+    tp = fp = fn = 0
+    for name, score in item.fields.items():
+        present = item.golds.get(name) is not None
+        o = score.outcome
+        if present:
+            if o == "correct":
+                tp += 1
+            elif o in ("missing", "error"):
+                fn += 1
+            else:
+                fp += 1
+                fn += 1
+        elif o not in ("correct_absent", "error"):
+            fp += 1
+    return tp, fp, fn
 
 
 def _value(item: ScoredItem, name: str) -> str | None:
@@ -104,7 +205,96 @@ def _flip(base: ScoredItem, cand: ScoredItem, name: str) -> Flip:
     )
 
 
-def pair(baseline: list[ScoredItem], candidate: list[ScoredItem], baseline_name: str, candidate_name: str) -> Comparison:
+def length_bucket(tokens: int) -> str:
+    """Power-of-two context buckets, so lengths from different packs line up."""
+    edge = 256
+    while tokens > edge:
+        edge *= 2
+    return f"<={edge // 1024}k" if edge >= 1024 else f"<={edge}"
+
+
+def _slices(meta: dict[str, Any]) -> list[tuple[str, str]]:
+    out = []
+    tokens = meta.get("target_tokens") or meta.get("context_tokens")
+    if isinstance(tokens, int):
+        out.append(("context", length_bucket(tokens)))
+    depth = meta.get("depth", meta.get("field_depth"))
+    if isinstance(depth, (int, float)):
+        out.append(("depth", f"{float(depth):.2f}"))
+    return out
+
+
+def _first_divergence(a: list[int] | None, b: list[int] | None) -> int | None:
+    if a is None or b is None:
+        return None
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return min(len(a), len(b)) if len(a) != len(b) else None
+
+
+def _add_pair(pc: PackComparison, base: ScoredItem, cand: ScoredItem) -> None:
+    pc.n += 1
+    pc.baseline_correct += base.correct
+    pc.candidate_correct += cand.correct
+    pc._base_ok.append(base.correct)
+    pc._cand_ok.append(cand.correct)
+    pc._base_counts.append(_counts(base))
+    pc._cand_counts.append(_counts(cand))
+    pc.errors += cand.error is not None
+    if base.error is None and cand.error is None and base.output == cand.output:
+        pc.identical_outputs += 1
+    else:
+        pos = _first_divergence(base.output_ids, cand.output_ids)
+        if pos is not None:
+            pc.first_divergence.append(pos)
+    for dim, value in _slices(base.meta):
+        b = pc.breakdowns.setdefault((dim, value), Breakdown(dim, value))
+        b.n += 1
+        b.baseline_correct += base.correct
+        b.candidate_correct += cand.correct
+    for name, bscore in base.fields.items():
+        kind = base.kinds[name]
+        pc.field_kinds.add(kind)
+        pc.field_names.add(name)
+        cscore = cand.fields.get(name)
+        c_outcome = cscore.outcome if cscore else "missing"
+        pc.transitions[(bscore.outcome, c_outcome)] += 1
+        b_ok = bscore.outcome in CORRECT_OUTCOMES
+        c_ok = c_outcome in CORRECT_OUTCOMES
+        disc = pc._kind_discordant.setdefault(kind, [0, 0])
+        if b_ok and not c_ok:
+            pc.harmful.append(_flip(base, cand, name))
+            disc[0] += 1
+        elif c_ok and not b_ok:
+            pc.helpful.append(_flip(base, cand, name))
+            disc[1] += 1
+
+
+def _compute_stats(pc: PackComparison, confidence: float, n_resamples: int, seed: int) -> PackStats:
+    base_ok = np.asarray(pc._base_ok, dtype=float)
+    cand_ok = np.asarray(pc._cand_ok, dtype=float)
+    paired = stats.summarize_paired(base_ok, cand_ok, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    f1 = stats.bootstrap_micro_f1_delta(
+        np.asarray(pc._base_counts, dtype=float).reshape(-1, 3),
+        np.asarray(pc._cand_counts, dtype=float).reshape(-1, 3),
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+    )
+    by_kind = {k: stats.mcnemar_exact(b, c) for k, (b, c) in sorted(pc._kind_discordant.items())}
+    return PackStats(paired, f1, by_kind)
+
+
+def pair(
+    baseline: list[ScoredItem],
+    candidate: list[ScoredItem],
+    baseline_name: str,
+    candidate_name: str,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> Comparison:
     base_by_id = {s.item_id: s for s in baseline}
     cand_by_id = {s.item_id: s for s in candidate}
     mismatched = [i for i in base_by_id if i in cand_by_id and base_by_id[i].prompt_hash != cand_by_id[i].prompt_hash]
@@ -117,21 +307,10 @@ def pair(baseline: list[ScoredItem], candidate: list[ScoredItem], baseline_name:
     packs: dict[str, PackComparison] = {}
     for item_id, base in base_by_id.items():
         cand = cand_by_id.get(item_id)
-        if cand is None:
-            continue
-        pc = packs.setdefault(base.pack, PackComparison(base.pack, 0, 0, 0, [], [], 0, 0))
-        pc.n += 1
-        pc.baseline_correct += base.correct
-        pc.candidate_correct += cand.correct
-        pc.errors += cand.error is not None
-        pc.identical_outputs += base.error is None and cand.error is None and base.output == cand.output
-        for name in base.fields:
-            b_ok = base.fields[name].outcome in CORRECT_OUTCOMES
-            c_ok = name in cand.fields and cand.fields[name].outcome in CORRECT_OUTCOMES
-            if b_ok and not c_ok:
-                pc.harmful.append(_flip(base, cand, name))
-            elif c_ok and not b_ok:
-                pc.helpful.append(_flip(base, cand, name))
+        if cand is not None:
+            _add_pair(packs.setdefault(base.pack, PackComparison(base.pack)), base, cand)
+    for pc in packs.values():
+        pc.stats = _compute_stats(pc, confidence, n_resamples, seed)
     return Comparison(
         baseline=baseline_name,
         candidate=candidate_name,

@@ -22,6 +22,7 @@ class ScoredItem(BaseModel):
     pack: str
     prompt_hash: str
     output: str | None
+    output_ids: list[int] | None = None
     error: str | None = None
     fields: dict[str, FieldScore]
     kinds: dict[str, str]
@@ -65,6 +66,7 @@ def score_item(item: Item, gen: Generation) -> ScoredItem:
         pack=item.pack,
         prompt_hash=gen.prompt_hash,
         output=gen.output,
+        output_ids=gen.output_ids,
         error=gen.error,
         fields=scores,
         kinds={f.name: f.kind for f in item.fields},

@@ -73,6 +73,8 @@ class Generation(BaseModel):
     pack: str
     prompt_hash: str
     output: str | None = None
+    # generated token ids, so agreement can report the first divergent token
+    output_ids: list[int] | None = None
     error: str | None = None
     prompt_tokens: int = 0
     new_tokens: int = 0

@@ -10,6 +10,7 @@ from rich.table import Table
 from evals.gate import Verdict
 from evals.metrics import FieldMetrics, PackMetrics
 from evals.pairing import Comparison
+from reports.summary import rule_text
 
 MAX_FLIPS_SHOWN = 25
 
@@ -72,20 +73,37 @@ def _field_rows(comparison: Comparison, base: dict[str, PackMetrics], cand: dict
 def render_comparison(
     console: Console,
     comparison: Comparison,
-    verdict: Verdict,
+    verdict: Verdict | None,
     base_metrics: dict[str, PackMetrics] | None = None,
     cand_metrics: dict[str, PackMetrics] | None = None,
+    noise_floor: Comparison | None = None,
 ) -> None:
+    """One candidate against the baseline; `verdict` None renders an ungated comparison (the A/A noise floor)."""
     title = f"{escape(comparison.candidate)} vs {escape(comparison.baseline)}"
-    table = _table(title, ["pack", "items", "baseline", "candidate", "delta", "harmful", "helpful", "errors",
-                           "identical", "verdict"])
+    aa = {pc.pack: pc for pc in noise_floor.packs} if noise_floor else {}
+    columns = ["pack", "items", "baseline", "candidate", "delta", "95% CI", "McNemar p", "MDE", "harmful",
+               "helpful", "errors", "identical"]
+    if aa:
+        columns.append("A/A harmful")
+    if verdict is not None:
+        columns.append("verdict")
+    table = _table(title, columns)
     for pc in comparison.packs:
-        pack_ok = all(r.passed for r in verdict.rules if r.pack == pc.pack)
-        table.add_row(
+        st = pc.stats
+        row = [
             escape(pc.pack), str(pc.n), f"{_pct(pc.baseline_accuracy)}%", f"{_pct(pc.candidate_accuracy)}%",
-            f"{pc.delta_points:+.1f}", str(pc.harmful_items), str(len({f.item_id for f in pc.helpful})),
-            str(pc.errors), f"{100 * pc.agreement:.0f}%", "[green]PASS[/]" if pack_ok else "[red]FAIL[/]",
-        )
+            f"{pc.delta_points:+.1f}",
+            f"[{100 * st.interval.low:+.1f}, {100 * st.interval.high:+.1f}]" if st else "-",
+            f"{st.paired.p_value:.3g}" if st else "-",
+            f"{100 * st.mde:.1f}" if st else "-",
+            str(pc.harmful_items), str(pc.helpful_items), str(pc.errors), f"{100 * pc.agreement:.0f}%",
+        ]
+        if aa:
+            row.append(str(aa[pc.pack].harmful_items) if pc.pack in aa else "-")
+        if verdict is not None:
+            pack_ok = all(r.passed for r in verdict.rules if r.pack == pc.pack)
+            row.append("[green]PASS[/]" if pack_ok else "[red]FAIL[/]")
+        table.add_row(*row)
     console.print(table)
     rows = _field_rows(comparison, base_metrics or {}, cand_metrics or {})
     if rows:
@@ -109,12 +127,17 @@ def render_comparison(
             )
         if len(flips) > MAX_FLIPS_SHOWN:
             console.print(f"  ... and {len(flips) - MAX_FLIPS_SHOWN} more")
+    if verdict is None:
+        console.print()
+        return
     for note in verdict.notes:
         console.print(f"[yellow]note:[/] {escape(note)}")
-    failed = [r for r in verdict.rules if not r.passed]
     if verdict.passed:
         console.print(f"[bold green]{escape(comparison.candidate)}: PASS[/] ({len(verdict.rules)} rules)")
     else:
-        reasons = "; ".join(f"{r.pack}: {r.rule} measured {r.measured:g} > {r.threshold:g}" for r in failed)
-        console.print(f"[bold red]{escape(comparison.candidate)}: FAIL[/] — {escape(reasons)}")
+        console.print(f"[bold red]{escape(comparison.candidate)}: FAIL[/] ({len(verdict.failed)} of "
+                      f"{len(verdict.rules)} rules failed)")
+    for r in verdict.rules:
+        mark = "[green]pass[/]" if r.passed else "[red]FAIL[/]"
+        console.print(f"  {mark}  {escape(r.pack)}  {escape(rule_text(r))}")
     console.print()

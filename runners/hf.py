@@ -96,6 +96,7 @@ class HFRunner:
                     pack=item.pack,
                     prompt_hash=item.prompt_hash,
                     output=tok.decode(new[:n_new], skip_special_tokens=True),
+                    output_ids=new[:n_new],
                     prompt_tokens=int(enc["attention_mask"][i].sum()),
                     new_tokens=n_new,
                     seconds=round(seconds, 4),

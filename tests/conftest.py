@@ -65,9 +65,11 @@ def cfg_file(tmp_path: Path):
     return make
 
 
-def run_cli(*args: str, cwd: Path | None = None, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, cwd: Path | None = None, timeout: float = 900,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run `evalrun` in a subprocess exactly as a user or CI would."""
-    env = {**os.environ, "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}
+    base = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
+    env = {**base, "COLUMNS": "200", "PYTHONUNBUFFERED": "1", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "evals.cli", *args],
         cwd=cwd or ROOT,

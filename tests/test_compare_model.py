@@ -49,3 +49,53 @@ def test_manifests_prove_the_kv_cache_was_quantized(runs: Path) -> None:
         assert {"python", "torch", "transformers", "evalrun"} <= set(m["versions"])
     keys = {m["key"] for m in manifests.values()}
     assert len(keys) == 3, "configs differing only in acceleration must never share a key"
+
+
+def test_ci_artefacts_show_the_failing_rules(runs: Path, tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    junit, md, js = tmp_path / "j.xml", tmp_path / "s.md", tmp_path / "c.json"
+    summary = tmp_path / "step-summary.md"
+    summary.write_text("earlier step\n")
+    res = run_cli("compare", str(CONFIGS / "baseline.yaml"), str(CONFIGS / "int2kv.yaml"), "--limit", "4",
+                  "--out", str(runs), "--junit", str(junit), "--markdown", str(md), "--json", str(js),
+                  env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert res.returncode == 1, res.stderr
+    root = ET.parse(junit).getroot()
+    failed = [c.get("name") for c in root.iter("testcase") if c.find("failure") is not None]
+    assert "max_drop" in failed and "max_harmful_flips[number]" in failed
+    text = md.read_text()
+    assert "❌ FAIL" in text and "max_harmful_flips[number]" in text and "Top harmful flips" in text
+    assert summary.read_text().startswith("earlier step\n") and "❌ FAIL" in summary.read_text()
+    data = json.loads(js.read_text())
+    assert data["passed"] is False
+    pack = data["comparisons"][0]["packs"][0]
+    assert pack["statistics"]["discordant_baseline_only"] == 4 and pack["harmful_items"] == 4
+
+
+def test_a_a_comparison_generates_the_baseline_again_with_zero_flips(runs: Path) -> None:
+    res = run_cli("compare", str(CONFIGS / "baseline.yaml"), str(CONFIGS / "baseline.yaml"), "--limit", "4",
+                  "--out", str(runs))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "baseline~r1" in res.stdout
+    assert list(runs.glob("baseline-*-r1/samples.jsonl")), "the repeat must be generated, not reused"
+    assert "Harmful flips" not in res.stdout
+    assert "100%" in res.stdout  # every output byte-identical
+
+
+def test_bad_gate_file_exits_2(runs: Path, tmp_path: Path) -> None:
+    gate = tmp_path / "gate.yaml"
+    gate.write_text("packs: {needle_numbers: {max_drop: lots}}\n")
+    res = run_cli("compare", str(CONFIGS / "baseline.yaml"), str(CONFIGS / "int4kv.yaml"), "--limit", "4",
+                  "--out", str(runs), "--gate", str(gate))
+    assert res.returncode == 2 and "max_drop" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_model_that_cannot_load_exits_3(tmp_path: Path, cfg_file) -> None:
+    broken = tmp_path / "broken-model"
+    broken.mkdir()
+    (broken / "config.json").write_text('{"model_type": "llama"}')
+    cfg = cfg_file("broken.yaml", f"name: broken\nmodel: {broken}\ntasks: [{{pack: needle_numbers}}]\n")
+    res = run_cli("run", str(cfg), "--out", str(tmp_path / "runs"))
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert "cannot load" in res.stderr and "Traceback" not in res.stderr

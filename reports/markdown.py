@@ -1,0 +1,69 @@
+"""A Markdown summary for a GitHub step summary or a PR comment: the verdict,
+a per-pack table, the failing rules and the top harmful flips.
+
+GitHub renders HTML inside Markdown, so model text is HTML-escaped and table
+metacharacters are neutralised: a model's answer cannot inject markup here.
+"""
+
+from __future__ import annotations
+
+import html
+
+from evals.gate import Verdict
+from evals.pairing import Comparison
+from reports.summary import rule_text
+
+TOP_FLIPS = 10
+
+
+def md_cell(text: object, width: int = 60) -> str:
+    flat = " ".join(str(text).split()) if text is not None else "∅"
+    if len(flat) > width:
+        flat = flat[: width - 1] + "…"
+    return html.escape(flat).replace("|", "&#124;").replace("`", "&#96;").replace("*", "&#42;")
+
+
+def render_markdown(comparisons: list[Comparison], verdicts: list[Verdict], noise_floor: Comparison | None = None) -> str:
+    passed = all(v.passed for v in verdicts)
+    lines = [f"## evalrun: {'✅ PASS' if passed else '❌ FAIL'}", ""]
+    lines += [f"- **{md_cell(v.candidate)}**: {'pass' if v.passed else 'FAIL'} "
+              f"({len(v.rules) - len(v.failed)}/{len(v.rules)} rules)" for v in verdicts]
+    lines.append("")
+    if noise_floor is not None:
+        aa = sum(pc.harmful_items for pc in noise_floor.packs)
+        lines += [f"Noise floor (baseline vs itself): {aa} harmful flip(s), "
+                  f"{sum(pc.identical_outputs for pc in noise_floor.packs)}/"
+                  f"{sum(pc.n for pc in noise_floor.packs)} identical outputs.", ""]
+    for comparison, verdict in zip(comparisons, verdicts):
+        lines += [f"### {md_cell(comparison.candidate)} vs {md_cell(comparison.baseline)}", "",
+                  "| pack | items | baseline | candidate | delta (95% CI) | McNemar p | harmful | identical | verdict |",
+                  "|---|---:|---:|---:|---|---:|---:|---:|---|"]
+        for pc in comparison.packs:
+            ok = all(r.passed for r in verdict.rules if r.pack == pc.pack)
+            ci = p = ""
+            if pc.stats:
+                ci = f" [{100 * pc.stats.interval.low:+.1f}, {100 * pc.stats.interval.high:+.1f}]"
+                p = f"{pc.stats.paired.p_value:.3g}"
+            lines.append(
+                f"| {md_cell(pc.pack)} | {pc.n} | {100 * pc.baseline_accuracy:.1f}% | {100 * pc.candidate_accuracy:.1f}% | "
+                f"{pc.delta_points:+.1f}{ci} | {p} | {pc.harmful_items} | {100 * pc.agreement:.0f}% | "
+                f"{'pass' if ok else '**FAIL**'} |"
+            )
+        lines.append("")
+        if verdict.failed:
+            lines.append("Failing rules:")
+            lines += [f"- {md_cell(r.pack)}: {md_cell(rule_text(r), 200)}" for r in verdict.failed]
+            lines.append("")
+        flips = comparison.harmful
+        if flips:
+            lines += [f"Top harmful flips ({min(len(flips), TOP_FLIPS)} of {len(flips)}):", "",
+                      "| item | field | gold | candidate | code |", "|---|---|---|---|---|"]
+            for f in flips[:TOP_FLIPS]:
+                lines.append(f"| {md_cell(f.item_id)} | {md_cell(f.field)} | {md_cell(f.gold, 30)} | "
+                             f"{md_cell(f.candidate_value)} | {md_cell(f.subcode or f.candidate_outcome)} |")
+            lines.append("")
+        for note in verdict.notes:
+            lines.append(f"> note: {md_cell(note, 300)}")
+        if verdict.notes:
+            lines.append("")
+    return "\n".join(lines) + "\n"
