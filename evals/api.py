@@ -14,7 +14,7 @@ from typing import Callable
 
 from evals.config import ConfigError, RunConfig, load_config
 from evals.execute import Progress, RunFailed, RunResult, execute, prepare, set_aside
-from evals.gate import GateConfig, Verdict, evaluate
+from evals.gate import GateConfig, Verdict, evaluate, load_gate
 from evals.metrics import PackMetrics, pack_metrics
 from evals.pairing import Comparison, pair
 from evals.scoring import ScoredItem, score_run
@@ -114,16 +114,54 @@ def export_pack(name: str, params: dict, model: str = "smollm2-135m") -> list[It
 
 @dataclass
 class CompareReport:
+    """Everything a renderer needs: the runs, their scores and metrics, each
+    candidate's comparison and verdict, and the A/A noise floor if one was run."""
+
     baseline: RunResult
     candidates: list[RunResult]
     comparisons: list[Comparison]
     verdicts: list[Verdict]
     metrics: dict[str, dict[str, PackMetrics]]
+    scored: dict[str, list[ScoredItem]]
     noise_floor: Comparison | None = None
+    noise_floor_run: RunResult | None = None
 
     @property
     def passed(self) -> bool:
         return all(v.passed for v in self.verdicts)
+
+
+def compare_results(
+    baseline: RunResult,
+    candidates: list[tuple[RunResult, GateConfig | None]],
+    gate: GateConfig | None = None,
+    noise_floor: RunResult | None = None,
+) -> CompareReport:
+    """Score, pair and gate stored results; no model is involved from here on.
+
+    `gate` (e.g. from --gate) overrides each candidate's own; the noise-floor
+    run is compared but never gated.
+    """
+    base_scored = score(baseline)
+    report = CompareReport(baseline, [], [], [], {baseline.name: pack_metrics(base_scored)},
+                           {baseline.name: base_scored})
+
+    def add(result: RunResult, chosen: GateConfig) -> Comparison:
+        cand_scored = score(result)
+        report.scored[result.name] = cand_scored
+        report.metrics[result.name] = pack_metrics(cand_scored)
+        return pair(base_scored, cand_scored, baseline.name, result.name, confidence=chosen.confidence)
+
+    if noise_floor is not None:
+        report.noise_floor = add(noise_floor, gate or GateConfig())
+        report.noise_floor_run = noise_floor
+    for result, cand_gate in candidates:
+        chosen = gate or cand_gate or GateConfig()
+        comparison = add(result, chosen)
+        report.candidates.append(result)
+        report.comparisons.append(comparison)
+        report.verdicts.append(evaluate(comparison, chosen))
+    return report
 
 
 def compare(
@@ -149,37 +187,32 @@ def compare(
             raise ConfigError(f"two different configurations share the name {c.name!r}; give each a distinct `name`")
         seen[c.name] = c
 
-    def make_progress() -> Progress | None:
-        return progress_factory() if progress_factory else None
+    def go(config: RunConfig, replicate: int = 0) -> RunResult:
+        return run(config, out, limit, progress_factory() if progress_factory else None, log, replicate, fresh)
 
     replicas: dict[str, int] = {baseline.name: 0}
-    base_result = run(baseline, out, limit, make_progress(), log, fresh=fresh)
-    base_scored = score(base_result)
-    metrics = {base_result.name: pack_metrics(base_scored)}
-    report = CompareReport(base_result, [], [], [], metrics)
-
-    def add(result: RunResult, cand_gate: GateConfig | None, store_in: list | None) -> Comparison:
-        cand_scored = score(result)
-        chosen = gate or cand_gate or GateConfig()
-        comparison = pair(base_scored, cand_scored, base_result.name, result.name, confidence=chosen.confidence)
-        metrics[result.name] = pack_metrics(cand_scored)
-        if store_in is not None:
-            report.candidates.append(result)
-            report.comparisons.append(comparison)
-            report.verdicts.append(evaluate(comparison, chosen))
-        return comparison
-
+    base_result = go(baseline)
+    aa = None
     if noise_floor:
         replicas[baseline.name] = 1
-        aa = run(baseline, out, limit, make_progress(), log, replicate=1, fresh=fresh)
-        report.noise_floor = add(aa, None, None)
+        aa = go(baseline, 1)
+    cand_results = []
     for cand in candidates:
-        replicate = 0
-        if cand.name in replicas:
-            replicas[cand.name] += 1
-            replicate = replicas[cand.name]
-        else:
-            replicas[cand.name] = 0
-        result = run(cand, out, limit, make_progress(), log, replicate=replicate, fresh=fresh)
-        add(result, cand.gate, report.candidates)
-    return report
+        replicas[cand.name] = replicas[cand.name] + 1 if cand.name in replicas else 0
+        cand_results.append((go(cand, replicas[cand.name]), cand.gate))
+    return compare_results(base_result, cand_results, gate, aa)
+
+
+def compare_stored(run_dirs: list[str | Path], gate: GateConfig | None = None) -> CompareReport:
+    """Re-compare stored runs, the first as the baseline, without loading any model."""
+    results = []
+    for d in run_dirs:
+        store = RunStore(d)
+        if not store.exists() or not store.items_path.exists():
+            raise ConfigError("not a run directory (needs manifest.json and items.jsonl)", file=d)
+        results.append(RunResult.load(d))
+    names = [r.name for r in results]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"the same run is given twice ({', '.join(names)})")
+    stored_gates = [load_gate(r.manifest.get("config", {}).get("gate"), r.dir / "manifest.json") for r in results[1:]]
+    return compare_results(results[0], list(zip(results[1:], stored_gates)), gate)

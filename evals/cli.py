@@ -122,7 +122,7 @@ def run(
         correct = sum(s.correct for s in scored)
         console.print(
             f"{escape(cfg.name)}: {correct}/{len(scored)} items correct; "
-            f"{'reused' if result.reused else f'{result.generated} generated'}; run: {escape(str(result.prepared.dir))}"
+            f"{'reused' if result.reused else f'{result.generated} generated'}; run: {escape(str(result.dir))}"
         )
 
     _guard(go)

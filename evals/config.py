@@ -14,6 +14,7 @@ from typing import Any, Literal, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from evals.gate import GateConfig, load_gate
 from runners.accel import validate_accelerations
 from tasks import get_pack
 from tasks.base import PackParams
@@ -70,7 +71,7 @@ class RunConfig(_Strict):
     acceleration: dict[str, Any] = Field(default_factory=dict)
     tasks: list[TaskRef]
     # rules this config is gated by when it is a candidate; never part of the cache key
-    gate: Any = None
+    gate: GateConfig | None = None
     source: str = ""
 
     def tasks_dump(self) -> list[dict[str, Any]]:
@@ -225,8 +226,6 @@ def parse_config(data: dict[str, Any], file: Path | str = "<config>") -> RunConf
         raise ConfigError(msg or path, file=file, path=f"acceleration.{path}" if msg else "acceleration") from None
     data.setdefault("name", file.stem)
     if "gate" in data:
-        from evals.gate import load_gate
-
         data["gate"] = load_gate(data["gate"], file, "gate")
     try:
         return RunConfig.model_validate({**data, "tasks": tasks, "acceleration": accel, "source": str(file)})

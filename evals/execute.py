@@ -59,19 +59,26 @@ class PreparedRun:
 
 @dataclass
 class RunResult:
-    prepared: PreparedRun
+    """A stored run as the later stages see it; built by `execute` or read back from disk."""
+
+    name: str
+    dir: Path
+    items: list[Item]
     generations: dict[str, Generation]
-    reused: bool
-    generated: int
     manifest: dict[str, Any]
+    reused: bool = True
+    generated: int = 0
 
-    @property
-    def items(self) -> list[Item]:
-        return self.prepared.items
-
-    @property
-    def name(self) -> str:
-        return self.prepared.label
+    @classmethod
+    def load(cls, run_dir: str | Path) -> "RunResult":
+        """Read a run directory (no model): its items, generations and manifest."""
+        store = RunStore(run_dir)
+        manifest = store.read_manifest()
+        replicate = manifest.get("replicate") or 0
+        name = str(manifest.get("name", store.dir.name)) + (f"~r{replicate}" if replicate else "")
+        items = store.read_items()
+        generations = store.read_samples()
+        return cls(name, store.dir, items, {k: v for k, v in generations.items()}, manifest)
 
 
 def _versions() -> dict[str, str]:
@@ -158,7 +165,8 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
     config = prepared.config
     if not missing:
         log(f"{prepared.label}: reusing stored run {prepared.dir} ({len(wanted)} items, key {prepared.key[:12]})")
-        return RunResult(prepared, {k: v for k, v in done.items() if k in wanted}, True, 0, manifest)
+        return RunResult(prepared.label, prepared.dir, prepared.items, {k: v for k, v in done.items() if k in wanted},
+                         manifest, True, 0)
     if done:
         log(f"{prepared.label}: resuming {prepared.dir}: {len(wanted) - len(missing)} of {len(wanted)} items stored")
 
@@ -231,4 +239,5 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
     if all_errors == len(wanted):
         first = next(iter(done[k].error for k in wanted))
         raise RunFailed(f"{prepared.label}: every item failed; first error: {first}")
-    return RunResult(prepared, {k: done[k] for k in wanted}, False, generated, manifest)
+    return RunResult(prepared.label, prepared.dir, prepared.items, {k: done[k] for k in wanted}, manifest, False,
+                     generated)
