@@ -304,9 +304,19 @@ _ID = {
 # ---------------------------------------------------------------- text
 
 
+_TEXT_LEADS = (" is ", " are ", " was ", " were ")
+
+
 def _text_compare(g: str, p: str, opts: dict[str, Any]) -> Verdict:
+    """Equal, or the gold stated inside a sentence answer ("The supplier is X."), is
+    correct; otherwise the closest of the whole answer and its part after the last
+    "is/are/was" is graded by similarity."""
     if g == p:
         return "correct", None, None
+    if len(p) > len(g) and f" {g} " in f" {p} ":
+        return "correct", None, "found in a longer answer"
+    tails = [p] + [p.rsplit(lead, 1)[1] for lead in _TEXT_LEADS if lead in p]
+    p = max(tails, key=lambda t: Levenshtein.normalized_similarity(g, t))
     sim = Levenshtein.normalized_similarity(g, p)
     outcome = "near_match" if sim >= NEAR_MATCH else "partial" if sim >= PARTIAL else "wrong_value"
     sub = None

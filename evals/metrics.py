@@ -14,6 +14,19 @@ from dataclasses import dataclass, field
 from evals.scoring import ScoredItem
 
 
+def field_counts(outcome: str, gold_present: bool) -> tuple[int, int, int]:
+    """(tp, fp, fn) contributed by one field outcome: the one place these rules live."""
+    if gold_present:
+        if outcome == "correct":
+            return 1, 0, 0
+        if outcome in ("missing", "error"):
+            return 0, 0, 1
+        return 0, 1, 1  # wrong_value, near_match, partial (strict scoring)
+    if outcome in ("correct_absent", "error"):
+        return 0, 0, 0
+    return 0, 1, 0  # hallucinated
+
+
 @dataclass
 class FieldMetrics:
     """Counts for one field (or a whole pack) and the rates derived from them."""
@@ -33,27 +46,20 @@ class FieldMetrics:
     outcomes: Counter = field(default_factory=Counter)
 
     def add(self, outcome: str, gold_present: bool) -> None:
+        tp, fp, fn = field_counts(outcome, gold_present)
+        self.tp += tp
+        self.fp += fp
+        self.fn += fn
         self.total += 1
         self.outcomes[outcome] += 1
+        self.correct += outcome in ("correct", "correct_absent")
         if gold_present:
             self.gold_present += 1
-            if outcome == "correct":
-                self.tp += 1
-                self.correct += 1
-            elif outcome == "missing" or outcome == "error":
-                self.fn += 1
-                self.missing += outcome == "missing"
-            else:  # wrong_value, near_match, partial (strict scoring)
-                self.fp += 1
-                self.fn += 1
-                self.wrong += 1
+            self.missing += outcome == "missing"
+            self.wrong += fp
         else:
             self.decoys += 1
-            if outcome == "correct_absent":
-                self.correct += 1
-            elif outcome != "error":
-                self.fp += 1
-                self.hallucinated += 1
+            self.hallucinated += fp
 
     @property
     def precision(self) -> float:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from evals import stats
+from evals.metrics import field_counts
 from evals.scoring import ScoredItem
 from evals.types import CORRECT_OUTCOMES
 
@@ -41,15 +42,12 @@ class Flip:
     meta: dict = field(default_factory=dict)
 
 
-@dataclass
-class Breakdown:
-    """Accuracy of both runs within one slice of a pack (a length bucket, a depth)."""
+class _PairedAccuracy:
+    """Item accuracy of both runs over `n` paired items."""
 
-    dimension: str
-    value: str
-    n: int = 0
-    baseline_correct: int = 0
-    candidate_correct: int = 0
+    n: int
+    baseline_correct: int
+    candidate_correct: int
 
     @property
     def baseline_accuracy(self) -> float:
@@ -58,6 +56,17 @@ class Breakdown:
     @property
     def candidate_accuracy(self) -> float:
         return self.candidate_correct / self.n if self.n else 0.0
+
+
+@dataclass
+class Breakdown(_PairedAccuracy):
+    """Accuracy of both runs within one slice of a pack (a length bucket, a depth)."""
+
+    dimension: str
+    value: str
+    n: int = 0
+    baseline_correct: int = 0
+    candidate_correct: int = 0
 
 
 @dataclass
@@ -78,7 +87,7 @@ class PackStats:
 
 
 @dataclass
-class PackComparison:
+class PackComparison(_PairedAccuracy):
     pack: str
     n: int = 0
     baseline_correct: int = 0
@@ -99,14 +108,6 @@ class PackComparison:
     _base_counts: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
     _cand_counts: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
     _kind_discordant: dict[str, list[int]] = field(default_factory=dict, repr=False)
-
-    @property
-    def baseline_accuracy(self) -> float:
-        return self.baseline_correct / self.n if self.n else 0.0
-
-    @property
-    def candidate_accuracy(self) -> float:
-        return self.candidate_correct / self.n if self.n else 0.0
 
     @property
     def delta_points(self) -> float:
@@ -163,21 +164,8 @@ def _micro_f1(counts: list[tuple[int, int, int]]) -> float:
 
 def _counts(item: ScoredItem) -> tuple[int, int, int]:
     """(tp, fp, fn) of one item, counted as in evals.metrics."""
-    tp = fp = fn = 0
-    for name, score in item.fields.items():
-        present = item.golds.get(name) is not None
-        o = score.outcome
-        if present:
-            if o == "correct":
-                tp += 1
-            elif o in ("missing", "error"):
-                fn += 1
-            else:
-                fp += 1
-                fn += 1
-        elif o not in ("correct_absent", "error"):
-            fp += 1
-    return tp, fp, fn
+    per_field = [field_counts(s.outcome, item.golds.get(n) is not None) for n, s in item.fields.items()]
+    return tuple(sum(c[i] for c in per_field) for i in range(3))  # type: ignore[return-value]
 
 
 def _value(item: ScoredItem, name: str) -> str | None:

@@ -371,3 +371,30 @@ def test_outcomes_are_the_documented_strings() -> None:
 def test_unknown_kind_is_a_programming_error() -> None:
     with pytest.raises(ValueError):
         score_field("money", "1", "1")
+
+
+@pytest.mark.parametrize(
+    "pred, subcode",
+    [
+        ("EUR 14,85.20", "digit_dropped"),     # a damaged thousands group is still one amount
+        ("14.85,20 EUR", "digit_dropped"),
+        ("EUR 148,851.20", "digit_inserted"),
+        ("The total amount due is EUR 14,815.20.", "digits_transposed"),
+    ],
+)
+def test_damaged_amounts_from_lossy_candidates_get_digit_subcodes(pred: str, subcode: str) -> None:
+    score = score_field("amount", "EUR 14851.20", pred)
+    assert (score.outcome, score.subcode) == ("wrong_value", subcode)
+
+
+@pytest.mark.parametrize(
+    "gold, pred, outcome",
+    [
+        ("Copperfield Analytics SARL", "The customer name is Copperfield Analytics SARL.", "correct"),
+        ("Harlow Partners", "The auditor is Harlow Partner.", "near_match"),
+        ("Harlow Partners", "The auditor is Harlow Partnership Ltd.", "partial"),
+        ("Harlow Partners", "The auditor is Eastgate Audit.", "wrong_value"),
+    ],
+)
+def test_text_values_inside_sentence_answers(gold: str, pred: str, outcome: str) -> None:
+    assert score_field("text", gold, pred).outcome == outcome
