@@ -28,11 +28,16 @@ install-dev: $(VENV)/.installed-dev
 
 demo: $(VENV)/.installed
 	@start=$$(date +%s); \
-	$(VENV)/bin/evalrun compare configs/baseline.yaml configs/int4kv.yaml configs/int2kv.yaml; code=$$?; \
+	$(VENV)/bin/evalrun compare configs/baseline.yaml configs/int4kv.yaml configs/int2kv.yaml \
+		--html reports-out/demo.html; code=$$?; \
 	echo "demo finished in $$(( $$(date +%s) - start )) s (exit $$code: 0 all candidates pass, 1 a candidate regressed)"; \
+	test -f reports-out/demo.html && echo "HTML report: $$(pwd)/reports-out/demo.html"; \
 	test $$code -le 1
 
 test: $(VENV)/.installed-dev
+	@# the HTML report's browser tests use Debian's chromium; without it (or apt) they are skipped
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }; } || echo "chromium unavailable: browser tests will be skipped"
 	$(PY) -m pytest; code=$$?; \
 	if [ $$code -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$code
 

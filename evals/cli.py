@@ -39,6 +39,7 @@ app = typer.Typer(
 
 out_option = typer.Option(Path("runs"), "--out", help="Run store directory; each run lives in OUT/<name>-<key12>/.")
 limit_option = typer.Option(None, "--limit", min=1, help="Only the first N items of each pack (smoke checks).")
+html_option = typer.Option(None, "--html", help="Write a self-contained HTML report (works offline) to this path.")
 
 def _console(stderr: bool = False) -> Console:
     # CI logs are not terminals: give tables room instead of rich's 80-column default.
@@ -143,6 +144,7 @@ def compare(
                                      "next to each candidate's."),
     fresh: bool = typer.Option(False, "--fresh", "--repeat", help="Generate every run again (stored runs are moved "
                                "aside, not deleted)."),
+    html: Optional[Path] = html_option,
 ) -> None:
     """Run BASELINE and each CANDIDATE on identical items, pair them and gate.
 
@@ -161,27 +163,38 @@ def compare(
         report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=_RichProgress, log=_log,
                              gate=gate_cfg, noise_floor=noise_floor, fresh=fresh)
         _write_outputs(report, junit, markdown, json_out, time.perf_counter() - started)
-        from reports.terminal import render_comparison
-
-        console.print()
-        base_metrics = report.metrics[report.baseline.name]
-        if report.noise_floor is not None:
-            console.print("[bold]Noise floor[/]: the baseline against a repeat of itself (not gated)")
-            render_comparison(console, report.noise_floor, None)
-        for comparison, verdict in zip(report.comparisons, report.verdicts):
-            render_comparison(console, comparison, verdict, base_metrics, report.metrics[comparison.candidate],
-                              report.noise_floor)
-        overall = "PASS" if report.passed else "FAIL"
-        colour = "green" if report.passed else "red"
-        console.print(
-            f"[bold {colour}]verdict: {overall}[/] — "
-            + ", ".join(f"{escape(v.candidate)} {'pass' if v.passed else 'FAIL'}" for v in report.verdicts)
-            + f"  ({time.perf_counter() - started:.1f} s)"
-        )
-        return EXIT_PASS if report.passed else EXIT_REGRESSION
+        return _print_report(report, started, html)
 
     code = _guard(go)
     raise typer.Exit(code)
+
+
+def _print_report(report: "api.CompareReport", started: float, html: Path | None = None) -> int:
+    """The terminal tables and the verdict line (and the HTML report when asked); returns the exit code."""
+    from reports.terminal import render_comparison
+
+    console.print()
+    base_metrics = report.metrics[report.baseline.name]
+    if report.noise_floor is not None:
+        console.print("[bold]Noise floor[/]: the baseline against a repeat of itself (not gated)")
+        render_comparison(console, report.noise_floor, None)
+    for comparison, verdict in zip(report.comparisons, report.verdicts):
+        render_comparison(console, comparison, verdict, base_metrics, report.metrics[comparison.candidate],
+                          report.noise_floor)
+    overall = "PASS" if report.passed else "FAIL"
+    colour = "green" if report.passed else "red"
+    console.print(
+        f"[bold {colour}]verdict: {overall}[/] — "
+        + ", ".join(f"{escape(v.candidate)} {'pass' if v.passed else 'FAIL'}" for v in report.verdicts)
+        + f"  ({time.perf_counter() - started:.1f} s)"
+    )
+    if html:
+        from evals.report_data import build_report_data
+        from reports.html import render_html
+
+        path = render_html(build_report_data(report), html)
+        console.print(f"HTML report: {escape(str(path))}")
+    return EXIT_PASS if report.passed else EXIT_REGRESSION
 
 
 def _write_outputs(report: "api.CompareReport", junit: Path | None, markdown: Path | None, json_out: Path | None,
@@ -215,6 +228,31 @@ def _write_outputs(report: "api.CompareReport", junit: Path | None, markdown: Pa
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
         _log(f"JSON written to {json_out}")
+
+
+@app.command()
+def report(
+    run_dirs: list[Path] = typer.Argument(..., help="Stored run directories, the baseline first, then the candidates."),
+    html: Path = typer.Option(..., "--html", help="Write the self-contained HTML report to this path."),
+    gate: Optional[Path] = typer.Option(None, "--gate", help="Gate rules YAML; overrides each run's stored `gate:`."),
+) -> None:
+    """Compare stored runs again and render the HTML report, without loading a model.
+
+    The first RUN_DIR is the baseline. Prints the same tables as `compare`;
+    exits 1 when any candidate fails the gate.
+    """
+    started = time.perf_counter()
+
+    def go() -> int:
+        from evals.gate import load_gate_file
+
+        if len(run_dirs) < 2:
+            raise ConfigError("give the baseline's run directory and at least one candidate's")
+        gate_cfg = load_gate_file(gate) if gate else None
+        return _print_report(api.compare_stored(list(run_dirs), gate_cfg), started, html)
+
+    code = _guard(go)
+    raise typer.Exit(code)
 
 
 @app.command()

@@ -168,12 +168,18 @@ def _counts(item: ScoredItem) -> tuple[int, int, int]:
     return tuple(sum(c[i] for c in per_field) for i in range(3))  # type: ignore[return-value]
 
 
-def _value(item: ScoredItem, name: str) -> str | None:
-    """The value a reviewer should see: the parsed value when there is one, else the raw answer."""
-    score = item.fields[name]
-    if score.pred_norm is not None and score.subcode != "unparseable" and score.outcome != "missing":
+def display_value(item: ScoredItem, name: str) -> str | None:
+    """The value a reviewer compares with the gold: the parsed value when there is
+    one, the error of a failed generation, else the raw free-text answer."""
+    if item.error is not None:
+        return f"error: {item.error}"
+    score = item.fields.get(name)
+    if score is None:
+        return None
+    free_text = item.meta.get("answer_format") != "json"
+    if score.pred_norm is not None and score.outcome != "missing" and not (free_text and score.subcode == "unparseable"):
         return score.pred_norm
-    return item.output
+    return item.output if free_text else None
 
 
 def _flip(base: ScoredItem, cand: ScoredItem, name: str) -> Flip:
@@ -185,8 +191,8 @@ def _flip(base: ScoredItem, cand: ScoredItem, name: str) -> Flip:
         gold=base.golds[name],
         baseline_outcome=base.fields[name].outcome,
         candidate_outcome=cand.fields[name].outcome,
-        baseline_value=_value(base, name),
-        candidate_value=cand.error if cand.error else _value(cand, name),
+        baseline_value=display_value(base, name),
+        candidate_value=display_value(cand, name),
         subcode=cand.fields[name].subcode,
         candidate_output=cand.output,
         meta=base.meta,

@@ -99,3 +99,34 @@ def test_a_model_that_cannot_load_exits_3(tmp_path: Path, cfg_file) -> None:
     res = run_cli("run", str(cfg), "--out", str(tmp_path / "runs"))
     assert res.returncode == 3, res.stdout + res.stderr
     assert "cannot load" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_doc_fields_int2kv_flips_amount_fields(tmp_path: Path, cfg_file) -> None:
+    """Issue 3's promise on the real model: a dropped or altered amount is caught field by field."""
+    base = cfg_file("docs-base.yaml", """
+        name: docs-base
+        model: smollm2-135m
+        generation: {max_new_tokens: 32}
+        tasks:
+          - pack: doc_fields
+            documents: 4
+            lengths: [600]
+            fields: [total, subtotal, tax, monthly_fee, revenue]
+        """)
+    cand = cfg_file("docs-int2.yaml", """
+        extends: docs-base.yaml
+        name: docs-int2
+        acceleration: {kv_cache: {quant: int2}}
+        """)
+    js = tmp_path / "c.json"
+    res = run_cli("compare", str(base), str(cand), "--out", str(tmp_path / "runs"), "--json", str(js))
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "docs-int2 vs docs-base: fields" in res.stdout, "the per-field table must be shown"
+    data = json.loads(js.read_text())["comparisons"][0]
+    (pack,) = data["packs"]
+    assert pack["baseline_accuracy"] >= 0.25, "the 135M baseline must answer some amounts for this to mean anything"
+    amount_flips = [f for f in data["harmful_flips"] if f["type"] == "amount"]
+    assert amount_flips, data["harmful_flips"]
+    assert any(r["rule"] == "max_harmful_flips[amount]" and not r["passed"] for r in data["rules"])
+    for f in amount_flips:
+        assert f["item_id"] in res.stdout  # each flip is listed

@@ -47,7 +47,7 @@ def test_batches_are_length_sorted_and_sized(tiny_model_dir: Path, tmp_path: Pat
 def test_left_padded_batches_match_one_by_one(tiny_model_dir: Path, tmp_path: Path) -> None:
     one = _run(tiny_model_dir, tmp_path / "a", batch_size=1)
     four = _run(tiny_model_dir, tmp_path / "b", batch_size=4)
-    assert one.prepared.key != four.prepared.key, "batch size can change outputs, so it is part of the key"
+    assert one.manifest["key"] != four.manifest["key"], "batch size can change outputs, so it is part of the key"
     assert {k: g.output for k, g in one.generations.items()} == {k: g.output for k, g in four.generations.items()}
     assert {g.batch_size for g in four.generations.values()} == {4, 2}
     for g in four.generations.values():

@@ -1,0 +1,92 @@
+"""The HTML report: one self-contained file, readable offline and without JavaScript.
+
+Lays out a `ReportData` (evals/report_data.py computes everything shown) with
+the jinja2 templates in reports/templates/, autoescaping every value. The only
+unescaped insertions are our own static script and stylesheet, and the item
+browser's data as JSON with `<`, `>` and `&` written as \\u escapes, so no
+model text can close a tag. A Content-Security-Policy forbids every load
+(no network, no fonts, no remote images) and runs only the page's own script,
+by hash: even markup that slipped through could not execute.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+from evals.report_data import ReportData
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def json_for_script(value: Any) -> str:
+    """JSON safe inside a <script type="application/json"> element: no character can end the element."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def _num(x: float | None, digits: int = 1, sign: bool = False) -> str:
+    if x is None:
+        return "–"
+    text = f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+    return text.replace("-", "−")
+
+
+def _pct(x: float | None, digits: int = 1) -> str:
+    return "–" if x is None else _num(100 * x, digits) + "%"
+
+
+def _ci(low: float | None, high: float | None) -> str:
+    return "–" if low is None or high is None else f"[{_num(low, 1, True)}, {_num(high, 1, True)}]"
+
+
+def _p(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3g}"
+
+
+def _g(x: float | None) -> str:
+    return "–" if x is None else f"{x:g}".replace("-", "−")
+
+
+def _environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
+    env.filters.update(num=_num, pct=_pct, ci=_ci, p=_p, g=_g)
+    return env
+
+
+def render_html_text(data: ReportData) -> str:
+    script = (TEMPLATES / "browser.js").read_text(encoding="utf-8")
+    style = (TEMPLATES / "style.css").read_text(encoding="utf-8")
+    if "</" in script or "</" in style:
+        raise ValueError("the page's static script and stylesheet must not contain '</'")
+    if not re.fullmatch(r"[A-Za-z0-9+/=]*", data.texts_blob):
+        raise ValueError("texts_blob must be base64")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    csp = (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; img-src data:; "
+           "connect-src 'none'; base-uri 'none'; form-action 'none'")
+    return _environment().get_template("report.html.j2").render(
+        data=data, csp=csp, script=Markup(script), style=Markup(style),
+        browser_json=Markup(json_for_script(data.browser.model_dump(mode="json"))),
+        # base64: only [A-Za-z0-9+/=], nothing to escape
+        texts_blob=Markup(data.texts_blob),
+    )
+
+
+def render_html(data: ReportData, path: str | Path) -> Path:
+    """Write the report to `path` (parents created, replaced atomically) and return the path."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    tmp.write_text(render_html_text(data), encoding="utf-8")
+    tmp.replace(out)
+    return out
