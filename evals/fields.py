@@ -42,8 +42,9 @@ Decisions (the spec leaves these open; tests pin them):
   the digit strings (as written, and with trailing fractional zeros removed;
   the pair with fewer edits wins): one adjacent swap -> digits_transposed, one
   deletion -> digit_dropped, one insertion -> digit_inserted, one substitution
-  -> digit_changed; several edits -> by length (fewer digits: dropped, more:
-  inserted, same: transposed if a permutation else changed). currency_mismatch
+  -> digit_changed; two edits of one kind -> that kind (two substitutions or a
+  mix -> digit_changed); more than two -> no sub-code (another number, not a
+  slip). currency_mismatch
   only when the values are equal and both sides name a currency; a one-sided
   currency is not penalised. Number fields ignore currency; "12.5%" is 12.5.
 * Dates: compared at the gold's precision (gold 2024-03 accepts 2024-03-14).
@@ -158,19 +159,22 @@ def _is_rounding(g: Decimal, p: Decimal) -> bool:
         return abs(g - p) < Decimal(1).scaleb(-min(dg, dp))
 
 
-def _digit_edit(a: str, b: str) -> str:
-    if max(len(a), len(b)) <= 64:
-        lev = Levenshtein.distance(a, b)
-        if lev == 2 and OSA.distance(a, b) == 1:
-            return "digits_transposed"
-        if lev == 1:
-            tag = Levenshtein.editops(a, b)[0].tag
-            return {"delete": "digit_dropped", "insert": "digit_inserted"}.get(tag, "digit_changed")
-    if len(b) < len(a):
+def _digit_edit(a: str, b: str) -> str | None:
+    """The digit slip turning `a` into `b`, or None when more than two digits
+    differ: that is another number, and calling it a dropped digit would mislead."""
+    if max(len(a), len(b)) > 64:
+        return None
+    if OSA.distance(a, b) == 1 and Levenshtein.distance(a, b) == 2:
+        return "digits_transposed"
+    ops = Levenshtein.editops(a, b)
+    if not ops or len(ops) > 2:
+        return None
+    tags = {op.tag for op in ops}
+    if tags == {"delete"}:
         return "digit_dropped"
-    if len(b) > len(a):
+    if tags == {"insert"}:
         return "digit_inserted"
-    return "digits_transposed" if sorted(a) == sorted(b) else "digit_changed"
+    return "digit_changed"
 
 
 def numeric_subcode(g: Decimal, p: Decimal) -> str | None:

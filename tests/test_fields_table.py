@@ -398,3 +398,9 @@ def test_damaged_amounts_from_lossy_candidates_get_digit_subcodes(pred: str, sub
 )
 def test_text_values_inside_sentence_answers(gold: str, pred: str, outcome: str) -> None:
     assert score_field("text", gold, pred).outcome == outcome
+
+
+def test_a_different_number_is_not_called_a_digit_slip() -> None:
+    score = score_field("amount", "CHF 1451.53", "2019")
+    assert (score.outcome, score.subcode) == ("wrong_value", None)
+    assert score_field("amount", "CHF 1451.53", "1451.67 CHF").subcode == "digit_changed"
