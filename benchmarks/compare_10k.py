@@ -36,7 +36,7 @@ FIELDS = [("invoice_number", "id"), ("issue_date", "date"), ("due_date", "date")
           ("subtotal", "amount"), ("tax", "amount"), ("total", "amount"), ("term_months", "number")]
 
 
-def _values(rng: random.Random) -> dict[str, str | None]:
+def synthetic_values(rng: random.Random) -> dict[str, str | None]:
     total = rng.randint(1000, 99999)
     return {
         "invoice_number": f"INV-2024-{rng.randint(0, 999999):06d}",
@@ -61,7 +61,7 @@ def build(root: Path, n: int, seed: int = 0) -> tuple[RunStore, RunStore]:
     base, cand = RunStore(root / "baseline"), RunStore(root / "candidate")
     items, base_lines, cand_lines = [], [], []
     for i in range(n):
-        golds = _values(rng)
+        golds = synthetic_values(rng)
         item = Item(id=f"bench/{i}", pack="bench", prompt=f"document {i}", meta={"answer_format": "json",
                     "context_tokens": rng.choice([600, 2000, 8000])},
                     fields=[Field(name=name, kind=kind, gold=golds[name]) for name, kind in FIELDS])

@@ -35,10 +35,11 @@ from evals.types import Field, Generation, Item  # noqa: E402
 from reports.html import render_html  # noqa: E402
 from tasks.needle_numbers import NeedleParams, build as build_needles  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compare_10k import FIELDS, synthetic_values  # noqa: E402
+
 TARGET_MB, TARGET_S = 10.0, 3.0
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FIELDS = [("invoice_number", "id"), ("issue_date", "date"), ("due_date", "date"), ("supplier", "text"),
-          ("subtotal", "amount"), ("tax", "amount"), ("total", "amount"), ("term_months", "number")]
 CLAUSES = [
     "Payment is due within the agreed term; late payments accrue interest at the statutory rate.",
     "Goods remain the property of the supplier until the invoice has been paid in full.",
@@ -53,23 +54,8 @@ CLAUSES = [
 CANDIDATES = [("int4kv", 0.02, 0.1, []), ("int2kv", 0.25, 0.4, []), ("sparse50", 0.01, 0.0, ["activation_sparsity"]),
               ("evict", 0.05, 0.3, []), ("fp8kv", 0.005, 0.0, [])]
 
-
 def _count(text: str) -> int:
     return max(1, len(text) // 4)
-
-
-def _values(rng: random.Random) -> dict[str, str | None]:
-    total = rng.randint(1000, 99999)
-    return {
-        "invoice_number": f"INV-2024-{rng.randint(0, 999999):06d}",
-        "issue_date": f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
-        "due_date": f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
-        "supplier": rng.choice(["Acme Logistics GmbH", "Northwind Traders Ltd", "Globex Services BV"]),
-        "subtotal": f"EUR {total}.{rng.randint(0, 99):02d}",
-        "tax": f"EUR {total // 5}.{rng.randint(0, 99):02d}",
-        "total": f"EUR {total + total // 5}.{rng.randint(0, 99):02d}",
-        "term_months": None if rng.random() < 0.2 else str(rng.choice([6, 12, 24, 36])),
-    }
 
 
 def _document(rng: random.Random, values: dict[str, str | None], chars: int) -> tuple[str, dict[str, dict]]:
@@ -110,7 +96,7 @@ def build_items(n: int, seed: int = 0, needles: float = 0.4, json_docs: float = 
         s += 1
     doc = 0
     while len(items) < n:
-        values = _values(rng)
+        values = synthetic_values(rng)
         length = rng.choice([1024, 2048, 4096])
         text, where = _document(rng, values, length * 3)
         json_mode = len(items) >= n - n_json

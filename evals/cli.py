@@ -117,10 +117,14 @@ def run(
     """Generate (or resume, or reuse) one configuration's run and print where it is stored."""
 
     def go() -> None:
+        from evals.metrics import pack_metrics
+        from reports.terminal import render_pack_metrics
+
         cfg = api.load(config)
         result = api.run(cfg, out=out, limit=limit, progress=_RichProgress(), log=_log)
         scored = api.score(result)
         correct = sum(s.correct for s in scored)
+        render_pack_metrics(console, result.name, pack_metrics(scored))
         console.print(
             f"{escape(cfg.name)}: {correct}/{len(scored)} items correct; "
             f"{'reused' if result.reused else f'{result.generated} generated'}; run: {escape(str(result.dir))}"

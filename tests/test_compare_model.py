@@ -45,7 +45,7 @@ def test_manifests_prove_the_kv_cache_was_quantized(runs: Path) -> None:
     assert 0 < int2["kv_bytes_ratio"] < int4["kv_bytes_ratio"] < 0.5
     for m in manifests.values():
         assert m["model"]["identity"]["gguf_sha256"]
-        assert m["status"] == "complete" and m["items_total"] == 4
+        assert m["status"] == "complete" and m["items_total"] == 8  # --limit 4 of each of the two packs
         assert {"python", "torch", "transformers", "evalrun"} <= set(m["versions"])
     keys = {m["key"] for m in manifests.values()}
     assert len(keys) == 3, "configs differing only in acceleration must never share a key"
@@ -69,7 +69,7 @@ def test_ci_artefacts_show_the_failing_rules(runs: Path, tmp_path: Path) -> None
     assert summary.read_text().startswith("earlier step\n") and "❌ FAIL" in summary.read_text()
     data = json.loads(js.read_text())
     assert data["passed"] is False
-    pack = data["comparisons"][0]["packs"][0]
+    pack = next(p for p in data["comparisons"][0]["packs"] if p["pack"] == "needle_numbers")
     assert pack["statistics"]["discordant_baseline_only"] == 4 and pack["harmful_items"] == 4
 
 
