@@ -22,7 +22,10 @@ Decisions (the spec leaves these open; tests pin them):
   starts with a marker and has no digit ("Not found in the document.") is
   absent too. For a decoy, a typed answer in which no typed value can be found
   ("There is no due date.") is correct_absent, not hallucinated: no value was
-  given. With a gold value the same answer is wrong_value/unparseable.
+  given. With a gold value, a sentence of more than three words without any
+  digit is `missing` (the field was dropped: "The document does not say.", a
+  broken model's babble); a short value-like answer that does not parse
+  ("five euros", "14,851.2O") is wrong_value/unparseable.
 * Free text: every typed candidate is extracted; repeats of one value are fine,
   several different values are never credited ("ambiguous: several candidates",
   subcode None) even when one of them equals the gold. Dates are masked before
@@ -434,6 +437,13 @@ def _absent(kind: str, s: str, opts: dict[str, Any]) -> bool:
     return is_absent(s, prefix_rule=kind in _TYPED)
 
 
+def _is_prose_without_digits(pred: str) -> bool:
+    """A free-text answer of several words and no digit at all ("The document does
+    not say.", a model's babble) offers no value; a short value-like string that
+    fails to parse ("fourteen thousand") is an unparseable value instead."""
+    return not any(ch.isdigit() for ch in pred) and len(pred.split()) > 3
+
+
 def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts: dict[str, Any]) -> FieldScore:
     h = _HANDLERS[kind]
     fmt: Callable[[Any], str] = h["fmt"]
@@ -469,6 +479,10 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
                           pred_norm=_cap(pn), detail=f"gold not parseable as {kind}")
     gold_norm = _cap(gold_norm)
     if not cands:
+        if kind in _TYPED and _is_prose_without_digits(pred):
+            # a sentence that states no value of the field's type: the field was dropped
+            return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
+                              detail=f"no {kind} value in the answer")
         return FieldScore(outcome="wrong_value", subcode=h["unparseable"], gold_norm=gold_norm,
                           pred_norm=_cap(norm_text(pred)), detail=f"no {kind} value found")
     if len(cands) > 1:

@@ -104,7 +104,8 @@ AMOUNT = [
     C("digits-transposed", "amount", "14851.20", "14581.20", "wrong_value", "digits_transposed"),
     C("digits-transposed-integer", "amount", "1234", "1243", "wrong_value", "digits_transposed"),
     C("unparseable-words", "amount", "14000", "fourteen thousand", "wrong_value", "unparseable"),
-    C("unparseable-prose", "amount", "5.00", "see the attached invoice", "wrong_value", "unparseable"),
+    C("prose-without-value-is-dropped", "amount", "5.00", "see the attached invoice", "missing", None),
+    C("unparseable-words", "amount", "5.00", "five euros", "wrong_value", "unparseable"),
     # --- absent
     C("missing-none", "amount", "1234.50", None, "missing"),
     C("missing-empty", "amount", "1234.50", "", "missing"),
