@@ -281,6 +281,38 @@ def rescore(
     _guard(go)
 
 
+def _type_text(annotation: object) -> str:
+    """A settings type as a user writes it: the allowed values of a Literal, else the type's name."""
+    from typing import Literal, get_args, get_origin
+
+    if get_origin(annotation) is Literal:
+        return " | ".join(str(a) for a in get_args(annotation))
+    args = get_args(annotation)
+    if args:
+        return " | ".join(_type_text(a) for a in args if a is not type(None)) + (" | none" if type(None) in args else "")
+    return getattr(annotation, "__name__", str(annotation))
+
+
+@app.command()
+def accelerations() -> None:
+    """Acceleration methods with their settings (defaults) and whether they are emulated."""
+    from rich.table import Table
+
+    from runners.accel import all_methods
+
+    table = Table(title="accelerations (acceleration: {KEY: {settings}})", title_justify="left")
+    for col in ("key", "settings (default)", "emulated", "description"):
+        table.add_column(col)
+    for name, cls in sorted(all_methods().items()):
+        settings = "\n".join(
+            f"{field}: {_type_text(f.annotation)}"
+            + (" (required)" if f.is_required() else f" (default {f.get_default(call_default_factory=True)!r})")
+            for field, f in cls.settings_model.model_fields.items()
+        )
+        table.add_row(name, escape(settings), "yes — no speed claim" if cls.emulated else "no", escape(cls.description))
+    console.print(table)
+
+
 packs_app = typer.Typer(help="List task packs and export their items.", no_args_is_help=True)
 app.add_typer(packs_app, name="packs")
 

@@ -33,7 +33,8 @@ class HFRunner:
         self.dtype = dtype
         self.generation = generation
         self.accelerations = accelerations
-        self.batch_size = batch_size
+        limits = [a.max_batch_size for a in accelerations if a.max_batch_size]
+        self.batch_size = min([batch_size, *limits])
         self.model: Any = None
         self.tokenizer: Any = load_tokenizer(source)
         self.load_seconds = 0.0
@@ -51,8 +52,15 @@ class HFRunner:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def _ensure_loaded(self) -> None:
-        if self.model is None:
-            self.model, self.tokenizer, self.load_seconds = load_model(self.source, self.device, self.dtype)
+        if self.model is not None:
+            return
+        import copy
+
+        self.model, self.tokenizer, self.load_seconds = load_model(self.source, self.device, self.dtype)
+        for accel in self.accelerations:
+            if accel.modifies_weights:
+                # the loaded model is shared by every run in this process: change a copy
+                self.model = accel.prepare_model(copy.deepcopy(self.model))
 
     def _generate_batch(self, items: list[Item]) -> list[Generation]:
         import torch
@@ -68,7 +76,7 @@ class HFRunner:
         if sampling:
             torch.manual_seed(int(g.get("seed", 0)))
         start = time.perf_counter()
-        with torch.inference_mode():
+        with torch.no_grad():  # not inference_mode: quantized tensor subclasses (quanto int4) reject it
             out = self.model.generate(
                 **enc,
                 max_new_tokens=int(g.get("max_new_tokens", 48)),

@@ -36,9 +36,18 @@ class Acceleration:
     # matmuls): reports then make no speed claim.
     emulated: ClassVar[bool] = False
     description: ClassVar[str] = ""
+    # Largest batch the method can generate (assisted generation runs one sequence at a time).
+    max_batch_size: ClassVar[int | None] = None
+    # True when the method changes the weights: the runner then gives it a private
+    # copy of the loaded model, so other runs in the process keep the original.
+    modifies_weights: ClassVar[bool] = False
 
     def __init__(self, settings: AccelSettings):
         self.settings = settings
+
+    def prepare_model(self, model: Any) -> Any:
+        """Return the model to generate with (only called when `modifies_weights`)."""
+        return model
 
     def attach(self, model: Any) -> None:
         """Install hooks on the model; called once before the run's first batch."""

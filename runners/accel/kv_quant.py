@@ -16,15 +16,21 @@ from pydantic import Field, model_validator
 
 from runners.accel import register
 from runners.accel.base import AccelSettings, Acceleration, cache_kwarg
+from runners.accel.kv_simulated import SimulatedQuantCache, bytes_per_token, stored_bytes
 
-_BITS = {"int2": 2, "int4": 4, "int8": 8}
-_SUPPORTED = {"quanto": {"int2", "int4"}, "hqq": {"int2", "int4", "int8"}, "fp8": {"fp8"}}
-_AXES = {"quanto": {0, -1}, "hqq": {0, 1}, "fp8": {0}}
+_BITS = {f"int{b}": b for b in range(2, 9)}
+_SUPPORTED = {
+    "quanto": {"int2", "int4"},
+    "hqq": {"int2", "int4", "int8"},
+    "fp8": {"fp8"},
+    "simulated": set(_BITS),  # round-trip quantization in the KIVI layout, any width 2..8
+}
+_AXES = {"quanto": {0, -1}, "hqq": {0, 1}, "fp8": {0}, "simulated": {0}}
 
 
 class KVCacheSettings(AccelSettings):
-    quant: Literal["int8", "int4", "int2", "fp8"]
-    backend: Literal["quanto", "hqq", "fp8"] | None = None
+    quant: Literal["int8", "int7", "int6", "int5", "int4", "int3", "int2", "fp8"]
+    backend: Literal["quanto", "hqq", "fp8", "simulated"] | None = None
     group_size: int = Field(64, ge=1)
     residual_length: int = Field(128, ge=0)
     axis_key: int = 0
@@ -96,13 +102,18 @@ def kv_layout(model: Any) -> tuple[int, int]:
 class KVCacheQuant(Acceleration):
     name: ClassVar[str] = "kv_cache"
     settings_model: ClassVar[type[AccelSettings]] = KVCacheSettings
-    description: ClassVar[str] = "Quantized KV cache (transformers QuantizedCache: quanto int2/int4, hqq int2/int4/int8, fp8)"
+    description: ClassVar[str] = (
+        "Quantized KV cache: transformers QuantizedCache (quanto int2/int4, hqq int2/int4/int8, fp8) or "
+        "backend simulated (round trip in the KIVI layout, int2..int8)"
+    )
 
     def __init__(self, settings: KVCacheSettings):
         super().__init__(settings)
         self.settings: KVCacheSettings = settings
         self._cache: Any = None
         self._shape = (0, 0, 0)
+        self._per_token: float | None = None
+        self._per_token_full: int | None = None
         self._calls = 0
         self._stored = 0
         self._full = 0
@@ -114,6 +125,8 @@ class KVCacheQuant(Acceleration):
         s = self.settings
         if s.backend == "fp8":
             self._cache = QuantizedCache("fp8", model.config)
+        elif s.backend == "simulated":
+            self._cache = SimulatedQuantCache(model.config, _BITS[s.quant], s.group_size, s.residual_length)
         else:
             self._cache = QuantizedCache(
                 s.backend,
@@ -130,7 +143,14 @@ class KVCacheQuant(Acceleration):
     def observe(self, model: Any, outputs: Any) -> None:
         if self._cache is None:
             return
-        stored, full, tokens = cache_bytes(self._cache, self._shape, model.dtype)
+        if isinstance(self._cache, SimulatedQuantCache):
+            batch, heads, dim = self._shape
+            elem = torch.empty((), dtype=model.dtype).element_size()
+            stored, full, tokens = stored_bytes(self._cache, heads, dim, batch, elem)
+            self._per_token = bytes_per_token(self._cache.bits, self._cache.group_size, heads, dim)
+            self._per_token_full = 2 * heads * dim * elem
+        else:
+            stored, full, tokens = cache_bytes(self._cache, self._shape, model.dtype)
         self._calls += 1
         self._stored += stored
         self._full += full
@@ -152,4 +172,8 @@ class KVCacheQuant(Acceleration):
             "kv_bytes_full_precision": self._full,
             "kv_bytes_ratio": round(self._stored / self._full, 4) if self._full else None,
             "max_cached_tokens": self._max_tokens,
+            **({"simulated": True, "layout": "KIVI (keys per channel, values per token)",
+                "bytes_per_token_per_layer_as_stored": round(self._per_token, 2),
+                "bytes_per_token_per_layer_full_precision": self._per_token_full}
+               if s.backend == "simulated" and self._per_token is not None else {}),
         }

@@ -1,0 +1,110 @@
+"""Simulated low-bit KV cache: round-trip (quantize -> dequantize) the cached keys
+and values in the KIVI layout, so any bit width from 2 to 8 can be explored
+where the quanto and hqq backends offer only a few.
+
+Keys are quantized per channel in groups of `group_size` tokens, values per
+token in groups of `group_size` channels; the newest `residual_length` tokens
+stay in full precision, as in KIVI. Like transformers' QuantizedCache, the
+prefill attention itself sees full precision and the stored prompt is
+quantized afterwards. The memory saving is simulated (values are stored
+dequantized); what real storage would take is computed and reported.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from transformers.cache_utils import Cache, DynamicLayer
+
+SCALE_BITS = 32  # a 16-bit scale and a 16-bit zero point per group
+
+
+def fake_quantize(x: torch.Tensor, bits: int, dim: int, group: int) -> torch.Tensor:
+    """Asymmetric min-max round trip of `x` in groups of `group` along `dim`."""
+    if x.numel() == 0:
+        return x
+    moved = x.movedim(dim, -1)
+    n = moved.shape[-1]
+    pad = (-n) % group
+    if pad:
+        moved = torch.nn.functional.pad(moved, (0, pad), mode="replicate")
+    grouped = moved.reshape(*moved.shape[:-1], -1, group).float()
+    lo = grouped.amin(dim=-1, keepdim=True)
+    hi = grouped.amax(dim=-1, keepdim=True)
+    levels = 2**bits - 1
+    scale = ((hi - lo) / levels).clamp(min=torch.finfo(torch.float32).tiny)
+    q = torch.round((grouped - lo) / scale).clamp(0, levels)
+    out = (q * scale + lo).reshape(*moved.shape)[..., :n].to(x.dtype)
+    return out.movedim(-1, dim)
+
+
+class SimulatedQuantLayer(DynamicLayer):
+    """A full-precision layer whose entries older than the residual window are round-tripped."""
+
+    def __init__(self, bits: int, group_size: int, residual_length: int):
+        super().__init__()
+        self.bits = bits
+        self.group_size = group_size
+        self.residual_length = residual_length
+        self.keys_done = 0  # tokens whose keys were round-tripped (whole groups only)
+        self.values_done = 0
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any):
+        keys, values = super().update(key_states, value_states, *args, **kwargs)
+        seq = keys.shape[-2]
+        old = max(0, seq - self.residual_length)
+        key_upto = (old // self.group_size) * self.group_size
+        if key_upto > self.keys_done or old > self.values_done:
+            # store round-tripped copies; the tensors returned for this step stay as computed
+            new_keys, new_values = keys.clone(), values.clone()
+            if key_upto > self.keys_done:
+                span = slice(self.keys_done, key_upto)
+                new_keys[..., span, :] = fake_quantize(keys[..., span, :], self.bits, dim=-2, group=self.group_size)
+                self.keys_done = key_upto
+            if old > self.values_done:
+                span = slice(self.values_done, old)
+                group = min(self.group_size, values.shape[-1])
+                new_values[..., span, :] = fake_quantize(values[..., span, :], self.bits, dim=-1, group=group)
+                self.values_done = old
+            self.keys, self.values = new_keys, new_values
+        return keys, values
+
+
+class SimulatedQuantCache(Cache):
+    """A cache of SimulatedQuantLayers, one per decoder layer."""
+
+    def __init__(self, config: Any, bits: int, group_size: int, residual_length: int):
+        text = config.get_text_config(decoder=True)
+        super().__init__(layers=[SimulatedQuantLayer(bits, group_size, residual_length)
+                                 for _ in range(text.num_hidden_layers)])
+        self.bits = bits
+        self.group_size = group_size
+        self.residual_length = residual_length
+
+
+def stored_bytes(cache: SimulatedQuantCache, heads: int, head_dim: int, batch: int, elem: int) -> tuple[int, int, int]:
+    """(bytes a real KIVI store would hold, full-precision bytes, cached tokens) over all layers."""
+    bits, group = cache.bits, cache.group_size
+    value_group = min(group, head_dim)
+    stored = full = tokens = 0
+    for layer in cache.layers:
+        if not getattr(layer, "is_initialized", False) or layer.keys is None or layer.keys.dim() != 4:
+            continue
+        seq = layer.keys.shape[-2]
+        tokens = max(tokens, seq)
+        per_token_full = heads * head_dim * elem  # one of keys or values
+        full += 2 * batch * seq * per_token_full
+        key_bits = layer.keys_done * heads * head_dim * bits + (layer.keys_done // group) * heads * head_dim * SCALE_BITS
+        value_bits = layer.values_done * heads * (head_dim * bits + math.ceil(head_dim / value_group) * SCALE_BITS)
+        stored += batch * (math.ceil(key_bits / 8) + math.ceil(value_bits / 8))
+        stored += batch * ((seq - layer.keys_done) + (seq - layer.values_done)) * per_token_full
+    return stored, full, tokens
+
+
+def bytes_per_token(bits: int, group: int, heads: int, head_dim: int) -> float:
+    """Bytes one quantized token occupies in one layer (keys + values, scales included)."""
+    key_bits = heads * head_dim * (bits + SCALE_BITS / group)
+    value_bits = heads * (head_dim * bits + math.ceil(head_dim / min(group, head_dim)) * SCALE_BITS)
+    return (key_bits + value_bits) / 8

@@ -1,0 +1,83 @@
+"""Weight-only quantization (optimum-quanto int8 / int4), the most common lossy
+acceleration of all, so it is compared in the same harness as the KV methods.
+
+The runner hands this method a private copy of the loaded model (the original
+is shared with other runs in the process); the copy's linear weights are
+quantized and frozen, and the bytes they occupy before and after are recorded
+as proof that it took effect.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+import torch
+from pydantic import model_validator
+
+from runners.accel import register
+from runners.accel.base import AccelSettings, Acceleration
+from runners.accel.kv_quant import _tensor_bytes
+
+
+class WeightSettings(AccelSettings):
+    quant: Literal["int8", "int4"]
+    backend: Literal["quanto"] = "quanto"
+    exclude_lm_head: bool = True
+
+    @model_validator(mode="after")
+    def _check(self) -> "WeightSettings":
+        import importlib.util
+
+        if importlib.util.find_spec("optimum") is None or importlib.util.find_spec("optimum.quanto") is None:
+            raise ValueError("backend quanto needs the package 'optimum-quanto', which is not installed")
+        return self
+
+
+def _linear_weight_bytes(model: Any) -> tuple[int, int]:
+    """(bytes of every Linear weight as stored, number of Linear modules)."""
+    total = count = 0
+    for module in model.modules():
+        weight = getattr(module, "weight", None)
+        if isinstance(module, torch.nn.Linear) or type(module).__name__.startswith("QLinear"):
+            if isinstance(weight, torch.Tensor):
+                total += _tensor_bytes(weight)
+                count += 1
+    return total, count
+
+
+@register
+class WeightQuant(Acceleration):
+    name: ClassVar[str] = "weights"
+    settings_model: ClassVar[type[AccelSettings]] = WeightSettings
+    modifies_weights: ClassVar[bool] = True
+    description: ClassVar[str] = "Weight-only quantization of the linear layers (optimum-quanto int8 / int4)"
+
+    def __init__(self, settings: WeightSettings):
+        super().__init__(settings)
+        self.settings: WeightSettings = settings
+        self._before = self._after = self._modules = 0
+        self._quantized = 0
+
+    def prepare_model(self, model: Any) -> Any:
+        from optimum.quanto import freeze, qint4, qint8, quantize
+
+        self._before, self._modules = _linear_weight_bytes(model)
+        qtype = qint8 if self.settings.quant == "int8" else qint4
+        exclude = ["lm_head"] if self.settings.exclude_lm_head else None
+        quantize(model, weights=qtype, exclude=exclude)
+        freeze(model)
+        self._after, _ = _linear_weight_bytes(model)
+        self._quantized = sum(1 for m in model.modules() if type(m).__name__.startswith("QLinear"))
+        return model
+
+    def effects(self) -> dict[str, Any]:
+        return {
+            "backend": self.settings.backend,
+            "quant": self.settings.quant,
+            "linear_modules": self._modules,
+            "quantized_modules": self._quantized,
+            "linear_weight_bytes_before": self._before,
+            "linear_weight_bytes_after": self._after,
+            "weight_bytes_ratio": round(self._after / self._before, 4) if self._before else None,
+            "lm_head_excluded": self.settings.exclude_lm_head,
+        }
