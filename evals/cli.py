@@ -260,6 +260,66 @@ def report(
 
 
 @app.command()
+def sweep(
+    base: Path = typer.Argument(..., help="The base configuration: the baseline, and the template of every point."),
+    set_: list[str] = typer.Option(..., "--set", help="KEY.PATH=V1,V2,... one candidate per value (several --set "
+                                   "give every combination), e.g. acceleration.kv_cache.quant=int2,int3,int4."),
+    out: Path = out_option,
+    limit: Optional[int] = limit_option,
+    gate: Optional[Path] = typer.Option(None, "--gate", help="Gate rules YAML for every point."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full comparison as JSON."),
+    html: Optional[Path] = html_option,
+) -> None:
+    """Run one candidate per knob value against BASE and print accuracy and speed against the knob.
+
+    Exit code as compare: 1 when any point fails the gate.
+    """
+    started = time.perf_counter()
+
+    def go() -> int:
+        from rich.table import Table
+
+        from evals.gate import load_gate_file
+        from evals.speed import run_timing
+        from evals.sweep import sweep_points
+
+        base_cfg, points = sweep_points(base, set_)
+        gate_cfg = load_gate_file(gate) if gate else None
+        report = api.compare(base_cfg, [p.config for p in points], out=out, limit=limit,
+                             progress_factory=_RichProgress, log=_log, gate=gate_cfg)
+        _write_outputs(report, None, None, json_out, time.perf_counter() - started)
+        packs = [pc.pack for pc in report.comparisons[0].packs] if report.comparisons else []
+        table = Table(title=f"sweep of {escape(base_cfg.name)}: accuracy and speed against the knob", title_justify="left")
+        for col in [*(k for k in points[0].values), *(f"{p} acc %" for p in packs), "delta (pts)", "harmful",
+                    "s / item", "speedup", "gate"]:
+            table.add_column(escape(col), justify="right")
+        _, base_s, _ = run_timing(report.baseline)
+        base_row = ["baseline" for _ in points[0].values]
+        base_row += [f"{100 * pc.baseline_accuracy:.1f}" for pc in report.comparisons[0].packs]
+        table.add_row(*base_row, "-", "-", f"{base_s:.2f}" if base_s else "-", "1.00x", "-")
+        for point, result, comparison, verdict in zip(points, report.candidates, report.comparisons, report.verdicts):
+            _, s, _ = run_timing(result)
+            n = sum(pc.n for pc in comparison.packs)
+            delta = sum(pc.delta_points * pc.n for pc in comparison.packs) / n if n else 0.0
+            emulated = bool(result.manifest.get("emulated"))
+            speed = "emulated" if emulated else (f"{base_s / s:.2f}x" if s and base_s else "-")
+            table.add_row(*(escape(str(v)) for v in point.values.values()),
+                          *(f"{100 * pc.candidate_accuracy:.1f}" for pc in comparison.packs),
+                          f"{delta:+.1f}", str(len(comparison.harmful)), f"{s:.2f}" if s else "-", speed,
+                          "[green]pass[/]" if verdict.passed else "[red]FAIL[/]")
+        console.print(table)
+        if html:
+            from evals.report_data import build_report_data
+            from reports.html import render_html
+
+            console.print(f"HTML report: {escape(str(render_html(build_report_data(report), html)))}")
+        return EXIT_PASS if report.passed else EXIT_REGRESSION
+
+    code = _guard(go)
+    raise typer.Exit(code)
+
+
+@app.command()
 def rescore(
     run_dirs: list[Path] = typer.Argument(..., help="Stored run directories (runs/<name>-<key12>/)."),
 ) -> None:

@@ -233,6 +233,32 @@ def parse_config(data: dict[str, Any], file: Path | str = "<config>") -> RunConf
         raise validation_error(exc, file, "", RunConfig) from None
 
 
+def set_path(data: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
+    """A copy of `data` with the value at a dotted key path set (mappings created as needed)."""
+    out = copy.deepcopy(data)
+    node = out
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        if not isinstance(child, dict):
+            raise ConfigError(f"cannot set {dotted!r}: {part!r} is not a mapping", path=dotted)
+        node = child
+    node[parts[-1]] = value
+    return out
+
+
+def load_config_variant(path: str | Path, overrides: dict[str, Any], name: str) -> RunConfig:
+    """The config at `path` with dotted-key overrides and a new name (one point of a sweep)."""
+    path = Path(path)
+    data = _resolve_extends(path)
+    for dotted, value in overrides.items():
+        data = set_path(data, dotted, value)
+    data["name"] = name
+    return parse_config(data, file=path)
+
+
 def load_config(path: str | Path) -> RunConfig:
     """Read a config file, resolve `extends` (relative to the file) and validate it."""
     path = Path(path)

@@ -50,6 +50,7 @@ from evals.gate import RuleResult, Verdict
 from evals.metrics import field_counts
 from evals.pairing import Comparison, PackComparison, display_value, length_bucket
 from evals.scoring import ScoredItem
+from evals.speed import run_timing
 from evals.types import CORRECT_OUTCOMES
 
 # --------------------------------------------------------------------------- the contract
@@ -421,19 +422,9 @@ def _f1(counts: list[int]) -> float:
 # --------------------------------------------------------------------------- speed
 
 
-def _timing(run: RunResult) -> tuple[int, float | None, float | None]:
-    """(items timed, mean seconds per item, new tokens per second); a batch's wall time is shared by its items."""
-    per_item = [g.seconds / max(g.batch_size, 1) for g in run.generations.values() if g.error is None and g.seconds > 0]
-    tokens = sum(g.new_tokens for g in run.generations.values() if g.error is None and g.seconds > 0)
-    if not per_item:
-        return 0, None, None
-    total = sum(per_item)
-    return len(per_item), total / len(per_item), (tokens / total if total > 0 else None)
-
-
 def _speed_rows(report: Any) -> list[SpeedRow]:
     base = report.baseline
-    n_b, s_b, tps_b = _timing(base)
+    n_b, s_b, tps_b = run_timing(base)
     rows = [SpeedRow(run=base.name, role="baseline", method=_method(base.manifest), device=str(base.manifest.get("device") or ""),
                      dtype=str(base.manifest.get("dtype") or ""), items_timed=n_b, seconds_per_item=s_b,
                      new_tokens_per_second=tps_b, speedup=1.0 if s_b else None, speed_note=None,
@@ -443,7 +434,7 @@ def _speed_rows(report: Any) -> list[SpeedRow]:
     if report.noise_floor is not None and report.noise_floor_run is not None:
         extra.insert(0, (report.noise_floor_run, report.noise_floor, "repeat (A/A)"))
     for run, comp, role in extra:
-        n, s, tps = _timing(run)
+        n, s, tps = run_timing(run)
         m = run.manifest
         emulated = [str(e) for e in m.get("emulated") or []]
         note = None
