@@ -95,7 +95,9 @@ def _versions() -> dict[str, str]:
 
 def key_payload(config: RunConfig, source: ModelSource, device: str, dtype: str) -> dict[str, Any]:
     """Everything that can change an output, and nothing that cannot (not the name)."""
-    return {
+    extras = {a.name: x for a in build_accelerations(config.acceleration) if (x := a.key_extras())}
+    # methods' extra identity (a draft model's content hash), present only when some method has one
+    return ({"acceleration_identity": extras} if extras else {}) | {
         "prompt_format": PROMPT_FORMAT_VERSION,
         "model": source.identity,
         "runner": config.runner,

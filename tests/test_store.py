@@ -71,3 +71,14 @@ def test_key_ignores_name_but_not_what_changes_outputs() -> None:
     other_model = ModelSource("x", "gguf", "/x.gguf", {"gguf_sha256": "def"})
     assert run_key(key_payload(parse_config(BASE), other_model, "cpu", "float32")) != base
     assert run_key(key_payload(parse_config(BASE), SOURCE, "cuda", "bfloat16")) != base
+
+
+def test_key_follows_the_draft_models_content(tmp_path: Path) -> None:
+    draft = tmp_path / "draft"
+    draft.mkdir()
+    (draft / "config.json").write_text('{"model_type": "llama"}')
+    data = {**BASE, "acceleration": {"speculative": {"method": "draft_model", "draft": str(draft)}}}
+    first = _key(data)
+    assert _key(data) == first
+    (draft / "config.json").write_text('{"model_type": "llama", "hidden_size": 64}')
+    assert _key(data) != first, "new draft weights must not reuse stored results"

@@ -45,6 +45,11 @@ class Acceleration:
     def __init__(self, settings: AccelSettings):
         self.settings = settings
 
+    def key_extras(self) -> dict[str, Any]:
+        """What else can change outputs beyond the settings (e.g. a draft model's
+        content hash); part of the run's cache key."""
+        return {}
+
     def prepare_model(self, model: Any) -> Any:
         """Return the model to generate with (only called when `modifies_weights`)."""
         return model
