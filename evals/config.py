@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evals.gate import GateConfig, load_gate
 from runners.accel import validate_accelerations
+from runners.accel.base import model_at
 from tasks import get_pack
 from tasks.base import PackParams
 
@@ -152,35 +153,11 @@ def _pydantic_message(err: dict[str, Any], model: type[BaseModel] | None = None)
     return f"{msg} (got {err.get('input')!r})"
 
 
-def _model_at(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The pydantic model that owns the last key of `loc`, through nested models, dicts and lists."""
-    current: Any = model
-    pending_container = False
-    for part in loc:
-        if pending_container:  # this part is a dict key or list index
-            pending_container = False
-            continue
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
-            return None
-        field = current.model_fields.get(str(part))
-        if field is None:
-            return None
-        current = field.annotation
-        origin = get_origin(current)
-        if origin in (dict, list):
-            args = [a for a in get_args(current) if a is not type(None)]
-            current = args[-1] if args else None
-            pending_container = True
-        elif origin is not None:  # Optional[Model] and friends
-            current = next((a for a in get_args(current) if isinstance(a, type) and issubclass(a, BaseModel)), None)
-    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
-
-
 def validation_error(exc: ValidationError, file: Path | str, prefix: str, model: type[BaseModel]) -> ConfigError:
     """Turn the first pydantic error into a ConfigError naming the full key path."""
     err = exc.errors()[0]
     loc = tuple(err.get("loc", ()))
-    owner = _model_at(model, loc[:-1]) if err.get("type") == "extra_forbidden" else None
+    owner = model_at(model, loc[:-1]) if err.get("type") == "extra_forbidden" else None
     path = ".".join(p for p in (prefix, _loc(loc)) if p)
     return ConfigError(_pydantic_message(err, owner), file=file, path=path)
 

@@ -173,6 +173,7 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
         log(f"{prepared.label}: resuming {prepared.dir}: {len(wanted) - len(missing)} of {len(wanted)} items stored")
 
     runner = prepared.runner
+    runner.run_items = prepared.items
     methods = all_methods()
     manifest.update(
         {

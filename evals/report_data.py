@@ -307,15 +307,15 @@ def _method(manifest: dict[str, Any]) -> str:
     parts = []
     for name, settings in accel.items():
         if isinstance(settings, dict):
-            main = [str(settings[k]) for k in ("quant", "backend", "method", "mode", "sparsity") if settings.get(k)]
+            main = [str(settings[k]) for k in ("quant", "backend", "method", "mode", "level") if settings.get(k)]
             parts.append(f"{name} ({' '.join(main)})" if main else name)
         else:
             parts.append(f"{name} ({settings})")
     return ", ".join(parts)
 
 
-_EFFECT_KEYS = ("kv_bytes_ratio", "achieved_sparsity", "sparsity", "acceptance_rate", "accepted_tokens",
-                "max_cached_tokens")
+_EFFECT_KEYS = ("kv_bytes_ratio", "target_level", "achieved_level", "acceptance_rate", "accepted_tokens",
+                "weight_bytes_ratio", "max_cached_tokens")
 
 
 def _effects(manifest: dict[str, Any]) -> list[str]:

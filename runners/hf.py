@@ -36,6 +36,8 @@ class HFRunner:
         limits = [a.max_batch_size for a in accelerations if a.max_batch_size]
         self.batch_size = min([batch_size, *limits])
         self.model: Any = None
+        # every item of the run (not only those still missing), for methods that calibrate on them
+        self.run_items: list[Item] | None = None
         self.tokenizer: Any = load_tokenizer(source)
         self.load_seconds = 0.0
 
@@ -133,6 +135,8 @@ class HFRunner:
             return
         self._ensure_loaded()
         for accel in self.accelerations:
+            if hasattr(accel, "set_calibration_texts"):
+                accel.set_calibration_texts([self.render(it) for it in (self.run_items or items)])
             accel.attach(self.model)
         try:
             for batch in self.batches(items):

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runners.accel.base import AccelSettings, Acceleration
+from runners.accel.base import AccelSettings, Acceleration, model_at
 
 _METHODS: dict[str, type[Acceleration]] = {}
 
@@ -22,7 +22,7 @@ def all_methods() -> dict[str, type[Acceleration]]:
 
 
 def _load_builtin() -> None:
-    from runners.accel import kv_quant, speculative, weights  # noqa: F401
+    from runners.accel import kv_quant, sparsity, speculative, weights  # noqa: F401
 
 
 def validate_accelerations(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -47,7 +47,8 @@ def validate_accelerations(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
             loc = ".".join(str(p) for p in err.get("loc", ()))
             path = f"{name}.{loc}" if loc else name
             if err.get("type") == "extra_forbidden":
-                msg = f"unknown key; allowed: {', '.join(sorted(model.model_fields))}"
+                owner = model_at(model, tuple(err.get("loc", ()))[:-1]) or model
+                msg = f"unknown key; allowed: {', '.join(sorted(owner.model_fields))}"
             elif err.get("type") == "literal_error":
                 msg = f"invalid value {err.get('input')!r}; allowed: {err.get('ctx', {}).get('expected', '')}"
             else:
