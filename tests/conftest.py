@@ -50,6 +50,19 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, smol_dir: str) -> P
     return out
 
 
+def tiny_config(model_dir: Path, **over) -> dict:
+    """A run config for the tiny model: six short needle items in two batches."""
+    data = {
+        "name": "tiny",
+        "model": str(model_dir),
+        "batch_size": 4,
+        "generation": {"max_new_tokens": 8},
+        "tasks": [{"pack": "needle_numbers", "lengths": [96, 160, 240], "depths": [0.0, 1.0], "values": ["integer"]}],
+    }
+    data.update(over)
+    return data
+
+
 def write_config(path: Path, body: str) -> Path:
     path.write_text(textwrap.dedent(body).lstrip(), encoding="utf-8")
     return path

@@ -13,6 +13,7 @@ import runners.accel.sparsity as sp  # registers `sparsity`
 from evals.config import parse_config
 from evals.execute import execute, prepare
 from runners.accel import validate_accelerations
+from tests.conftest import tiny_config
 
 ONE_MODULE = "model.layers.1.mlp.down_proj"
 ATTN_MODULE = "model.layers.0.self_attn.q_proj"
@@ -213,16 +214,7 @@ def test_items_calibration(tiny) -> None:
 # --- through the runner -------------------------------------------------------------------------
 
 
-def _config(model_dir: Path, **over) -> dict:
-    data = {
-        "name": "tiny",
-        "model": str(model_dir),
-        "batch_size": 4,
-        "generation": {"max_new_tokens": 8},
-        "tasks": [{"pack": "needle_numbers", "lengths": [96, 160, 240], "depths": [0.0, 1.0], "values": ["integer"]}],
-    }
-    data.update(over)
-    return data
+_config = tiny_config
 
 
 def _run(model_dir: Path, out: Path, prepared_hook=None, **over):

@@ -16,19 +16,10 @@ import pytest
 from evals import api
 from evals.config import parse_config
 from evals.execute import execute, prepare
-from tests.conftest import ROOT
+from tests.conftest import ROOT, tiny_config
 
 
-def _config(model_dir: Path, **over) -> dict:
-    data = {
-        "name": "tiny",
-        "model": str(model_dir),
-        "batch_size": 4,
-        "generation": {"max_new_tokens": 8},
-        "tasks": [{"pack": "needle_numbers", "lengths": [96, 160, 240], "depths": [0.0, 1.0], "values": ["integer"]}],
-    }
-    data.update(over)
-    return data
+_config = tiny_config
 
 
 def _run(model_dir: Path, out: Path, **over):
