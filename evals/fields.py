@@ -268,7 +268,7 @@ def _date_compare(g: DateParts, p: DateParts, opts: dict[str, Any]) -> Verdict:
             if abs((gd - pd).days) == 1:
                 return "wrong_value", "off_by_one_day", None
         except ValueError:
-            pass
+            pass  # not a calendar date (e.g. 31 February): no day arithmetic to compare
     if g.y is not None and p.y != g.y and (g.m is None or g.m == p.m) and (g.d is None or g.d == p.d):
         return "wrong_value", "wrong_year", None
     return "wrong_value", None, None

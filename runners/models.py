@@ -72,7 +72,7 @@ def file_sha256(path: Path) -> str:
         tmp.write_text(json.dumps(memo))
         tmp.replace(memo_file)
     except OSError:
-        pass
+        pass  # a read-only cache only costs hashing again next time
     return memo[memo_key]
 
 
