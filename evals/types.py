@@ -78,8 +78,13 @@ class Generation(BaseModel):
     error: str | None = None
     prompt_tokens: int = 0
     new_tokens: int = 0
+    # wall seconds of the whole call; shared by the batch's items when batch_size > 1
     seconds: float = 0.0
     batch_size: int = 1
+    # time to first token (prefill) and the rest of the call (decode), both measured
+    # for the whole batch when batch_size > 1; None where the runner could not time them
+    prefill_seconds: float | None = None
+    decode_seconds: float | None = None
 
 
 class FieldScore(BaseModel):
