@@ -10,7 +10,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Optional, get_args
 
 import typer
 from rich.console import Console
@@ -353,6 +353,23 @@ def _type_text(annotation: object) -> str:
     return getattr(annotation, "__name__", str(annotation))
 
 
+def _settings_lines(model: type, prefix: str = "") -> list[str]:
+    """One line per setting; nested settings models are expanded as dotted keys."""
+    from pydantic import BaseModel
+
+    lines: list[str] = []
+    for field, f in model.model_fields.items():
+        nested = next((a for a in (f.annotation, *get_args(f.annotation))
+                       if isinstance(a, type) and issubclass(a, BaseModel)), None)
+        if nested is not None:
+            lines.append(f"{prefix}{field}: mapping" + (" (required)" if f.is_required() else " (optional)"))
+            lines.extend(_settings_lines(nested, f"{prefix}{field}."))
+            continue
+        default = " (required)" if f.is_required() else f" (default {f.get_default(call_default_factory=True)!r})"
+        lines.append(f"{prefix}{field}: {_type_text(f.annotation)}{default}")
+    return lines
+
+
 @app.command()
 def accelerations() -> None:
     """Acceleration methods with their settings (defaults) and whether they are emulated."""
@@ -364,11 +381,7 @@ def accelerations() -> None:
     for col in ("key", "settings (default)", "emulated", "description"):
         table.add_column(col)
     for name, cls in sorted(all_methods().items()):
-        settings = "\n".join(
-            f"{field}: {_type_text(f.annotation)}"
-            + (" (required)" if f.is_required() else f" (default {f.get_default(call_default_factory=True)!r})")
-            for field, f in cls.settings_model.model_fields.items()
-        )
+        settings = "\n".join(_settings_lines(cls.settings_model))
         table.add_row(name, escape(settings), "yes — no speed claim" if cls.emulated else "no", escape(cls.description))
     console.print(table)
 

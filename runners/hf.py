@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable
 
 from evals.types import Generation, Item
 from runners.accel import Acceleration
+from runners.accel.base import cache_kwarg
 from runners.models import ModelSource, load_model, load_tokenizer
 
 
@@ -79,6 +80,8 @@ class HFRunner:
             torch.manual_seed(int(g.get("seed", 0)))
         start = time.perf_counter()
         with torch.no_grad():  # not inference_mode: quantized tensor subclasses (quanto int4) reject it
+            if len(items) == 1 and any(a.context_prefill for a in self.accelerations):
+                self._prefill_context(items[0], texts[0], enc, kwargs.get(cache_kwarg()))
             out = self.model.generate(
                 **enc,
                 max_new_tokens=int(g.get("max_new_tokens", 48)),
@@ -114,6 +117,28 @@ class HFRunner:
                 )
             )
         return results
+
+    def context_split(self, text: str, item: Item) -> int | None:
+        """Tokens of `text` before the item's question (`meta["question"]`), or None when it does not say."""
+        question = item.meta.get("question")
+        at = text.rfind(question) if isinstance(question, str) and question else -1
+        if at <= 0:
+            return None
+        offsets = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        split = next((i for i, (begin, _) in enumerate(offsets) if begin >= at), None)
+        return split if split else None
+
+    def prefill(self, enc: Any, upto: int, cache: Any) -> None:
+        """Run the first `upto` tokens into `cache`; `generate` then continues from there."""
+        self.model(input_ids=enc["input_ids"][:, :upto], attention_mask=enc["attention_mask"][:, :upto],
+                   use_cache=True, **{cache_kwarg(): cache})
+
+    def _prefill_context(self, item: Item, text: str, enc: Any, cache: Any) -> None:
+        split = self.context_split(text, item)
+        if split is None or cache is None:
+            return  # the method sees the whole prompt at once and records that it did
+        self.prefill(enc, split, cache)
+        cache.context_prefilled = True
 
     def _error(self, item: Item, exc: BaseException) -> Generation:
         return Generation(

@@ -421,13 +421,14 @@ def _items(d: _Doc, asked: list[_Fact], length: int, params: DocFieldsParams, co
     items: list[Item] = []
     if params.mode == "json":
         prompt = f"{intro}\n\n{doc}\n\n{tails['']}"
-        meta = {**base, "answer_format": "json", "context_tokens": count(prompt),
+        meta = {**base, "answer_format": "json", "context_tokens": count(prompt), "question": tails[""],
                 "fields": {f.name: where(f) for f in asked}}
         return [Item(id=cell, pack=NAME, prompt=prompt, fields=[field(f) for f in asked], meta=meta)]
     for f in asked:
         prompt = f"{intro}\n\n{doc}\n\n{tails[f.name]}"
         w = where(f)
-        meta = {**base, "answer_format": "text", "context_tokens": count(prompt), "field": f.name,
+        meta = {**base, "answer_format": "text", "context_tokens": count(prompt), "question": tails[f.name],
+                "field": f.name,
                 "decoy": f.gold is None, "field_depth": w["depth"], "source": w["source"]}
         items.append(Item(id=f"{cell}/{f.name}", pack=NAME, prompt=prompt, fields=[field(f)], meta=meta))
     return items

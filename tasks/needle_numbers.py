@@ -113,6 +113,8 @@ def build(params: NeedleParams, count: TokenCounter) -> list[Item]:
                             "depth": depth,
                             "value_kind": kind,
                             "needle": needle,
+                            # the text after the context, for runners that prefill the context alone
+                            "question": f"Question: {question}",
                         },
                     )
                 )

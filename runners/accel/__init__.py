@@ -22,7 +22,7 @@ def all_methods() -> dict[str, type[Acceleration]]:
 
 
 def _load_builtin() -> None:
-    from runners.accel import kv_quant, sparsity, speculative, weights  # noqa: F401
+    from runners.accel import kv_cache, sparsity, speculative, weights  # noqa: F401
 
 
 def validate_accelerations(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:

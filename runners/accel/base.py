@@ -60,8 +60,13 @@ class Acceleration:
     # matmuls): reports then make no speed claim.
     emulated: ClassVar[bool] = False
     description: ClassVar[str] = ""
-    # Largest batch the method can generate (assisted generation runs one sequence at a time).
-    max_batch_size: ClassVar[int | None] = None
+    # Largest batch the method can generate (assisted generation runs one sequence at a time);
+    # an instance may narrow it from its settings.
+    max_batch_size: int | None = None
+    # True when the method must see the context before the question (query-agnostic KV
+    # compression): the runner then prefills the text before `Item.meta["question"]` first,
+    # through the cache this method supplies, and generates the rest from there.
+    context_prefill: bool = False
     # True when the method changes the weights: the runner then gives it a private
     # copy of the loaded model, so other runs in the process keep the original.
     modifies_weights: ClassVar[bool] = False

@@ -9,51 +9,39 @@ bytes it really holds are measured afterwards as proof that it took effect.
 from __future__ import annotations
 
 import importlib.util
-from typing import Any, ClassVar, Literal
+from typing import Any
 
 import torch
-from pydantic import Field, model_validator
 
-from runners.accel import register
-from runners.accel.base import AccelSettings, Acceleration, cache_kwarg
 from runners.accel.kv_simulated import SimulatedQuantCache, bytes_per_token, stored_bytes
 
-_BITS = {f"int{b}": b for b in range(2, 9)}
+BITS = {f"int{b}": b for b in range(2, 9)}
 _SUPPORTED = {
     "quanto": {"int2", "int4"},
     "hqq": {"int2", "int4", "int8"},
     "fp8": {"fp8"},
-    "simulated": set(_BITS),  # round-trip quantization in the KIVI layout, any width 2..8
+    "simulated": set(BITS),  # round-trip quantization in the KIVI layout, any width 2..8
 }
 _AXES = {"quanto": {0, -1}, "hqq": {0, 1}, "fp8": {0}, "simulated": {0}}
 
 
-class KVCacheSettings(AccelSettings):
-    quant: Literal["int8", "int7", "int6", "int5", "int4", "int3", "int2", "fp8"]
-    backend: Literal["quanto", "hqq", "fp8", "simulated"] | None = None
-    group_size: int = Field(64, ge=1)
-    residual_length: int = Field(128, ge=0)
-    axis_key: int = 0
-    axis_value: int = 0
-
-    @model_validator(mode="after")
-    def _check(self) -> "KVCacheSettings":
-        if self.backend is None:
-            self.backend = "fp8" if self.quant == "fp8" else "quanto"
-        allowed = _SUPPORTED[self.backend]
-        if self.quant not in allowed:
-            combos = "; ".join(f"{b}: {', '.join(sorted(q))}" for b, q in _SUPPORTED.items())
-            raise ValueError(f"quant {self.quant} is not supported by backend {self.backend} (supported: {combos})")
-        for axis_name in ("axis_key", "axis_value"):
-            if getattr(self, axis_name) not in _AXES[self.backend]:
-                raise ValueError(
-                    f"{axis_name} {getattr(self, axis_name)} is not supported by backend {self.backend} "
-                    f"(allowed: {sorted(_AXES[self.backend])})"
-                )
-        module = {"quanto": "optimum.quanto", "hqq": "hqq"}.get(self.backend)
-        if module and importlib.util.find_spec(module.split(".")[0]) is None:
-            raise ValueError(f"backend {self.backend} needs the package {module!r}, which is not installed")
-        return self
+def check_quant(s: Any) -> None:
+    """Refuse a quant/backend/axis combination the backend cannot honour (ValueError for the config loader)."""
+    if s.backend is None:
+        s.backend = "fp8" if s.quant == "fp8" else "quanto"
+    allowed = _SUPPORTED[s.backend]
+    if s.quant not in allowed:
+        combos = "; ".join(f"{b}: {', '.join(sorted(q))}" for b, q in _SUPPORTED.items())
+        raise ValueError(f"quant {s.quant} is not supported by backend {s.backend} (supported: {combos})")
+    for axis_name in ("axis_key", "axis_value"):
+        if getattr(s, axis_name) not in _AXES[s.backend]:
+            raise ValueError(
+                f"{axis_name} {getattr(s, axis_name)} is not supported by backend {s.backend} "
+                f"(allowed: {sorted(_AXES[s.backend])})"
+            )
+    module = {"quanto": "optimum.quanto", "hqq": "hqq"}.get(s.backend)
+    if module and importlib.util.find_spec(module.split(".")[0]) is None:
+        raise ValueError(f"backend {s.backend} needs the package {module!r}, which is not installed")
 
 
 def _tensor_bytes(obj: Any) -> int:
@@ -98,18 +86,11 @@ def kv_layout(model: Any) -> tuple[int, int]:
     return heads, dim
 
 
-@register
-class KVCacheQuant(Acceleration):
-    name: ClassVar[str] = "kv_cache"
-    settings_model: ClassVar[type[AccelSettings]] = KVCacheSettings
-    description: ClassVar[str] = (
-        "Quantized KV cache: transformers QuantizedCache (quanto int2/int4, hqq int2/int4/int8, fp8) or "
-        "backend simulated (round trip in the KIVI layout, int2..int8)"
-    )
+class KVQuantizer:
+    """Builds one quantized cache per `generate` call and measures the bytes it held."""
 
-    def __init__(self, settings: KVCacheSettings):
-        super().__init__(settings)
-        self.settings: KVCacheSettings = settings
+    def __init__(self, settings: Any):
+        self.settings = settings
         self._cache: Any = None
         self._shape = (0, 0, 0)
         self._per_token: float | None = None
@@ -119,28 +100,28 @@ class KVCacheQuant(Acceleration):
         self._full = 0
         self._max_tokens = 0
 
-    def generate_kwargs(self, model: Any, batch_size: int) -> dict[str, Any]:
+    def new_cache(self, model: Any, batch_size: int) -> Any:
         from transformers import QuantizedCache
 
         s = self.settings
         if s.backend == "fp8":
             self._cache = QuantizedCache("fp8", model.config)
         elif s.backend == "simulated":
-            self._cache = SimulatedQuantCache(model.config, _BITS[s.quant], s.group_size, s.residual_length)
+            self._cache = SimulatedQuantCache(model.config, BITS[s.quant], s.group_size, s.residual_length)
         else:
             self._cache = QuantizedCache(
                 s.backend,
                 model.config,
-                nbits=_BITS[s.quant],
+                nbits=BITS[s.quant],
                 axis_key=s.axis_key,
                 axis_value=s.axis_value,
                 q_group_size=s.group_size,
                 residual_length=s.residual_length,
             )
         self._shape = (batch_size, *kv_layout(model))
-        return {cache_kwarg(): self._cache}
+        return self._cache
 
-    def observe(self, model: Any, outputs: Any) -> None:
+    def observe(self, model: Any) -> None:
         if self._cache is None:
             return
         if isinstance(self._cache, SimulatedQuantCache):

@@ -128,7 +128,7 @@ class SpeculativeDecoding(Acceleration):
         "Speculative decoding (transformers assisted generation): prompt lookup, a draft model sharing the "
         "tokenizer, or early-exit self-speculation; lossless in exact arithmetic"
     )
-    max_batch_size: ClassVar[int | None] = 1
+    max_batch_size: int | None = 1
 
     def __init__(self, settings: SpeculativeSettings):
         super().__init__(settings)

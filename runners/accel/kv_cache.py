@@ -1,0 +1,77 @@
+"""The `kv_cache` method: a quantized cache (`quant:`) or an evicting one (`evict:`).
+
+One config key for both, since both replace the cache object `generate`
+works with; the work itself lives in kv_quant.py and kv_evict.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from runners.accel import register
+from runners.accel.base import AccelSettings, Acceleration, cache_kwarg
+from runners.accel.kv_evict import EvictSettings, Evictor
+from runners.accel.kv_quant import KVQuantizer, check_quant
+
+
+class KVCacheSettings(AccelSettings):
+    quant: Literal["int8", "int7", "int6", "int5", "int4", "int3", "int2", "fp8"] | None = None
+    backend: Literal["quanto", "hqq", "fp8", "simulated"] | None = None
+    group_size: int = Field(64, ge=1)
+    residual_length: int = Field(128, ge=0)
+    axis_key: int = 0
+    axis_value: int = 0
+    evict: EvictSettings | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> "KVCacheSettings":
+        if self.quant is None and self.evict is None:
+            raise ValueError("give quant (a quantized cache) or evict (an evicting cache)")
+        if self.quant is not None and self.evict is not None:
+            raise ValueError("quant and evict cannot be combined yet: make them two candidates")
+        if self.quant is not None:
+            check_quant(self)
+        return self
+
+
+@register
+class KVCache(Acceleration):
+    name: ClassVar[str] = "kv_cache"
+    settings_model: ClassVar[type[AccelSettings]] = KVCacheSettings
+    description: ClassVar[str] = (
+        "KV cache: quant (transformers QuantizedCache: quanto int2/int4, hqq int2/int4/int8, fp8; or backend "
+        "simulated, a round trip in the KIVI layout, int2..int8) or evict (streaming sinks + window, snapkv, "
+        "knorm; budget or ratio; scope prompt or context)"
+    )
+
+    def __init__(self, settings: KVCacheSettings):
+        super().__init__(settings)
+        self.settings: KVCacheSettings = settings
+        self.evictor = Evictor(settings.evict) if settings.evict else None
+        self.quantizer = KVQuantizer(settings) if settings.quant else None
+        if self.evictor:
+            # kept entries keep their absolute positions only for one sequence at a time
+            self.max_batch_size = 1
+            self.context_prefill = settings.evict.scope == "context"  # type: ignore[union-attr]
+
+    def attach(self, model: Any) -> None:
+        if self.evictor:
+            self.evictor.attach(model)
+
+    def detach(self, model: Any) -> None:
+        if self.evictor:
+            self.evictor.detach(model)
+
+    def generate_kwargs(self, model: Any, batch_size: int) -> dict[str, Any]:
+        if self.evictor:
+            return {cache_kwarg(): self.evictor.new_cache(model)}
+        assert self.quantizer is not None
+        return {cache_kwarg(): self.quantizer.new_cache(model, batch_size)}
+
+    def observe(self, model: Any, outputs: Any) -> None:
+        (self.evictor or self.quantizer).observe(model)  # type: ignore[union-attr]
+
+    def effects(self) -> dict[str, Any]:
+        return (self.evictor or self.quantizer).effects()  # type: ignore[union-attr]
