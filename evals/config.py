@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evals.gate import GateConfig, load_gate
 from runners.accel import validate_accelerations
@@ -67,13 +67,27 @@ class RunConfig(_Strict):
     runner: Literal["hf"] = "hf"
     device: Literal["auto", "cpu", "cuda"] = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    batch_size: int = Field(4, ge=1, le=1024)
+    # "auto": the largest batch that fits (estimated from free accelerator memory; 8 on the CPU),
+    # halved on out-of-memory with the batch retried, so nothing is lost
+    batch_size: int | Literal["auto"] = 4
+    # compute a document's KV once for all the questions asked about it (items whose text
+    # before `meta["question"]` is the same); off by default: it changes the batch shapes
+    prefix_reuse: bool = False
     generation: GenerationSettings = Field(default_factory=GenerationSettings)
     acceleration: dict[str, Any] = Field(default_factory=dict)
     tasks: list[TaskRef]
     # rules this config is gated by when it is a candidate; never part of the cache key
     gate: GateConfig | None = None
     source: str = ""
+
+    @field_validator("batch_size", mode="before")
+    @classmethod
+    def _batch_size(cls, value: Any) -> Any:
+        if value == "auto":
+            return value
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
+            raise ValueError(f"must be an integer from 1 to 1024 or 'auto' (got {value!r})")
+        return value
 
     def tasks_dump(self) -> list[dict[str, Any]]:
         return [{"pack": t.pack, **t.params.model_dump(mode="json")} for t in self.tasks]

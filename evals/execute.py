@@ -97,7 +97,8 @@ def key_payload(config: RunConfig, source: ModelSource, device: str, dtype: str)
     """Everything that can change an output, and nothing that cannot (not the name)."""
     extras = {a.name: x for a in build_accelerations(config.acceleration) if (x := a.key_extras())}
     # methods' extra identity (a draft model's content hash), present only when some method has one
-    return ({"acceleration_identity": extras} if extras else {}) | {
+    return ({"acceleration_identity": extras} if extras else {}) | (
+        {"prefix_reuse": True} if config.prefix_reuse else {}) | {
         "prompt_format": PROMPT_FORMAT_VERSION,
         "model": source.identity,
         "runner": config.runner,
@@ -232,6 +233,8 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
             "items_total": len(wanted),
             "items_error": all_errors,
             "load_seconds": round(runner.load_seconds, 3),
+            "batching": {"configured": config.batch_size, "final": runner.batch_size,
+                         "oom_halvings": runner.oom_halvings},
             "effects": {a.name: a.effects() for a in runner.accelerations},
         }
     )

@@ -17,6 +17,31 @@ from runners.accel.base import cache_kwarg
 from runners.models import ModelSource, load_model, load_tokenizer
 
 
+AUTO_START = 8  # batch size "auto" before the model is loaded, and on the CPU
+AUTO_MAX = 256
+
+
+def auto_batch_size(model: Any, device: str, items: list[Item], max_new_tokens: int) -> int:
+    """The largest batch whose KV cache and activations fit in 70% of free accelerator memory
+    (a starting point: out-of-memory halving corrects an optimistic estimate)."""
+    if device != "cuda":
+        return AUTO_START
+    import torch
+
+    free, _total = torch.cuda.mem_get_info()
+    cfg = model.config.get_text_config(decoder=True)
+    heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
+    dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    elem = torch.empty((), dtype=model.dtype).element_size()
+    longest = max((int(it.meta.get("context_tokens", 0)) for it in items), default=0) or 2048
+    tokens = longest + max_new_tokens
+    kv = 2 * cfg.num_hidden_layers * heads * dim * elem * tokens
+    # prefill activations: hidden states and the MLP's intermediate for every prompt token, one row of logits
+    act = tokens * (4 * cfg.hidden_size + 2 * getattr(cfg, "intermediate_size", 4 * cfg.hidden_size)) * elem
+    act += 2 * cfg.vocab_size * 4
+    return max(1, min(AUTO_MAX, int(0.7 * free // (kv + act))))
+
+
 class HFRunner:
     """Generates answers for Items with one loaded model and a set of accelerations."""
 
@@ -27,15 +52,17 @@ class HFRunner:
         dtype: str,
         generation: dict[str, Any],
         accelerations: list[Acceleration],
-        batch_size: int = 4,
+        batch_size: int | str = 4,
     ):
         self.source = source
         self.device = device
         self.dtype = dtype
         self.generation = generation
         self.accelerations = accelerations
-        limits = [a.max_batch_size for a in accelerations if a.max_batch_size]
-        self.batch_size = min([batch_size, *limits])
+        self.limits = [a.max_batch_size for a in accelerations if a.max_batch_size]
+        self.batch_auto = batch_size == "auto"
+        self.batch_size = min([AUTO_START if self.batch_auto else int(batch_size), *self.limits])
+        self.oom_halvings = 0
         self.model: Any = None
         # every item of the run (not only those still missing), for methods that calibrate on them
         self.run_items: list[Item] | None = None
@@ -60,6 +87,9 @@ class HFRunner:
         import copy
 
         self.model, self.tokenizer, self.load_seconds = load_model(self.source, self.device, self.dtype)
+        if self.batch_auto:
+            self.batch_size = min([auto_batch_size(self.model, self.device, self.run_items or [],
+                                                     int(self.generation.get("max_new_tokens", 48))), *self.limits])
         for accel in self.accelerations:
             if accel.modifies_weights:
                 # the loaded model is shared by every run in this process: change a copy
@@ -118,6 +148,33 @@ class HFRunner:
             )
         return results
 
+    def _generate_or_split(self, batch: list[Item]) -> list[Generation]:
+        """Generate a batch; on out-of-memory halve the batch size and retry both halves; a batch
+        that raises otherwise is retried item by item, and an item that still raises is an error."""
+        import torch
+
+        try:
+            return self._generate_batch(batch)
+        except torch.OutOfMemoryError as exc:
+            if len(batch) == 1:
+                return [self._error(batch[0], exc)]
+            if self.device == "cuda":
+                torch.cuda.empty_cache()
+            half = len(batch) // 2
+            self.batch_size = min(self.batch_size, len(batch) - half)
+            self.oom_halvings += 1
+            return self._generate_or_split(batch[:half]) + self._generate_or_split(batch[half:])
+        except Exception as exc:
+            if len(batch) == 1:
+                return [self._error(batch[0], exc)]
+            results: list[Generation] = []
+            for item in batch:
+                try:
+                    results.extend(self._generate_batch([item]))
+                except Exception as item_exc:
+                    results.append(self._error(item, item_exc))
+            return results
+
     def context_split(self, text: str, item: Item) -> int | None:
         """Tokens of `text` before the item's question (`meta["question"]`), or None when it does not say."""
         question = item.meta.get("question")
@@ -165,20 +222,10 @@ class HFRunner:
             accel.attach(self.model)
         try:
             for batch in self.batches(items):
-                try:
-                    results = self._generate_batch(batch)
-                except Exception as exc:  # a batch that raises is retried one by one
-                    if len(batch) == 1:
-                        results = [self._error(batch[0], exc)]
-                    else:
-                        results = []
-                        for item in batch:
-                            try:
-                                results.extend(self._generate_batch([item]))
-                            except Exception as item_exc:
-                                results.append(self._error(item, item_exc))
-                for result in results:
-                    emit(result)
+                # a halving after an out-of-memory error also shrinks the batches still to come
+                for start in range(0, len(batch), self.batch_size):
+                    for result in self._generate_or_split(batch[start : start + self.batch_size]):
+                        emit(result)
         finally:
             for accel in self.accelerations:
                 accel.detach(self.model)
