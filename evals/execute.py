@@ -133,6 +133,7 @@ def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, re
         config.generation.model_dump(),
         build_accelerations(config.acceleration),
         batch_size=config.batch_size,
+        prefix_reuse=config.prefix_reuse,
     )
     items: list[Item] = []
     for task in config.tasks:
@@ -235,6 +236,7 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
             "load_seconds": round(runner.load_seconds, 3),
             "batching": {"configured": config.batch_size, "final": runner.batch_size,
                          "oom_halvings": runner.oom_halvings},
+            **({"prefix_reuse": runner.prefix_stats} if config.prefix_reuse else {}),
             "effects": {a.name: a.effects() for a in runner.accelerations},
         }
     )

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable
 from evals.types import Generation, Item
 from runners.accel import Acceleration
 from runners.accel.base import cache_kwarg
+from runners.prefix import SharedPrefix, group_by_prefix, prefill
 from runners.models import ModelSource, load_model, load_tokenizer
 
 
@@ -53,6 +54,7 @@ class HFRunner:
         generation: dict[str, Any],
         accelerations: list[Acceleration],
         batch_size: int | str = 4,
+        prefix_reuse: bool = False,
     ):
         self.source = source
         self.device = device
@@ -63,6 +65,8 @@ class HFRunner:
         self.batch_auto = batch_size == "auto"
         self.batch_size = min([AUTO_START if self.batch_auto else int(batch_size), *self.limits])
         self.oom_halvings = 0
+        self.prefix_reuse = prefix_reuse
+        self.prefix_stats: dict[str, Any] = {"documents": 0, "questions": 0, "tokens_saved": 0}
         self.model: Any = None
         # every item of the run (not only those still missing), for methods that calibrate on them
         self.run_items: list[Item] | None = None
@@ -95,15 +99,19 @@ class HFRunner:
                 # the loaded model is shared by every run in this process: change a copy
                 self.model = accel.prepare_model(copy.deepcopy(self.model))
 
-    def _generate_batch(self, items: list[Item]) -> list[Generation]:
+    def _generate_batch(self, items: list[Item], shared: SharedPrefix | None = None) -> list[Generation]:
         import torch
 
         tok = self.tokenizer
         texts = [self.render(it) for it in items]
-        enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
         kwargs: dict[str, Any] = {}
         for accel in self.accelerations:
             kwargs.update(accel.generate_kwargs(self.model, len(items)))
+        if shared is None:
+            enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+        else:
+            enc = shared.inputs([self.token_ids(it) for it in items], tok.pad_token_id, self.device)
+            kwargs[cache_kwarg()] = shared.cache_for(len(items))
         g = self.generation
         sampling = g.get("temperature", 0.0) > 0
         if sampling:
@@ -125,6 +133,8 @@ class HFRunner:
         if self.device == "cuda":
             torch.cuda.synchronize()
         seconds = time.perf_counter() - start
+        if shared is not None:  # the document's prefill, shared by all its questions
+            seconds += shared.seconds * len(items) / max(shared.questions, 1)
         for accel in self.accelerations:
             accel.observe(self.model, out)
         prompt_len = enc["input_ids"].shape[1]
@@ -148,13 +158,13 @@ class HFRunner:
             )
         return results
 
-    def _generate_or_split(self, batch: list[Item]) -> list[Generation]:
+    def _generate_or_split(self, batch: list[Item], shared: SharedPrefix | None = None) -> list[Generation]:
         """Generate a batch; on out-of-memory halve the batch size and retry both halves; a batch
         that raises otherwise is retried item by item, and an item that still raises is an error."""
         import torch
 
         try:
-            return self._generate_batch(batch)
+            return self._generate_batch(batch, shared)
         except torch.OutOfMemoryError as exc:
             if len(batch) == 1:
                 return [self._error(batch[0], exc)]
@@ -163,17 +173,30 @@ class HFRunner:
             half = len(batch) // 2
             self.batch_size = min(self.batch_size, len(batch) - half)
             self.oom_halvings += 1
-            return self._generate_or_split(batch[:half]) + self._generate_or_split(batch[half:])
+            return self._generate_or_split(batch[:half], shared) + self._generate_or_split(batch[half:], shared)
         except Exception as exc:
             if len(batch) == 1:
                 return [self._error(batch[0], exc)]
             results: list[Generation] = []
             for item in batch:
                 try:
-                    results.extend(self._generate_batch([item]))
+                    results.extend(self._generate_batch([item], shared))
                 except Exception as item_exc:
                     results.append(self._error(item, item_exc))
             return results
+
+    def token_ids(self, item: Item) -> list[int]:
+        return self.tokenizer(self.render(item), add_special_tokens=False)["input_ids"]
+
+    def _shared_prefixes(self, items: list[Item]) -> tuple[list[tuple[list[int], list[Item]]], list[Item]]:
+        """Groups of items asking about the same document, when the run shares prefixes."""
+        if not self.prefix_reuse:
+            return [], items
+        blocking = [a.name for a in self.accelerations if not a.supports_prefix_reuse]
+        if blocking:
+            self.prefix_stats["off_because"] = f"{', '.join(blocking)} supplies its own cache"
+            return [], items
+        return group_by_prefix(items, self.token_ids, lambda it: self.context_split(self.render(it), it))
 
     def context_split(self, text: str, item: Item) -> int | None:
         """Tokens of `text` before the item's question (`meta["question"]`), or None when it does not say."""
@@ -221,6 +244,16 @@ class HFRunner:
                 accel.set_calibration_texts([self.render(it) for it in (self.run_items or items)])
             accel.attach(self.model)
         try:
+            groups, items = self._shared_prefixes(items)
+            for prefix, members in groups:
+                shared = prefill(self.model, prefix, self.device, cache_kwarg())
+                shared.questions = len(members)
+                for batch in self.batches(members):
+                    for result in self._generate_or_split(batch, shared):
+                        emit(result)
+                self.prefix_stats["documents"] += 1
+                self.prefix_stats["questions"] += len(members)
+                self.prefix_stats["tokens_saved"] += len(prefix) * (len(members) - 1)
             for batch in self.batches(items):
                 # a halving after an out-of-memory error also shrinks the batches still to come
                 for start in range(0, len(batch), self.batch_size):

@@ -67,6 +67,8 @@ class Acceleration:
     # compression): the runner then prefills the text before `Item.meta["question"]` first,
     # through the cache this method supplies, and generates the rest from there.
     context_prefill: bool = False
+    # False when the method supplies its own cache or drafts tokens: shared-prefix reuse is then off
+    supports_prefix_reuse: ClassVar[bool] = True
     # True when the method changes the weights: the runner then gives it a private
     # copy of the loaded model, so other runs in the process keep the original.
     modifies_weights: ClassVar[bool] = False

@@ -40,6 +40,7 @@ class KVCacheSettings(AccelSettings):
 class KVCache(Acceleration):
     name: ClassVar[str] = "kv_cache"
     settings_model: ClassVar[type[AccelSettings]] = KVCacheSettings
+    supports_prefix_reuse: ClassVar[bool] = False
     description: ClassVar[str] = (
         "KV cache: quant (transformers QuantizedCache: quanto int2/int4, hqq int2/int4/int8, fp8; or backend "
         "simulated, a round trip in the KIVI layout, int2..int8) or evict (streaming sinks + window, snapkv, "

@@ -124,6 +124,7 @@ class _Round:
 class SpeculativeDecoding(Acceleration):
     name: ClassVar[str] = "speculative"
     settings_model: ClassVar[type[AccelSettings]] = SpeculativeSettings
+    supports_prefix_reuse: ClassVar[bool] = False
     description: ClassVar[str] = (
         "Speculative decoding (transformers assisted generation): prompt lookup, a draft model sharing the "
         "tokenizer, or early-exit self-speculation; lossless in exact arithmetic"
