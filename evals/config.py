@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evals.gate import GateConfig, load_gate
 from runners.accel import validate_accelerations
 from runners.accel.base import model_at
+from runners.openai import EngineInfo, OpenAISettings
 from tasks import get_pack
 from tasks.base import PackParams
 
@@ -58,13 +59,19 @@ class TaskRef(_Strict):
 
 
 class RunConfig(_Strict):
-    """One serving configuration: model, runner, acceleration, decoding and tasks."""
+    """One serving configuration: model, runner, acceleration, decoding and tasks.
+
+    With `runner: openai`, `model` is the name the server serves, `openai:` says
+    how to reach it and `engine:` records the flags it was started with; the
+    hf-only keys (device, dtype, batch_size) are ignored there."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     model: str = "smollm2-135m"
-    runner: Literal["hf"] = "hf"
+    runner: Literal["hf", "openai"] = "hf"
+    openai: OpenAISettings | None = None
+    engine: EngineInfo | None = None
     device: Literal["auto", "cpu", "cuda"] = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     # "auto": the largest batch that fits (estimated from free accelerator memory; 8 on the CPU),
@@ -197,6 +204,23 @@ def _parse_tasks(raw: Any, file: Path) -> list[TaskRef]:
     return refs
 
 
+def _check_runner_keys(data: dict[str, Any], file: Path) -> None:
+    """Keys that belong to the other runner are mistakes worth one clear line, not silent no-ops."""
+    runner = data.get("runner", "hf")
+    if runner == "openai":
+        if not data.get("openai"):
+            raise ConfigError("runner: openai needs an `openai:` mapping with at least base_url "
+                              "(e.g. openai: {base_url: http://127.0.0.1:8000/v1})", file=file, path="openai")
+        if data.get("acceleration"):
+            raise ConfigError("accelerations are applied by the hf runner; with runner: openai the engine applies them: "
+                              "start the server with its flags (e.g. vLLM --kv-cache-dtype fp8) and record them under "
+                              "engine: {name: vllm, args: [...]}", file=file, path="acceleration")
+    elif runner == "hf":
+        for key in ("openai", "engine"):
+            if data.get(key) is not None:
+                raise ConfigError("only used with runner: openai (this config's runner is hf)", file=file, path=key)
+
+
 def parse_config(data: dict[str, Any], file: Path | str = "<config>") -> RunConfig:
     """Validate an already-merged mapping into a RunConfig."""
     file = Path(file)
@@ -204,6 +228,7 @@ def parse_config(data: dict[str, Any], file: Path | str = "<config>") -> RunConf
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
         raise ConfigError(f"unknown key; allowed: {', '.join(sorted(_TOP_KEYS))}", file=file, path=unknown[0])
+    _check_runner_keys(data, file)
     tasks = _parse_tasks(data.pop("tasks", None), file)
     accel_raw = data.pop("acceleration", None) or {}
     if not isinstance(accel_raw, dict):

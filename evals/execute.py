@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 import evals
-from evals.config import RunConfig
+from evals.config import ConfigError, RunConfig
 from evals.store import RunStore, run_key
 from evals.types import Generation, Item
 from runners.accel import all_methods, build_accelerations
@@ -95,22 +95,32 @@ def _versions() -> dict[str, str]:
 
 def key_payload(config: RunConfig, source: ModelSource, device: str, dtype: str) -> dict[str, Any]:
     """Everything that can change an output, and nothing that cannot (not the name)."""
-    extras = {a.name: x for a in build_accelerations(config.acceleration) if (x := a.key_extras())}
-    # methods' extra identity (a draft model's content hash), present only when some method has one
-    return ({"acceleration_identity": extras} if extras else {}) | (
-        {"prefix_reuse": True} if config.prefix_reuse else {}) | {
+    common = {
         "prompt_format": PROMPT_FORMAT_VERSION,
         "model": source.identity,
         "runner": config.runner,
-        "device": device,
-        "dtype": dtype,
-        "batch_size": config.batch_size,
         "generation": config.generation.model_dump(mode="json"),
-        "acceleration": config.acceleration,
         "tasks": [
             {"pack": t.pack, "version": get_pack(t.pack).version, "params": t.params.model_dump(mode="json")}
             for t in config.tasks
         ],
+    }
+    if config.runner == "openai":
+        # the server's identity is in `model` (served name, what /models reports, the local tokenizer);
+        # where the server lives, its key, concurrency, timeouts and retries change no output
+        assert config.openai is not None
+        return common | {
+            "endpoint": config.openai.endpoint,
+            "engine": config.engine.model_dump(mode="json") if config.engine else None,
+        }
+    extras = {a.name: x for a in build_accelerations(config.acceleration) if (x := a.key_extras())}
+    # methods' extra identity (a draft model's content hash), present only when some method has one
+    return ({"acceleration_identity": extras} if extras else {}) | (
+        {"prefix_reuse": True} if config.prefix_reuse else {}) | common | {
+        "device": device,
+        "dtype": dtype,
+        "batch_size": config.batch_size,
+        "acceleration": config.acceleration,
     }
 
 
@@ -119,8 +129,7 @@ def run_dir_name(name: str, key: str, replicate: int = 0) -> str:
     return f"{name}-{key[:12]}" + (f"-r{replicate}" if replicate else "")
 
 
-def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, replicate: int = 0) -> PreparedRun:
-    """Resolve the model, build the items (token lengths need the tokenizer) and the key."""
+def _hf_runner(config: RunConfig) -> tuple[Any, ModelSource, str, str]:
     from runners.hf import HFRunner
 
     source = resolve_model(config.model)
@@ -135,6 +144,44 @@ def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, re
         batch_size=config.batch_size,
         prefix_reuse=config.prefix_reuse,
     )
+    return runner, source, device, dtype
+
+
+def _openai_runner(config: RunConfig) -> tuple[Any, ModelSource, str, str]:
+    """A runner for a remote server; its identity is what the server reports plus the local tokenizer's."""
+    from runners.models import ModelNotFound
+    from runners.openai import OpenAIRunner, api_key_from_env
+
+    settings = config.openai
+    assert settings is not None
+    tok_spec = settings.tokenizer or config.model
+    try:
+        tok_source = resolve_model(tok_spec)
+    except ModelNotFound as exc:
+        hint = "" if settings.tokenizer else (
+            f"; the tokenizer defaults to `model` ({config.model!r}): set openai.tokenizer to a local model "
+            "directory, .gguf file, alias or hub id with the served model's tokenizer")
+        raise ConfigError(f"{exc}{hint}", file=config.source,
+                          path="openai.tokenizer" if settings.tokenizer else "model") from None
+    try:
+        api_key = api_key_from_env(settings)
+    except KeyError:
+        raise ConfigError(f"environment variable {settings.api_key_env} is not set (it should hold the API key)",
+                          file=config.source, path="openai.api_key_env") from None
+    runner = OpenAIRunner(settings, config.model, config.generation.model_dump(), tok_source, api_key)
+    runner.probe()
+    source = ModelSource(
+        config.model,
+        "openai",
+        settings.base_url,
+        {"served_model": config.model, "server_reported": runner.server_identity(), "tokenizer": tok_source.identity},
+    )
+    return runner, source, "remote", "server"
+
+
+def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, replicate: int = 0) -> PreparedRun:
+    """Resolve the model, build the items (token lengths need the tokenizer) and the key."""
+    runner, source, device, dtype = (_openai_runner if config.runner == "openai" else _hf_runner)(config)
     items: list[Item] = []
     for task in config.tasks:
         built = get_pack(task.pack).build(task.params, runner.count_tokens)
@@ -156,6 +203,12 @@ def set_aside(run_dir: Path) -> Path | None:
     target = run_dir.with_name(f"{run_dir.name}.replaced-{stamp}")
     run_dir.rename(target)
     return target
+
+
+def _runner_extras(runner: Any) -> dict[str, Any]:
+    """What a runner reports about itself beyond accelerations (a remote server's answers, retries)."""
+    extras = getattr(runner, "manifest_extras", None)
+    return extras() if callable(extras) else {}
 
 
 def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callable[[str], None] = print) -> RunResult:
@@ -220,13 +273,18 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
     try:
         runner.run(missing, emit)
     except Exception as exc:
+        manifest.update(_runner_extras(runner))
         manifest.update({"status": "failed", "failure": f"{type(exc).__name__}: {exc}", "updated": _now()})
         store.write_manifest(manifest)
-        raise RunFailed(f"{prepared.label}: {exc}") from exc
+        stored = sum(1 for k in wanted if k in done)
+        kept = f" ({stored} of {len(wanted)} items are stored; the same command resumes)" if generated else ""
+        raise RunFailed(f"{prepared.label}: {exc}{kept}") from exc
     finally:
         if progress:
             progress.finish()
     all_errors = sum(1 for k in wanted if done[k].error is not None)
+    manifest.update(_runner_extras(runner))
+    manifest.pop("failure", None)
     manifest.update(
         {
             "status": "complete",
@@ -234,9 +292,6 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
             "items_total": len(wanted),
             "items_error": all_errors,
             "load_seconds": round(runner.load_seconds, 3),
-            "batching": {"configured": config.batch_size, "final": runner.batch_size,
-                         "oom_halvings": runner.oom_halvings},
-            **({"prefix_reuse": runner.prefix_stats} if config.prefix_reuse else {}),
             "effects": {a.name: a.effects() for a in runner.accelerations},
         }
     )

@@ -62,6 +62,7 @@ class HFRunner:
         self.generation = generation
         self.accelerations = accelerations
         self.limits = [a.max_batch_size for a in accelerations if a.max_batch_size]
+        self.batch_configured = batch_size
         self.batch_auto = batch_size == "auto"
         self.batch_size = min([AUTO_START if self.batch_auto else int(batch_size), *self.limits])
         self.oom_halvings = 0
@@ -72,6 +73,14 @@ class HFRunner:
         self.run_items: list[Item] | None = None
         self.tokenizer: Any = load_tokenizer(source)
         self.load_seconds = 0.0
+
+    def manifest_extras(self) -> dict[str, Any]:
+        """Batch sizes as run (after any out-of-memory halving) and what prefix reuse shared."""
+        return {
+            "batching": {"configured": self.batch_configured, "final": self.batch_size,
+                         "oom_halvings": self.oom_halvings},
+            **({"prefix_reuse": self.prefix_stats} if self.prefix_reuse else {}),
+        }
 
     def render(self, item: Item) -> str:
         """The exact text fed to the model: the chat template when the tokenizer has one."""

@@ -48,7 +48,7 @@ def test_extends_is_relative_to_the_file_and_deep_merges(tmp_path: Path, cfg_fil
         (BASE + "modle: x\n", "modle", ["unknown key", "model"]),
         (BASE + "generation: {max_new_tokns: 5}\n", "generation.max_new_tokns", ["unknown key", "max_new_tokens"]),
         (BASE + "generation: {max_new_tokens: lots}\n", "generation.max_new_tokens", ["integer"]),
-        (BASE + "batch_size: 0\n", "batch_size", ["greater than or equal to 1"]),
+        (BASE + "batch_size: 0\n", "batch_size", ["from 1 to 1024", "auto"]),
         (BASE + "device: tpu\n", "device", ["allowed", "cuda"]),
         (BASE.replace("needle_numbers", "needles"), "tasks[0].pack", ["unknown pack", "needle_numbers"]),
         (BASE.replace("lengths: [512]", "lenghts: [512]"), "tasks[0].lenghts", ["unknown key", "lengths"]),

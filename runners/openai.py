@@ -1,0 +1,447 @@
+"""The `openai` runner: any OpenAI-compatible server (vLLM, SGLang, llama.cpp server).
+
+Teams ship accelerations as engine flags (vLLM's `--kv-cache-dtype fp8`, a
+speculative-decoding config); this runner gates the engine they deploy rather
+than a re-implementation of it. Requests go out with bounded concurrency,
+stream by default (so time to first token is measured from the stream) and
+are retried on transient failures. Each finished item is handed to `emit` the
+moment it arrives, so a run that stops keeps every answer it got.
+
+A failure that retrying cannot fix (400, 401, 404, or retries exhausted)
+stops the run: the answers already stored stay, and running again sends only
+the items still missing. The API key is read from the environment variable
+the config names and lives only in this process's request headers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Awaitable, Callable, Coroutine, Literal, TypeVar
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from evals.types import Generation, Item
+from runners.models import ModelError, ModelSource, load_tokenizer
+from runners.retry import retry_after_seconds, retry_wait, retryable_status
+from runners.sse import sse_data
+
+T = TypeVar("T")
+
+
+class OpenAISettings(BaseModel):
+    """The `openai:` block of a config."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str
+    # the NAME of an environment variable holding the key; the key itself never appears in a config
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    endpoint: Literal["chat", "completions"] = "chat"
+    stream: bool = True
+    concurrency: int = Field(8, ge=1, le=1024)
+    # seconds to wait for a connection or for the server's next bytes (a stream that keeps sending is never cut)
+    timeout: float = Field(300.0, gt=0)
+    max_retries: int = Field(5, ge=0, le=100)
+    # first retry waits about this long, doubling each time up to max_backoff
+    backoff: float = Field(0.5, gt=0, le=60)
+    max_backoff: float = Field(30.0, gt=0, le=600)
+    # local model spec whose tokenizer sizes prompts and renders the chat template for `completions`; default `model`
+    tokenizer: str | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"must be an http(s) URL such as http://127.0.0.1:8000/v1 (got {value!r})")
+        if parts.username or parts.password:
+            raise ValueError("must not carry credentials; name the environment variable holding the key in api_key_env")
+        if parts.query or parts.fragment:
+            raise ValueError(f"must not have a query or fragment (got {value!r})")
+        return value.rstrip("/")
+
+
+class EngineInfo(BaseModel):
+    """The serving engine and the flags it was started with, as the user declares them.
+
+    The server cannot report its own flags, so this is how a baseline server
+    and an fp8-KV server behind one model name get different cache keys."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    version: str | None = None
+    args: list[str] = Field(default_factory=list)
+
+
+class ServerError(ModelError):
+    """The server refused the work, or kept failing after every retry: the run stops (exit 3)."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+class _Transient(Exception):
+    """A failure worth retrying, with the wait the server asked for, if any."""
+
+    def __init__(self, reason: str, retry_after: float | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from synchronous code, also when an event loop is already running
+    (a notebook): then it runs on a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def render_chat(tokenizer: Any, item: Item) -> str:
+    """The prompt text as the model sees it: the tokenizer's chat template when it has one."""
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template(messages(item), tokenize=False, add_generation_prompt=True)
+    return f"{item.system}\n\n{item.prompt}" if item.system else item.prompt
+
+
+def messages(item: Item) -> list[dict[str, str]]:
+    """An item as chat messages: the system prompt (when it has one), then the question."""
+    return ([{"role": "system", "content": item.system}] if item.system else []) + [
+        {"role": "user", "content": item.prompt}
+    ]
+
+
+_HINTS = {
+    400: "the server rejected the request (a prompt longer than the served context, or a setting it does not take)",
+    401: "the server did not accept the API key",
+    403: "the API key is not allowed to do this",
+    404: "check openai.base_url (it usually ends in /v1) and that `model` is the name the server serves",
+    422: "the server rejected the request body",
+}
+
+
+class OpenAIRunner:
+    """Generates answers for Items by calling an OpenAI-compatible server."""
+
+    def __init__(
+        self,
+        settings: OpenAISettings,
+        model: str,
+        generation: dict[str, Any],
+        tokenizer_source: ModelSource,
+        api_key: str | None = None,
+        rng: random.Random | None = None,
+    ):
+        self.settings = settings
+        self.served_model = model
+        self.generation = generation
+        self.tokenizer_source = tokenizer_source
+        self.tokenizer: Any = load_tokenizer(tokenizer_source)
+        self._api_key = api_key or None
+        self._rng = rng or random.Random()
+        # the runner interface shared with HFRunner: nothing is loaded or accelerated in this process
+        self.accelerations: list[Any] = []
+        self.load_seconds = 0.0
+        self.run_items: list[Item] | None = None
+        # what the server says it serves (its /models entry for `model`), filled by probe()
+        self.server_model: dict[str, Any] | None = None
+        self.models_listed: bool = False
+        self.requests = 0
+        self.retries: Counter[str] = Counter()
+        self.streamed = 0
+        self.not_streamed = 0
+        self.response_models: set[str] = set()
+        self.max_in_flight = 0
+        self._in_flight = 0
+
+    # -- the runner interface -------------------------------------------------------------------------
+
+    def render(self, item: Item) -> str:
+        """The prompt text: sent as is to `completions`; for `chat` the server renders the same template."""
+        return render_chat(self.tokenizer, item)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
+        """Send every item (at most `concurrency` at once) and emit each answer as it arrives."""
+        if items:
+            run_sync(self._run_all(items, emit))
+
+    # -- identity ---------------------------------------------------------------------------------------
+
+    def probe(self) -> None:
+        """Ask the server which models it serves, so the run records (and is keyed by) what actually answers.
+
+        A server without a /models endpoint (404) is accepted; one that refuses the key stops here."""
+        run_sync(self._probe())
+
+    def server_identity(self) -> dict[str, Any] | None:
+        """The server-reported facts that tell two deployments apart (not its timestamps)."""
+        if self.server_model is None:
+            return None
+        return {k: self.server_model[k] for k in ("id", "root") if self.server_model.get(k) is not None}
+
+    def manifest_extras(self) -> dict[str, Any]:
+        """What the run did against the server, for the manifest (never the key)."""
+        return {
+            "server": {
+                "base_url": self.settings.base_url,
+                "endpoint": self.settings.endpoint,
+                "models_endpoint": self.models_listed,
+                "reported_model": self.server_model,
+                "response_models": sorted(self.response_models),
+                "requests": self.requests,
+                "retries": dict(sorted(self.retries.items())),
+                "streamed": self.streamed,
+                "not_streamed": self.not_streamed,
+                "max_in_flight": self.max_in_flight,
+                "api_key_env": self.settings.api_key_env,
+            }
+        }
+
+    # -- HTTP -------------------------------------------------------------------------------------------
+
+    def _client(self) -> Any:
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        limits = httpx.Limits(max_connections=self.settings.concurrency,
+                              max_keepalive_connections=self.settings.concurrency)
+        return httpx.AsyncClient(base_url=self.settings.base_url + "/", headers=headers,
+                                 timeout=httpx.Timeout(self.settings.timeout), limits=limits)
+
+    def _scrub(self, text: str) -> str:
+        """A server that echoes the key in an error body must not put it into our messages or files."""
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+    def _refusal(self, code: int, phrase: str, what: str, body: str) -> ServerError:
+        detail = re.sub(r"\s+", " ", body).strip()[:400]
+        hint = _HINTS.get(code, "retrying would not help")
+        if code in (401, 403):
+            hint += (f" (read from ${self.settings.api_key_env})" if self.settings.api_key_env
+                     else "; set openai.api_key_env to the environment variable that holds the key")
+        return ServerError(self._scrub(
+            f"server {self.settings.base_url} answered {code} {phrase} to {what}: {hint}"
+            + (f"; server said: {detail}" if detail else "")
+        ), status=code)
+
+    async def _with_retries(self, attempt_once: Callable[[], Awaitable[T]], what: str) -> T:
+        """One request, again after each transient failure, waiting as the server asks or backing off."""
+        s = self.settings
+        attempt = 0
+        while True:
+            try:
+                return await attempt_once()
+            except _Transient as exc:
+                if attempt >= s.max_retries:
+                    raise ServerError(self._scrub(
+                        f"server {s.base_url}: {what} still failing after {attempt + 1} attempts: {exc.reason}"
+                    )) from None
+                self.retries[exc.reason.split(":")[0]] += 1
+                await asyncio.sleep(retry_wait(attempt, s.backoff, s.max_backoff, exc.retry_after, self._rng))
+                attempt += 1
+
+    async def _send(self, client: Any, method: str, path: str, body: dict[str, Any] | None,
+                    read: Callable[[Any, float], Awaitable[T]], what: str) -> T:
+        """One attempt: transient failures become _Transient, refusals ServerError, a good answer `read`'s result."""
+        import httpx
+
+        self.requests += 1
+        start = time.perf_counter()
+        try:
+            async with client.stream(method, path, json=body) as resp:
+                if not 200 <= resp.status_code < 300:
+                    text = self._scrub((await resp.aread()).decode("utf-8", errors="replace"))
+                    if retryable_status(resp.status_code):
+                        raise _Transient(f"HTTP {resp.status_code}", retry_after_seconds(resp.headers.get("retry-after")))
+                    raise self._refusal(resp.status_code, resp.reason_phrase, what, text)
+                return await read(resp, start)
+        except httpx.TimeoutException as exc:
+            raise _Transient(f"timeout: no answer within {self.settings.timeout:g} s ({type(exc).__name__})") from None
+        except (httpx.TransportError, httpx.DecodingError) as exc:
+            raise _Transient(f"connection: {type(exc).__name__}: {self._scrub(str(exc))}") from None
+
+    async def _probe(self) -> None:
+        async def read(resp: Any, _start: float) -> dict[str, Any] | None:
+            try:
+                data = json.loads(await resp.aread())
+                return data if isinstance(data, dict) else None
+            except ValueError:
+                return None
+
+        async with self._client() as client:
+            try:
+                listing = await self._with_retries(lambda: self._send(client, "GET", "models", None, read, "GET /models"),
+                                                   "GET /models")
+            except ServerError as exc:
+                if exc.status in (404, 405):
+                    return  # a server without a model list: the responses' `model` fields are recorded instead
+                raise
+        entries = [e for e in (listing or {}).get("data") or [] if isinstance(e, dict) and "id" in e]
+        self.models_listed = bool(entries)
+        if not entries:
+            return
+        match = next((e for e in entries if e.get("id") == self.served_model), None)
+        if match is None:
+            served = ", ".join(repr(e["id"]) for e in entries[:10])
+            raise ServerError(f"server {self.settings.base_url} does not serve model {self.served_model!r}; it serves {served}: "
+                              "set `model` to one of them")
+        self.server_model = {k: v for k, v in match.items() if k not in ("created", "permission")}
+
+    def _body(self, item: Item) -> dict[str, Any]:
+        g = self.generation
+        body: dict[str, Any] = {"model": self.served_model, "max_tokens": int(g.get("max_new_tokens", 48)),
+                                "temperature": float(g.get("temperature", 0.0))}
+        # an item that fixes its own output length (speed packs) says so; `ignore_eos` is vLLM's and SGLang's name
+        override = getattr(item, "generation", None)
+        if override is not None:
+            body["max_tokens"] = int(override.max_new_tokens)
+            if getattr(override, "ignore_eos", False):
+                body["ignore_eos"] = True
+        if self.settings.endpoint == "chat":
+            body["messages"] = messages(item)
+        else:
+            body["prompt"] = self.render(item)
+        if body["temperature"] > 0:
+            body["top_p"] = float(g.get("top_p", 1.0))
+            body["seed"] = int(g.get("seed", 0))
+        if self.settings.stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    def _text_of(self, choice: dict[str, Any], streamed: bool) -> str | None:
+        if self.settings.endpoint == "completions":
+            return choice.get("text")
+        part = choice.get("delta" if streamed else "message") or {}
+        return part.get("content") if isinstance(part, dict) else None
+
+    async def _read_answer(self, item: Item, resp: Any, start: float) -> Generation:
+        """Read a streamed (SSE) answer, or a whole JSON one from a server that does not stream."""
+        if "text/event-stream" in resp.headers.get("content-type", ""):
+            return await self._read_stream(item, resp, start)
+        raw = await resp.aread()
+        try:
+            data = json.loads(raw)
+            choice = data["choices"][0]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise _Transient(f"malformed answer: {raw[:200]!r}") from None
+        self.not_streamed += 1
+        if data.get("model"):
+            self.response_models.add(str(data["model"]))
+        return self._generation(item, self._text_of(choice, False) or "", data.get("usage"),
+                                time.perf_counter() - start, None, None)
+
+    async def _read_stream(self, item: Item, resp: Any, start: float) -> Generation:
+        parts: list[str] = []
+        first = last = None
+        usage = None
+        finished = False
+        async for data in sse_data(resp.aiter_lines()):
+            if data.strip() == "[DONE]":
+                finished = True
+                break
+            try:
+                chunk = json.loads(data)
+            except ValueError:
+                raise _Transient(f"malformed stream chunk: {data[:200]!r}") from None
+            if not isinstance(chunk, dict):
+                raise _Transient(f"malformed stream chunk: {data[:200]!r}")
+            if chunk.get("error"):
+                raise _Transient(f"error in stream: {self._scrub(json.dumps(chunk['error']))[:300]}")
+            if chunk.get("model"):
+                self.response_models.add(str(chunk["model"]))
+            if chunk.get("usage"):
+                usage = chunk["usage"]
+            for choice in chunk.get("choices") or []:
+                piece = self._text_of(choice, True)
+                if piece:
+                    last = time.perf_counter()
+                    first = first if first is not None else last
+                    parts.append(piece)
+                if choice.get("finish_reason"):
+                    finished = True
+        if not finished:
+            raise _Transient("stream cut: it ended before the server said it was finished")
+        self.streamed += 1
+        end = time.perf_counter()
+        ttft = None if first is None else first - start
+        decode = None if first is None or last is None else last - first
+        return self._generation(item, "".join(parts), usage, end - start, ttft, decode)
+
+    def _generation(self, item: Item, text: str, usage: Any, seconds: float, ttft: float | None,
+                    decode: float | None) -> Generation:
+        usage = usage if isinstance(usage, dict) else {}
+        prompt_tokens = usage.get("prompt_tokens")
+        new_tokens = usage.get("completion_tokens")
+        return Generation(
+            item_id=item.id,
+            pack=item.pack,
+            prompt_hash=item.prompt_hash,
+            output=text,
+            prompt_tokens=int(prompt_tokens) if isinstance(prompt_tokens, int) else self.count_tokens(self.render(item)),
+            new_tokens=int(new_tokens) if isinstance(new_tokens, int) else self.count_tokens(text),
+            seconds=round(seconds, 4),
+            batch_size=1,
+            prefill_seconds=None if ttft is None else round(ttft, 4),
+            decode_seconds=None if decode is None else round(decode, 4),
+        )
+
+    async def _generate(self, client: Any, item: Item) -> Generation:
+        path = "chat/completions" if self.settings.endpoint == "chat" else "completions"
+        what = f"POST /{path} (item {item.id})"
+        body = self._body(item)
+        return await self._with_retries(
+            lambda: self._send(client, "POST", path, body, lambda resp, start: self._read_answer(item, resp, start),
+                               what),
+            what,
+        )
+
+    async def _run_all(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
+        pending = list(reversed(items))
+
+        async def worker() -> None:
+            while pending:
+                item = pending.pop()
+                self._in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self._in_flight)
+                try:
+                    gen = await self._generate(client, item)
+                finally:
+                    self._in_flight -= 1
+                emit(gen)
+
+        async with self._client() as client:
+            workers = [asyncio.create_task(worker()) for _ in range(min(self.settings.concurrency, len(items)))]
+            try:
+                await asyncio.gather(*workers)
+            except BaseException:
+                # one item stopped the run: the others' requests are abandoned, what was emitted stays stored
+                for task in workers:
+                    task.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                raise
+
+
+def api_key_from_env(settings: OpenAISettings) -> str | None:
+    """The key from the named variable; None when no variable is named. Raises KeyError when it is unset."""
+    if not settings.api_key_env:
+        return None
+    value = os.environ.get(settings.api_key_env)
+    if not value:
+        raise KeyError(settings.api_key_env)
+    return value
