@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 import evals
+from evals import memory, speed
 from evals.config import RunConfig
 from evals.store import RunStore, run_key
 from evals.types import Generation, Item
@@ -156,6 +157,19 @@ def set_aside(run_dir: Path) -> Path | None:
     return target
 
 
+def _speed(prepared: PreparedRun, generations: list[Generation], runner: Any, effects: dict[str, Any],
+           peak_reset: bool) -> dict[str, Any]:
+    """The run's speed figures over all its generations (resumed sessions included); the
+    peak memory is this session's."""
+    model = getattr(runner, "model", None)
+    dtype = getattr(model, "dtype", None)
+    element_size = dtype.itemsize if dtype is not None and hasattr(dtype, "itemsize") else None
+    kv = speed.kv_cache_figures(getattr(model, "config", None), element_size, effects,
+                                speed.longest_context(generations))
+    return speed.run_speed(generations, load_seconds=round(getattr(runner, "load_seconds", 0.0), 3),
+                           peak_memory=memory.read_peak(prepared.device, peak_reset), kv_cache=kv)
+
+
 def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callable[[str], None] = print) -> RunResult:
     """Generate whatever the run directory does not hold yet, then record the manifest."""
     store = prepared.store
@@ -215,6 +229,7 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
             progress.advance(1)
 
     started = time.perf_counter()
+    peak_reset = memory.reset_peak(prepared.device)
     try:
         runner.run(missing, emit)
     except Exception as exc:
@@ -225,6 +240,7 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
         if progress:
             progress.finish()
     all_errors = sum(1 for k in wanted if done[k].error is not None)
+    effects = {a.name: a.effects() for a in runner.accelerations}
     manifest.update(
         {
             "status": "complete",
@@ -232,7 +248,8 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
             "items_total": len(wanted),
             "items_error": all_errors,
             "load_seconds": round(runner.load_seconds, 3),
-            "effects": {a.name: a.effects() for a in runner.accelerations},
+            "effects": effects,
+            "speed": _speed(prepared, [done[k] for k in wanted], runner, effects, peak_reset),
         }
     )
     manifest.setdefault("sessions", []).append(
