@@ -22,6 +22,7 @@ from evals.capacity import CapacityInputs
 from evals.config import ConfigError
 from evals.execute import RunFailed
 from evals.pairing import PairingError
+from evals.speed_table import SpeedTable, speed_table
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME = 0, 1, 2, 3
 
@@ -177,8 +178,9 @@ def compare(
         cap = _capacity(requests_per_day, peak_factor, output_tokens)
         report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=_RichProgress, log=_log,
                              gate=gate_cfg, noise_floor=noise_floor, fresh=fresh)
-        _write_outputs(report, junit, markdown, json_out, time.perf_counter() - started, cap)
-        return _print_report(report, started, html, cap)
+        table = speed_table(report, cap)
+        _write_outputs(report, junit, markdown, json_out, time.perf_counter() - started, table)
+        return _print_report(report, started, html, table)
 
     code = _guard(go)
     raise typer.Exit(code)
@@ -189,11 +191,12 @@ def _capacity(requests_per_day: float | None, peak_factor: float, output_tokens:
 
 
 def _print_report(report: "api.CompareReport", started: float, html: Path | None = None,
-                  capacity: CapacityInputs | None = None) -> int:
+                  speed: "SpeedTable | None" = None) -> int:
     """The terminal tables, the speed-accuracy table and the verdict line (and the HTML report when asked);
     returns the exit code."""
-    from evals.speed_table import speed_table
     from reports.terminal import render_comparison, render_speed
+
+    speed = speed or speed_table(report)
 
     console.print()
     base_metrics = report.metrics[report.baseline.name]
@@ -203,7 +206,7 @@ def _print_report(report: "api.CompareReport", started: float, html: Path | None
     for comparison, verdict in zip(report.comparisons, report.verdicts):
         render_comparison(console, comparison, verdict, base_metrics, report.metrics[comparison.candidate],
                           report.noise_floor)
-    render_speed(console, speed_table(report, capacity))
+    render_speed(console, speed)
     overall = "PASS" if report.passed else "FAIL"
     colour = "green" if report.passed else "red"
     console.print(
@@ -215,17 +218,16 @@ def _print_report(report: "api.CompareReport", started: float, html: Path | None
         from evals.report_data import build_report_data
         from reports.html import render_html
 
-        path = render_html(build_report_data(report, capacity=capacity), html)
+        path = render_html(build_report_data(report, speed=speed), html)
         console.print(f"HTML report: {escape(str(path))}")
     return EXIT_PASS if report.passed else EXIT_REGRESSION
 
 
 def _write_outputs(report: "api.CompareReport", junit: Path | None, markdown: Path | None, json_out: Path | None,
-                   seconds: float, capacity: CapacityInputs | None = None) -> None:
+                   seconds: float, table: "SpeedTable | None" = None) -> None:
     """The CI artefacts; the step summary is appended, as GitHub expects."""
     import json
 
-    from evals.speed_table import speed_table
     from reports.junit import render_junit
     from reports.markdown import render_markdown
     from reports.summary import comparison_dict
@@ -233,7 +235,7 @@ def _write_outputs(report: "api.CompareReport", junit: Path | None, markdown: Pa
     if junit:
         render_junit(report.verdicts, junit, seconds)
         _log(f"JUnit XML written to {junit}")
-    table = speed_table(report, capacity)
+    table = table or speed_table(report)
     md = render_markdown(report.comparisons, report.verdicts, report.noise_floor, table)
     if markdown:
         markdown.parent.mkdir(parents=True, exist_ok=True)
@@ -279,7 +281,8 @@ def report(
             raise ConfigError("give the baseline's run directory and at least one candidate's")
         gate_cfg = load_gate_file(gate) if gate else None
         cap = _capacity(requests_per_day, peak_factor, output_tokens)
-        return _print_report(api.compare_stored(list(run_dirs), gate_cfg), started, html, cap)
+        stored = api.compare_stored(list(run_dirs), gate_cfg)
+        return _print_report(stored, started, html, speed_table(stored, cap))
 
     code = _guard(go)
     raise typer.Exit(code)

@@ -51,7 +51,7 @@ from evals.metrics import field_counts
 from evals.pairing import Comparison, PackComparison, display_value, length_bucket
 from evals.scoring import ScoredItem
 from evals.capacity import CapacityInputs
-from evals.speed_table import EMULATED_NOTE, SpeedRow, effects_facts, method_label, speed_table  # noqa: F401 (EMULATED_NOTE re-exported)
+from evals.speed_table import EMULATED_NOTE, SpeedRow, SpeedTable, effects_facts, method_label, speed_table  # noqa: F401 (EMULATED_NOTE re-exported)
 from evals.types import CORRECT_OUTCOMES
 
 # --------------------------------------------------------------------------- the contract
@@ -748,9 +748,9 @@ def _browser(report: Any, max_text_bytes: int) -> tuple[BrowserData, str, int, d
 
 
 def build_report_data(report: Any, title: str | None = None, max_text_bytes: int = MAX_TEXT_BYTES,
-                      capacity: CapacityInputs | None = None) -> ReportData:
+                      capacity: CapacityInputs | None = None, speed: SpeedTable | None = None) -> ReportData:
     """Everything the HTML page shows, from a `CompareReport` (evals.api); `capacity`: the
-    volume the capacity estimate is for."""
+    volume the capacity estimate is for; `speed`: the speed table when already computed."""
     base_name = report.baseline.name
     base_scored = report.scored[base_name]
     browser, blob, cut, noscript = _browser(report, max_text_bytes)
@@ -774,7 +774,7 @@ def build_report_data(report: Any, title: str | None = None, max_text_bytes: int
                  f"{sum(pc.harmful_items for pc in nf.packs)} harmful flip(s) and "
                  f"{sum(pc.identical_outputs for pc in nf.packs)}/{sum(pc.n for pc in nf.packs)} identical outputs.")
     names = ", ".join(c.name for c in report.candidates)
-    table = speed_table(report, capacity)
+    table = speed or speed_table(report, capacity)
     return ReportData(
         title=title or f"evalrun: {names} vs {base_name}",
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
