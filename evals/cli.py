@@ -18,9 +18,11 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from evals import api
+from evals.capacity import CapacityInputs
 from evals.config import ConfigError
 from evals.execute import RunFailed
 from evals.pairing import PairingError
+from evals.speed_table import SpeedTable, speed_table
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME = 0, 1, 2, 3
 
@@ -40,6 +42,12 @@ app = typer.Typer(
 out_option = typer.Option(Path("runs"), "--out", help="Run store directory; each run lives in OUT/<name>-<key12>/.")
 limit_option = typer.Option(None, "--limit", min=1, help="Only the first N items of each pack (smoke checks).")
 html_option = typer.Option(None, "--html", help="Write a self-contained HTML report (works offline) to this path.")
+rpd_option = typer.Option(None, "--requests-per-day", min=0, help="Daily request volume for the capacity estimate "
+                          "(devices needed per run).")
+peak_option = typer.Option(1.0, "--peak-factor", min=1.0, help="Peak request rate over the daily mean, for the "
+                           "capacity estimate.")
+output_tokens_option = typer.Option(None, "--output-tokens", min=1, help="Mean output tokens per request for the "
+                                    "capacity estimate (default: the baseline run's mean).")
 
 def _console(stderr: bool = False) -> Console:
     # CI logs are not terminals: give tables room instead of rich's 80-column default.
@@ -149,6 +157,9 @@ def compare(
     fresh: bool = typer.Option(False, "--fresh", "--repeat", help="Generate every run again (stored runs are moved "
                                "aside, not deleted)."),
     html: Optional[Path] = html_option,
+    requests_per_day: Optional[float] = rpd_option,
+    peak_factor: float = peak_option,
+    output_tokens: Optional[float] = output_tokens_option,
 ) -> None:
     """Run BASELINE and each CANDIDATE on identical items, pair them and gate.
 
@@ -164,18 +175,28 @@ def compare(
 
         configs = [api.load(p) for p in [baseline, *candidates]]  # validate everything before any work
         gate_cfg = load_gate_file(gate) if gate else None
+        cap = _capacity(requests_per_day, peak_factor, output_tokens)
         report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=_RichProgress, log=_log,
                              gate=gate_cfg, noise_floor=noise_floor, fresh=fresh)
-        _write_outputs(report, junit, markdown, json_out, time.perf_counter() - started)
-        return _print_report(report, started, html)
+        table = speed_table(report, cap)
+        _write_outputs(report, junit, markdown, json_out, time.perf_counter() - started, table)
+        return _print_report(report, started, html, table)
 
     code = _guard(go)
     raise typer.Exit(code)
 
 
-def _print_report(report: "api.CompareReport", started: float, html: Path | None = None) -> int:
-    """The terminal tables and the verdict line (and the HTML report when asked); returns the exit code."""
-    from reports.terminal import render_comparison
+def _capacity(requests_per_day: float | None, peak_factor: float, output_tokens: float | None) -> CapacityInputs:
+    return CapacityInputs(requests_per_day=requests_per_day, peak_factor=peak_factor, output_tokens=output_tokens)
+
+
+def _print_report(report: "api.CompareReport", started: float, html: Path | None = None,
+                  speed: "SpeedTable | None" = None) -> int:
+    """The terminal tables, the speed-accuracy table and the verdict line (and the HTML report when asked);
+    returns the exit code."""
+    from reports.terminal import render_comparison, render_speed
+
+    speed = speed or speed_table(report)
 
     console.print()
     base_metrics = report.metrics[report.baseline.name]
@@ -185,6 +206,7 @@ def _print_report(report: "api.CompareReport", started: float, html: Path | None
     for comparison, verdict in zip(report.comparisons, report.verdicts):
         render_comparison(console, comparison, verdict, base_metrics, report.metrics[comparison.candidate],
                           report.noise_floor)
+    render_speed(console, speed)
     overall = "PASS" if report.passed else "FAIL"
     colour = "green" if report.passed else "red"
     console.print(
@@ -196,13 +218,13 @@ def _print_report(report: "api.CompareReport", started: float, html: Path | None
         from evals.report_data import build_report_data
         from reports.html import render_html
 
-        path = render_html(build_report_data(report), html)
+        path = render_html(build_report_data(report, speed=speed), html)
         console.print(f"HTML report: {escape(str(path))}")
     return EXIT_PASS if report.passed else EXIT_REGRESSION
 
 
 def _write_outputs(report: "api.CompareReport", junit: Path | None, markdown: Path | None, json_out: Path | None,
-                   seconds: float) -> None:
+                   seconds: float, table: "SpeedTable | None" = None) -> None:
     """The CI artefacts; the step summary is appended, as GitHub expects."""
     import json
 
@@ -213,7 +235,8 @@ def _write_outputs(report: "api.CompareReport", junit: Path | None, markdown: Pa
     if junit:
         render_junit(report.verdicts, junit, seconds)
         _log(f"JUnit XML written to {junit}")
-    md = render_markdown(report.comparisons, report.verdicts, report.noise_floor)
+    table = table or speed_table(report)
+    md = render_markdown(report.comparisons, report.verdicts, report.noise_floor, table)
     if markdown:
         markdown.parent.mkdir(parents=True, exist_ok=True)
         markdown.write_text(md, encoding="utf-8")
@@ -228,6 +251,7 @@ def _write_outputs(report: "api.CompareReport", junit: Path | None, markdown: Pa
             "baseline": report.baseline.name,
             "comparisons": [comparison_dict(c, v) for c, v in zip(report.comparisons, report.verdicts)],
             "noise_floor": comparison_dict(report.noise_floor, None) if report.noise_floor else None,
+            "speed": table.model_dump(mode="json"),
         }
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
@@ -239,6 +263,9 @@ def report(
     run_dirs: list[Path] = typer.Argument(..., help="Stored run directories, the baseline first, then the candidates."),
     html: Path = typer.Option(..., "--html", help="Write the self-contained HTML report to this path."),
     gate: Optional[Path] = typer.Option(None, "--gate", help="Gate rules YAML; overrides each run's stored `gate:`."),
+    requests_per_day: Optional[float] = rpd_option,
+    peak_factor: float = peak_option,
+    output_tokens: Optional[float] = output_tokens_option,
 ) -> None:
     """Compare stored runs again and render the HTML report, without loading a model.
 
@@ -253,7 +280,9 @@ def report(
         if len(run_dirs) < 2:
             raise ConfigError("give the baseline's run directory and at least one candidate's")
         gate_cfg = load_gate_file(gate) if gate else None
-        return _print_report(api.compare_stored(list(run_dirs), gate_cfg), started, html)
+        cap = _capacity(requests_per_day, peak_factor, output_tokens)
+        stored = api.compare_stored(list(run_dirs), gate_cfg)
+        return _print_report(stored, started, html, speed_table(stored, cap))
 
     code = _guard(go)
     raise typer.Exit(code)

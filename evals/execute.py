@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 import evals
+from evals import memory, speed
 from evals.config import ConfigError, RunConfig
 from evals.store import RunStore, run_key
 from evals.types import Generation, Item
@@ -211,6 +212,29 @@ def _runner_extras(runner: Any) -> dict[str, Any]:
     return extras() if callable(extras) else {}
 
 
+def _speed(prepared: PreparedRun, generations: list[Generation], runner: Any, effects: dict[str, Any],
+           peak_reset: bool, session: tuple[int, float]) -> dict[str, Any]:
+    """The run's speed figures over all its generations (resumed sessions included); the
+    peak memory is this session's. A remote server's requests overlap, so its throughput is
+    the session's wall clock when the session generated every item."""
+    model = getattr(runner, "model", None)
+    dtype = getattr(model, "dtype", None)
+    element_size = dtype.itemsize if dtype is not None and hasattr(dtype, "itemsize") else None
+    kv = speed.kv_cache_figures(getattr(model, "config", None), element_size, effects,
+                                speed.longest_context(generations))
+    remote = prepared.device == "remote"
+    figures = speed.run_speed(generations, load_seconds=round(getattr(runner, "load_seconds", 0.0), 3),
+                              peak_memory=None if remote else memory.read_peak(prepared.device, peak_reset),
+                              kv_cache=kv)
+    generated, wall = session
+    if remote and generated == len(generations) and wall > 0:
+        ok = [g for g in generations if g.error is None]
+        figures.update({"generation_seconds": round(wall, 6), "items_per_second": len(ok) / wall,
+                        "tokens_per_second": sum(g.new_tokens for g in ok) / wall,
+                        "throughput_basis": "wall clock of concurrent requests"})
+    return figures
+
+
 def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callable[[str], None] = print) -> RunResult:
     """Generate whatever the run directory does not hold yet, then record the manifest."""
     store = prepared.store
@@ -270,6 +294,7 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
             progress.advance(1)
 
     started = time.perf_counter()
+    peak_reset = memory.reset_peak(prepared.device)
     try:
         runner.run(missing, emit)
     except Exception as exc:
@@ -285,6 +310,7 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
     all_errors = sum(1 for k in wanted if done[k].error is not None)
     manifest.update(_runner_extras(runner))
     manifest.pop("failure", None)
+    effects = {a.name: a.effects() for a in runner.accelerations}
     manifest.update(
         {
             "status": "complete",
@@ -292,7 +318,9 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
             "items_total": len(wanted),
             "items_error": all_errors,
             "load_seconds": round(runner.load_seconds, 3),
-            "effects": {a.name: a.effects() for a in runner.accelerations},
+            "effects": effects,
+            "speed": _speed(prepared, [done[k] for k in wanted], runner, effects, peak_reset,
+                            (generated, time.perf_counter() - started)),
         }
     )
     manifest.setdefault("sessions", []).append(

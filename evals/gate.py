@@ -113,7 +113,14 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None) -> Verdict:
     gate = gate or GateConfig()
     rules: list[RuleResult] = []
     cand = comparison.candidate
+    notes = []
     for pc in comparison.packs:
+        if pc.speed_only:
+            # nothing scored: no accuracy rule applies, but a candidate that fails to generate still fails
+            rules.append(RuleResult(cand, pc.pack, "errors", float(pc.errors), 0.0, pc.errors == 0,
+                                    "items whose generation raised (speed-only pack: no fields to score)"))
+            notes.append(f"{pc.pack}: speed only (items ask for no fields): no accuracy rules")
+            continue
         rule = gate.pack_rule(pc.pack)
         delta, low = _delta(pc, gate.metric)
         if rule.max_drop is not None:
@@ -140,7 +147,6 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None) -> Verdict:
             what = "field" if by_field else "field type"
             rules.append(RuleResult(cand, pc.pack, f"max_harmful_flips[{key}]", float(measured), float(limit),
                                     measured <= limit, f"{what} {key}: correct at baseline, not in the candidate"))
-    notes = []
     if comparison.missing_in_candidate:
         notes.append(f"{len(comparison.missing_in_candidate)} baseline item(s) missing from {cand}")
         rules.append(RuleResult(cand, "*", "missing_items", float(len(comparison.missing_in_candidate)), 0.0, False,

@@ -137,6 +137,15 @@ class PackComparison(_PairedAccuracy):
     def agreement(self) -> float:
         return self.identical_outputs / self.n if self.n else 0.0
 
+    @property
+    def speed_only(self) -> bool:
+        """The pack's items ask for no fields (e.g. `latency`): nothing to score, no accuracy claim."""
+        return self.n > 0 and not self.field_names
+
+    def correctness(self) -> tuple[list[bool], list[bool]]:
+        """Per paired item, aligned: baseline correct, candidate correct."""
+        return list(self._base_ok), list(self._cand_ok)
+
 
 @dataclass
 class Comparison:
@@ -304,7 +313,7 @@ def pair(
         if cand is not None:
             _add_pair(packs.setdefault(base.pack, PackComparison(base.pack)), base, cand)
     for pc in packs.values():
-        pc.stats = _compute_stats(pc, confidence, n_resamples, seed)
+        pc.stats = None if pc.speed_only else _compute_stats(pc, confidence, n_resamples, seed)
     return Comparison(
         baseline=baseline_name,
         candidate=candidate_name,

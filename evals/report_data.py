@@ -50,7 +50,8 @@ from evals.gate import RuleResult, Verdict
 from evals.metrics import field_counts
 from evals.pairing import Comparison, PackComparison, display_value, length_bucket
 from evals.scoring import ScoredItem
-from evals.speed import run_timing
+from evals.capacity import CapacityInputs
+from evals.speed_table import EMULATED_NOTE, SpeedRow, SpeedTable, effects_facts, method_label, speed_table  # noqa: F401 (EMULATED_NOTE re-exported)
 from evals.types import CORRECT_OUTCOMES
 
 # --------------------------------------------------------------------------- the contract
@@ -58,7 +59,6 @@ from evals.types import CORRECT_OUTCOMES
 OUTCOMES = ["correct", "correct_absent", "near_match", "partial", "wrong_value", "missing", "hallucinated", "error",
             "unanswered"]
 OP_TAGS = {"replace": 1, "insert": 2, "delete": 3}
-EMULATED_NOTE = "emulated — no speed claim"
 NOSCRIPT_FLIPS = 500  # harmful flips per candidate listed in the page for readers without JavaScript
 VALUE_CHARS = 200  # a value longer than this is clipped in the rows (the full output is in the texts)
 RAW_ANSWER_CHARS = 80  # a free-text answer without a parsed value is shown clipped to this
@@ -119,6 +119,7 @@ class PackRow(BaseModel):
     agreement: float
     aa_harmful: int | None = None
     passed: bool | None = None
+    speed_only: bool = False  # the pack asks for no fields: nothing scored
 
 
 class FieldRow(BaseModel):
@@ -161,23 +162,6 @@ class HeatmapSet(BaseModel):
     baseline: Heatmap
     candidate: Heatmap
     difference: Heatmap
-
-
-class SpeedRow(BaseModel):
-    run: str
-    role: str
-    method: str
-    device: str
-    dtype: str
-    items_timed: int
-    seconds_per_item: float | None
-    new_tokens_per_second: float | None
-    speedup: float | None  # baseline seconds per item / this run's
-    speed_note: str | None  # replaces the speedup when there is no honest claim
-    accuracy_delta_points: float | None
-    harmful_flips: int | None
-    load_seconds: float | None
-    effects: list[str]
 
 
 class FlipView(BaseModel):
@@ -238,6 +222,8 @@ class ReportData(BaseModel):
     texts_cut: int  # documents shortened to fit MAX_TEXT_BYTES
     flips_listed_max: int = NOSCRIPT_FLIPS
     long_document_chars: int = LONG_DOCUMENT_CHARS
+    speed_spread_note: str = ""
+    capacity_note: str | None = None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -300,36 +286,6 @@ def _flat_ops(a: str | None, b: str | None) -> list[int] | int:
     return out
 
 
-def _method(manifest: dict[str, Any]) -> str:
-    accel = (manifest.get("config") or {}).get("acceleration") or {}
-    if not accel:
-        return "none"
-    parts = []
-    for name, settings in accel.items():
-        if isinstance(settings, dict):
-            main = [str(settings[k]) for k in ("quant", "backend", "method", "mode", "level") if settings.get(k)]
-            parts.append(f"{name} ({' '.join(main)})" if main else name)
-        else:
-            parts.append(f"{name} ({settings})")
-    return ", ".join(parts)
-
-
-_EFFECT_KEYS = ("kv_bytes_ratio", "target_level", "achieved_level", "acceptance_rate", "accepted_tokens",
-                "weight_bytes_ratio", "max_cached_tokens")
-
-
-def _effects(manifest: dict[str, Any]) -> list[str]:
-    out = []
-    for name, eff in (manifest.get("effects") or {}).items():
-        if not isinstance(eff, dict):
-            continue
-        facts = [f"{k.replace('_', ' ')} {eff[k]:g}" if isinstance(eff[k], (int, float)) else f"{k} {eff[k]}"
-                 for k in _EFFECT_KEYS if eff.get(k) is not None]
-        if facts:
-            out.append(f"{name}: " + ", ".join(facts))
-    return out
-
-
 def _run_info(run: RunResult, role: str) -> RunInfo:
     m = run.manifest
     model = m.get("model") or {}
@@ -337,7 +293,7 @@ def _run_info(run: RunResult, role: str) -> RunInfo:
         name=run.name, role=role, dir=str(run.dir),
         model=str(model.get("spec") or (m.get("config") or {}).get("model") or ""),
         device=str(m.get("device") or ""), dtype=str(m.get("dtype") or ""),
-        method=_method(m), emulated=[str(e) for e in m.get("emulated") or []], effects=_effects(m),
+        method=method_label(m), emulated=[str(e) for e in m.get("emulated") or []], effects=effects_facts(m),
         items=len(run.items),
     )
 
@@ -367,6 +323,7 @@ def _pack_row(pc: PackComparison, verdict: Verdict | None, aa: PackComparison | 
         harmful_flips=len(pc.harmful), harmful_items=pc.harmful_items, helpful_items=pc.helpful_items,
         errors=pc.errors, agreement=pc.agreement, aa_harmful=aa.harmful_items if aa else None,
         passed=all(r.passed for r in verdict.rules if r.pack in (pc.pack, "*")) if verdict else None,
+        speed_only=pc.speed_only,
     )
 
 
@@ -420,39 +377,6 @@ def _f1(counts: list[int]) -> float:
 
 
 # --------------------------------------------------------------------------- speed
-
-
-def _speed_rows(report: Any) -> list[SpeedRow]:
-    base = report.baseline
-    n_b, s_b, tps_b = run_timing(base)
-    rows = [SpeedRow(run=base.name, role="baseline", method=_method(base.manifest), device=str(base.manifest.get("device") or ""),
-                     dtype=str(base.manifest.get("dtype") or ""), items_timed=n_b, seconds_per_item=s_b,
-                     new_tokens_per_second=tps_b, speedup=1.0 if s_b else None, speed_note=None,
-                     accuracy_delta_points=None, harmful_flips=None,
-                     load_seconds=base.manifest.get("load_seconds"), effects=_effects(base.manifest))]
-    extra = [(c, comp, "candidate") for c, comp in zip(report.candidates, report.comparisons)]
-    if report.noise_floor is not None and report.noise_floor_run is not None:
-        extra.insert(0, (report.noise_floor_run, report.noise_floor, "repeat (A/A)"))
-    for run, comp, role in extra:
-        n, s, tps = run_timing(run)
-        m = run.manifest
-        emulated = [str(e) for e in m.get("emulated") or []]
-        note = None
-        speedup = s_b / s if s and s_b else None
-        if emulated:
-            note, speedup = f"{', '.join(emulated)}: {EMULATED_NOTE}", None
-        elif speedup is not None and (m.get("device"), m.get("dtype")) != (base.manifest.get("device"), base.manifest.get("dtype")):
-            note = "different device or dtype than the baseline: not comparable"
-            speedup = None
-        total = sum(pc.n for pc in comp.packs)
-        delta = (100.0 * (sum(pc.candidate_correct for pc in comp.packs) - sum(pc.baseline_correct for pc in comp.packs))
-                 / total) if total else None
-        rows.append(SpeedRow(run=run.name, role=role, method=_method(m), device=str(m.get("device") or ""),
-                             dtype=str(m.get("dtype") or ""), items_timed=n, seconds_per_item=s,
-                             new_tokens_per_second=tps, speedup=speedup, speed_note=note,
-                             accuracy_delta_points=delta, harmful_flips=len(comp.harmful),
-                             load_seconds=m.get("load_seconds"), effects=_effects(m)))
-    return rows
 
 
 # --------------------------------------------------------------------------- heatmaps
@@ -823,8 +747,10 @@ def _browser(report: Any, max_text_bytes: int) -> tuple[BrowserData, str, int, d
 # --------------------------------------------------------------------------- the report
 
 
-def build_report_data(report: Any, title: str | None = None, max_text_bytes: int = MAX_TEXT_BYTES) -> ReportData:
-    """Everything the HTML page shows, from a `CompareReport` (evals.api)."""
+def build_report_data(report: Any, title: str | None = None, max_text_bytes: int = MAX_TEXT_BYTES,
+                      capacity: CapacityInputs | None = None, speed: SpeedTable | None = None) -> ReportData:
+    """Everything the HTML page shows, from a `CompareReport` (evals.api); `capacity`: the
+    volume the capacity estimate is for; `speed`: the speed table when already computed."""
     base_name = report.baseline.name
     base_scored = report.scored[base_name]
     browser, blob, cut, noscript = _browser(report, max_text_bytes)
@@ -848,6 +774,7 @@ def build_report_data(report: Any, title: str | None = None, max_text_bytes: int
                  f"{sum(pc.harmful_items for pc in nf.packs)} harmful flip(s) and "
                  f"{sum(pc.identical_outputs for pc in nf.packs)}/{sum(pc.n for pc in nf.packs)} identical outputs.")
     names = ", ".join(c.name for c in report.candidates)
+    table = speed or speed_table(report, capacity)
     return ReportData(
         title=title or f"evalrun: {names} vs {base_name}",
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -856,7 +783,9 @@ def build_report_data(report: Any, title: str | None = None, max_text_bytes: int
         candidates=[_run_info(c, "candidate") for c in report.candidates],
         verdicts=[_verdict_view(v) for v in report.verdicts],
         sections=sections,
-        speed=_speed_rows(report),
+        speed=table.rows,
+        speed_spread_note=table.spread_note,
+        capacity_note=table.capacity_note,
         noise_floor=noise,
         browser=browser,
         texts_blob=blob,

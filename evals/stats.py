@@ -12,6 +12,7 @@ and only the discordant items carry information about the difference.
 - `min_detectable_difference`: how large a paired difference n items can see.
 - `summarize_paired`: all of the above for 0/1 correctness arrays.
 - `percentile`: latency p50/p95 that never returns nan.
+- `bootstrap_ratio_of_medians`: a speedup (ratio of medians) with its paired interval.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = [
     "Statistic",
     "bootstrap_accuracy_delta",
     "bootstrap_micro_f1_delta",
+    "bootstrap_ratio_of_medians",
     "mcnemar_exact",
     "mean_stat",
     "micro_f1",
@@ -305,3 +307,40 @@ def percentile(values: Sequence[float] | np.ndarray, q: float) -> float | None:
     if a.size == 0:
         return None
     return float(np.percentile(a, q))
+
+
+def bootstrap_ratio_of_medians(
+    numerator: Sequence[float] | np.ndarray,
+    denominator: Sequence[float] | np.ndarray,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Interval | None:
+    """median(numerator) / median(denominator) with a paired percentile-bootstrap interval.
+
+    The arrays are aligned by item (e.g. baseline and candidate time to first
+    token of the same items); the same resampled indices are used for both, so
+    the pairing is kept. `delta` holds the ratio. None when fewer than two
+    items, or a median is not positive.
+    """
+    num = np.asarray(numerator, dtype=float).ravel()
+    den = np.asarray(denominator, dtype=float).ravel()
+    if num.shape != den.shape:
+        raise ValueError(f"arrays must be aligned by item: {num.shape} vs {den.shape}")
+    keep = np.isfinite(num) & np.isfinite(den)
+    num, den = num[keep], den[keep]
+    n = int(num.size)
+    if n < 2 or np.median(num) <= 0 or np.median(den) <= 0:
+        return None
+    ratio = float(np.median(num) / np.median(den))
+    rng = np.random.default_rng(seed)
+    ratios = np.empty(n_resamples)
+    chunk = max(1, _CHUNK_ELEMENTS // n)
+    for start in range(0, n_resamples, chunk):
+        m = min(chunk, n_resamples - start)
+        idx = rng.integers(0, n, size=(m, n))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios[start : start + m] = np.median(num[idx], axis=1) / np.median(den[idx], axis=1)
+    tail = 100.0 * (1.0 - confidence) / 2.0
+    low, high = np.nanpercentile(ratios, [tail, 100.0 - tail])
+    return Interval(ratio, float(low), float(high), confidence, n_resamples, n)

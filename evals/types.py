@@ -11,7 +11,7 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field as PydField
+from pydantic import BaseModel, ConfigDict, Field as PydField, computed_field, model_validator
 
 FieldKind = Literal["amount", "number", "date", "id", "text", "enum"]
 
@@ -43,9 +43,20 @@ class Field(BaseModel):
     options: dict[str, Any] = PydField(default_factory=dict)
 
 
+class GenerationOverride(BaseModel):
+    """An item's own output length, for packs that measure speed at a fixed shape
+    (`latency`): runners generate exactly `max_new_tokens` when `ignore_eos`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_new_tokens: int = PydField(ge=1, le=100_000)
+    ignore_eos: bool = False
+
+
 class Item(BaseModel):
     """One prompt with its typed reference fields; deterministic for a pack's
-    parameters so two runs can be paired by id."""
+    parameters so two runs can be paired by id. An item without fields is
+    measured for speed only."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -55,6 +66,8 @@ class Item(BaseModel):
     system: str | None = None
     fields: list[Field]
     meta: dict[str, Any] = PydField(default_factory=dict)
+    # replaces the run's generation length for this item (None: the run's settings)
+    generation: GenerationOverride | None = None
 
     @property
     def prompt_hash(self) -> str:
@@ -81,10 +94,47 @@ class Generation(BaseModel):
     # wall seconds of the whole call; shared by the batch's items when batch_size > 1
     seconds: float = 0.0
     batch_size: int = 1
-    # time to first token (prefill) and the rest of the call (decode), both measured
-    # for the whole batch when batch_size > 1; None where the runner could not time them
+    # time to first token (prefill), and from the first token to this item's last one
+    # (decode); in a shared batch (batch_size > 1) the steps are the batch's. None where
+    # the runner could not time them (older runs, a backend without streaming).
     prefill_seconds: float | None = None
     decode_seconds: float | None = None
+
+    # Derived figures, written to samples.jsonl for readers and recomputed (never
+    # trusted) when a line is read back, so every runner gets them the same way.
+    # The first token is the prefill's; decode produces the other new_tokens - 1.
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def decode_tokens_per_second(self) -> float | None:
+        """Decode speed of this sequence: (new_tokens - 1) / decode_seconds."""
+        if self.decode_seconds is None or self.decode_seconds <= 0 or self.new_tokens < 2:
+            return None
+        return round((self.new_tokens - 1) / self.decode_seconds, 4)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def decode_seconds_per_token(self) -> float | None:
+        """Per-token (inter-token) latency during decode."""
+        if self.decode_seconds is None or self.decode_seconds <= 0 or self.new_tokens < 2:
+            return None
+        return round(self.decode_seconds / (self.new_tokens - 1), 6)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def batch_shared(self) -> bool:
+        """True when the timings are a batch's, shared with other items."""
+        return self.batch_size > 1
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_derived(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not _DERIVED.isdisjoint(data):
+            return {k: v for k, v in data.items() if k not in _DERIVED}
+        return data
+
+
+_DERIVED = frozenset({"decode_tokens_per_second", "decode_seconds_per_token", "batch_shared"})
 
 
 class FieldScore(BaseModel):

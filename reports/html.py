@@ -23,6 +23,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from evals.report_data import ReportData
+from reports import units
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -60,7 +61,8 @@ def _g(x: float | None) -> str:
 def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
-    env.filters.update(num=_num, pct=_pct, ci=_ci, p=_p, g=_g)
+    env.filters.update(num=_num, pct=_pct, ci=_ci, p=_p, g=_g, size=units.size, secs=units.seconds,
+                       rate=units.rate, ratio=units.ratio, dpts=units.delta_points)
     return env
 
 

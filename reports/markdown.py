@@ -11,6 +11,8 @@ import html
 
 from evals.gate import Verdict
 from evals.pairing import Comparison
+from evals.speed_table import SPEED_ONLY, SpeedTable
+from reports import units
 from reports.summary import rule_text
 
 TOP_FLIPS = 10
@@ -23,7 +25,41 @@ def md_cell(text: object, width: int = 60) -> str:
     return html.escape(flat).replace("|", "&#124;").replace("`", "&#96;").replace("*", "&#42;")
 
 
-def render_markdown(comparisons: list[Comparison], verdicts: list[Verdict], noise_floor: Comparison | None = None) -> str:
+def render_speed_markdown(table: SpeedTable) -> list[str]:
+    """The speed-accuracy table and what its figures assume."""
+    lines = ["### Speed vs accuracy", "",
+             "| run | acceleration | TTFT p50 | TTFT speedup | decode tok/s p50 | decode speedup | peak memory | "
+             "memory saved | KV / token | accuracy delta (95% CI) | req/s / device | devices |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+    for r in table.rows:
+        base = r.role == "baseline"
+        claim = r.speed_note if r.speed_note and not base else None
+        if base:
+            ttft = "1.00×" if r.ttft_p50 is not None else "–"
+            dec = "1.00×" if r.decode_tps_p50 is not None else "–"
+        else:
+            ttft = claim or units.ratio(r.ttft_speedup, r.ttft_speedup_low, r.ttft_speedup_high)
+            dec = claim or units.ratio(r.decode_speedup, r.decode_speedup_low, r.decode_speedup_high)
+        if base:
+            acc = SPEED_ONLY if r.speed_only else "baseline"
+        else:
+            acc = SPEED_ONLY if r.speed_only else units.delta_points(
+                r.accuracy_delta_points, r.accuracy_ci_low_points, r.accuracy_ci_high_points)
+        saved = "–" if base or claim else units.size(r.memory_saved_bytes, signed=True)
+        lines.append(
+            f"| {md_cell(r.run)} | {md_cell(r.method)} | {units.seconds(r.ttft_p50)} | {md_cell(ttft, 80)} | "
+            f"{units.rate(r.decode_tps_p50)} | {md_cell(dec, 80)} | {units.size(r.peak_memory_bytes)} | {saved} | "
+            f"{units.size(r.kv_bytes_per_token)} | {md_cell(acc)} | "
+            f"{units.rate(r.requests_per_second_per_device, 2) if r.requests_per_second_per_device else '–'} | "
+            f"{r.devices_needed if r.devices_needed is not None else '–'} |")
+    lines += ["", md_cell(table.spread_note, 1000)]
+    if table.capacity_note:
+        lines += ["", md_cell(table.capacity_note, 1000)]
+    return lines + [""]
+
+
+def render_markdown(comparisons: list[Comparison], verdicts: list[Verdict], noise_floor: Comparison | None = None,
+                    speed: SpeedTable | None = None) -> str:
     passed = all(v.passed for v in verdicts)
     lines = [f"## evalrun: {'✅ PASS' if passed else '❌ FAIL'}", ""]
     lines += [f"- **{md_cell(v.candidate)}**: {'pass' if v.passed else 'FAIL'} "
@@ -40,6 +76,10 @@ def render_markdown(comparisons: list[Comparison], verdicts: list[Verdict], nois
                   "|---|---:|---:|---:|---|---:|---:|---:|---|"]
         for pc in comparison.packs:
             ok = all(r.passed for r in verdict.rules if r.pack == pc.pack)
+            if pc.speed_only:
+                lines.append(f"| {md_cell(pc.pack)} | {pc.n} | {SPEED_ONLY} | {SPEED_ONLY} | – | – | – | "
+                             f"{100 * pc.agreement:.0f}% | {'pass' if ok else '**FAIL**'} |")
+                continue
             ci = p = ""
             if pc.stats:
                 ci = f" [{100 * pc.stats.interval.low:+.1f}, {100 * pc.stats.interval.high:+.1f}]"
@@ -66,4 +106,6 @@ def render_markdown(comparisons: list[Comparison], verdicts: list[Verdict], nois
             lines.append(f"> note: {md_cell(note, 300)}")
         if verdict.notes:
             lines.append("")
+    if speed is not None:
+        lines += render_speed_markdown(speed)
     return "\n".join(lines) + "\n"

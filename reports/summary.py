@@ -19,6 +19,7 @@ def pack_dict(pc: PackComparison) -> dict[str, Any]:
     out: dict[str, Any] = {
         "pack": pc.pack,
         "items": pc.n,
+        "speed_only": pc.speed_only,
         "baseline_accuracy": pc.baseline_accuracy,
         "candidate_accuracy": pc.candidate_accuracy,
         "delta_points": pc.delta_points,

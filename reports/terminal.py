@@ -10,6 +10,8 @@ from rich.table import Table
 from evals.gate import Verdict
 from evals.metrics import FieldMetrics, PackMetrics
 from evals.pairing import Comparison
+from evals.speed_table import EMULATED_NOTE, SPEED_ONLY, SpeedRow, SpeedTable
+from reports import units
 from reports.summary import rule_text
 
 MAX_FLIPS_SHOWN = 25
@@ -39,6 +41,9 @@ def render_pack_metrics(console: Console, run_name: str, metrics: dict[str, Pack
                                                   "precision", "recall", "drop %", "wrong %", "halluc. %", "parse"])
     for pm in metrics.values():
         m = pm.micro
+        if m.total == 0:  # no fields asked: nothing scored
+            table.add_row(escape(pm.pack), str(pm.items), SPEED_ONLY, *["-"] * 8)
+            continue
         parse = ", ".join(f"{k} {v}" for k, v in sorted(pm.parse_status.items())) or "-"
         table.add_row(escape(pm.pack), str(pm.items), _pct(pm.exact_match_rate), f"{m.f1:.3f}", f"{pm.macro_f1:.3f}",
                       f"{m.precision:.3f}", f"{m.recall:.3f}", _pct(m.drop_rate), _pct(m.wrong_rate),
@@ -90,6 +95,16 @@ def render_comparison(
     table = _table(title, columns)
     for pc in comparison.packs:
         st = pc.stats
+        if pc.speed_only:
+            row = [escape(pc.pack), str(pc.n), SPEED_ONLY, SPEED_ONLY, "-", "-", "-", "-", "-", "-", str(pc.errors),
+                   f"{100 * pc.agreement:.0f}%"]
+            if aa:
+                row.append("-")
+            if verdict is not None:
+                pack_ok = all(r.passed for r in verdict.rules if r.pack == pc.pack)
+                row.append("[green]PASS[/]" if pack_ok else "[red]FAIL[/]")
+            table.add_row(*row)
+            continue
         row = [
             escape(pc.pack), str(pc.n), f"{_pct(pc.baseline_accuracy)}%", f"{_pct(pc.candidate_accuracy)}%",
             f"{pc.delta_points:+.1f}",
@@ -140,4 +155,70 @@ def render_comparison(
     for r in verdict.rules:
         mark = "[green]pass[/]" if r.passed else "[red]FAIL[/]"
         console.print(f"  {mark}  {escape(r.pack)}  {escape(rule_text(r))}")
+    console.print()
+
+
+def _speed_claim(row: SpeedRow, value: str) -> str:
+    """The value, or why there is no claim (in short; the full note is printed under the table)."""
+    if row.role == "baseline" or not row.speed_note:
+        return value
+    return EMULATED_NOTE if EMULATED_NOTE in row.speed_note else "not comparable"
+
+
+def _accuracy_cell(row: SpeedRow) -> str:
+    if row.role == "baseline":
+        return SPEED_ONLY if row.speed_only else "-"
+    if row.speed_only:
+        return SPEED_ONLY
+    return units.delta_points(row.accuracy_delta_points, row.accuracy_ci_low_points, row.accuracy_ci_high_points)
+
+
+def render_speed(console: Console, table: SpeedTable) -> None:
+    """The speed-accuracy table, the per-context-length breakdown and what the figures assume."""
+    if not table.rows:
+        return
+    main = _table("Speed vs accuracy", ["run", "acceleration", "batch", "TTFT p50 / p95", "TTFT speedup",
+                                        "decode tok/s p50 / p95", "decode speedup", "peak memory", "memory saved",
+                                        "KV / token", "accuracy delta (95% CI)", "harmful", "req/s / device",
+                                        "devices"])
+    for r in table.rows:
+        base = r.role == "baseline"
+        main.add_row(
+            escape(r.run + ("" if r.role in ("baseline", "candidate") else f" ({r.role})")), escape(r.method),
+            str(r.batch_size or "-"),
+            f"{units.seconds(r.ttft_p50)} / {units.seconds(r.ttft_p95)}",
+            ("1.00×" if r.ttft_p50 is not None else "-") if base
+            else _speed_claim(r, units.ratio(r.ttft_speedup, r.ttft_speedup_low, r.ttft_speedup_high)),
+            f"{units.rate(r.decode_tps_p50)} / {units.rate(r.decode_tps_p95)}",
+            ("1.00×" if r.decode_tps_p50 is not None else "-") if base
+            else _speed_claim(r, units.ratio(r.decode_speedup, r.decode_speedup_low, r.decode_speedup_high)),
+            units.size(r.peak_memory_bytes),
+            "-" if base or r.speed_note else units.size(r.memory_saved_bytes, signed=True),
+            units.size(r.kv_bytes_per_token),
+            escape(_accuracy_cell(r)),
+            "-" if r.harmful_flips is None else str(r.harmful_flips),
+            units.rate(r.requests_per_second_per_device, 2) if r.requests_per_second_per_device else "-",
+            str(r.devices_needed) if r.devices_needed is not None else "-",
+        )
+    console.print(main)
+    if any(r.buckets for r in table.rows):
+        bt = _table("Speed by context length (prompt tokens)", ["run", "bucket", "items", "TTFT p50", "TTFT p95",
+                                                                 "per token p50", "per token p95", "decode tok/s p50",
+                                                                 "decode tok/s p95"])
+        for r in table.rows:
+            for b in r.buckets:
+                bt.add_row(escape(r.run), escape(b.bucket), str(b.items), units.seconds(b.ttft_p50),
+                           units.seconds(b.ttft_p95), units.seconds(b.per_token_p50), units.seconds(b.per_token_p95),
+                           units.rate(b.decode_tps_p50), units.rate(b.decode_tps_p95))
+        console.print(bt)
+    for r in table.rows:
+        if r.speed_note and r.role != "baseline":
+            console.print(escape(f"{r.run}: {r.speed_note}"), soft_wrap=True)
+    console.print(escape(table.spread_note), soft_wrap=True)
+    kinds = sorted({r.peak_memory_kind for r in table.rows if r.peak_memory_kind})
+    if kinds:
+        console.print(escape(f"Peak memory: {', '.join(kinds)}; memory saved is claimed only between peaks of the "
+                             "same kind that each cover their own run."), soft_wrap=True)
+    if table.capacity_note:
+        console.print(escape(table.capacity_note), soft_wrap=True)
     console.print()

@@ -11,11 +11,12 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterable
 
-from evals.types import Generation, Item
+from evals.types import Generation, GenerationOverride, Item
 from runners.accel import Acceleration
 from runners.accel.base import cache_kwarg
 from runners.prefix import SharedPrefix, group_by_prefix, prefill
 from runners.models import ModelSource, load_model, load_tokenizer
+from runners.token_clock import TokenClock
 
 
 AUTO_START = 8  # batch size "auto" before the model is loaded, and on the CPU
@@ -125,25 +126,34 @@ class HFRunner:
         sampling = g.get("temperature", 0.0) > 0
         if sampling:
             torch.manual_seed(int(g.get("seed", 0)))
+        override = items[0].generation  # batches() never mixes overrides
+        max_new = override.max_new_tokens if override else int(g.get("max_new_tokens", 48))
+        if override and override.ignore_eos:
+            kwargs["min_new_tokens"] = max_new  # end-of-sequence is suppressed until the fixed length
+        clock = TokenClock(torch.cuda.synchronize if self.device == "cuda" else None)
         start = time.perf_counter()
         with torch.no_grad():  # not inference_mode: quantized tensor subclasses (quanto int4) reject it
             if len(items) == 1 and any(a.context_prefill for a in self.accelerations):
                 self._prefill_context(items[0], texts[0], enc, kwargs.get(cache_kwarg()))
             out = self.model.generate(
                 **enc,
-                max_new_tokens=int(g.get("max_new_tokens", 48)),
+                max_new_tokens=max_new,
                 do_sample=sampling,
                 temperature=g.get("temperature") if sampling else None,
                 top_p=g.get("top_p") if sampling else None,
                 top_k=None,
                 pad_token_id=tok.pad_token_id,
+                streamer=clock,
                 **kwargs,
             )
         if self.device == "cuda":
             torch.cuda.synchronize()
         seconds = time.perf_counter() - start
-        if shared is not None:  # the document's prefill, shared by all its questions
-            seconds += shared.seconds * len(items) / max(shared.questions, 1)
+        first = clock.first_token_at()
+        if shared is not None:  # the document's prefill, shared by all its questions, in equal parts
+            share = shared.seconds * len(items) / max(shared.questions, 1)
+            seconds += share
+            start -= share
         for accel in self.accelerations:
             accel.observe(self.model, out)
         prompt_len = enc["input_ids"].shape[1]
@@ -151,7 +161,11 @@ class HFRunner:
         results = []
         for i, item in enumerate(items):
             new = out[i, prompt_len:].tolist()
-            n_new = next((k + 1 for k, t in enumerate(new) if t in stop_ids), len(new))
+            if override and override.ignore_eos:
+                n_new = len(new)
+            else:
+                n_new = next((k + 1 for k, t in enumerate(new) if t in stop_ids), len(new))
+            last = clock.token_at(n_new)
             results.append(
                 Generation(
                     item_id=item.id,
@@ -163,6 +177,8 @@ class HFRunner:
                     new_tokens=n_new,
                     seconds=round(seconds, 4),
                     batch_size=len(items),
+                    prefill_seconds=round(first - start, 6) if first is not None else None,
+                    decode_seconds=round(last - first, 6) if first is not None and last is not None else None,
                 )
             )
         return results
@@ -239,9 +255,12 @@ class HFRunner:
         )
 
     def batches(self, items: Iterable[Item]) -> list[list[Item]]:
-        """Length-sorted batches, so padding wastes little."""
-        ordered = sorted(items, key=lambda it: (len(it.prompt), it.id))
-        return [ordered[i : i + self.batch_size] for i in range(0, len(ordered), self.batch_size)]
+        """Length-sorted batches, so padding wastes little; items with different
+        generation overrides (fixed output lengths) never share a batch."""
+        groups: dict[GenerationOverride | None, list[Item]] = {}
+        for it in sorted(items, key=lambda it: (len(it.prompt), it.id)):
+            groups.setdefault(it.generation, []).append(it)
+        return [g[i : i + self.batch_size] for g in groups.values() for i in range(0, len(g), self.batch_size)]
 
     def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
         """Generate every item, handing each result to `emit` as soon as its batch is done."""

@@ -27,7 +27,7 @@ def all_packs() -> dict[str, PackSpec]:
 
 def _load_builtin() -> None:
     # Imported lazily so that `tasks` itself stays import-light.
-    from tasks import doc_fields, files, needle_numbers  # noqa: F401
+    from tasks import doc_fields, files, latency, needle_numbers  # noqa: F401
 
 
 __all__ = ["PackParams", "PackSpec", "TokenCounter", "get_pack", "all_packs", "register"]

@@ -102,6 +102,11 @@ def test_outputs_equal_greedy_and_effects_are_measured(
         k: g.output_ids for k, g in greedy.generations.items()
     }, f"{method} must reproduce greedy decoding exactly in fp32"
     assert all(g.error is None for g in result.generations.values())
+    for g in result.generations.values():  # assisted generation streams several tokens per step: still timed
+        assert g.prefill_seconds is not None and g.prefill_seconds > 0 and g.decode_seconds is not None
+        assert g.new_tokens < 2 or g.decode_tokens_per_second == pytest.approx(
+            (g.new_tokens - 1) / g.decode_seconds, rel=1e-3)
+    assert result.manifest["speed"]["items_timed"] == len(result.generations)
 
     eff = result.manifest["effects"]["speculative"]
     assert eff["method"] == method and eff["settings"]["method"] == method

@@ -24,6 +24,7 @@ def test_int4kv_passes(runs: Path) -> None:
     assert res.returncode == 0, res.stdout + res.stderr
     assert "int4kv: PASS" in res.stdout
     assert "Traceback" not in res.stderr
+    assert "Speed vs accuracy" in res.stdout and "decode-bound" in res.stdout  # what `make demo` prints
 
 
 def test_int2kv_fails_listing_flips_and_reuses_the_baseline(runs: Path) -> None:
@@ -47,6 +48,14 @@ def test_manifests_prove_the_kv_cache_was_quantized(runs: Path) -> None:
         assert m["model"]["identity"]["gguf_sha256"]
         assert m["status"] == "complete" and m["items_total"] == 8  # --limit 4 of each of the two packs
         assert {"python", "torch", "transformers", "evalrun"} <= set(m["versions"])
+    for m in manifests.values():  # speed figures beside the accuracy, per run
+        sp = m["speed"]
+        assert sp["items_timed"] == 8 and 0 < sp["ttft_seconds"]["p50"] <= sp["ttft_seconds"]["p95"]
+        assert sp["decode_tokens_per_second"]["p50"] > 0 and sp["peak_memory"]["bytes"] > 0
+    # SmolLM2-135M in float32: 2 x 30 layers x 3 KV heads x 64 dims x 4 bytes; quantized caches store less
+    assert manifests["baseline"]["speed"]["kv_cache"]["bytes_per_token"] == 46080
+    assert manifests["int2kv"]["speed"]["kv_cache"]["bytes_per_token"] < \
+        manifests["int4kv"]["speed"]["kv_cache"]["bytes_per_token"] < 46080
     keys = {m["key"] for m in manifests.values()}
     assert len(keys) == 3, "configs differing only in acceleration must never share a key"
 
@@ -66,11 +75,13 @@ def test_ci_artefacts_show_the_failing_rules(runs: Path, tmp_path: Path) -> None
     assert "max_drop" in failed and "max_harmful_flips[number]" in failed
     text = md.read_text()
     assert "❌ FAIL" in text and "max_harmful_flips[number]" in text and "Top harmful flips" in text
+    assert "### Speed vs accuracy" in text and "decode-bound" in text
     assert summary.read_text().startswith("earlier step\n") and "❌ FAIL" in summary.read_text()
     data = json.loads(js.read_text())
     assert data["passed"] is False
     pack = next(p for p in data["comparisons"][0]["packs"] if p["pack"] == "needle_numbers")
     assert pack["statistics"]["discordant_baseline_only"] == 4 and pack["harmful_items"] == 4
+    assert [r["run"] for r in data["speed"]["rows"]] == ["baseline", "int2kv"]
 
 
 def test_a_a_comparison_generates_the_baseline_again_with_zero_flips(runs: Path) -> None:

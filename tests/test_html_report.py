@@ -149,12 +149,39 @@ def test_readable_without_javascript(browser, report_path: Path) -> None:  # typ
     page.context.close()
 
 
+def test_speed_table_escaped_and_claims_shown(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Text that reaches the speed table from a config or a method's effects stays text."""
+    report = make_report()
+    hostile = "<img src=x onerror=\"window.pwned=true\">"
+    cand = report.candidates[0]
+    cand.manifest["config"]["acceleration"]["kv_cache"]["quant"] = hostile
+    cand.manifest["effects"]["kv_cache"]["kv_bytes_ratio"] = None
+    cand.manifest["effects"]["kv_cache"]["target_level"] = "<script>window.pwned=true</script>"
+    path = render_html(build_report_data(report), tmp_path / "speed.html")
+    html = path.read_text(encoding="utf-8")
+    assert hostile not in html and "<script>window.pwned" not in html
+    page, state = _open(browser, path)
+    speed = page.locator("#speed").inner_text()
+    assert hostile in speed and "<script>window.pwned=true</script>" in speed, "shown as text"
+    assert "2.00× [2.00, 2.00]" in speed  # TTFT and decode speedups with their interval
+    assert "activation_sparsity: emulated — no speed claim" in speed
+    assert "decode-bound" in speed and "Speed by context length" in speed
+    assert page.locator("#speed img, #speed script").count() == 0
+    assert page.evaluate("window.pwned") is None and state["errors"] == [] and state["dialogs"] == []
+    page.context.close()
+
+
 def test_report_command_rerenders_stored_runs(tmp_path: Path) -> None:
     dirs = write_runs(tmp_path / "runs", make_report())
     out = tmp_path / "out" / "r.html"
     res = run_cli("report", *map(str, dirs), "--html", str(out), timeout=120)
     assert res.returncode == 1, res.stderr  # int4kv regressed
     assert "verdict: FAIL" in res.stdout and str(out) in res.stdout.replace("\n", "")
+    assert "Speed vs accuracy" in res.stdout and "emulated — no speed claim" in res.stdout
+    cap = run_cli("report", *map(str, dirs), "--html", str(out), "--requests-per-day", "1000000",
+                  "--peak-factor", "3", "--output-tokens", "250", timeout=120)
+    assert "1,000,000 requests/day at peak factor 3" in cap.stdout.replace("\n", " ") and \
+        "250 output tokens per request" in cap.stdout.replace("\n", " ")
     html = out.read_text(encoding="utf-8")
     assert "verdict: FAIL" in html and "int4kv" in html
     ok = run_cli("report", str(dirs[0]), str(dirs[2]), "--html", str(out), timeout=120)

@@ -76,16 +76,22 @@ def _answer(item: Item, wrong: bool, hostile: bool) -> str:
 
 def make_run(name: str, items: list[Item], wrong: set, *, hostile: bool = False, seconds: float = 0.8,
              batch: int = 4, new_tokens: int = 10, emulated: list[str] | None = None) -> RunResult:
+    """Timings scale with `seconds`: a quarter of the batch's time is prefill (varying a little per item),
+    the rest decode, so a run with half the seconds is exactly 2x faster on every item."""
     gens = {}
-    for it in items:
+    for k, it in enumerate(items):
         m = it.meta
         is_wrong = (m.get("target_tokens"), m.get("depth"), int(it.id[-1]) if it.id[-1].isdigit() else 0) in wrong \
             if it.pack == "needle" else ("docs" in wrong)
         gens[it.id] = Generation(item_id=it.id, pack=it.pack, prompt_hash=it.prompt_hash,
                                  output=_answer(it, is_wrong, hostile), new_tokens=new_tokens, seconds=seconds,
-                                 batch_size=batch)
+                                 batch_size=batch, prompt_tokens=it.meta.get("context_tokens", 100),
+                                 prefill_seconds=seconds * (0.25 + 0.01 * k), decode_seconds=seconds * 0.7)
     accel = {} if name == "baseline" else {"kv_cache": {"quant": name, "backend": "quanto"}}
-    manifest = {"name": name, "device": "cpu", "dtype": "float32", "load_seconds": 1.5,
+    speed = {"peak_memory": {"bytes": int(2e9 * seconds), "kind": "process_peak_rss", "scope": "run"},
+             "kv_cache": {"bytes_per_token": 46080.0 * (0.25 if accel else 1.0), "longest_context_tokens": 1024,
+                          "bytes_at_longest_context": round(46080 * (0.25 if accel else 1.0) * 1024)}}
+    manifest = {"name": name, "device": "cpu", "dtype": "float32", "load_seconds": 1.5, "speed": speed,
                 "config": {"model": "synthetic", "acceleration": accel}, "emulated": emulated or [],
                 "effects": {"kv_cache": {"kv_bytes_ratio": 0.25}} if accel else {}}
     return RunResult(name, Path(f"/runs/{name}"), items, gens, manifest)
@@ -197,6 +203,28 @@ def test_speed_table_per_item_seconds_tokens_and_emulated(data) -> None:  # type
     assert int4.accuracy_delta_points == pytest.approx(100 * (9 - 14) / 15)  # 12 needles + 3 document items
     assert int4.effects == ["kv_cache: kv bytes ratio 0.25"]
     assert sparse.speedup is None and EMULATED_NOTE in (sparse.speed_note or "")
+
+
+def test_speed_table_speedups_memory_and_accuracy_interval(data) -> None:  # type: ignore[no-untyped-def]
+    base, int4, sparse = data.speed
+    # every int4kv item is exactly twice as fast: the ratio of medians is 2 and so is every resample's
+    assert base.ttft_p50 == pytest.approx(0.8 * (0.25 + 0.01 * 7))  # median of 15 items: the 8th
+    assert int4.ttft_speedup == pytest.approx(2.0) and int4.ttft_speedup_low == pytest.approx(2.0)
+    assert int4.decode_speedup == pytest.approx(2.0) and int4.decode_speedup_high == pytest.approx(2.0)
+    assert base.decode_tps_p50 == pytest.approx(9 / (0.8 * 0.7))  # (new tokens - 1) / decode seconds
+    assert int4.memory_saved_bytes == int(2e9 * 0.8) - int(2e9 * 0.4)
+    assert int4.kv_bytes_per_token == pytest.approx(46080 * 0.25)
+    lo, hi = int4.accuracy_ci_low_points, int4.accuracy_ci_high_points
+    assert lo is not None and hi is not None and lo <= int4.accuracy_delta_points <= hi <= 0 and lo < -20
+    # the emulated method claims nothing about speed, memory or capacity, but still shows its accuracy
+    assert sparse.ttft_speedup is sparse.decode_speedup is sparse.memory_saved_bytes is None
+    assert sparse.requests_per_second_per_device is None and sparse.accuracy_delta_points == pytest.approx(0.0)
+    # capacity: decode-bound at the run's aggregate decode throughput and the baseline's mean output length
+    # each batch's decode wall time counted once: (seconds - prefill) / batch size summed over the 15 items
+    decode_wall = sum((0.8 - 0.8 * (0.25 + 0.01 * k)) / 4 for k in range(15))
+    assert base.decode_throughput == pytest.approx(15 * 9 / decode_wall)
+    assert base.requests_per_second_per_device == pytest.approx(base.decode_throughput / 10)
+    assert data.capacity_note and "decode-bound" in data.capacity_note and "batch size" in data.capacity_note
 
 
 # --------------------------------------------------------------------------- item browser

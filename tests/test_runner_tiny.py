@@ -72,10 +72,10 @@ def test_a_failing_batch_is_retried_item_by_item_and_errors_are_kept(
     real = HFRunner._generate_batch
     bad_id = "needle_numbers/L160-D1.00-integer"
 
-    def flaky(self, items):
+    def flaky(self, items, shared=None):
         if any(it.id == bad_id for it in items):
             raise RuntimeError("shape mismatch at this length")
-        return real(self, items)
+        return real(self, items, shared)
 
     monkeypatch.setattr(HFRunner, "_generate_batch", flaky)
     result = _run(tiny_model_dir, tmp_path)

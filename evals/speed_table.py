@@ -1,0 +1,267 @@
+"""The speed-accuracy table: each run's speed beside the accuracy it costs, and what it means for capacity.
+
+One computation for every renderer (terminal, Markdown, HTML): the reports lay
+out a `SpeedTable` and compute nothing.
+
+- Speedups are ratios of medians over the items both runs timed (TTFT:
+  baseline / candidate; decode tokens/s: candidate / baseline), with a 95%
+  paired bootstrap interval of that ratio (items resampled).
+- No speed claim where it would not be honest: a method marked `emulated`
+  (masked dense matmuls cost the same) says EMULATED_NOTE; a run on another
+  device or dtype than the baseline is not comparable.
+- Memory saved is claimed only when both peaks cover their own run alone
+  (see evals/memory.py) and are of the same kind.
+- The accuracy delta pools the packs that score fields, with the paired
+  bootstrap interval; a comparison whose packs ask for no fields is "speed only".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field as PydField
+
+from evals import capacity, speed, stats
+
+EMULATED_NOTE = "emulated — no speed claim"
+NOT_COMPARABLE_NOTE = "different device or dtype than the baseline: not comparable"
+SPEED_ONLY = "speed only"
+SPREAD_NOTE = ("Speedups are ratios of medians over the items both runs timed (TTFT: baseline / candidate; decode "
+               "tokens/s: candidate / baseline); [low, high] is a 95% paired bootstrap interval of the ratio, items "
+               "resampled. In batched runs items share their batch's timings, so the interval is narrower than "
+               "independent requests would give.")
+BOOTSTRAP_RESAMPLES = 2000
+
+
+class BucketRow(BaseModel):
+    """One context-length bucket of one run."""
+
+    bucket: str
+    items: int
+    ttft_p50: float | None
+    ttft_p95: float | None
+    per_token_p50: float | None
+    per_token_p95: float | None
+    decode_tps_p50: float | None
+    decode_tps_p95: float | None
+
+
+class SpeedRow(BaseModel):
+    run: str
+    role: str
+    method: str
+    device: str
+    dtype: str
+    items_timed: int
+    seconds_per_item: float | None
+    new_tokens_per_second: float | None
+    speedup: float | None  # baseline seconds per item / this run's (end to end)
+    speed_note: str | None  # replaces every speed claim when there is no honest one
+    accuracy_delta_points: float | None
+    harmful_flips: int | None
+    load_seconds: float | None
+    effects: list[str]
+    # per-generation timing: medians and 95th percentiles
+    batch_size: int | None = None
+    items_per_second: float | None = None
+    ttft_p50: float | None = None
+    ttft_p95: float | None = None
+    per_token_p50: float | None = None
+    per_token_p95: float | None = None
+    decode_tps_p50: float | None = None
+    decode_tps_p95: float | None = None
+    decode_throughput: float | None = None  # aggregate decode tokens/s at the run's batch size
+    # against the baseline (None for the baseline itself or without an honest claim)
+    ttft_speedup: float | None = None
+    ttft_speedup_low: float | None = None
+    ttft_speedup_high: float | None = None
+    decode_speedup: float | None = None
+    decode_speedup_low: float | None = None
+    decode_speedup_high: float | None = None
+    # memory
+    peak_memory_bytes: int | None = None
+    peak_memory_kind: str | None = None  # what the peak measures, in words
+    memory_saved_bytes: int | None = None
+    kv_bytes_per_token: float | None = None
+    kv_bytes_at_longest: int | None = None
+    kv_longest_tokens: int | None = None
+    # accuracy beside it
+    accuracy_ci_low_points: float | None = None
+    accuracy_ci_high_points: float | None = None
+    speed_only: bool = False
+    # capacity
+    requests_per_second_per_device: float | None = None
+    devices_needed: int | None = None
+    buckets: list[BucketRow] = PydField(default_factory=list)
+
+
+class SpeedTable(BaseModel):
+    rows: list[SpeedRow]
+    spread_note: str = SPREAD_NOTE
+    capacity_note: str | None = None
+    output_tokens: float | None = None
+
+
+def method_label(manifest: dict[str, Any]) -> str:
+    """The accelerations with their main settings, e.g. "kv_cache (int4 quanto)"."""
+    accel = (manifest.get("config") or {}).get("acceleration") or {}
+    if not accel:
+        return "none"
+    parts = []
+    for name, settings in accel.items():
+        if isinstance(settings, dict):
+            main = [str(settings[k]) for k in ("quant", "backend", "method", "mode", "level") if settings.get(k)]
+            parts.append(f"{name} ({' '.join(main)})" if main else name)
+        else:
+            parts.append(f"{name} ({settings})")
+    return ", ".join(parts)
+
+
+_EFFECT_KEYS = ("kv_bytes_ratio", "target_level", "achieved_level", "acceptance_rate", "accepted_tokens",
+                "weight_bytes_ratio", "max_cached_tokens")
+
+
+def effects_facts(manifest: dict[str, Any]) -> list[str]:
+    """What each acceleration measured, as short facts."""
+    out = []
+    for name, eff in (manifest.get("effects") or {}).items():
+        if not isinstance(eff, dict):
+            continue
+        facts = [f"{k.replace('_', ' ')} {eff[k]:g}" if isinstance(eff[k], (int, float)) else f"{k} {eff[k]}"
+                 for k in _EFFECT_KEYS if eff.get(k) is not None]
+        if facts:
+            out.append(f"{name}: " + ", ".join(facts))
+    return out
+
+
+def _memory_kind(peak: dict[str, Any]) -> str:
+    what = "CUDA max allocated" if peak.get("kind") == "cuda_max_allocated" else "process peak RSS"
+    return what + ("" if peak.get("scope") == "run" else " (process lifetime)")
+
+
+def _row(run: Any, role: str) -> SpeedRow:
+    m = run.manifest
+    gens = list(run.generations.values())
+    n, s, tps = speed.run_timing(run)
+    fig = speed.timing_figures(gens)
+    stored = m.get("speed") if isinstance(m.get("speed"), dict) else {}
+    peak = stored.get("peak_memory") if isinstance(stored.get("peak_memory"), dict) else None
+    kv = stored.get("kv_cache") if isinstance(stored.get("kv_cache"), dict) else None
+    buckets = [BucketRow(bucket=b["bucket"], items=b["items"],
+                         ttft_p50=b["ttft_seconds"]["p50"], ttft_p95=b["ttft_seconds"]["p95"],
+                         per_token_p50=b["decode_seconds_per_token"]["p50"],
+                         per_token_p95=b["decode_seconds_per_token"]["p95"],
+                         decode_tps_p50=b["decode_tokens_per_second"]["p50"],
+                         decode_tps_p95=b["decode_tokens_per_second"]["p95"]) for b in speed.by_bucket(gens)]
+    return SpeedRow(
+        run=run.name, role=role, method=method_label(m), device=str(m.get("device") or ""),
+        dtype=str(m.get("dtype") or ""), items_timed=n, seconds_per_item=s, new_tokens_per_second=tps,
+        speedup=None, speed_note=None, accuracy_delta_points=None, harmful_flips=None,
+        load_seconds=m.get("load_seconds"), effects=effects_facts(m),
+        batch_size=fig["batch_size_max"], items_per_second=fig["items_per_second"],
+        ttft_p50=fig["ttft_seconds"]["p50"], ttft_p95=fig["ttft_seconds"]["p95"],
+        per_token_p50=fig["decode_seconds_per_token"]["p50"], per_token_p95=fig["decode_seconds_per_token"]["p95"],
+        decode_tps_p50=fig["decode_tokens_per_second"]["p50"], decode_tps_p95=fig["decode_tokens_per_second"]["p95"],
+        decode_throughput=fig["decode_throughput_tokens_per_second"],
+        peak_memory_bytes=peak.get("bytes") if peak else None, peak_memory_kind=_memory_kind(peak) if peak else None,
+        kv_bytes_per_token=kv.get("bytes_per_token") if kv else None,
+        kv_bytes_at_longest=kv.get("bytes_at_longest_context") if kv else None,
+        kv_longest_tokens=kv.get("longest_context_tokens") if kv else None,
+        buckets=buckets,
+    )
+
+
+def _paired(base: Any, cand: Any, value: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per item timed in both runs: (baseline value, candidate value)."""
+    b_vals, c_vals = [], []
+    for item_id, bg in base.generations.items():
+        cg = cand.generations.get(item_id)
+        if cg is None:
+            continue
+        b, c = value(bg), value(cg)
+        if b is not None and c is not None:
+            b_vals.append(b)
+            c_vals.append(c)
+    return np.asarray(b_vals, dtype=float), np.asarray(c_vals, dtype=float)
+
+
+def _accuracy(comp: Any) -> tuple[float | None, float | None, float | None, bool]:
+    """(delta, CI low, CI high) in points over the packs that score fields, and whether none does."""
+    scored = [pc for pc in comp.packs if not pc.speed_only]
+    if not scored:
+        return None, None, None, bool(comp.packs)
+    b_ok: list[bool] = []
+    c_ok: list[bool] = []
+    for pc in scored:
+        b, c = pc.correctness()
+        b_ok += b
+        c_ok += c
+    if not b_ok:
+        return None, None, None, False
+    iv0 = next((pc.stats.interval for pc in scored if pc.stats), None)
+    iv = stats.bootstrap_accuracy_delta(np.asarray(b_ok), np.asarray(c_ok),
+                                        n_resamples=iv0.n_resamples if iv0 else BOOTSTRAP_RESAMPLES,
+                                        confidence=iv0.confidence if iv0 else 0.95, seed=0)
+    return 100.0 * iv.delta, 100.0 * iv.low, 100.0 * iv.high, False
+
+
+def _claim_against(row: SpeedRow, base_row: SpeedRow, base: Any, run: Any) -> None:
+    """Speedups, memory saved: only where the comparison is honest."""
+    m, bm = run.manifest, base.manifest
+    emulated = [str(e) for e in m.get("emulated") or []]
+    if emulated:
+        row.speed_note = f"{', '.join(emulated)}: {EMULATED_NOTE}"
+        return
+    if (m.get("device"), m.get("dtype")) != (bm.get("device"), bm.get("dtype")):
+        if row.seconds_per_item and base_row.seconds_per_item:
+            row.speed_note = NOT_COMPARABLE_NOTE
+        return
+    if row.seconds_per_item and base_row.seconds_per_item:
+        row.speedup = base_row.seconds_per_item / row.seconds_per_item
+    iv = stats.bootstrap_ratio_of_medians(*_paired(base, run, speed.ttft), n_resamples=BOOTSTRAP_RESAMPLES)
+    if iv is not None:
+        row.ttft_speedup, row.ttft_speedup_low, row.ttft_speedup_high = iv.delta, iv.low, iv.high
+    b_tps, c_tps = _paired(base, run, speed.decode_tokens_per_second)
+    iv = stats.bootstrap_ratio_of_medians(c_tps, b_tps, n_resamples=BOOTSTRAP_RESAMPLES)
+    if iv is not None:
+        row.decode_speedup, row.decode_speedup_low, row.decode_speedup_high = iv.delta, iv.low, iv.high
+    bp = ((bm.get("speed") or {}).get("peak_memory") or {})
+    cp = ((m.get("speed") or {}).get("peak_memory") or {})
+    if (bp.get("scope") == cp.get("scope") == "run" and bp.get("kind") == cp.get("kind")
+            and bp.get("bytes") is not None and cp.get("bytes") is not None):
+        row.memory_saved_bytes = int(bp["bytes"]) - int(cp["bytes"])
+
+
+def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None) -> SpeedTable:
+    """The table for a `CompareReport` (evals.api): baseline first, then the A/A repeat and the candidates."""
+    inputs = inputs or capacity.CapacityInputs()
+    base = report.baseline
+    base_row = _row(base, "baseline")
+    if base_row.items_timed:
+        base_row.speedup = 1.0
+    rows = [base_row]
+    extra = [(c, comp, "candidate") for c, comp in zip(report.candidates, report.comparisons)]
+    if report.noise_floor is not None and report.noise_floor_run is not None:
+        extra.insert(0, (report.noise_floor_run, report.noise_floor, "repeat (A/A)"))
+    all_speed_only = True
+    for run, comp, role in extra:
+        row = _row(run, role)
+        row.accuracy_delta_points, row.accuracy_ci_low_points, row.accuracy_ci_high_points, row.speed_only = \
+            _accuracy(comp)
+        all_speed_only &= row.speed_only
+        row.harmful_flips = len(comp.harmful)
+        _claim_against(row, base_row, base, run)
+        rows.append(row)
+    base_row.speed_only = bool(extra) and all_speed_only
+
+    mean_out = speed.timing_figures(base.generations.values())["mean_new_tokens"]
+    output_tokens = inputs.output_tokens or mean_out
+    note = None
+    if output_tokens:
+        for row in rows:
+            if row.decode_throughput and (row.role == "baseline" or row.speed_note is None):
+                est = capacity.estimate(row.decode_throughput, output_tokens, inputs)
+                row.requests_per_second_per_device, row.devices_needed = est.requests_per_second, est.devices
+        note = capacity.assumptions(inputs, output_tokens, base_row.batch_size, base_row.device)
+    return SpeedTable(rows=rows, capacity_note=note, output_tokens=output_tokens)

@@ -1,0 +1,108 @@
+"""Fixed-shape prompts for measuring speed without accuracy noise.
+
+Each shape is a prompt length (in the model's tokens) and an output length;
+items carry a generation override so every item generates exactly that many
+tokens (end-of-sequence ignored). Items have no fields: the pack measures
+speed only, and reports say so instead of showing an accuracy.
+
+Presets: `short` (about 200 tokens in, 300 out: a chat turn) and `long`
+(about 2,000 in, 1,000 out: a document task); any other shape is given as
+{name, input_tokens, output_tokens}. Prompts differ per item (filler drawn
+from a per-item seed) so no two items share a prefix beyond the instruction.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field as PydField, field_validator
+
+from evals.types import GenerationOverride, Item
+from tasks import register
+from tasks.base import PackParams, PackSpec, TokenCounter
+from tasks.haystack import sentences
+
+NAME = "latency"
+VERSION = "1"
+
+_INSTRUCTION = "Read the notes below, then continue them with more notes in the same style."
+
+
+class LatencyShape(BaseModel):
+    """One prompt/output shape."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = PydField(pattern=r"^[A-Za-z0-9_.-]+$")
+    input_tokens: int = PydField(ge=32, le=1_000_000)
+    output_tokens: int = PydField(ge=1, le=100_000)
+
+
+PRESETS: dict[str, LatencyShape] = {
+    "short": LatencyShape(name="short", input_tokens=200, output_tokens=300),
+    "long": LatencyShape(name="long", input_tokens=2000, output_tokens=1000),
+}
+
+
+class LatencyParams(PackParams):
+    shapes: list[Literal["short", "long"] | LatencyShape] = PydField(default_factory=lambda: ["short"], min_length=1)
+    count: int = PydField(4, ge=1, le=10_000, description="items per shape")
+
+    @field_validator("shapes")
+    @classmethod
+    def _unique(cls, v: list[str | LatencyShape]) -> list[str | LatencyShape]:
+        names = [_shape(s).name for s in v]
+        if len(set(names)) != len(names):
+            raise ValueError(f"shape names must be unique, got {names}")
+        return v
+
+
+def _shape(s: str | LatencyShape) -> LatencyShape:
+    return PRESETS[s] if isinstance(s, str) else s
+
+
+def _prompt(rng: random.Random, target: int, count: TokenCounter) -> str:
+    """The instruction and notes whose token count comes close to `target` without passing it."""
+    text = _INSTRUCTION + "\n\n"
+    total = count(text)
+    parts: list[str] = []
+    for sentence in sentences(rng):
+        n = count(" " + sentence)
+        if total + n > target and parts:
+            break
+        parts.append(sentence)
+        total += n
+    return text + " ".join(parts)
+
+
+def build(params: LatencyParams, count: TokenCounter) -> list[Item]:
+    items: list[Item] = []
+    for spec in params.shapes:
+        shape = _shape(spec)
+        override = GenerationOverride(max_new_tokens=shape.output_tokens, ignore_eos=True)
+        for i in range(params.count):
+            rng = random.Random(f"{NAME}:{VERSION}:{params.seed}:{shape.name}:{shape.input_tokens}:{i}")
+            prompt = _prompt(rng, shape.input_tokens, count)
+            items.append(Item(
+                id=f"{NAME}/{shape.name}-{i}",
+                pack=NAME,
+                prompt=prompt,
+                fields=[],
+                generation=override,
+                meta={"context_tokens": count(prompt), "target_tokens": shape.input_tokens, "shape": shape.name,
+                      "output_tokens": shape.output_tokens},
+            ))
+    return items
+
+
+SPEC = register(
+    PackSpec(
+        name=NAME,
+        version=VERSION,
+        params=LatencyParams,
+        build=build,  # type: ignore[arg-type]
+        description="Speed only: fixed-shape prompts (short ~200 in/300 out, long ~2000 in/1000 out, or your own) "
+                    "that always generate their full output length (end-of-sequence ignored); no fields scored.",
+    )
+)
