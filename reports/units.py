@@ -13,7 +13,7 @@ def size(n: float | None, signed: bool = False) -> str:
     v = abs(float(n))
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if v < 1024 or unit == "TiB":
-            return f"{sign}{v:.0f} {unit}" if unit == "B" else f"{sign}{v:.3g} {unit}"
+            return f"{sign}{v:.0f} {unit}" if unit == "B" or v >= 100 else f"{sign}{v:.3g} {unit}"
         v /= 1024
     return DASH  # pragma: no cover
 
