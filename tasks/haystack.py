@@ -11,6 +11,8 @@ from __future__ import annotations
 import random
 from typing import Iterator
 
+from tasks.base import TokenCounter
+
 _SUBJECTS = [
     "The committee", "A small team", "The harbour office", "Our regional partner", "The archive staff",
     "The night shift", "A visiting engineer", "The planning group", "The village council", "The museum guide",
@@ -46,3 +48,16 @@ def sentences(rng: random.Random) -> Iterator[str]:
             subject = subject[0].lower() + subject[1:]
         parts = [connector, subject, rng.choice(_VERBS), rng.choice(_OBJECTS), rng.choice(_TAILS)]
         yield " ".join(p for p in parts if p) + "."
+
+
+def fill(rng: random.Random, target: int, fixed_tokens: int, count: TokenCounter) -> list[str]:
+    """Sentences whose token count brings a prompt of `fixed_tokens` close to `target` without passing it."""
+    out: list[str] = []
+    total = fixed_tokens
+    for sentence in sentences(rng):
+        n = count(" " + sentence)
+        if total + n > target and out:
+            break
+        out.append(sentence)
+        total += n
+    return out

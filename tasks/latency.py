@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field as PydField, field_validator
 from evals.types import GenerationOverride, Item
 from tasks import register
 from tasks.base import PackParams, PackSpec, TokenCounter
-from tasks.haystack import sentences
+from tasks.haystack import fill
 
 NAME = "latency"
 VERSION = "1"
@@ -65,15 +65,7 @@ def _shape(s: str | LatencyShape) -> LatencyShape:
 def _prompt(rng: random.Random, target: int, count: TokenCounter) -> str:
     """The instruction and notes whose token count comes close to `target` without passing it."""
     text = _INSTRUCTION + "\n\n"
-    total = count(text)
-    parts: list[str] = []
-    for sentence in sentences(rng):
-        n = count(" " + sentence)
-        if total + n > target and parts:
-            break
-        parts.append(sentence)
-        total += n
-    return text + " ".join(parts)
+    return text + " ".join(fill(rng, target, count(text), count))
 
 
 def build(params: LatencyParams, count: TokenCounter) -> list[Item]:

@@ -15,7 +15,7 @@ from pydantic import Field as PydField, field_validator
 from evals.types import Field, Item
 from tasks import register
 from tasks.base import PackParams, PackSpec, TokenCounter
-from tasks.haystack import sentences
+from tasks.haystack import fill
 
 NAME = "needle_numbers"
 VERSION = "1"
@@ -74,19 +74,6 @@ def _needle(rng: random.Random, kind: ValueKind, key: str) -> tuple[str, str, st
     )
 
 
-def _haystack(rng: random.Random, target: int, fixed_tokens: int, count: TokenCounter) -> list[str]:
-    """Sentences whose token count brings the whole prompt close to `target`."""
-    out: list[str] = []
-    total = fixed_tokens
-    for sentence in sentences(rng):
-        n = count(" " + sentence)
-        if total + n > target and out:
-            break
-        out.append(sentence)
-        total += n
-    return out
-
-
 def build(params: NeedleParams, count: TokenCounter) -> list[Item]:
     items: list[Item] = []
     for length in params.lengths:
@@ -97,7 +84,7 @@ def build(params: NeedleParams, count: TokenCounter) -> list[Item]:
                 key = rng.choice(_KEYS)
                 needle, question, gold, field_kind = _needle(rng, kind, key)
                 fixed = count(f"{_INTRO}\n\n{needle}\n\nQuestion: {question}")
-                filler = _haystack(rng, length, fixed, count)
+                filler = fill(rng, length, fixed, count)
                 at = round(depth * len(filler))
                 text = " ".join([*filler[:at], needle, *filler[at:]])
                 prompt = f"{_INTRO}\n\n{text}\n\nQuestion: {question}"
