@@ -346,6 +346,12 @@ def test_compare_two_openai_configs_on_two_servers(backend: HFBackend, key_env: 
     manifests = {m["name"]: m for m in (json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/manifest.json"))}
     assert manifests["baseline"]["key"] != manifests["fp8kv"]["key"], "engine flags are part of the key"
     assert manifests["fp8kv"]["config"]["engine"]["args"][-1] == "fp8"
+    assert "TTFT" in res.stdout, "the speed-accuracy table shows time to first token"
+    for name in ("baseline", "fp8kv"):
+        speed = manifests[name]["speed"]
+        assert speed["ttft_seconds"]["p50"] > 0 and speed["decode_tokens_per_second"]["n"] == 1
+        assert speed["throughput_basis"] == "wall clock of concurrent requests"
+        assert speed["peak_memory"] is None, "the client's memory says nothing about the server"
     figures = {}
     for name in ("baseline", "fp8kv"):
         run_dir = next((tmp_path / "runs").glob(f"{name}-*"))
