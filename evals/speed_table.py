@@ -264,4 +264,10 @@ def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None) -> S
                 est = capacity.estimate(row.decode_throughput, output_tokens, inputs)
                 row.requests_per_second_per_device, row.devices_needed = est.requests_per_second, est.devices
         note = capacity.assumptions(inputs, output_tokens, base_row.batch_size, base_row.device)
-    return SpeedTable(rows=rows, capacity_note=note, output_tokens=output_tokens)
+    spread = SPREAD_NOTE
+    timed_now = [run.name for run, _comp, _role in extra if not getattr(run, "reused", True)]
+    if getattr(base, "reused", False) and timed_now:
+        finished = (base.manifest.get("sessions") or [{}])[-1].get("finished", "an earlier session")
+        spread += (f" The baseline's timings are stored from {finished}, while {', '.join(timed_now)} ran now: "
+                   "the ratios compare two states of the machine; pass --fresh for speed claims.")
+    return SpeedTable(rows=rows, spread_note=spread, capacity_note=note, output_tokens=output_tokens)

@@ -198,3 +198,14 @@ def test_speed_only_packs_make_no_accuracy_claim_and_gate_on_errors() -> None:
     assert table.rows[1].accuracy_delta_points is None and table.rows[1].ttft_speedup == pytest.approx(2.0)
     ok = api.compare_results(base, [(_run("fast", 0.5, fields=False), None)])
     assert ok.passed
+
+
+def test_a_stored_baseline_against_a_fresh_candidate_is_flagged() -> None:
+    base = _run("base", 1.0)
+    base.manifest["sessions"] = [{"finished": "2026-11-01T09:00:00+00:00"}]
+    fresh = _run("fast", 0.5)
+    fresh.reused = False
+    note = speed_table(api.compare_results(base, [(fresh, None)])).spread_note
+    assert "2026-11-01T09:00:00+00:00" in note and "fast ran now" in note and "--fresh" in note
+    both_stored = speed_table(api.compare_results(base, [(_run("fast", 0.5), None)])).spread_note
+    assert "--fresh" not in both_stored
