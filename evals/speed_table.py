@@ -270,4 +270,9 @@ def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None) -> S
         finished = (base.manifest.get("sessions") or [{}])[-1].get("finished", "an earlier session")
         spread += (f" The baseline's timings are stored from {finished}, while {', '.join(timed_now)} ran now: "
                    "the ratios compare two states of the machine; pass --fresh for speed claims.")
+    other_batch = [f"{r.run} (batch {r.batch_size})" for r in rows[1:]
+                   if r.batch_size and base_row.batch_size and r.batch_size != base_row.batch_size]
+    if other_batch:
+        spread += (f" {', '.join(other_batch)} ran at another batch size than the baseline ({base_row.batch_size}): "
+                   "its speedups are per-sequence latency at that batch; throughput is in req/s per device.")
     return SpeedTable(rows=rows, spread_note=spread, capacity_note=note, output_tokens=output_tokens)

@@ -209,3 +209,12 @@ def test_a_stored_baseline_against_a_fresh_candidate_is_flagged() -> None:
     assert "2026-11-01T09:00:00+00:00" in note and "fast ran now" in note and "--fresh" in note
     both_stored = speed_table(api.compare_results(base, [(_run("fast", 0.5), None)])).spread_note
     assert "--fresh" not in both_stored
+
+
+def test_a_candidate_at_another_batch_size_is_flagged_as_latency() -> None:
+    base = _run("base", 1.0)
+    one = _run("pld", 0.5)
+    for g in base.generations.values():
+        g.batch_size = 4
+    note = speed_table(api.compare_results(base, [(one, None)])).spread_note
+    assert "pld (batch 1)" in note and "baseline (4)" in note and "req/s per device" in note
