@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable
 from evals.types import Generation, GenerationOverride, Item
 from runners.accel import Acceleration
 from runners.accel.base import cache_kwarg
+from runners.accel.kv_quant import kv_layout
 from runners.prefix import SharedPrefix, group_by_prefix, prefill
 from runners.models import ModelSource, load_model, load_tokenizer
 from runners.token_clock import TokenClock
@@ -32,8 +33,7 @@ def auto_batch_size(model: Any, device: str, items: list[Item], max_new_tokens: 
 
     free, _total = torch.cuda.mem_get_info()
     cfg = model.config.get_text_config(decoder=True)
-    heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
-    dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    heads, dim = kv_layout(model)
     elem = torch.empty((), dtype=model.dtype).element_size()
     longest = max((int(it.meta.get("context_tokens", 0)) for it in items), default=0) or 2048
     tokens = longest + max_new_tokens
@@ -42,6 +42,16 @@ def auto_batch_size(model: Any, device: str, items: list[Item], max_new_tokens: 
     act = tokens * (4 * cfg.hidden_size + 2 * getattr(cfg, "intermediate_size", 4 * cfg.hidden_size)) * elem
     act += 2 * cfg.vocab_size * 4
     return max(1, min(AUTO_MAX, int(0.7 * free // (kv + act))))
+
+
+def _split_at_question(text: str, item: Item, offsets: list[tuple[int, int]]) -> int | None:
+    """Index of the first token at or after where the item's question starts in `text`."""
+    question = item.meta.get("question")
+    at = text.rfind(question) if isinstance(question, str) and question else -1
+    if at <= 0:
+        return None
+    split = next((i for i, (begin, _) in enumerate(offsets) if begin >= at), None)
+    return split if split else None
 
 
 class HFRunner:
@@ -69,6 +79,7 @@ class HFRunner:
         self.oom_halvings = 0
         self.prefix_reuse = prefix_reuse
         self.prefix_stats: dict[str, Any] = {"documents": 0, "questions": 0, "tokens_saved": 0}
+        self._token_ids: dict[str, list[int]] = {}  # item id -> ids, from grouping, reused when generating
         self.model: Any = None
         # every item of the run (not only those still missing), for methods that calibrate on them
         self.run_items: list[Item] | None = None
@@ -120,7 +131,8 @@ class HFRunner:
         if shared is None:
             enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
         else:
-            enc = shared.inputs([self.token_ids(it) for it in items], tok.pad_token_id, self.device)
+            ids = [self._token_ids.get(it.id) or self._tokens_and_split(it)[0] for it in items]
+            enc = shared.inputs(ids, tok.pad_token_id, self.device)
             kwargs[cache_kwarg()] = shared.cache_for(len(items))
         g = self.generation
         sampling = g.get("temperature", 0.0) > 0
@@ -150,10 +162,9 @@ class HFRunner:
             torch.cuda.synchronize()
         seconds = time.perf_counter() - start
         first = clock.first_token_at()
-        if shared is not None:  # the document's prefill, shared by all its questions, in equal parts
-            share = shared.seconds * len(items) / max(shared.questions, 1)
-            seconds += share
-            start -= share
+        # the document's prefill, shared in equal parts by all its questions, counts as theirs
+        lead = shared.seconds * len(items) / max(shared.questions, 1) if shared is not None else 0.0
+        seconds += lead
         for accel in self.accelerations:
             accel.observe(self.model, out)
         prompt_len = enc["input_ids"].shape[1]
@@ -177,7 +188,7 @@ class HFRunner:
                     new_tokens=n_new,
                     seconds=round(seconds, 4),
                     batch_size=len(items),
-                    prefill_seconds=round(first - start, 6) if first is not None else None,
+                    prefill_seconds=round(first - start + lead, 6) if first is not None else None,
                     decode_seconds=round(last - first, 6) if first is not None and last is not None else None,
                 )
             )
@@ -210,8 +221,12 @@ class HFRunner:
                     results.append(self._error(item, item_exc))
             return results
 
-    def token_ids(self, item: Item) -> list[int]:
-        return self.tokenizer(self.render(item), add_special_tokens=False)["input_ids"]
+    def _tokens_and_split(self, item: Item) -> tuple[list[int], int | None]:
+        """The item's token ids and its context split, from one tokenizer call (kept for generation)."""
+        text = self.render(item)
+        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        self._token_ids[item.id] = enc["input_ids"]
+        return enc["input_ids"], _split_at_question(text, item, enc["offset_mapping"])
 
     def _shared_prefixes(self, items: list[Item]) -> tuple[list[tuple[list[int], list[Item]]], list[Item]]:
         """Groups of items asking about the same document, when the run shares prefixes."""
@@ -221,17 +236,12 @@ class HFRunner:
         if blocking:
             self.prefix_stats["off_because"] = f"{', '.join(blocking)} supplies its own cache"
             return [], items
-        return group_by_prefix(items, self.token_ids, lambda it: self.context_split(self.render(it), it))
+        return group_by_prefix(items, self._tokens_and_split)
 
     def context_split(self, text: str, item: Item) -> int | None:
         """Tokens of `text` before the item's question (`meta["question"]`), or None when it does not say."""
-        question = item.meta.get("question")
-        at = text.rfind(question) if isinstance(question, str) and question else -1
-        if at <= 0:
-            return None
         offsets = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
-        split = next((i for i, (begin, _) in enumerate(offsets) if begin >= at), None)
-        return split if split else None
+        return _split_at_question(text, item, offsets)
 
     def prefill(self, enc: Any, upto: int, cache: Any) -> None:
         """Run the first `upto` tokens into `cache`; `generate` then continues from there."""

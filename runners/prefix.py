@@ -48,17 +48,17 @@ class SharedPrefix:
 
 
 def group_by_prefix(
-    items: list[Item], token_ids: Callable[[Item], list[int]], split: Callable[[Item], int | None], min_tokens: int = 16
+    items: list[Item], tokens_and_split: Callable[[Item], tuple[list[int], int | None]], min_tokens: int = 16
 ) -> tuple[list[tuple[list[int], list[Item]]], list[Item]]:
     """(groups of at least two items sharing the tokens before their question, the other items)."""
     groups: dict[tuple[int, ...], list[Item]] = {}
     alone: list[Item] = []
     for item in items:
-        at = split(item)
+        ids, at = tokens_and_split(item)
         if at is None or at < min_tokens:
             alone.append(item)
             continue
-        groups.setdefault(tuple(token_ids(item)[:at]), []).append(item)
+        groups.setdefault(tuple(ids[:at]), []).append(item)
     shared = [(list(prefix), members) for prefix, members in groups.items() if len(members) > 1]
     alone += [members[0] for members in groups.values() if len(members) == 1]
     return shared, alone

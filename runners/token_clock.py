@@ -41,7 +41,7 @@ class TokenClock(BaseStreamer):
         self.tokens.append((self.tokens[-1] if self.tokens else 0) + step)
 
     def end(self) -> None:
-        pass
+        """Nothing to flush: the stamps are read after `generate` returns."""
 
     def first_token_at(self) -> float | None:
         """perf_counter when the first new token was out, None if none came."""

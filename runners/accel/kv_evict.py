@@ -144,18 +144,16 @@ def _attention_modules(model: Any) -> list[Any]:
     return [m.self_attn for m in model.model.layers] if hasattr(model, "model") and hasattr(model.model, "layers") else []
 
 
-def cache_bytes_kept(cache: EvictingCache, elem: int) -> tuple[int, int, list[int]]:
-    """(bytes held, bytes a full cache would hold, entries kept per layer)."""
+def cache_bytes_kept(cache: EvictingCache, elem: int) -> tuple[int, int]:
+    """(bytes held, bytes a full cache would hold)."""
     held = full = 0
-    kept: list[int] = []
     for layer in cache.layers:
         stored = layer.stored()
-        kept.append(stored)
         if stored:
             batch, heads, _, dim = layer.keys.shape
             held += 2 * batch * heads * stored * dim * elem
             full += 2 * batch * heads * layer.cumulative_length * dim * elem
-    return held, full, kept
+    return held, full
 
 
 class Evictor:
@@ -215,7 +213,7 @@ class Evictor:
         if self.cache is None:
             return
         elem = torch.empty((), dtype=model.dtype).element_size()
-        held, full, _ = cache_bytes_kept(self.cache, elem)
+        held, full = cache_bytes_kept(self.cache, elem)
         if self.settings.scope == "context" and not getattr(self.cache, "context_prefilled", False):
             self.with_question += 1
         self.calls += 1
