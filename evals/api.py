@@ -13,13 +13,15 @@ from pathlib import Path
 from typing import Callable
 
 from evals.config import ConfigError, RunConfig, load_config
-from evals.execute import Progress, RunFailed, RunResult, execute, prepare, set_aside
-from evals.gate import GateConfig, Verdict, evaluate, load_gate
+from evals.execute import PreparedRun, Progress, RunFailed, RunResult, execute, prepare, set_aside
+from evals.coverage import coverage_gaps
+from evals.gate import GateConfig, check_gate, evaluate, load_gate
 from evals.metrics import PackMetrics, pack_metrics
 from evals.pairing import Comparison, pair
 from evals.scoring import ScoredItem, score_run
 from evals.store import SCORES, RunStore
 from evals.types import Item
+from evals.verdict import Status, Verdict, overall_exit_code, overall_status
 from runners.models import ModelError, ModelNotFound, load_tokenizer, resolve_model
 from tasks import get_pack
 
@@ -48,7 +50,10 @@ def run(
     fresh: bool = False,
 ) -> RunResult:
     """Generate (or resume, or reuse) one configuration's run; `fresh` sets a stored run aside first."""
-    prepared = _prepare(config, out, limit, replicate)
+    return _execute(_prepare(config, out, limit, replicate), progress, log, fresh)
+
+
+def _execute(prepared: PreparedRun, progress: Progress | None, log: Callable[[str], None], fresh: bool) -> RunResult:
     if fresh:
         moved = set_aside(prepared.dir)
         if moved:
@@ -56,7 +61,16 @@ def run(
     try:
         return execute(prepared, progress=progress, log=log)
     except ModelError as exc:
-        raise RunFailed(f"{config.name}: {exc}") from exc
+        raise RunFailed(f"{prepared.config.name}: {exc}") from exc
+
+
+def check_gates(gates: list[GateConfig | None], items: list[Item]) -> None:
+    """Every gate against the packs and fields of the compared runs (ConfigError on an unknown name)."""
+    packs = {it.pack for it in items}
+    names = {f.name for it in items for f in it.fields}
+    for gate in gates:
+        if gate is not None:
+            check_gate(gate, packs, names)
 
 
 def score(result: RunResult) -> list[ScoredItem]:
@@ -127,8 +141,17 @@ class CompareReport:
     noise_floor_run: RunResult | None = None
 
     @property
+    def status(self) -> Status:
+        """fail if any candidate regressed, else incomplete if any verdict has gaps, else pass."""
+        return overall_status(self.verdicts)
+
+    @property
     def passed(self) -> bool:
-        return all(v.passed for v in self.verdicts)
+        return self.status == "pass"
+
+    @property
+    def exit_code(self) -> int:
+        return overall_exit_code(self.verdicts)
 
 
 def compare_results(
@@ -160,7 +183,7 @@ def compare_results(
         comparison = add(result, chosen)
         report.candidates.append(result)
         report.comparisons.append(comparison)
-        report.verdicts.append(evaluate(comparison, chosen))
+        report.verdicts.append(evaluate(comparison, chosen, coverage_gaps(baseline, result)))
     return report
 
 
@@ -187,20 +210,28 @@ def compare(
             raise ConfigError(f"two different configurations share the name {c.name!r}; give each a distinct `name`")
         seen[c.name] = c
 
-    def go(config: RunConfig, replicate: int = 0) -> RunResult:
-        return run(config, out, limit, progress_factory() if progress_factory else None, log, replicate, fresh)
-
+    # prepare everything first (items, keys; no model weights): a gate naming an unknown pack
+    # or field is an error before any generation, not a rule lost after an hour of it
     replicas: dict[str, int] = {baseline.name: 0}
-    base_result = go(baseline)
-    aa = None
+    plan: list[PreparedRun] = [_prepare(baseline, out, limit)]
     if noise_floor:
         replicas[baseline.name] = 1
-        aa = go(baseline, 1)
-    cand_results = []
+        plan.append(_prepare(baseline, out, limit, 1))
     for cand in candidates:
         replicas[cand.name] = replicas[cand.name] + 1 if cand.name in replicas else 0
-        cand_results.append((go(cand, replicas[cand.name]), cand.gate))
-    return compare_results(base_result, cand_results, gate, aa)
+        plan.append(_prepare(cand, out, limit, replicas[cand.name]))
+    check_gates([gate, *(c.gate for c in candidates)], [it for p in plan for it in p.items])
+
+    results = [_execute(p, progress_factory() if progress_factory else None, log, fresh) for p in plan]
+    base_result, rest = results[0], results[1:]
+    aa = rest.pop(0) if noise_floor else None
+    return compare_results(base_result, [(r, c.gate) for r, c in zip(rest, candidates)], gate, aa)
+
+
+def _stored_gate(result: RunResult) -> GateConfig | None:
+    """The gate a candidate run was configured with, as recorded in its manifest."""
+    data = (result.manifest.get("config") or {}).get("gate")
+    return None if data is None else load_gate(data, result.dir / "manifest.json", "config.gate")
 
 
 def compare_stored(run_dirs: list[str | Path], gate: GateConfig | None = None) -> CompareReport:
@@ -214,5 +245,6 @@ def compare_stored(run_dirs: list[str | Path], gate: GateConfig | None = None) -
     names = [r.name for r in results]
     if len(set(names)) != len(names):
         raise ConfigError(f"the same run is given twice ({', '.join(names)})")
-    stored_gates = [load_gate(r.manifest.get("config", {}).get("gate"), r.dir / "manifest.json") for r in results[1:]]
+    stored_gates = [_stored_gate(r) for r in results[1:]]
+    check_gates([gate, *stored_gates], [it for r in results for it in r.items])
     return compare_results(results[0], list(zip(results[1:], stored_gates)), gate)

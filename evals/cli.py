@@ -1,7 +1,10 @@
 """The `evalrun` command line: a thin layer over evals.api.
 
 Exit codes: 0 passed, 1 regression found, 2 usage or configuration error,
-3 runtime failure (model cannot load, a run cannot proceed).
+3 runtime failure (model cannot load, a run cannot proceed, an output could
+not be written), 4 incomplete (nothing failed, but the comparison does not
+cover every item the candidates asked for, or a rule could not be evaluated:
+never a pass).
 """
 
 from __future__ import annotations
@@ -19,19 +22,21 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from evals import api
 from evals.capacity import CapacityInputs
+from evals.cli_outputs import Outputs
 from evals.config import ConfigError
 from evals.execute import RunFailed
 from evals.pairing import PairingError
 from evals.speed_table import SpeedTable, speed_table
 
-EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME = 0, 1, 2, 3
+EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 
 app = typer.Typer(
     help=(
         "evalrun — accuracy regression harness for lossy LLM inference acceleration.\n\n"
         "Run the same task packs through a baseline configuration and faster candidates, pair the answers "
         "item by item, score every field by its type, and gate on harmful flips.\n\n"
-        "Exit codes: 0 passed, 1 regression found, 2 usage/config error, 3 runtime failure."
+        "Exit codes: 0 passed, 1 regression found, 2 usage/config error, 3 runtime failure, "
+        "4 incomplete (nothing failed, but items could not be paired or a rule could not be evaluated: never a pass)."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -46,6 +51,11 @@ rpd_option = typer.Option(None, "--requests-per-day", min=0, help="Daily request
                           "(devices needed per run).")
 peak_option = typer.Option(1.0, "--peak-factor", min=1.0, help="Peak request rate over the daily mean, for the "
                            "capacity estimate.")
+junit_option = typer.Option(None, "--junit", help="Write JUnit XML (a testcase per candidate x pack x rule; gaps "
+                            "in the data are testcases in error).")
+markdown_option = typer.Option(None, "--markdown", help="Write a Markdown summary (also appended to "
+                               "$GITHUB_STEP_SUMMARY when set).")
+json_option = typer.Option(None, "--json", help="Write the full comparison and verdict as JSON.")
 output_tokens_option = typer.Option(None, "--output-tokens", min=1, help="Mean output tokens per request for the "
                                     "capacity estimate (default: the baseline run's mean).")
 
@@ -148,10 +158,9 @@ def compare(
     out: Path = out_option,
     limit: Optional[int] = limit_option,
     gate: Optional[Path] = typer.Option(None, "--gate", help="Gate rules YAML; overrides each candidate's `gate:`."),
-    junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML (a testcase per candidate x pack x rule)."),
-    markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write a Markdown summary (also appended to "
-                                            "$GITHUB_STEP_SUMMARY when set)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full comparison as JSON."),
+    junit: Optional[Path] = junit_option,
+    markdown: Optional[Path] = markdown_option,
+    json_out: Optional[Path] = json_option,
     noise_floor: bool = typer.Option(False, "--noise-floor", help="Run the baseline twice and show its A/A flips "
                                      "next to each candidate's."),
     fresh: bool = typer.Option(False, "--fresh", "--repeat", help="Generate every run again (stored runs are moved "
@@ -166,7 +175,8 @@ def compare(
     A stored baseline with the same cache key is reused, so CI pays only for
     the candidates. Giving the baseline again as a candidate (A.yaml A.yaml)
     generates it a second time: an A/A comparison. Exits 1 when any candidate
-    fails the gate.
+    fails the gate, 4 when nothing failed but the comparison is incomplete.
+    Output paths are checked before any generation.
     """
     started = time.perf_counter()
 
@@ -175,12 +185,14 @@ def compare(
 
         configs = [api.load(p) for p in [baseline, *candidates]]  # validate everything before any work
         gate_cfg = load_gate_file(gate) if gate else None
+        outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
+        outputs.check()
         cap = _capacity(requests_per_day, peak_factor, output_tokens)
         report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=_RichProgress, log=_log,
                              gate=gate_cfg, noise_floor=noise_floor, fresh=fresh)
         table = speed_table(report, cap)
-        _write_outputs(report, junit, markdown, json_out, time.perf_counter() - started, table)
-        return _print_report(report, started, html, table)
+        _print_report(report, started, table)
+        return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log))
 
     code = _guard(go)
     raise typer.Exit(code)
@@ -190,11 +202,9 @@ def _capacity(requests_per_day: float | None, peak_factor: float, output_tokens:
     return CapacityInputs(requests_per_day=requests_per_day, peak_factor=peak_factor, output_tokens=output_tokens)
 
 
-def _print_report(report: "api.CompareReport", started: float, html: Path | None = None,
-                  speed: "SpeedTable | None" = None) -> int:
-    """The terminal tables, the speed-accuracy table and the verdict line (and the HTML report when asked);
-    returns the exit code."""
-    from reports.terminal import render_comparison, render_speed
+def _print_report(report: "api.CompareReport", started: float, speed: "SpeedTable | None" = None) -> None:
+    """The terminal tables, the speed-accuracy table and the verdict line."""
+    from reports.terminal import render_comparison, render_speed, status_markup
 
     speed = speed or speed_table(report)
 
@@ -207,70 +217,42 @@ def _print_report(report: "api.CompareReport", started: float, html: Path | None
         render_comparison(console, comparison, verdict, base_metrics, report.metrics[comparison.candidate],
                           report.noise_floor)
     render_speed(console, speed)
-    overall = "PASS" if report.passed else "FAIL"
-    colour = "green" if report.passed else "red"
     console.print(
-        f"[bold {colour}]verdict: {overall}[/] — "
-        + ", ".join(f"{escape(v.candidate)} {'pass' if v.passed else 'FAIL'}" for v in report.verdicts)
+        f"verdict: {status_markup(report.status, bold=True)} — "
+        + ", ".join(f"{escape(v.candidate)} {status_markup(v.status)}" for v in report.verdicts)
         + f"  ({time.perf_counter() - started:.1f} s)"
     )
-    if html:
-        from evals.report_data import build_report_data
-        from reports.html import render_html
-
-        path = render_html(build_report_data(report, speed=speed), html)
-        console.print(f"HTML report: {escape(str(path))}")
-    return EXIT_PASS if report.passed else EXIT_REGRESSION
+    if report.status == "incomplete":
+        console.print("[yellow]nothing failed, but the comparison does not cover every item the candidates asked "
+                      "for (see above): exit 4, not a pass[/]")
 
 
-def _write_outputs(report: "api.CompareReport", junit: Path | None, markdown: Path | None, json_out: Path | None,
-                   seconds: float, table: "SpeedTable | None" = None) -> None:
-    """The CI artefacts; the step summary is appended, as GitHub expects."""
-    import json
-
-    from reports.junit import render_junit
-    from reports.markdown import render_markdown
-    from reports.summary import comparison_dict
-
-    if junit:
-        render_junit(report.verdicts, junit, seconds)
-        _log(f"JUnit XML written to {junit}")
-    table = table or speed_table(report)
-    md = render_markdown(report.comparisons, report.verdicts, report.noise_floor, table)
-    if markdown:
-        markdown.parent.mkdir(parents=True, exist_ok=True)
-        markdown.write_text(md, encoding="utf-8")
-        _log(f"Markdown summary written to {markdown}")
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        with open(summary, "a", encoding="utf-8") as fh:
-            fh.write(md)
-    if json_out:
-        payload = {
-            "passed": report.passed,
-            "baseline": report.baseline.name,
-            "comparisons": [comparison_dict(c, v) for c, v in zip(report.comparisons, report.verdicts)],
-            "noise_floor": comparison_dict(report.noise_floor, None) if report.noise_floor else None,
-            "speed": table.model_dump(mode="json"),
-        }
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
-        _log(f"JSON written to {json_out}")
+def _finish(report: "api.CompareReport", outputs: Outputs, failures: list[str]) -> int:
+    """The verdict's exit code, or 3 when an output could not be written (each one named)."""
+    for line in failures:
+        err_console.print(f"[bold red]error:[/] {escape(line)}")
+    if outputs.html and not any(line.startswith(f"{outputs.html}:") for line in failures):
+        console.print(f"HTML report: {escape(str(outputs.html))}")
+    return EXIT_RUNTIME if failures else report.exit_code
 
 
 @app.command()
 def report(
     run_dirs: list[Path] = typer.Argument(..., help="Stored run directories, the baseline first, then the candidates."),
-    html: Path = typer.Option(..., "--html", help="Write the self-contained HTML report to this path."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Write the self-contained HTML report to this path."),
     gate: Optional[Path] = typer.Option(None, "--gate", help="Gate rules YAML; overrides each run's stored `gate:`."),
+    junit: Optional[Path] = junit_option,
+    markdown: Optional[Path] = markdown_option,
+    json_out: Optional[Path] = json_option,
     requests_per_day: Optional[float] = rpd_option,
     peak_factor: float = peak_option,
     output_tokens: Optional[float] = output_tokens_option,
 ) -> None:
-    """Compare stored runs again and render the HTML report, without loading a model.
+    """Compare stored runs again and render the reports, without loading a model.
 
-    The first RUN_DIR is the baseline. Prints the same tables as `compare`;
-    exits 1 when any candidate fails the gate.
+    The first RUN_DIR is the baseline. Prints the same tables as `compare` and
+    exits the same way: 1 when any candidate fails the gate, 4 when a stored
+    run cannot cover every item (missing or unreadable generations).
     """
     started = time.perf_counter()
 
@@ -280,9 +262,13 @@ def report(
         if len(run_dirs) < 2:
             raise ConfigError("give the baseline's run directory and at least one candidate's")
         gate_cfg = load_gate_file(gate) if gate else None
+        outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
+        outputs.check()
         cap = _capacity(requests_per_day, peak_factor, output_tokens)
         stored = api.compare_stored(list(run_dirs), gate_cfg)
-        return _print_report(stored, started, html, speed_table(stored, cap))
+        table = speed_table(stored, cap)
+        _print_report(stored, started, table)
+        return _finish(stored, outputs, outputs.write(stored, table, time.perf_counter() - started, _log))
 
     code = _guard(go)
     raise typer.Exit(code)
@@ -301,7 +287,7 @@ def sweep(
 ) -> None:
     """Run one candidate per knob value against BASE and print accuracy and speed against the knob.
 
-    Exit code as compare: 1 when any point fails the gate.
+    Exit code as compare: 1 when any point fails the gate, 4 when one is incomplete.
     """
     started = time.perf_counter()
 
@@ -311,12 +297,14 @@ def sweep(
         from evals.gate import load_gate_file
         from evals.speed import run_timing
         from evals.sweep import sweep_points
+        from reports.terminal import status_markup
 
         base_cfg, points = sweep_points(base, set_)
         gate_cfg = load_gate_file(gate) if gate else None
+        outputs = Outputs(html=html, json=json_out)
+        outputs.check()
         report = api.compare(base_cfg, [p.config for p in points], out=out, limit=limit,
                              progress_factory=_RichProgress, log=_log, gate=gate_cfg)
-        _write_outputs(report, None, None, json_out, time.perf_counter() - started)
         packs = [pc.pack for pc in report.comparisons[0].packs] if report.comparisons else []
         table = Table(title=f"sweep of {escape(base_cfg.name)}: accuracy and speed against the knob", title_justify="left")
         for col in [*(k for k in points[0].values), *(f"{p} acc %" for p in packs), "delta (pts)", "harmful",
@@ -335,14 +323,9 @@ def sweep(
             table.add_row(*(escape(str(v)) for v in point.values.values()),
                           *(f"{100 * pc.candidate_accuracy:.1f}" for pc in comparison.packs),
                           f"{delta:+.1f}", str(len(comparison.harmful)), f"{s:.2f}" if s else "-", speed,
-                          "[green]pass[/]" if verdict.passed else "[red]FAIL[/]")
+                          status_markup(verdict.status))
         console.print(table)
-        if html:
-            from evals.report_data import build_report_data
-            from reports.html import render_html
-
-            console.print(f"HTML report: {escape(str(render_html(build_report_data(report), html)))}")
-        return EXIT_PASS if report.passed else EXIT_REGRESSION
+        return _finish(report, outputs, outputs.write(report, speed_table(report), time.perf_counter() - started, _log))
 
     code = _guard(go)
     raise typer.Exit(code)

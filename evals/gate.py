@@ -3,34 +3,46 @@ measured value, threshold and pass/fail.
 
 Rules are relative to the baseline measured in the same job (absolute
 thresholds get re-tuned after every library upgrade). The defaults are strict
-where precision matters: no dropped or altered amount, number, date or id.
+where precision matters: no dropped or altered amount, number, date or id. A
+gate is strict too: a name it cannot match to the compared runs, a threshold
+that is not a finite number, or a gate left with no rule is a configuration
+error, never a rule quietly skipped.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import difflib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Iterable, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from evals.pairing import Comparison, PackComparison
+from evals.types import FieldKind
+from evals.verdict import ALL_PACKS, Gap, RuleResult, Verdict
 
-DEFAULT_MAX_HARMFUL = {"amount": 0, "number": 0, "date": 0, "id": 0}
+DEFAULT_MAX_HARMFUL: dict[str, int] = {"amount": 0, "number": 0, "date": 0, "id": 0}
+FIELD_KINDS: tuple[str, ...] = get_args(FieldKind)
+
+__all__ = ["DEFAULT_MAX_HARMFUL", "GateConfig", "PackRule", "RuleResult", "Verdict", "check_gate", "evaluate",
+           "load_gate", "load_gate_file"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class PackRule(_Strict):
-    """Rules for one pack ("*" applies to every pack without its own entry)."""
+    """Rules for one pack ("*" applies to every pack without its own entry); null disables a rule."""
 
-    max_drop: float | None = Field(0.0, ge=0, description="largest allowed loss in points of the gate metric")
+    max_drop: float | None = Field(0.0, ge=0, le=100, description="largest allowed loss in points of the gate metric")
     non_inferiority: float | None = Field(
-        None, ge=0, description="margin in points: fail when the CI lower bound of the delta is below -margin"
+        None, ge=0, le=100, description="margin in points: fail when the CI lower bound of the delta is below -margin"
     )
     min_items: int | None = Field(None, ge=1, description="refuse to pass a pack with fewer paired items")
+
+    def has_rule(self) -> bool:
+        return any(v is not None for v in (self.max_drop, self.non_inferiority, self.min_items))
 
 
 class GateConfig(_Strict):
@@ -38,66 +50,90 @@ class GateConfig(_Strict):
 
     metric: Literal["accuracy", "micro_f1"] = "accuracy"
     confidence: float = Field(0.95, gt=0.5, lt=1.0)
-    packs: dict[str, PackRule] = Field(default_factory=lambda: {"*": PackRule()})
-    # field type (amount, number, date, id, text, enum) or field name -> allowed harmful flips
-    max_harmful_flips: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=lambda: dict(DEFAULT_MAX_HARMFUL))
+    packs: dict[str, PackRule] = Field(default_factory=lambda: {ALL_PACKS: PackRule()})
+    # field type (amount, number, date, id, text, enum) or field name -> allowed harmful flips.
+    # Added to the defaults key by key; null disables a default explicitly (and the verdict says so).
+    # A field named here is judged by its own limit instead of its type's.
+    max_harmful_flips: dict[str, Annotated[int, Field(ge=0)] | None] = Field(default_factory=dict)
+
+    _file: str = PrivateAttr(default="<gate>")
+    _prefix: str = PrivateAttr(default="gate")
 
     def pack_rule(self, pack: str) -> PackRule:
-        return self.packs.get(pack) or self.packs.get("*") or PackRule()
+        return self.packs.get(pack) or self.packs.get(ALL_PACKS) or PackRule()
+
+    def flip_limits(self) -> dict[str, tuple[int, str]]:
+        """Effective harmful-flip limits with their origin ("default" or "gate")."""
+        out = {k: (v, "default") for k, v in DEFAULT_MAX_HARMFUL.items()}
+        for key, limit in self.max_harmful_flips.items():
+            if limit is None:
+                out.pop(key, None)
+            else:
+                out[key] = (limit, "gate")
+        return out
+
+    def disabled_defaults(self) -> list[str]:
+        return [k for k, v in self.max_harmful_flips.items() if v is None and k in DEFAULT_MAX_HARMFUL]
+
+    def has_rule(self) -> bool:
+        return bool(self.flip_limits()) or any(r.has_rule() for r in self.packs.values()) or not self.packs
+
+    def where(self, key: str = "") -> str:
+        return ".".join(p for p in (self._prefix, key) if p)
 
 
-@dataclass
-class RuleResult:
-    candidate: str
-    pack: str
-    rule: str
-    measured: float
-    threshold: float
-    passed: bool
-    detail: str = ""
-
-    @property
-    def comparator(self) -> str:
-        return ">=" if self.rule in ("min_items", "non_inferiority") else "<="
-
-
-@dataclass
-class Verdict:
-    candidate: str
-    rules: list[RuleResult]
-    notes: list[str]
-
-    @property
-    def passed(self) -> bool:
-        return all(r.passed for r in self.rules)
-
-    @property
-    def failed(self) -> list[RuleResult]:
-        return [r for r in self.rules if not r.passed]
-
-
-def load_gate(data: dict[str, Any] | None, file: str | Path = "<gate>", prefix: str = "gate") -> GateConfig:
-    """Validate a gate mapping; errors become ConfigError naming the key."""
+def load_gate(data: Any, file: str | Path = "<gate>", prefix: str = "gate") -> GateConfig:
+    """Validate a gate mapping; errors become ConfigError naming the file and key."""
     from evals.config import ConfigError, validation_error
 
-    if data is None:
-        return GateConfig()
+    if data is None or data == {}:
+        raise ConfigError("the gate is empty; remove it to use the default rules, or write rules "
+                          "(packs: {'*': {max_drop: 0}}, max_harmful_flips: {amount: 0})", file=file, path=prefix or None)
     if not isinstance(data, dict):
-        raise ConfigError("must be a mapping of gate rules", file=file, path=prefix)
+        raise ConfigError("must be a mapping of gate rules", file=file, path=prefix or None)
     try:
-        return GateConfig.model_validate(data)
+        gate = GateConfig.model_validate(data)
     except ValidationError as exc:
         raise validation_error(exc, file, prefix, GateConfig) from None
+    gate._file, gate._prefix = str(file), prefix
+    if not gate.has_rule():
+        raise ConfigError("the gate has no rule left (every rule is null): it could never fail; enable at least one",
+                          file=file, path=prefix or None)
+    return gate
 
 
 def load_gate_file(path: str | Path) -> GateConfig:
     """A gate file holds the rules at the top level or under a `gate:` key."""
-    from evals.config import _read_yaml
+    from evals.config import ConfigError, _read_yaml
 
     data = _read_yaml(Path(path))
+    if not data:
+        raise ConfigError("the gate file is empty; write rules or drop --gate to use the defaults", file=path)
     if set(data) == {"gate"}:
         return load_gate(data["gate"], path, "gate")
     return load_gate(data, path, "")
+
+
+def check_gate(gate: GateConfig, packs: Iterable[str], field_names: Iterable[str]) -> None:
+    """Every pack and field the gate names must exist in the compared runs: a typo is exit 2, not a lost rule."""
+    from evals.config import ConfigError
+
+    packs, names = sorted(set(packs)), sorted(set(field_names))
+    for pack in gate.packs:
+        if pack != ALL_PACKS and pack not in packs:
+            raise ConfigError(f"unknown pack {pack!r}{_suggest(pack, packs)}; the compared runs have: "
+                              f"{', '.join(packs) or 'none'} (or '*' for every pack)",
+                              file=gate._file, path=gate.where(f"packs.{pack}"))
+    for key in gate.max_harmful_flips:
+        if key not in FIELD_KINDS and key not in names:
+            raise ConfigError(f"{key!r} is neither a field type ({', '.join(FIELD_KINDS)}) nor a field of the compared "
+                              f"packs{_suggest(key, [*FIELD_KINDS, *names])}",
+                              file=gate._file, path=gate.where(f"max_harmful_flips.{key}"))
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _delta(pc: PackComparison, metric: str) -> tuple[float, float | None]:
@@ -109,50 +145,69 @@ def _delta(pc: PackComparison, metric: str) -> tuple[float, float | None]:
     return pc.delta_points, (100 * st.interval.low if st else None)
 
 
-def evaluate(comparison: Comparison, gate: GateConfig | None = None) -> Verdict:
+def _origin(gate: GateConfig, pack: str, name: str) -> str:
+    """A pack rule is the user's when the user's gate set it for this pack (or for '*')."""
+    chosen = gate.packs.get(pack) or gate.packs.get(ALL_PACKS)
+    user_set = chosen is not None and name in chosen.model_fields_set
+    return "gate" if user_set else "default"
+
+
+def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str) -> list[RuleResult]:
+    rule = gate.pack_rule(pc.pack)
+    delta, low = _delta(pc, gate.metric)
+    out: list[RuleResult] = []
+    if rule.max_drop is not None:
+        out.append(RuleResult(cand, pc.pack, "max_drop", round(-delta, 2) + 0.0, rule.max_drop,
+                              -delta <= rule.max_drop + 1e-9, f"{gate.metric} drop in points (baseline - candidate)",
+                              _origin(gate, pc.pack, "max_drop")))
+    if rule.non_inferiority is not None:
+        what = f"lower {gate.confidence:.0%} bound of the {gate.metric} delta, points"
+        if low is None:
+            out.append(RuleResult(cand, pc.pack, "non_inferiority", float("nan"), -rule.non_inferiority, False,
+                                  f"{what}: no interval could be computed", "gate", evaluated=False))
+        else:
+            out.append(RuleResult(cand, pc.pack, "non_inferiority", round(low, 2), -rule.non_inferiority,
+                                  round(low, 2) >= -rule.non_inferiority, what, "gate"))
+    if rule.min_items is not None:
+        out.append(RuleResult(cand, pc.pack, "min_items", float(pc.n), float(rule.min_items), pc.n >= rule.min_items,
+                              "paired items", "gate"))
+    limits = gate.flip_limits()
+    # a field with its own limit is judged by it, not also by its type's (the more specific rule wins)
+    own_rule = {k for k in limits if k in pc.field_names}
+    flips_by: dict[str, int] = {}
+    for f in pc.harmful:
+        if f.field not in own_rule:
+            flips_by[f.kind] = flips_by.get(f.kind, 0) + 1
+        flips_by[f"field:{f.field}"] = flips_by.get(f"field:{f.field}", 0) + 1
+    kinds_present = {f.kind for f in pc.harmful} | pc.field_kinds
+    for key, (limit, origin) in limits.items():
+        by_field = f"field:{key}" in flips_by or key in pc.field_names
+        if not by_field and key not in kinds_present:
+            continue
+        measured = flips_by.get(f"field:{key}" if by_field else key, 0)
+        what = "field" if by_field else "field type"
+        out.append(RuleResult(cand, pc.pack, f"max_harmful_flips[{key}]", float(measured), float(limit),
+                              measured <= limit, f"{what} {key}: correct at baseline, not in the candidate", origin))
+    return out
+
+
+def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[Gap] | None = None) -> Verdict:
+    """The verdict over the paired items; `gaps` are what the pairing could not cover (see evals.coverage)."""
     gate = gate or GateConfig()
     rules: list[RuleResult] = []
     cand = comparison.candidate
-    notes = []
+    notes = [f"max_harmful_flips[{k}] is disabled by the gate (default {DEFAULT_MAX_HARMFUL[k]})"
+             for k in gate.disabled_defaults()]
     for pc in comparison.packs:
         if pc.speed_only:
             # nothing scored: no accuracy rule applies, but a candidate that fails to generate still fails
             rules.append(RuleResult(cand, pc.pack, "errors", float(pc.errors), 0.0, pc.errors == 0,
-                                    "items whose generation raised (speed-only pack: no fields to score)"))
+                                    "items whose generation raised (speed-only pack: no fields to score)", "default"))
             notes.append(f"{pc.pack}: speed only (items ask for no fields): no accuracy rules")
             continue
-        rule = gate.pack_rule(pc.pack)
-        delta, low = _delta(pc, gate.metric)
-        if rule.max_drop is not None:
-            rules.append(RuleResult(cand, pc.pack, "max_drop", round(-delta, 2) + 0.0, rule.max_drop, -delta <= rule.max_drop + 1e-9,
-                                    f"{gate.metric} drop in points (baseline - candidate)"))
-        if rule.non_inferiority is not None:
-            measured = round(low, 2) if low is not None else float("-inf")
-            rules.append(RuleResult(cand, pc.pack, "non_inferiority", measured, -rule.non_inferiority,
-                                    measured >= -rule.non_inferiority,
-                                    f"lower {gate.confidence:.0%} bound of the {gate.metric} delta, points"))
-        if rule.min_items is not None:
-            rules.append(RuleResult(cand, pc.pack, "min_items", float(pc.n), float(rule.min_items), pc.n >= rule.min_items,
-                                    "paired items"))
-        flips_by: dict[str, int] = {}
-        for f in pc.harmful:
-            flips_by[f.kind] = flips_by.get(f.kind, 0) + 1
-            flips_by[f"field:{f.field}"] = flips_by.get(f"field:{f.field}", 0) + 1
-        kinds_present = {f.kind for f in pc.harmful} | pc.field_kinds
-        for key, limit in gate.max_harmful_flips.items():
-            by_field = f"field:{key}" in flips_by or key in pc.field_names
-            if not by_field and key not in kinds_present:
-                continue
-            measured = flips_by.get(f"field:{key}" if by_field else key, 0)
-            what = "field" if by_field else "field type"
-            rules.append(RuleResult(cand, pc.pack, f"max_harmful_flips[{key}]", float(measured), float(limit),
-                                    measured <= limit, f"{what} {key}: correct at baseline, not in the candidate"))
-    if comparison.missing_in_candidate:
-        notes.append(f"{len(comparison.missing_in_candidate)} baseline item(s) missing from {cand}")
-        rules.append(RuleResult(cand, "*", "missing_items", float(len(comparison.missing_in_candidate)), 0.0, False,
-                                "items the candidate did not answer"))
+        rules.extend(_pack_rules(gate, pc, cand))
     if comparison.missing_in_baseline:
-        notes.append(f"{len(comparison.missing_in_baseline)} candidate item(s) missing from the baseline")
+        notes.append(f"{len(comparison.missing_in_baseline)} candidate item(s) have no baseline answer")
     for pc in comparison.packs:
         if pc.stats and pc.stats.mde is not None:
             rule = gate.pack_rule(pc.pack)
@@ -162,4 +217,7 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None) -> Verdict:
                     f"{pc.pack}: {pc.n} items can only detect a difference of about {100 * pc.stats.mde:.1f} points; "
                     f"the threshold of {threshold:g} points needs more items"
                 )
-    return Verdict(cand, rules, notes)
+    verdict = Verdict(cand, rules, notes, list(gaps or []))
+    if not rules and not verdict.gaps:
+        verdict.gaps.append(Gap(ALL_PACKS, "no gate rule applied to any paired pack: nothing was checked"))
+    return verdict

@@ -46,7 +46,7 @@ from pydantic import BaseModel, Field as PydField
 
 from evals import diffs, stats
 from evals.execute import RunResult
-from evals.gate import RuleResult, Verdict
+from evals.verdict import RuleResult, Verdict
 from evals.metrics import field_counts
 from evals.pairing import Comparison, PackComparison, display_value, length_bucket
 from evals.scoring import ScoredItem
@@ -85,18 +85,28 @@ class RuleView(BaseModel):
     candidate: str
     pack: str
     rule: str
-    measured: float
+    measured: float | None  # None: the rule could not be evaluated
     threshold: float
     comparator: str
     passed: bool
+    status: str
+    origin: str
     detail: str
     text: str
+
+
+class GapView(BaseModel):
+    pack: str
+    reason: str
 
 
 class VerdictView(BaseModel):
     candidate: str
     passed: bool
+    status: str
+    summary: str
     rules: list[RuleView]
+    gaps: list[GapView]
     notes: list[str]
     failed: int
 
@@ -119,6 +129,7 @@ class PackRow(BaseModel):
     agreement: float
     aa_harmful: int | None = None
     passed: bool | None = None
+    status: str | None = None
     speed_only: bool = False  # the pack asks for no fields: nothing scored
 
 
@@ -183,6 +194,7 @@ class FlipView(BaseModel):
 class CandidateSection(BaseModel):
     name: str
     passed: bool
+    status: str
     packs: list[PackRow]
     fields: list[FieldRow]
     heatmaps: list[HeatmapSet]
@@ -211,6 +223,7 @@ class ReportData(BaseModel):
     title: str
     created: str
     passed: bool
+    status: str
     baseline: RunInfo
     candidates: list[RunInfo]
     verdicts: list[VerdictView]
@@ -302,10 +315,13 @@ def _verdict_view(v: Verdict) -> VerdictView:
     from reports.summary import rule_text
 
     def rule(r: RuleResult) -> RuleView:
-        return RuleView(candidate=r.candidate, pack=r.pack, rule=r.rule, measured=r.measured, threshold=r.threshold,
-                        comparator=r.comparator, passed=r.passed, detail=r.detail, text=rule_text(r))
+        return RuleView(candidate=r.candidate, pack=r.pack, rule=r.rule, measured=r.measured if r.evaluated else None,
+                        threshold=r.threshold, comparator=r.comparator, passed=r.passed, status=r.status,
+                        origin=r.origin, detail=r.detail, text=rule_text(r))
 
-    return VerdictView(candidate=v.candidate, passed=v.passed, rules=[rule(r) for r in v.rules], notes=list(v.notes),
+    return VerdictView(candidate=v.candidate, passed=v.passed, status=v.status, summary=v.summary(),
+                       rules=[rule(r) for r in v.rules], gaps=[GapView(pack=g.pack, reason=g.reason) for g in v.gaps],
+                       notes=list(v.notes),
                        failed=len(v.failed))
 
 
@@ -322,7 +338,8 @@ def _pack_row(pc: PackComparison, verdict: Verdict | None, aa: PackComparison | 
         mde_points=_pct(st.mde) if st and st.mde is not None else None,
         harmful_flips=len(pc.harmful), harmful_items=pc.harmful_items, helpful_items=pc.helpful_items,
         errors=pc.errors, agreement=pc.agreement, aa_harmful=aa.harmful_items if aa else None,
-        passed=all(r.passed for r in verdict.rules if r.pack in (pc.pack, "*")) if verdict else None,
+        passed=verdict.pack_status(pc.pack) == "pass" if verdict else None,
+        status=verdict.pack_status(pc.pack) if verdict else None,
         speed_only=pc.speed_only,
     )
 
@@ -761,7 +778,7 @@ def build_report_data(report: Any, title: str | None = None, max_text_bytes: int
         heatmaps = [h for pc in comp.packs
                     if (h := _heatmaps(pc.pack, base_scored, cand_scored, run.name, base_name)) is not None]
         sections.append(CandidateSection(
-            name=run.name, passed=verdict.passed,
+            name=run.name, passed=verdict.passed, status=verdict.status,
             packs=[_pack_row(pc, verdict, aa.get(pc.pack)) for pc in comp.packs],
             fields=_field_rows(comp, base_scored, cand_scored), heatmaps=heatmaps,
             harmful_total=len(comp.harmful), helpful_total=len(comp.helpful), flips=noscript.get(run.name, []),
@@ -779,6 +796,7 @@ def build_report_data(report: Any, title: str | None = None, max_text_bytes: int
         title=title or f"evalrun: {names} vs {base_name}",
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         passed=report.passed,
+        status=report.status,
         baseline=_run_info(report.baseline, "baseline"),
         candidates=[_run_info(c, "candidate") for c in report.candidates],
         verdicts=[_verdict_view(v) for v in report.verdicts],

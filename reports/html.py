@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,9 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from evals.report_data import ReportData
+from evals.verdict import STATUS_TEXT
 from reports import units
+from reports.output import write_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -77,7 +78,7 @@ def render_html_text(data: ReportData) -> str:
     csp = (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; img-src data:; "
            "connect-src 'none'; base-uri 'none'; form-action 'none'")
     return _environment().get_template("report.html.j2").render(
-        data=data, csp=csp, script=Markup(script), style=Markup(style),
+        data=data, csp=csp, status_text=STATUS_TEXT, script=Markup(script), style=Markup(style),
         browser_json=Markup(json_for_script(data.browser.model_dump(mode="json"))),
         # base64: only [A-Za-z0-9+/=], nothing to escape
         texts_blob=Markup(data.texts_blob),
@@ -86,9 +87,4 @@ def render_html_text(data: ReportData) -> str:
 
 def render_html(data: ReportData, path: str | Path) -> Path:
     """Write the report to `path` (parents created, replaced atomically) and return the path."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    tmp.write_text(render_html_text(data), encoding="utf-8")
-    tmp.replace(out)
-    return out
+    return write_atomic(path, render_html_text(data))

@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import html
 
-from evals.gate import Verdict
 from evals.pairing import Comparison
 from evals.speed_table import SPEED_ONLY, SpeedTable
+from evals.verdict import STATUS_TEXT, Verdict, overall_status
 from reports import units
 from reports.summary import rule_text
 
 TOP_FLIPS = 10
+_ICON = {"pass": "✅", "fail": "❌", "incomplete": "⚠️"}
+
+
+def _cell_status(status: str) -> str:
+    return "pass" if status == "pass" else f"**{STATUS_TEXT[status]}**"
 
 
 def md_cell(text: object, width: int = 60) -> str:
@@ -60,11 +65,13 @@ def render_speed_markdown(table: SpeedTable) -> list[str]:
 
 def render_markdown(comparisons: list[Comparison], verdicts: list[Verdict], noise_floor: Comparison | None = None,
                     speed: SpeedTable | None = None) -> str:
-    passed = all(v.passed for v in verdicts)
-    lines = [f"## evalrun: {'✅ PASS' if passed else '❌ FAIL'}", ""]
-    lines += [f"- **{md_cell(v.candidate)}**: {'pass' if v.passed else 'FAIL'} "
-              f"({len(v.rules) - len(v.failed)}/{len(v.rules)} rules)" for v in verdicts]
+    status = overall_status(verdicts)
+    lines = [f"## evalrun: {_ICON[status]} {STATUS_TEXT[status]}", ""]
+    lines += [f"- **{md_cell(v.candidate)}**: {_cell_status(v.status)} ({v.summary()})" for v in verdicts]
     lines.append("")
+    if status == "incomplete":
+        lines += ["Nothing failed, but the data does not cover every item the candidates asked for: "
+                  "this is not a pass.", ""]
     if noise_floor is not None:
         aa = sum(pc.harmful_items for pc in noise_floor.packs)
         lines += [f"Noise floor (baseline vs itself): {aa} harmful flip(s), "
@@ -75,10 +82,10 @@ def render_markdown(comparisons: list[Comparison], verdicts: list[Verdict], nois
                   "| pack | items | baseline | candidate | delta (95% CI) | McNemar p | harmful | identical | verdict |",
                   "|---|---:|---:|---:|---|---:|---:|---:|---|"]
         for pc in comparison.packs:
-            ok = all(r.passed for r in verdict.rules if r.pack == pc.pack)
+            mark = _cell_status(verdict.pack_status(pc.pack))
             if pc.speed_only:
                 lines.append(f"| {md_cell(pc.pack)} | {pc.n} | {SPEED_ONLY} | {SPEED_ONLY} | – | – | – | "
-                             f"{100 * pc.agreement:.0f}% | {'pass' if ok else '**FAIL**'} |")
+                             f"{100 * pc.agreement:.0f}% | {mark} |")
                 continue
             ci = p = ""
             if pc.stats:
@@ -87,12 +94,17 @@ def render_markdown(comparisons: list[Comparison], verdicts: list[Verdict], nois
             lines.append(
                 f"| {md_cell(pc.pack)} | {pc.n} | {100 * pc.baseline_accuracy:.1f}% | {100 * pc.candidate_accuracy:.1f}% | "
                 f"{pc.delta_points:+.1f}{ci} | {p} | {pc.harmful_items} | {100 * pc.agreement:.0f}% | "
-                f"{'pass' if ok else '**FAIL**'} |"
+                f"{mark} |"
             )
         lines.append("")
         if verdict.failed:
             lines.append("Failing rules:")
             lines += [f"- {md_cell(r.pack)}: {md_cell(rule_text(r), 200)}" for r in verdict.failed]
+            lines.append("")
+        if verdict.gaps or verdict.unevaluated:
+            lines.append("Not vouched for:")
+            lines += [f"- {md_cell(g.pack)}: {md_cell(g.reason, 400)}" for g in verdict.gaps]
+            lines += [f"- {md_cell(r.pack)}: {md_cell(rule_text(r), 200)}" for r in verdict.unevaluated]
             lines.append("")
         flips = comparison.harmful
         if flips:

@@ -5,13 +5,33 @@ from __future__ import annotations
 
 from typing import Any
 
-from evals.gate import RuleResult, Verdict
 from evals.pairing import Comparison, Flip, PackComparison
+from evals.verdict import STATUS_TEXT, RuleResult, Verdict
 
 
 def rule_text(r: RuleResult) -> str:
-    """One rule as a sentence: what was measured against what."""
-    return f"{r.rule}: measured {r.measured:g}, threshold {r.comparator} {r.threshold:g} ({r.detail})"
+    """One rule as a sentence: what was measured against what, and where the rule came from."""
+    origin = ", default rule" if r.origin == "default" else ""
+    measured = "not evaluated" if not r.evaluated else f"measured {r.measured:g}"
+    return f"{r.rule}: {measured}, threshold {r.comparator} {r.threshold:g} ({r.detail}{origin})"
+
+
+def verdict_dict(verdict: Verdict) -> dict[str, Any]:
+    """The verdict as the JSON output states it (status and exit code included)."""
+    return {
+        "status": verdict.status,
+        "verdict": STATUS_TEXT[verdict.status],
+        "passed": verdict.passed,
+        "exit_code": verdict.exit_code,
+        "rules": [
+            {"pack": r.pack, "rule": r.rule, "measured": r.measured if r.evaluated else None,
+             "threshold": r.threshold, "comparator": r.comparator, "status": r.status, "passed": r.passed,
+             "origin": r.origin, "detail": r.detail}
+            for r in verdict.rules
+        ],
+        "gaps": [{"pack": g.pack, "reason": g.reason, "items": g.items} for g in verdict.gaps],
+        "notes": verdict.notes,
+    }
 
 
 def pack_dict(pc: PackComparison) -> dict[str, Any]:
@@ -73,11 +93,5 @@ def comparison_dict(comparison: Comparison, verdict: Verdict | None) -> dict[str
         "missing_in_baseline": comparison.missing_in_baseline,
     }
     if verdict is not None:
-        out["passed"] = verdict.passed
-        out["rules"] = [
-            {"pack": r.pack, "rule": r.rule, "measured": r.measured, "threshold": r.threshold,
-             "comparator": r.comparator, "passed": r.passed, "detail": r.detail}
-            for r in verdict.rules
-        ]
-        out["notes"] = verdict.notes
+        out |= verdict_dict(verdict)
     return out

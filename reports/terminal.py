@@ -7,14 +7,21 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evals.gate import Verdict
 from evals.metrics import FieldMetrics, PackMetrics
 from evals.pairing import Comparison
 from evals.speed_table import EMULATED_NOTE, SPEED_ONLY, SpeedRow, SpeedTable
+from evals.verdict import STATUS_TEXT, Verdict
 from reports import units
 from reports.summary import rule_text
 
 MAX_FLIPS_SHOWN = 25
+_COLOUR = {"pass": "green", "fail": "red", "incomplete": "yellow"}
+
+
+def status_markup(status: str, bold: bool = False) -> str:
+    """PASS / FAIL / INCOMPLETE in its colour (the one spelling every terminal line uses)."""
+    style = f"bold {_COLOUR[status]}" if bold else _COLOUR[status]
+    return f"[{style}]{STATUS_TEXT[status]}[/]"
 
 
 def _clip(text: str | None, width: int = 60) -> str:
@@ -101,8 +108,7 @@ def render_comparison(
             if aa:
                 row.append("-")
             if verdict is not None:
-                pack_ok = all(r.passed for r in verdict.rules if r.pack == pc.pack)
-                row.append("[green]PASS[/]" if pack_ok else "[red]FAIL[/]")
+                row.append(status_markup(verdict.pack_status(pc.pack)))
             table.add_row(*row)
             continue
         row = [
@@ -116,8 +122,7 @@ def render_comparison(
         if aa:
             row.append(str(aa[pc.pack].harmful_items) if pc.pack in aa else "-")
         if verdict is not None:
-            pack_ok = all(r.passed for r in verdict.rules if r.pack == pc.pack)
-            row.append("[green]PASS[/]" if pack_ok else "[red]FAIL[/]")
+            row.append(status_markup(verdict.pack_status(pc.pack)))
         table.add_row(*row)
     console.print(table)
     rows = _field_rows(comparison, base_metrics or {}, cand_metrics or {})
@@ -147,14 +152,12 @@ def render_comparison(
         return
     for note in verdict.notes:
         console.print(f"[yellow]note:[/] {escape(note)}")
-    if verdict.passed:
-        console.print(f"[bold green]{escape(comparison.candidate)}: PASS[/] ({len(verdict.rules)} rules)")
-    else:
-        console.print(f"[bold red]{escape(comparison.candidate)}: FAIL[/] ({len(verdict.failed)} of "
-                      f"{len(verdict.rules)} rules failed)")
+    console.print(f"[bold]{escape(comparison.candidate)}:[/] {status_markup(verdict.status, bold=True)} "
+                  f"({verdict.summary()})")
     for r in verdict.rules:
-        mark = "[green]pass[/]" if r.passed else "[red]FAIL[/]"
-        console.print(f"  {mark}  {escape(r.pack)}  {escape(rule_text(r))}")
+        console.print(f"  {status_markup(r.status)}  {escape(r.pack)}  {escape(rule_text(r))}")
+    for g in verdict.gaps:
+        console.print(f"  {status_markup('incomplete')}  {escape(g.pack)}  {escape(g.reason)}", soft_wrap=True)
     console.print()
 
 

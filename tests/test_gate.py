@@ -8,12 +8,15 @@ from pathlib import Path
 import pytest
 
 from evals.config import ConfigError
-from evals.gate import GateConfig, PackRule, evaluate, load_gate, load_gate_file
+from evals.gate import DEFAULT_MAX_HARMFUL, GateConfig, PackRule, evaluate, load_gate, load_gate_file
 from evals.pairing import pair
 from evals.scoring import ScoredItem
 from evals.types import FieldScore
 from reports.junit import render_junit
 from reports.markdown import render_markdown
+
+
+NO_FLIP_RULES: dict[str, int | None] = {k: None for k in DEFAULT_MAX_HARMFUL}
 
 
 def _item(i: int, fields: dict[str, tuple[str, str, str | None]], output: str = "x") -> ScoredItem:
@@ -50,14 +53,14 @@ def test_default_gate_fails_one_dropped_amount_and_passes_none() -> None:
 
 
 def test_max_drop_in_points() -> None:
-    gate = GateConfig(packs={"*": PackRule(max_drop=5.0)}, max_harmful_flips={})
+    gate = GateConfig(packs={"*": PackRule(max_drop=5.0)}, max_harmful_flips=NO_FLIP_RULES)
     assert evaluate(_runs(50, 2), gate).passed  # 4 points
     v = evaluate(_runs(50, 3), gate)  # 6 points
     assert not v.passed and _rule(v, "max_drop").measured == pytest.approx(6.0)
 
 
 def test_max_drop_on_micro_f1() -> None:
-    gate = GateConfig(metric="micro_f1", packs={"p": PackRule(max_drop=1.0)}, max_harmful_flips={})
+    gate = GateConfig(metric="micro_f1", packs={"p": PackRule(max_drop=1.0)}, max_harmful_flips=NO_FLIP_RULES)
     v = evaluate(_runs(50, 1), gate)
     # 100 gold fields; one wrong value = 1 FP + 1 FN: F1 = 2*99/(2*99+2) = 0.99 -> 1.0 point
     assert _rule(v, "max_drop").measured == pytest.approx(1.0, abs=0.01) and v.passed
@@ -65,7 +68,7 @@ def test_max_drop_on_micro_f1() -> None:
 
 
 def test_non_inferiority_uses_the_interval_lower_bound() -> None:
-    gate = GateConfig(packs={"*": PackRule(max_drop=None, non_inferiority=10.0)}, max_harmful_flips={})
+    gate = GateConfig(packs={"*": PackRule(max_drop=None, non_inferiority=10.0)}, max_harmful_flips=NO_FLIP_RULES)
     ok = evaluate(_runs(200, 2), gate)
     assert ok.passed and _rule(ok, "non_inferiority").measured > -10
     bad = evaluate(_runs(200, 30), gate)
@@ -73,7 +76,7 @@ def test_non_inferiority_uses_the_interval_lower_bound() -> None:
 
 
 def test_min_items() -> None:
-    gate = GateConfig(packs={"*": PackRule(min_items=40)}, max_harmful_flips={})
+    gate = GateConfig(packs={"*": PackRule(min_items=40)}, max_harmful_flips=NO_FLIP_RULES)
     assert evaluate(_runs(40, 0), gate).passed
     v = evaluate(_runs(39, 0), gate)
     assert not v.passed and _rule(v, "min_items").measured == 39
