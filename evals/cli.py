@@ -258,6 +258,11 @@ def _write_outputs(report: "api.CompareReport", junit: Path | None, markdown: Pa
         _log(f"JSON written to {json_out}")
 
 
+trust_option = typer.Option(False, "--trust-edited-items", help="Score a run whose items.jsonl no longer matches "
+                            "the hash recorded when it ran, or whose manifest is unreadable (with a warning); "
+                            "refused otherwise.")
+
+
 @app.command()
 def report(
     run_dirs: list[Path] = typer.Argument(..., help="Stored run directories, the baseline first, then the candidates."),
@@ -266,6 +271,7 @@ def report(
     requests_per_day: Optional[float] = rpd_option,
     peak_factor: float = peak_option,
     output_tokens: Optional[float] = output_tokens_option,
+    trust_edited_items: bool = trust_option,
 ) -> None:
     """Compare stored runs again and render the HTML report, without loading a model.
 
@@ -281,7 +287,7 @@ def report(
             raise ConfigError("give the baseline's run directory and at least one candidate's")
         gate_cfg = load_gate_file(gate) if gate else None
         cap = _capacity(requests_per_day, peak_factor, output_tokens)
-        stored = api.compare_stored(list(run_dirs), gate_cfg)
+        stored = api.compare_stored(list(run_dirs), gate_cfg, trust_edited_items, log=_log)
         return _print_report(stored, started, html, speed_table(stored, cap))
 
     code = _guard(go)
@@ -351,6 +357,7 @@ def sweep(
 @app.command()
 def rescore(
     run_dirs: list[Path] = typer.Argument(..., help="Stored run directories (runs/<name>-<key12>/)."),
+    trust_edited_items: bool = trust_option,
 ) -> None:
     """Score stored runs again from their items and generations, without loading a model.
 
@@ -360,7 +367,7 @@ def rescore(
 
     def go() -> None:
         for run_dir in run_dirs:
-            result = api.rescore(run_dir)
+            result = api.rescore(run_dir, trust_edited_items, log=_log)
             name = result.manifest.get("name", run_dir.name)
             render_pack_metrics(console, name, result.metrics)
             if result.unanswered:
