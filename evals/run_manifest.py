@@ -102,14 +102,13 @@ def session_entry(started: str, generated: int, errors: int, seconds: float, wai
 def rebuilt(prepared: "PreparedRun", generations: list[Generation], reason: str) -> dict[str, Any]:
     """A fresh manifest for a run directory whose samples outlived its manifest: what the run is
     comes from the config; what earlier sessions did (their effects, load time) is lost and said so."""
-    wanted = [g for g in generations]
     return describe(prepared) | {
         "status": "complete",
         "created": now(),
         "updated": now(),
         "items_total": len(prepared.items),
-        "items_error": sum(1 for g in wanted if g.error is not None),
-        "speed": speed.run_speed(wanted),
+        "items_error": sum(1 for g in generations if g.error is not None),
+        "speed": speed.run_speed(generations),
         "manifest_recreated": {
             "at": now(),
             "reason": reason,

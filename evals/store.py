@@ -105,11 +105,12 @@ class RunStore:
     def write_items(self, items: list[Item]) -> str:
         """Record items not yet recorded (a --limit run followed by a full one adds the rest);
         returns the hash of every stored item and keeps the manifest's `items_sha256` current."""
-        known = {it.id for it in self.read_items(repair=True)}
-        new = [it for it in items if it.id not in known]
+        stored = self.read_items(repair=True)
+        known = {it.id for it in stored}
+        new = list({it.id: it for it in items if it.id not in known}.values())
         if new:
             jsonl.append(self.items_path, list(new), sync=True)
-        digest = items_sha256(self.read_items())
+        digest = items_sha256(stored + new)  # what reading the file back gives (JSON round-trips exactly)
         if new and self.manifest_path.exists():
             try:
                 manifest = self.read_manifest()

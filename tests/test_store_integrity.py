@@ -125,6 +125,19 @@ def test_separators_and_surrogates_round_trip_in_every_file(tmp_path: Path) -> N
     assert line.isascii() and line.count(b"\n") == 1
 
 
+def test_lines_of_the_older_writer_with_raw_separators_are_read(tmp_path: Path) -> None:
+    """Earlier versions wrote raw UTF-8 (model_dump_json); str.splitlines() cut those lines apart."""
+    text = "a\u2028b\u2029c\u0085d\re"
+    store = RunStore(tmp_path / "run")
+    store.dir.mkdir()
+    item = Item(id="p/0", pack="p", prompt=text, fields=[Field(name="v", kind="text", gold=text)])
+    store.items_path.write_text(item.model_dump_json() + "\n", encoding="utf-8")
+    store.samples_path.write_text(_gen(0, text).model_dump_json() + "\n", encoding="utf-8")
+    assert "\u2028".encode() in store.samples_path.read_bytes()
+    assert store.read_items() == [item] and store.read_samples()["p/0"].output == text
+    assert store.write_items([item]) == items_sha256([item]) and not store.warnings
+
+
 # st.characters(exclude_categories=()) includes lone surrogates (Cs) and every separator
 _texts = st.text(st.characters(exclude_categories=()), max_size=30)
 
