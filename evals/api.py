@@ -8,10 +8,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from evals import jsonl
 from evals.config import ConfigError, RunConfig, load_config
 from evals.execute import PreparedRun, Progress, RunFailed, RunResult, execute, prepare, set_aside
 from evals.coverage import coverage_gaps
@@ -19,6 +20,7 @@ from evals.gate import GateConfig, check_gate, evaluate, load_gate
 from evals.metrics import PackMetrics, pack_metrics
 from evals.pairing import Comparison, pair
 from evals.scoring import ScoredItem, score_run
+from evals.run_lock import run_lock
 from evals.store import SCORES, RunStore
 from evals.types import Item
 from evals.verdict import Status, Verdict, overall_exit_code, overall_status
@@ -54,8 +56,9 @@ def run(
 
 
 def _execute(prepared: PreparedRun, progress: Progress | None, log: Callable[[str], None], fresh: bool) -> RunResult:
-    if fresh:
-        moved = set_aside(prepared.dir)
+    if fresh and prepared.dir.exists():
+        with run_lock(prepared.dir, log, prepared.label):  # never move a run from under its writer
+            moved = set_aside(prepared.dir)
         if moved:
             log(f"{prepared.label}: --fresh: previous run moved to {moved}")
     try:
@@ -84,23 +87,24 @@ class Rescored:
     scored: list[ScoredItem]
     metrics: dict[str, PackMetrics]
     unanswered: list[str]
+    # what reading the store found (skipped lines, unknown keys, an unverifiable items file)
+    warnings: list[str] = field(default_factory=list)
 
 
-def rescore(run_dir: str | Path) -> Rescored:
-    """Score a stored run again from its items and generations; no model is loaded."""
-    store = RunStore(run_dir)
+def rescore(run_dir: str | Path, trust_edited_items: bool = False, log: Callable[[str], None] = print) -> Rescored:
+    """Score a stored run again from its items and generations; no model is loaded.
+
+    Refuses (ConfigError naming the file) a run whose manifest cannot be read or whose
+    items.jsonl no longer matches the hash recorded when it ran, unless `trust_edited_items`."""
+    store = RunStore(run_dir, log=log)
     if not store.exists() or not store.items_path.exists():
         raise ConfigError("not a run directory (needs manifest.json and items.jsonl)", file=run_dir)
-    items = store.read_items()
+    manifest, items = store.read_checked(trust_edited_items)
     generations = store.read_samples()
     scored = score_run(items, generations)
-    tmp = store.dir / f"{SCORES}.tmp"
-    with tmp.open("w", encoding="utf-8") as fh:
-        for s in scored:
-            fh.write(s.model_dump_json() + "\n")
-    tmp.replace(store.dir / SCORES)
+    jsonl.write_atomic(store.dir / SCORES, scored)
     unanswered = [it.id for it in items if it.id not in generations]
-    return Rescored(store.dir, store.read_manifest(), scored, pack_metrics(scored), unanswered)
+    return Rescored(store.dir, manifest, scored, pack_metrics(scored), unanswered, store.warnings)
 
 
 def export_pack(name: str, params: dict, model: str = "smollm2-135m") -> list[Item]:
@@ -234,14 +238,17 @@ def _stored_gate(result: RunResult) -> GateConfig | None:
     return None if data is None else load_gate(data, result.dir / "manifest.json", "config.gate")
 
 
-def compare_stored(run_dirs: list[str | Path], gate: GateConfig | None = None) -> CompareReport:
-    """Re-compare stored runs, the first as the baseline, without loading any model."""
+def compare_stored(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edited_items: bool = False,
+                   log: Callable[[str], None] = print) -> CompareReport:
+    """Re-compare stored runs, the first as the baseline, without loading any model.
+
+    Each run's items must still be the ones it was asked (see `rescore`), unless `trust_edited_items`."""
     results = []
     for d in run_dirs:
         store = RunStore(d)
         if not store.exists() or not store.items_path.exists():
             raise ConfigError("not a run directory (needs manifest.json and items.jsonl)", file=d)
-        results.append(RunResult.load(d))
+        results.append(RunResult.load(d, trust_edited_items, log))
     names = [r.name for r in results]
     if len(set(names)) != len(names):
         raise ConfigError(f"the same run is given twice ({', '.join(names)})")

@@ -236,6 +236,11 @@ def _finish(report: "api.CompareReport", outputs: Outputs, failures: list[str]) 
     return EXIT_RUNTIME if failures else report.exit_code
 
 
+trust_option = typer.Option(False, "--trust-edited-items", help="Score a run whose items.jsonl no longer matches "
+                            "the hash recorded when it ran, or whose manifest is unreadable (with a warning); "
+                            "refused otherwise.")
+
+
 @app.command()
 def report(
     run_dirs: list[Path] = typer.Argument(..., help="Stored run directories, the baseline first, then the candidates."),
@@ -247,6 +252,7 @@ def report(
     requests_per_day: Optional[float] = rpd_option,
     peak_factor: float = peak_option,
     output_tokens: Optional[float] = output_tokens_option,
+    trust_edited_items: bool = trust_option,
 ) -> None:
     """Compare stored runs again and render the reports, without loading a model.
 
@@ -265,7 +271,7 @@ def report(
         outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
         outputs.check()
         cap = _capacity(requests_per_day, peak_factor, output_tokens)
-        stored = api.compare_stored(list(run_dirs), gate_cfg)
+        stored = api.compare_stored(list(run_dirs), gate_cfg, trust_edited_items, log=_log)
         table = speed_table(stored, cap)
         _print_report(stored, started, table)
         return _finish(stored, outputs, outputs.write(stored, table, time.perf_counter() - started, _log))
@@ -334,6 +340,7 @@ def sweep(
 @app.command()
 def rescore(
     run_dirs: list[Path] = typer.Argument(..., help="Stored run directories (runs/<name>-<key12>/)."),
+    trust_edited_items: bool = trust_option,
 ) -> None:
     """Score stored runs again from their items and generations, without loading a model.
 
@@ -343,7 +350,7 @@ def rescore(
 
     def go() -> None:
         for run_dir in run_dirs:
-            result = api.rescore(run_dir)
+            result = api.rescore(run_dir, trust_edited_items, log=_log)
             name = result.manifest.get("name", run_dir.name)
             render_pack_metrics(console, name, result.metrics)
             if result.unanswered:

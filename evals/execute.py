@@ -4,19 +4,19 @@ directory, generate only what is missing, record what the run did.
 
 from __future__ import annotations
 
-import platform
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-import evals
-from evals import memory, speed
+from evals import jsonl, memory
+from evals import run_manifest as rm
 from evals.config import ConfigError, RunConfig
+from evals.run_lock import run_lock
 from evals.store import RunStore, run_key
 from evals.types import Generation, Item
-from runners.accel import all_methods, build_accelerations
+from runners.accel import build_accelerations
 from runners.models import ModelSource, resolve_device, resolve_dtype, resolve_model
 from tasks import get_pack
 
@@ -69,29 +69,21 @@ class RunResult:
     manifest: dict[str, Any]
     reused: bool = True
     generated: int = 0
+    # what reading the store found (skipped lines, unknown keys, a rebuilt manifest)
+    warnings: list[str] = field(default_factory=list)
 
     @classmethod
-    def load(cls, run_dir: str | Path) -> "RunResult":
-        """Read a run directory (no model): its items, generations and manifest."""
-        store = RunStore(run_dir)
-        manifest = store.read_manifest()
+    def load(cls, run_dir: str | Path, trust_edited_items: bool = False,
+             log: Callable[[str], None] | None = None) -> "RunResult":
+        """Read a run directory (no model): its items, generations and manifest. An unreadable
+        manifest or edited items.jsonl is refused (ConfigError) unless `trust_edited_items`;
+        every problem found on the way is passed to `log` and kept in `warnings`."""
+        store = RunStore(run_dir, log=log)
+        manifest, items = store.read_checked(trust_edited_items)
         replicate = manifest.get("replicate") or 0
         name = str(manifest.get("name", store.dir.name)) + (f"~r{replicate}" if replicate else "")
-        items = store.read_items()
         generations = store.read_samples()
-        return cls(name, store.dir, items, {k: v for k, v in generations.items()}, manifest)
-
-
-def _versions() -> dict[str, str]:
-    import torch
-    import transformers
-
-    return {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "evalrun": evals.__version__,
-    }
+        return cls(name, store.dir, items, dict(generations), manifest, warnings=store.warnings)
 
 
 def key_payload(config: RunConfig, source: ModelSource, device: str, dtype: str) -> dict[str, Any]:
@@ -192,10 +184,6 @@ def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, re
     return PreparedRun(config, source, device, dtype, items, key, run_dir, runner, replicate)
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
 def set_aside(run_dir: Path) -> Path | None:
     """Move a stored run out of the way (for --fresh) instead of deleting anyone's data."""
     if not run_dir.exists():
@@ -206,77 +194,78 @@ def set_aside(run_dir: Path) -> Path | None:
     return target
 
 
-def _runner_extras(runner: Any) -> dict[str, Any]:
-    """What a runner reports about itself beyond accelerations (a remote server's answers, retries)."""
-    extras = getattr(runner, "manifest_extras", None)
-    return extras() if callable(extras) else {}
+def _stored_manifest(store: RunStore, label: str, log: Callable[[str], None]) -> tuple[dict[str, Any], str | None]:
+    """The stored manifest, or why it must be rebuilt: samples without a readable manifest are
+    never reused half-known. An unreadable one is kept beside the run, not deleted."""
+    try:
+        manifest = store.read_manifest()
+    except ConfigError as exc:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+        kept = store.manifest_path.with_name(f"{store.manifest_path.name}.unreadable-{stamp}")
+        store.manifest_path.rename(kept)
+        log(f"{label}: {exc}; kept as {kept.name}; manifest recreated from the config")
+        return {}, f"the manifest was unreadable (kept as {kept.name})"
+    if not manifest and store.samples_path.exists():
+        log(f"{label}: {store.manifest_path}: missing beside stored samples; manifest recreated from the config")
+        return {}, "the manifest was missing"
+    return manifest, None
 
 
-def _speed(prepared: PreparedRun, generations: list[Generation], runner: Any, effects: dict[str, Any],
-           peak_reset: bool, session: tuple[int, float]) -> dict[str, Any]:
-    """The run's speed figures over all its generations (resumed sessions included); the
-    peak memory is this session's. A remote server's requests overlap, so its throughput is
-    the session's wall clock when the session generated every item."""
-    model = getattr(runner, "model", None)
-    dtype = getattr(model, "dtype", None)
-    element_size = dtype.itemsize if dtype is not None and hasattr(dtype, "itemsize") else None
-    kv = speed.kv_cache_figures(getattr(model, "config", None), element_size, effects,
-                                speed.longest_context(generations))
-    remote = prepared.device == "remote"
-    figures = speed.run_speed(generations, load_seconds=round(getattr(runner, "load_seconds", 0.0), 3),
-                              peak_memory=None if remote else memory.read_peak(prepared.device, peak_reset),
-                              kv_cache=kv)
-    generated, wall = session
-    if remote and generated == len(generations) and wall > 0:
-        ok = [g for g in generations if g.error is None]
-        figures.update({"generation_seconds": round(wall, 6), "items_per_second": len(ok) / wall,
-                        "tokens_per_second": sum(g.new_tokens for g in ok) / wall,
-                        "throughput_basis": "wall clock of concurrent requests"})
-    return figures
+def _check_stored_items(store: RunStore, items: list[Item]) -> None:
+    """Stored items must be the ones the config builds: scoring a mix of edited and built gold
+    would mean nothing (ConfigError naming items.jsonl)."""
+    stored = {it.id: it for it in store.read_items()}
+    for item in items:
+        old = stored.get(item.id)
+        if old is None or jsonl.canonical(old) == jsonl.canonical(item):
+            continue
+        mine, theirs = item.model_dump(mode="json"), old.model_dump(mode="json")
+        what = ", ".join(k for k in mine if mine[k] != theirs.get(k))
+        raise ConfigError(
+            f"item {item.id!r} differs from the item the config builds ({what}): the file was edited after "
+            "the run, or the pack or tokenizer changed; refusing to score a mix (restore the file, or move "
+            "the run aside with --fresh)", file=store.items_path)
 
 
 def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callable[[str], None] = print) -> RunResult:
-    """Generate whatever the run directory does not hold yet, then record the manifest."""
-    store = prepared.store
-    store.write_items(prepared.items)
+    """Generate whatever the run directory does not hold yet, then record the manifest.
+
+    The run's lock is held throughout, so concurrent processes on one run wait for each
+    other and each item is generated once; a waiter re-reads what is stored first."""
+    store = RunStore(prepared.dir, log=log)
+    with run_lock(prepared.dir, log, prepared.label) as waited:
+        return _execute_locked(prepared, store, progress, log, waited)
+
+
+def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress | None,
+                    log: Callable[[str], None], waited: bool) -> RunResult:
+    started_at = rm.now()
+    manifest, recreated = _stored_manifest(store, prepared.label, log)
+    _check_stored_items(store, prepared.items)
+    items_hash = store.write_items(prepared.items)
     done = store.read_samples(repair=True)
     wanted = {it.id for it in prepared.items}
     missing = [it for it in prepared.items if it.id not in done]
-    manifest = store.read_manifest()
-    config = prepared.config
     if not missing:
+        if recreated:
+            manifest = rm.rebuilt(prepared, [done[k] for k in wanted], recreated) | {"items_sha256": items_hash}
+            store.write_manifest(manifest)
+        elif manifest.get("items_sha256") != items_hash:
+            manifest["items_sha256"] = items_hash  # an older run: record what its items are from now on
+            store.write_manifest(manifest)
         log(f"{prepared.label}: reusing stored run {prepared.dir} ({len(wanted)} items, key {prepared.key[:12]})")
         return RunResult(prepared.label, prepared.dir, prepared.items, {k: v for k, v in done.items() if k in wanted},
-                         manifest, True, 0)
+                         manifest, True, 0, store.warnings)
     if done:
         log(f"{prepared.label}: resuming {prepared.dir}: {len(wanted) - len(missing)} of {len(wanted)} items stored")
 
     runner = prepared.runner
     runner.run_items = prepared.items
-    methods = all_methods()
-    manifest.update(
-        {
-            "name": config.name,
-            "replicate": prepared.replicate,
-            "key": prepared.key,
-            "config_file": config.source,
-            "config": config.model_dump(mode="json", exclude={"source", "tasks"}) | {"tasks": config.tasks_dump()},
-            "model": {"spec": prepared.source.spec, "kind": prepared.source.kind,
-                      "location": prepared.source.location, "identity": prepared.source.identity},
-            "runner": config.runner,
-            "device": prepared.device,
-            "dtype": prepared.dtype,
-            "versions": _versions(),
-            "packs": [
-                {"pack": t.pack, "version": get_pack(t.pack).version, "params": t.params.model_dump(mode="json")}
-                for t in config.tasks
-            ],
-            "emulated": sorted(n for n in config.acceleration if methods[n].emulated),
-            "status": "running",
-            "created": manifest.get("created", _now()),
-            "updated": _now(),
-        }
-    )
+    if recreated:
+        manifest["manifest_recreated"] = {"at": rm.now(), "reason": recreated,
+                                          "note": "earlier sessions, effects and load times are unknown"}
+    manifest.update(rm.describe(prepared) | {"status": "running", "created": manifest.get("created", rm.now()),
+                                             "updated": rm.now(), "items_sha256": items_hash})
     store.write_manifest(manifest)
 
     generated = 0
@@ -298,8 +287,10 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
     try:
         runner.run(missing, emit)
     except Exception as exc:
-        manifest.update(_runner_extras(runner))
-        manifest.update({"status": "failed", "failure": f"{type(exc).__name__}: {exc}", "updated": _now()})
+        manifest.update(rm.runner_extras(runner))
+        manifest.update({"status": "failed", "failure": f"{type(exc).__name__}: {exc}", "updated": rm.now()})
+        manifest.setdefault("sessions", []).append(
+            rm.session_entry(started_at, generated, errors, time.perf_counter() - started, waited, "failed"))
         store.write_manifest(manifest)
         stored = sum(1 for k in wanted if k in done)
         kept = f" ({stored} of {len(wanted)} items are stored; the same command resumes)" if generated else ""
@@ -308,27 +299,26 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
         if progress:
             progress.finish()
     all_errors = sum(1 for k in wanted if done[k].error is not None)
-    manifest.update(_runner_extras(runner))
+    manifest.update(rm.runner_extras(runner))
     manifest.pop("failure", None)
     effects = {a.name: a.effects() for a in runner.accelerations}
     manifest.update(
         {
             "status": "complete",
-            "updated": _now(),
+            "updated": rm.now(),
             "items_total": len(wanted),
             "items_error": all_errors,
             "load_seconds": round(runner.load_seconds, 3),
             "effects": effects,
-            "speed": _speed(prepared, [done[k] for k in wanted], runner, effects, peak_reset,
-                            (generated, time.perf_counter() - started)),
+            "speed": rm.run_speed(prepared, [done[k] for k in wanted], runner, effects, peak_reset,
+                                  (generated, time.perf_counter() - started)),
         }
     )
     manifest.setdefault("sessions", []).append(
-        {"finished": _now(), "generated": generated, "errors": errors, "seconds": round(time.perf_counter() - started, 3)}
-    )
+        rm.session_entry(started_at, generated, errors, time.perf_counter() - started, waited, "complete"))
     store.write_manifest(manifest)
     if all_errors == len(wanted):
         first = next(iter(done[k].error for k in wanted))
         raise RunFailed(f"{prepared.label}: every item failed; first error: {first}")
     return RunResult(prepared.label, prepared.dir, prepared.items, {k: done[k] for k in wanted}, manifest, False,
-                     generated)
+                     generated, store.warnings)

@@ -1,8 +1,12 @@
 """The run store: one directory per run, generations appended as they are made.
 
 `samples.jsonl` is appended and flushed per item, so a run killed at any point
-loses at most the batch in flight; a torn last line (kill -9 mid-write) is cut
-off on the next open. `manifest.json` is replaced atomically.
+loses at most the batch in flight. Reading never deletes a generation: a line
+that cannot be read is skipped with a warning and left where it is; a torn
+last line (kill -9 mid-write) is moved to `samples.jsonl.torn-<stamp>` by the
+writer (under the run's lock). `manifest.json` is replaced atomically and
+records `items_sha256`, the hash of the items the run was asked, so scoring
+edited gold is noticed.
 """
 
 from __future__ import annotations
@@ -11,14 +15,17 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from evals import jsonl
+from evals.config import ConfigError
 from evals.types import Generation, Item
 
 SAMPLES = "samples.jsonl"
 MANIFEST = "manifest.json"
 ITEMS = "items.jsonl"
 SCORES = "scores.jsonl"
+LOCK = "lock"
 
 
 def run_key(payload: dict[str, Any]) -> str:
@@ -27,11 +34,31 @@ def run_key(payload: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-class RunStore:
-    """Reads and appends one run directory."""
+def items_sha256(items: list[Item]) -> str:
+    """Hash of the items' content, independent of their order and of how the lines were formatted."""
+    digest = hashlib.sha256()
+    for text in sorted(jsonl.canonical(it) for it in items):
+        digest.update(text.encode("ascii") + b"\n")
+    return digest.hexdigest()
 
-    def __init__(self, run_dir: str | Path):
+
+class RunStore:
+    """Reads and appends one run directory.
+
+    Every problem found while reading (a skipped line, a torn tail, unknown keys)
+    is passed to `log` once and kept in `warnings`, so callers can show it."""
+
+    def __init__(self, run_dir: str | Path, log: Callable[[str], None] | None = None):
         self.dir = Path(run_dir)
+        self.log = log
+        self.warnings: list[str] = []
+
+    def warn(self, message: str) -> None:
+        if message in self.warnings:
+            return
+        self.warnings.append(message)
+        if self.log is not None:
+            self.log(message)
 
     @property
     def samples_path(self) -> Path:
@@ -45,65 +72,115 @@ class RunStore:
     def items_path(self) -> Path:
         return self.dir / ITEMS
 
-    def read_items(self) -> list[Item]:
-        """The exact items the run was asked (prompts and gold), so scoring needs no model."""
-        if not self.items_path.exists():
-            return []
-        return [Item.model_validate_json(line) for line in self.items_path.read_text(encoding="utf-8").splitlines() if line]
+    @property
+    def lock_path(self) -> Path:
+        return self.dir / LOCK
 
-    def write_items(self, items: list[Item]) -> None:
-        """Record items not yet recorded (a --limit run followed by a full one adds the rest)."""
-        known = {it.id for it in self.read_items()}
-        new = [it for it in items if it.id not in known]
-        if not new:
+    def _tail(self, path: Path, found: jsonl.Scan, repair: bool) -> None:
+        """A torn last line: moved aside by the writer, only reported by readers."""
+        tail = found.tail
+        if tail is None:
             return
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with self.items_path.open("a", encoding="utf-8") as fh:
-            for it in new:
-                fh.write(it.model_dump_json() + "\n")
+        side = jsonl.move_tail_aside(path, found) if repair else None
+        if side is not None:
+            self.warn(f"warning: {path}:{tail.number}: torn last line ({len(tail.raw)} bytes, no newline) "
+                      f"moved to {side.name}")
+        else:
+            self.warn(f"warning: {path}:{tail.number}: incomplete last line ignored ({len(tail.raw)} bytes, "
+                      "no newline: torn by a killed writer, or being written now)")
+
+    def read_items(self, repair: bool = False) -> list[Item]:
+        """The exact items the run was asked (prompts and gold), so scoring needs no model.
+        The first line for an id wins; a later, different one is reported."""
+        records, found = jsonl.read(self.items_path, Item, self.warn)
+        self._tail(self.items_path, found, repair)
+        out: dict[str, Item] = {}
+        for line, item in records:
+            first = out.setdefault(item.id, item)
+            if first is not item and jsonl.canonical(first) != jsonl.canonical(item):
+                self.warn(f"warning: {self.items_path}:{line.number}: a second, different item {item.id!r} "
+                          "ignored (the first line for an id wins)")
+        return list(out.values())
+
+    def write_items(self, items: list[Item]) -> str:
+        """Record items not yet recorded (a --limit run followed by a full one adds the rest);
+        returns the hash of every stored item and keeps the manifest's `items_sha256` current."""
+        stored = self.read_items(repair=True)
+        known = {it.id for it in stored}
+        new = list({it.id: it for it in items if it.id not in known}.values())
+        if new:
+            jsonl.append(self.items_path, list(new), sync=True)
+        digest = items_sha256(stored + new)  # what reading the file back gives (JSON round-trips exactly)
+        if new and self.manifest_path.exists():
+            try:
+                manifest = self.read_manifest()
+            except ConfigError:
+                return digest  # the caller rebuilds an unreadable manifest
+            self.write_manifest(manifest | {"items_sha256": digest})
+        return digest
 
     def exists(self) -> bool:
         return self.manifest_path.exists()
 
     def read_samples(self, repair: bool = False) -> dict[str, Generation]:
-        """Generations by item id; the first line for an id wins. With `repair`, a
-        torn trailing line is truncated away so appends start on a clean line."""
+        """Generations by item id; the first line for an id wins. Unreadable lines are skipped
+        (and reported) wherever they are; with `repair` (the writer, under the lock) a torn
+        trailing line is moved to a side file so appends start on a clean line."""
+        records, found = jsonl.read(self.samples_path, Generation, self.warn)
+        self._tail(self.samples_path, found, repair)
         out: dict[str, Generation] = {}
-        if not self.samples_path.exists():
-            return out
-        raw = self.samples_path.read_bytes()
-        good_end = 0
-        pos = 0
-        for line in raw.splitlines(keepends=True):
-            pos += len(line)
-            if not line.endswith(b"\n"):
-                break
-            try:
-                gen = Generation.model_validate_json(line)
-            except ValueError:
-                break
+        for _, gen in records:
             out.setdefault(gen.item_id, gen)
-            good_end = pos
-        if repair and good_end < len(raw):
-            with self.samples_path.open("r+b") as fh:
-                fh.truncate(good_end)
         return out
 
     def append(self, gen: Generation) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with self.samples_path.open("a", encoding="utf-8") as fh:
-            fh.write(gen.model_dump_json() + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        jsonl.append(self.samples_path, [gen], sync=True)
 
     def read_manifest(self) -> dict[str, Any]:
+        """The manifest, {} when there is none; an unreadable one is a ConfigError naming the file
+        (never silently an empty manifest)."""
         try:
-            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            text = self.manifest_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
             return {}
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read the run's manifest: {exc}", file=self.manifest_path) from None
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise ConfigError(f"the run's manifest is not valid JSON ({exc})", file=self.manifest_path) from None
+        if not isinstance(data, dict):
+            raise ConfigError("the run's manifest is not a JSON object", file=self.manifest_path)
+        return data
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         tmp = self.manifest_path.with_suffix(f".tmp{os.getpid()}")
         tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str), encoding="utf-8")
         tmp.replace(self.manifest_path)
+
+    def read_checked(self, trust_edited_items: bool = False) -> tuple[dict[str, Any], list[Item]]:
+        """The manifest and items of a stored run, refusing (ConfigError naming the file) a manifest
+        that cannot be read or items.jsonl that no longer matches the recorded hash, unless
+        `trust_edited_items`; then, and for older runs without a hash, it warns and goes on."""
+        flag = "pass --trust-edited-items to use it anyway"
+        try:
+            manifest = self.read_manifest()
+        except ConfigError as exc:
+            if not trust_edited_items:
+                raise ConfigError(f"{exc}; what the run was cannot be verified; {flag}") from None
+            self.warn(f"warning: {exc}; going on without it (--trust-edited-items)")
+            manifest = {}
+        items = self.read_items()
+        recorded = manifest.get("items_sha256")
+        if recorded is None:
+            if manifest:
+                self.warn(f"warning: {self.manifest_path}: no items_sha256 recorded (a run from an older "
+                          "evalrun): the integrity of items.jsonl cannot be verified")
+        elif recorded != items_sha256(items):
+            message = ("items.jsonl was changed after the run: its items no longer match items_sha256 "
+                       f"in {MANIFEST} (edited gold, or an unreadable line)")
+            if not trust_edited_items:
+                raise ConfigError(f"{message}; refusing to score it; {flag}", file=self.items_path)
+            self.warn(f"warning: {self.items_path}: {message}; scoring it anyway (--trust-edited-items)")
+        return manifest, items

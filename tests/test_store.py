@@ -1,4 +1,4 @@
-"""The run store: append-only samples, torn-line repair, first line wins, keys that separate configs."""
+"""The run store: append-only samples, a torn last line set aside, first line wins, keys that separate configs."""
 
 from __future__ import annotations
 
@@ -22,16 +22,22 @@ def test_append_and_read(tmp_path: Path) -> None:
     assert list(store.read_samples()) == ["p/0", "p/1", "p/2"]
 
 
-def test_torn_last_line_is_repaired(tmp_path: Path) -> None:
+def test_torn_last_line_is_moved_to_a_side_file(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run")
     store.append(_gen(0))
     store.append(_gen(1))
-    with store.samples_path.open("a") as fh:
-        fh.write('{"item_id": "p/2", "pack": "p", "prom')  # killed mid-write
+    torn = b'{"item_id": "p/2", "pack": "p", "prom'  # killed mid-write
+    with store.samples_path.open("ab") as fh:
+        fh.write(torn)
+    assert list(store.read_samples()) == ["p/0", "p/1"], "a reader only reports the torn line"
+    assert store.samples_path.read_bytes().endswith(torn)
     assert list(store.read_samples(repair=True)) == ["p/0", "p/1"]
+    sides = list(store.dir.glob("samples.jsonl.torn-*"))
+    assert len(sides) == 1 and sides[0].read_bytes() == torn, "the torn bytes are kept exactly"
+    assert any("samples.jsonl:3" in w and sides[0].name in w for w in store.warnings), store.warnings
     store.append(_gen(2))
-    lines = store.samples_path.read_text().splitlines()
-    assert len(lines) == 3
+    lines = store.samples_path.read_bytes().split(b"\n")
+    assert len(lines) == 4 and lines[-1] == b""
     assert list(store.read_samples()) == ["p/0", "p/1", "p/2"]
 
 

@@ -1,0 +1,117 @@
+"""What a run's manifest.json says about it: the config, the model, versions, speed, sessions.
+
+Kept apart from `execute` so the generation loop stays readable; everything
+here is built from the prepared run and what the runner reports.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+import evals
+from evals import memory, speed
+from evals.types import Generation
+from runners.accel import all_methods
+from tasks import get_pack
+
+if TYPE_CHECKING:
+    from evals.execute import PreparedRun
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def versions() -> dict[str, str]:
+    import torch
+    import transformers
+
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "evalrun": evals.__version__,
+    }
+
+
+def describe(prepared: "PreparedRun") -> dict[str, Any]:
+    """Everything the manifest records about what the run is (not how it went)."""
+    config = prepared.config
+    methods = all_methods()
+    return {
+        "name": config.name,
+        "replicate": prepared.replicate,
+        "key": prepared.key,
+        "config_file": config.source,
+        "config": config.model_dump(mode="json", exclude={"source", "tasks"}) | {"tasks": config.tasks_dump()},
+        "model": {"spec": prepared.source.spec, "kind": prepared.source.kind,
+                  "location": prepared.source.location, "identity": prepared.source.identity},
+        "runner": config.runner,
+        "device": prepared.device,
+        "dtype": prepared.dtype,
+        "versions": versions(),
+        "packs": [
+            {"pack": t.pack, "version": get_pack(t.pack).version, "params": t.params.model_dump(mode="json")}
+            for t in config.tasks
+        ],
+        "emulated": sorted(n for n in config.acceleration if methods[n].emulated),
+    }
+
+
+def runner_extras(runner: Any) -> dict[str, Any]:
+    """What a runner reports about itself beyond accelerations (a remote server's answers, retries)."""
+    extras = getattr(runner, "manifest_extras", None)
+    return extras() if callable(extras) else {}
+
+
+def run_speed(prepared: "PreparedRun", generations: list[Generation], runner: Any, effects: dict[str, Any],
+              peak_reset: bool, session: tuple[int, float]) -> dict[str, Any]:
+    """The run's speed figures over all its generations (resumed sessions included); the
+    peak memory is this session's. A remote server's requests overlap, so its throughput is
+    the session's wall clock when the session generated every item."""
+    model = getattr(runner, "model", None)
+    dtype = getattr(model, "dtype", None)
+    element_size = dtype.itemsize if dtype is not None and hasattr(dtype, "itemsize") else None
+    kv = speed.kv_cache_figures(getattr(model, "config", None), element_size, effects,
+                                speed.longest_context(generations))
+    remote = prepared.device == "remote"
+    figures = speed.run_speed(generations, load_seconds=round(getattr(runner, "load_seconds", 0.0), 3),
+                              peak_memory=None if remote else memory.read_peak(prepared.device, peak_reset),
+                              kv_cache=kv)
+    generated, wall = session
+    if remote and generated == len(generations) and wall > 0:
+        ok = [g for g in generations if g.error is None]
+        figures.update({"generation_seconds": round(wall, 6), "items_per_second": len(ok) / wall,
+                        "tokens_per_second": sum(g.new_tokens for g in ok) / wall,
+                        "throughput_basis": "wall clock of concurrent requests"})
+    return figures
+
+
+def session_entry(started: str, generated: int, errors: int, seconds: float, waited: bool,
+                  status: str) -> dict[str, Any]:
+    """One process's session on the run: who generated what, when (`finished` dates its timings)."""
+    return {"started": started, "finished": now(), "generated": generated, "errors": errors,
+            "seconds": round(seconds, 3), "pid": os.getpid(), "host": socket.gethostname(),
+            "waited_for_lock": waited, "status": status}
+
+
+def rebuilt(prepared: "PreparedRun", generations: list[Generation], reason: str) -> dict[str, Any]:
+    """A fresh manifest for a run directory whose samples outlived its manifest: what the run is
+    comes from the config; what earlier sessions did (their effects, load time) is lost and said so."""
+    return describe(prepared) | {
+        "status": "complete",
+        "created": now(),
+        "updated": now(),
+        "items_total": len(prepared.items),
+        "items_error": sum(1 for g in generations if g.error is not None),
+        "speed": speed.run_speed(generations),
+        "manifest_recreated": {
+            "at": now(),
+            "reason": reason,
+            "note": "manifest recreated from the config; earlier sessions, effects and load times are unknown",
+        },
+    }
