@@ -17,9 +17,10 @@ TokenCounter = Callable[[str], int]
 
 
 class PackParams(BaseModel):
-    """Base of every pack's parameters: unknown keys are errors, a seed is always there."""
+    """Base of every pack's parameters: unknown keys are errors, a seed is always there;
+    inf/nan are refused (they would reach the manifest, which is JSON)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     seed: int = 0
 
