@@ -218,6 +218,9 @@ def validation_error(exc: ValidationError, file: Path | str, prefix: str, model:
     """Turn the first pydantic error into a ConfigError naming the full key path."""
     err = exc.errors()[0]
     loc = tuple(err.get("loc", ()))
+    key = getattr((err.get("ctx") or {}).get("error"), "key", None)
+    if key:  # a validator that knows which key is wrong (tasks.base.ParamError)
+        loc = (*loc, *key.split("."))
     owner = model_at(model, loc[:-1]) if err.get("type") == "extra_forbidden" else None
     path = ".".join(p for p in (prefix, _loc(loc)) if p)
     return ConfigError(_pydantic_message(err, owner), file=file, path=path)
