@@ -118,7 +118,10 @@ def _check_templates(params: FilesParams, data: Rows, listed: str) -> None:
         if "" in names or any(n.isdigit() for n in names):
             raise ParamError("positional placeholder {} is not allowed: name a column, e.g. {doc}; "
                              "write {{ and }} for literal braces", key)
-        missing = sorted(n for n in {n.split(".")[0].split("[")[0] for n in names} if n not in first)
+        if any("." in n or "[" in n for n in names):
+            raise ParamError("placeholders name a column, e.g. {doc}; attribute and index access "
+                             "({doc.x}, {doc[0]}) are not supported", key)
+        missing = sorted(n for n in names if n not in first)
         if missing:
             raise ParamError(f"placeholder {{{missing[0]}}} is not a column; columns: {listed}", key)
         try:
