@@ -80,7 +80,7 @@ def check_golds(rows: Rows, fields: dict[str, str], gold_columns: dict[str, str]
 
 
 def _enum_ok(text: str, opts: dict[str, Any]) -> bool:
-    lookup, allowed = _enum_opts(opts)
+    _, allowed = _enum_opts(opts)
     value = _gold_value("enum", text, opts)
     return allowed is None or value in allowed
 
