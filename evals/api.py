@@ -127,7 +127,12 @@ def export_pack(name: str, params: dict, model: str = "smollm2-135m") -> list[It
         raise ConfigError(str(exc), path="--model") from None
     except ModelError as exc:
         raise RunFailed(str(exc)) from exc
-    return spec.build(validated, lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]))
+    from tasks import PackDataError
+
+    try:
+        return spec.items(validated, lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]))
+    except PackDataError as exc:
+        raise ConfigError(exc.message, file="--param", path=exc.key) from None
 
 
 @dataclass

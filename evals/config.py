@@ -15,6 +15,16 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evals.gate import GateConfig, load_gate
+from evals.yaml_load import (
+    MAX_EXTENDS_DEPTH,
+    YamlProblem,
+    check_finite,
+    load_strict,
+    merge,
+    merge_origins,
+    origin_file,
+    origins_of,
+)
 from runners.accel import validate_accelerations
 from runners.accel.base import model_at
 from runners.openai import EngineInfo, OpenAISettings
@@ -26,6 +36,7 @@ class ConfigError(Exception):
     """A user-facing configuration problem: file, key path, what is allowed."""
 
     def __init__(self, message: str, file: str | Path | None = None, path: str | None = None):
+        self.message = message
         self.file = str(file) if file is not None else None
         self.path = path
         where = ""
@@ -37,7 +48,7 @@ class ConfigError(Exception):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class GenerationSettings(_Strict):
@@ -52,7 +63,7 @@ class GenerationSettings(_Strict):
 class TaskRef(_Strict):
     """One pack with its validated parameters."""
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, allow_inf_nan=False)
 
     pack: str
     params: PackParams
@@ -65,7 +76,7 @@ class RunConfig(_Strict):
     how to reach it and `engine:` records the flags it was started with; the
     hf-only keys (device, dtype, batch_size) are ignored there."""
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, allow_inf_nan=False)
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     model: str = "smollm2-135m"
@@ -104,15 +115,21 @@ _TOP_KEYS = set(RunConfig.model_fields) - {"source"} | {"extends"}
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
+    """One YAML file as a mapping; duplicate keys and non-finite numbers are ConfigErrors.
+    (The gate file loader calls this too: keep the name and signature.)"""
     if not path.exists():
         raise ConfigError("file not found", file=path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_strict(path.read_text(encoding="utf-8"))
+    except YamlProblem as exc:
+        raise ConfigError(exc.message, file=path, path=exc.path) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"YAML syntax error{line}: {problem}", file=path) from None
+    except RecursionError:
+        raise ConfigError("YAML nested too deeply", file=path) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read file: {exc}", file=path) from None
     if data is None:
@@ -124,30 +141,53 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     """Deep-merge mappings; lists and scalars in `over` replace those in `base`."""
-    out = copy.deepcopy(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
+    return merge(base, over)
+
+
+Origins = dict[tuple[Any, ...], Path]
+
+
+def _extends_chain(path: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """[(file, its own keys)] from `path` up to the root of its extends chain, read
+    iteratively; each file's top-level keys are checked here so a typo names its file."""
+    chain: list[tuple[Path, dict[str, Any]]] = []
+    current = path.resolve()
+    while True:
+        seen = [p for p, _ in chain]
+        if current in seen:
+            names = " -> ".join(p.name for p in (*seen[seen.index(current):], current))
+            raise ConfigError(f"circular extends: {names}", file=chain[-1][0], path="extends")
+        if len(chain) >= MAX_EXTENDS_DEPTH:
+            raise ConfigError(f"extends chain deeper than {MAX_EXTENDS_DEPTH} files (from {path.name} through "
+                              f"{chain[-1][0].name}); flatten it", file=path, path="extends")
+        data = _read_yaml(current)
+        unknown = sorted(str(k) for k in set(data) - _TOP_KEYS)
+        if unknown:
+            raise ConfigError(f"unknown key; allowed: {', '.join(sorted(_TOP_KEYS))}", file=current, path=unknown[0])
+        parent = data.pop("extends", None)
+        chain.append((current, data))
+        if parent is None:
+            return chain
+        if not isinstance(parent, str) or not parent.strip():
+            raise ConfigError("must be a path to another config file", file=current, path="extends")
+        parent_path = current.parent / parent
+        if not parent_path.exists():
+            raise ConfigError(f"extended file not found: {parent_path}", file=current, path="extends")
+        current = parent_path.resolve()
+
+
+def _resolve_with_origins(path: Path) -> tuple[dict[str, Any], Origins]:
+    """The merged mapping of a config and its ancestors, and which file wrote each key path."""
+    data: dict[str, Any] = {}
+    origins: Origins = {}
+    for file, own in reversed(_extends_chain(path)):
+        origins = merge_origins(origins, origins_of(own, file), own)
+        data = merge(data, own)
+    return data, origins
 
 
 def _resolve_extends(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
-    path = path.resolve()
-    if path in seen:
-        chain = " -> ".join(str(p) for p in (*seen, path))
-        raise ConfigError(f"circular extends: {chain}", file=path, path="extends")
-    data = _read_yaml(path)
-    parent = data.pop("extends", None)
-    if parent is None:
-        return data
-    if not isinstance(parent, str):
-        raise ConfigError("must be a path to another config file", file=path, path="extends")
-    parent_path = (path.parent / parent)
-    if not parent_path.exists():
-        raise ConfigError(f"extended file not found: {parent_path}", file=path, path="extends")
-    return _merge(_resolve_extends(parent_path, (*seen, path)), data)
+    return _resolve_with_origins(path)[0]
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
@@ -178,12 +218,16 @@ def validation_error(exc: ValidationError, file: Path | str, prefix: str, model:
     """Turn the first pydantic error into a ConfigError naming the full key path."""
     err = exc.errors()[0]
     loc = tuple(err.get("loc", ()))
+    key = getattr((err.get("ctx") or {}).get("error"), "key", None)
+    if key:  # a validator that knows which key is wrong (tasks.base.ParamError)
+        loc = (*loc, *key.split("."))
     owner = model_at(model, loc[:-1]) if err.get("type") == "extra_forbidden" else None
     path = ".".join(p for p in (prefix, _loc(loc)) if p)
     return ConfigError(_pydantic_message(err, owner), file=file, path=path)
 
 
-def _parse_tasks(raw: Any, file: Path) -> list[TaskRef]:
+def _parse_tasks(raw: Any, file: Path, base_dir: Path | None = None) -> list[TaskRef]:
+    """Each task's parameters; relative data paths resolve against the file that wrote `tasks`."""
     if not isinstance(raw, list) or not raw:
         raise ConfigError("must be a non-empty list of {pack: NAME, ...parameters}", file=file, path="tasks")
     refs: list[TaskRef] = []
@@ -198,7 +242,7 @@ def _parse_tasks(raw: Any, file: Path) -> list[TaskRef]:
         except KeyError as exc:
             raise ConfigError(str(exc.args[0]), file=file, path=f"{where}.pack") from None
         try:
-            refs.append(TaskRef(pack=spec.name, params=spec.params.model_validate(params, context={"base_dir": file.parent})))
+            refs.append(TaskRef(pack=spec.name, params=spec.params.model_validate(params, context={"base_dir": base_dir or file.parent})))
         except ValidationError as exc:
             raise validation_error(exc, file, where, spec.params) from None
     return refs
@@ -221,15 +265,44 @@ def _check_runner_keys(data: dict[str, Any], file: Path) -> None:
                 raise ConfigError("only used with runner: openai (this config's runner is hf)", file=file, path=key)
 
 
-def parse_config(data: dict[str, Any], file: Path | str = "<config>") -> RunConfig:
-    """Validate an already-merged mapping into a RunConfig."""
+def _check_finite(data: Any, file: Path, prefix: tuple[Any, ...] = ()) -> None:
+    try:
+        check_finite(data, prefix)
+    except YamlProblem as exc:
+        raise ConfigError(exc.message, file=file, path=exc.path) from None
+
+
+def _check_validated_finite(config: RunConfig, file: Path) -> None:
+    """Backstop for models that read a string ("inf", "nan") as a float: nothing non-finite
+    reaches the manifest, whichever model let it through."""
+    dumped = config.model_dump(mode="python", exclude={"tasks"})
+    _check_finite(dumped, file)
+    for i, task in enumerate(config.tasks):
+        _check_finite(task.params.model_dump(mode="python"), file, ("tasks", i))
+
+
+def parse_config(data: dict[str, Any], file: Path | str = "<config>", origins: Origins | None = None) -> RunConfig:
+    """Validate an already-merged mapping into a RunConfig. With `origins` (from an
+    extends chain) an error names the file that wrote the offending key."""
     file = Path(file)
+    try:
+        return _parse_config(data, file, origins or {})
+    except ConfigError as exc:
+        owner = origin_file(origins or {}, exc.path)
+        if owner is None or exc.file is None or Path(exc.file) == owner or Path(exc.file) != file:
+            raise
+        raise ConfigError(exc.message, file=owner, path=exc.path) from None
+
+
+def _parse_config(data: dict[str, Any], file: Path, origins: Origins) -> RunConfig:
     data = dict(data)
-    unknown = sorted(set(data) - _TOP_KEYS)
+    unknown = sorted(str(k) for k in set(data) - _TOP_KEYS)
     if unknown:
         raise ConfigError(f"unknown key; allowed: {', '.join(sorted(_TOP_KEYS))}", file=file, path=unknown[0])
+    _check_finite(data, file)
     _check_runner_keys(data, file)
-    tasks = _parse_tasks(data.pop("tasks", None), file)
+    tasks_file = origins.get(("tasks",), file)
+    tasks = _parse_tasks(data.pop("tasks", None), file, tasks_file.parent)
     accel_raw = data.pop("acceleration", None) or {}
     if not isinstance(accel_raw, dict):
         raise ConfigError("must be a mapping of method -> settings", file=file, path="acceleration")
@@ -244,9 +317,11 @@ def parse_config(data: dict[str, Any], file: Path | str = "<config>") -> RunConf
     if "gate" in data:
         data["gate"] = load_gate(data["gate"], file, "gate")
     try:
-        return RunConfig.model_validate({**data, "tasks": tasks, "acceleration": accel, "source": str(file)})
+        config = RunConfig.model_validate({**data, "tasks": tasks, "acceleration": accel, "source": str(file)})
     except ValidationError as exc:
         raise validation_error(exc, file, "", RunConfig) from None
+    _check_validated_finite(config, file)
+    return config
 
 
 def set_path(data: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
@@ -268,14 +343,18 @@ def set_path(data: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
 def load_config_variant(path: str | Path, overrides: dict[str, Any], name: str) -> RunConfig:
     """The config at `path` with dotted-key overrides and a new name (one point of a sweep)."""
     path = Path(path)
-    data = _resolve_extends(path)
+    data, origins = _resolve_with_origins(path)
     for dotted, value in overrides.items():
         data = set_path(data, dotted, value)
+        parts = tuple(dotted.split("."))
+        # the override wrote this value, not the ancestor that had the key: name the file given
+        origins = {k: v for k, v in origins.items() if k[: len(parts)] != parts} | {parts: path}
     data["name"] = name
-    return parse_config(data, file=path)
+    return parse_config(data, file=path, origins=origins)
 
 
 def load_config(path: str | Path) -> RunConfig:
     """Read a config file, resolve `extends` (relative to the file) and validate it."""
     path = Path(path)
-    return parse_config(_resolve_extends(path), file=path)
+    data, origins = _resolve_with_origins(path)
+    return parse_config(data, file=path, origins=origins)

@@ -174,11 +174,23 @@ def _openai_runner(config: RunConfig) -> tuple[Any, ModelSource, str, str]:
 
 def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, replicate: int = 0) -> PreparedRun:
     """Resolve the model, build the items (token lengths need the tokenizer) and the key."""
+    from tasks import BuildOptions, PackDataError
+
     runner, source, device, dtype = (_openai_runner if config.runner == "openai" else _hf_runner)(config)
+    # the limit goes to the pack, so a large data file is not tokenized past the rows used;
+    # the prompt's room is the model's context less the answer (unknown for a remote server)
+    context = getattr(runner, "max_context", None)
+    context = context() if callable(context) else context
+    answer = config.generation.max_new_tokens
+    options = BuildOptions(limit=limit, max_prompt_tokens=(context - answer) if context else None)
     items: list[Item] = []
-    for task in config.tasks:
-        built = get_pack(task.pack).build(task.params, runner.count_tokens)
-        items.extend(built[:limit] if limit else built)
+    for i, task in enumerate(config.tasks):
+        try:
+            items.extend(get_pack(task.pack).items(task.params, runner.count_tokens, options))
+        except PackDataError as exc:
+            note = f" (model context {context} tokens less max_new_tokens {answer})" if context else ""
+            raise ConfigError(exc.message + note, file=config.source,
+                              path=f"tasks[{i}]" + (f".{exc.key}" if exc.key else "")) from None
     key = run_key(key_payload(config, source, device, dtype))
     run_dir = Path(out_dir) / run_dir_name(config.name, key, replicate)
     return PreparedRun(config, source, device, dtype, items, key, run_dir, runner, replicate)

@@ -20,8 +20,18 @@ from runners.models import ModelSource, load_model, load_tokenizer
 from runners.token_clock import TokenClock
 
 
+MAX_PLAUSIBLE_CONTEXT = 1 << 24  # larger values are "no limit" placeholders, not a context
 AUTO_START = 8  # batch size "auto" before the model is loaded, and on the CPU
 AUTO_MAX = 256
+
+
+def _read_model_config(source: ModelSource) -> Any:
+    """The model's config (a small JSON file) without its weights."""
+    from transformers import AutoConfig
+
+    from runners.models import local_dir
+
+    return AutoConfig.from_pretrained(local_dir(source))
 
 
 def auto_batch_size(model: Any, device: str, items: list[Item], max_new_tokens: int) -> int:
@@ -85,6 +95,7 @@ class HFRunner:
         self.run_items: list[Item] | None = None
         self.tokenizer: Any = load_tokenizer(source)
         self.load_seconds = 0.0
+        self._max_context: int | None | bool = False  # False: not read yet
 
     def manifest_extras(self) -> dict[str, Any]:
         """Batch sizes as run (after any out-of-memory halving) and what prefix reuse shared."""
@@ -105,6 +116,29 @@ class HFRunner:
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def max_context(self) -> int | None:
+        """The most tokens the model attends to (prompt and answer), read from its config
+        without loading weights; the tokenizer's model_max_length when the config has none
+        (ignoring the huge placeholder tokenizers use for "unset"). None: unknown."""
+        if self._max_context is not False:
+            return self._max_context  # type: ignore[return-value]
+        value: int | None = None
+        try:
+            cfg = self.model.config if self.model is not None else _read_model_config(self.source)
+            text = cfg.get_text_config(decoder=True) if hasattr(cfg, "get_text_config") else cfg
+            for name in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
+                got = getattr(text, name, None)
+                if isinstance(got, int) and 0 < got <= MAX_PLAUSIBLE_CONTEXT:
+                    value = got
+                    break
+        except Exception:  # noqa: BLE001 - a config that cannot be read leaves the context unknown
+            value = None
+        if value is None:
+            got = getattr(self.tokenizer, "model_max_length", None)
+            value = got if isinstance(got, int) and 0 < got <= MAX_PLAUSIBLE_CONTEXT else None
+        self._max_context = value
+        return value
 
     def _ensure_loaded(self) -> None:
         if self.model is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tasks.base import PackParams, PackSpec, TokenCounter
+from tasks.base import BuildOptions, PackDataError, PackParams, PackSpec, ParamError, TokenCounter
 
 _PACKS: dict[str, PackSpec] = {}
 
@@ -30,4 +30,5 @@ def _load_builtin() -> None:
     from tasks import doc_fields, files, latency, needle_numbers  # noqa: F401
 
 
-__all__ = ["PackParams", "PackSpec", "TokenCounter", "get_pack", "all_packs", "register"]
+__all__ = ["BuildOptions", "PackDataError", "PackParams", "PackSpec", "ParamError", "TokenCounter", "get_pack",
+           "all_packs", "register"]

@@ -17,19 +17,62 @@ TokenCounter = Callable[[str], int]
 
 
 class PackParams(BaseModel):
-    """Base of every pack's parameters: unknown keys are errors, a seed is always there."""
+    """Base of every pack's parameters: unknown keys are errors, a seed is always there;
+    inf/nan are refused (they would reach the manifest, which is JSON)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     seed: int = 0
 
 
+class ParamError(ValueError):
+    """A parameter problem found by a pack's validator, with the key path inside the
+    task (e.g. "prompt", "fields.total") so the config error points at that key."""
+
+    def __init__(self, message: str, key: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.key = key
+
+
+class PackDataError(Exception):
+    """The user's data cannot become items (a document longer than the model's context):
+    a configuration error of the task, found when items are built. `key` as in ParamError."""
+
+    def __init__(self, message: str, key: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.key = key
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """What the caller knows beyond the parameters: how many items it wants (a pack that
+    reads user data builds only those, tokenizing nothing else) and how many tokens a
+    prompt may have (the model's context less the answer's room; None: unknown)."""
+
+    limit: int | None = None
+    max_prompt_tokens: int | None = None
+
+
 @dataclass(frozen=True)
 class PackSpec:
-    """A registered pack. `version` changes whenever the items it builds would."""
+    """A registered pack. `version` changes whenever the items it builds would.
+
+    `build(params, count)` builds every item; a pack that can honour BuildOptions
+    itself also gives `build_with(params, count, options)`. Callers use `items()`."""
 
     name: str
     version: str
     params: type[PackParams]
     build: Callable[[PackParams, TokenCounter], list[Item]]
     description: str = ""
+    build_with: Callable[[PackParams, TokenCounter, BuildOptions], list[Item]] | None = None
+
+    def items(self, params: PackParams, count: TokenCounter, options: BuildOptions | None = None) -> list[Item]:
+        """The first `options.limit` items (all without a limit), checked against the context where the pack can."""
+        options = options or BuildOptions()
+        if self.build_with is not None:
+            return self.build_with(params, count, options)
+        built = self.build(params, count)
+        return built[: options.limit] if options.limit else built

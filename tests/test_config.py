@@ -64,7 +64,7 @@ def test_extends_is_relative_to_the_file_and_deep_merges(tmp_path: Path, cfg_fil
         (BASE + "acceleration: {kv_cache: {quant: int4, axis_key: 1}}\n", "acceleration.kv_cache",
          ["axis_key 1 is not supported"]),
         (BASE + "extends: missing.yaml\n", "extends", ["not found"]),
-        (BASE + "name: 'bad name!'\n", "name", ["pattern"]),
+        (BASE.replace("name: base", "name: 'bad name!'"), "name", ["pattern"]),
     ],
     ids=lambda v: v if isinstance(v, str) and "\n" not in v and len(v) < 40 else None,
 )

@@ -54,9 +54,9 @@ def test_each_format_builds_items(tmp_path: Path, cfg_file, fmt: str) -> None:
     assert score_item(items[0], gen).correct
 
 
-def test_empty_cell_is_a_decoy_and_two_fields_default_to_json(tmp_path: Path, cfg_file) -> None:
+def test_empty_nullable_cell_is_a_decoy_and_two_fields_default_to_json(tmp_path: Path, cfg_file) -> None:
     data = _write(tmp_path, "csv")
-    cfg = load_config(_config(cfg_file, data.name, fields={"total": "amount", "due": "date"}))
+    cfg = load_config(_config(cfg_file, data.name, fields={"total": "amount", "due": "date"}, nullable=["due"]))
     items = get_pack("files").build(cfg.tasks[0].params, lambda s: 1)
     assert items[1].fields[1].gold is None
     assert items[0].meta["answer_format"] == "json"

@@ -45,10 +45,17 @@ def model_at(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> type[BaseMo
     return current if isinstance(current, type) and issubclass(current, BaseModel) else None
 
 
-class AccelSettings(BaseModel):
-    """Base of every method's settings: unknown keys are configuration errors."""
+# Bounds for settings counted in tokens: a value past these is no setting at all
+# (a quantization group or budget larger than any context leaves the cache untouched).
+LONGEST_CONTEXT = 1 << 20  # tokens; the longest context a served model plausibly has
+MAX_TOKEN_GROUP = 8192  # tokens (or channels) in one quantization group / residual window
 
-    model_config = ConfigDict(extra="forbid")
+
+class AccelSettings(BaseModel):
+    """Base of every method's settings: unknown keys are configuration errors, and
+    inf/nan are refused (nothing means anything at infinity, and JSON cannot hold them)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class Acceleration:

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from runners.accel import register
-from runners.accel.base import AccelSettings, Acceleration, cache_kwarg
+from runners.accel.base import MAX_TOKEN_GROUP, AccelSettings, Acceleration, cache_kwarg
 from runners.accel.kv_evict import EvictSettings, Evictor
 from runners.accel.kv_quant import KVQuantizer, check_quant
 
@@ -19,8 +19,9 @@ from runners.accel.kv_quant import KVQuantizer, check_quant
 class KVCacheSettings(AccelSettings):
     quant: Literal["int8", "int7", "int6", "int5", "int4", "int3", "int2", "fp8"] | None = None
     backend: Literal["quanto", "hqq", "fp8", "simulated"] | None = None
-    group_size: int = Field(64, ge=1)
-    residual_length: int = Field(128, ge=0)
+    # a group or residual window longer than any context would quantize nothing
+    group_size: int = Field(64, ge=1, le=MAX_TOKEN_GROUP)
+    residual_length: int = Field(128, ge=0, le=MAX_TOKEN_GROUP)
     axis_key: int = 0
     axis_value: int = 0
     evict: EvictSettings | None = None

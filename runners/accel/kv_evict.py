@@ -28,18 +28,19 @@ import torch
 from pydantic import Field, model_validator
 from transformers.cache_utils import Cache, DynamicLayer
 
-from runners.accel.base import AccelSettings
+from runners.accel.base import LONGEST_CONTEXT, MAX_TOKEN_GROUP, AccelSettings
 
 
 class EvictSettings(AccelSettings):
     method: Literal["streaming", "snapkv", "knorm"]
     # exactly one of: tokens kept per layer and head, or the fraction of the prompt's tokens removed
-    budget: int | None = Field(None, ge=1)
+    # (upper bounds: a budget, sink count or window beyond any context evicts nothing)
+    budget: int | None = Field(None, ge=1, le=LONGEST_CONTEXT)
     ratio: float | None = Field(None, gt=0.0, lt=1.0)
     scope: Literal["prompt", "context"] = "prompt"
-    sinks: int = Field(4, ge=0)  # streaming: first tokens always kept
-    window: int = Field(32, ge=1)  # snapkv: observation window, always kept
-    kernel: int = Field(5, ge=1)  # snapkv: pooling width over token scores
+    sinks: int = Field(4, ge=0, le=MAX_TOKEN_GROUP)  # streaming: first tokens always kept
+    window: int = Field(32, ge=1, le=MAX_TOKEN_GROUP)  # snapkv: observation window, always kept
+    kernel: int = Field(5, ge=1, le=255)  # snapkv: pooling width over token scores
 
     @model_validator(mode="after")
     def _check(self) -> "EvictSettings":

@@ -1,0 +1,170 @@
+"""Reading config YAML strictly: duplicate keys, non-finite numbers and deep or
+circular `extends` chains are user errors with a file, a line and a key path.
+
+PyYAML's SafeLoader keeps the last of two equal keys and reads `.inf`/`.nan` as
+floats; both silently change a run (a manifest with `Infinity` is not even JSON),
+so they are refused here, before any merging, where the file is still known.
+`extends` is resolved iteratively (no recursion limit to hit) and each key path
+remembers the file that wrote it, so a parent's mistake is reported against the
+parent.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+
+MAX_EXTENDS_DEPTH = 64  # a chain this long is a mistake, not a layout
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class YamlProblem(Exception):
+    """A problem in one file: message, optional key path (the caller adds the file)."""
+
+    def __init__(self, message: str, path: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.path = path
+
+
+def key_path(parts: tuple[Any, ...]) -> str:
+    """(a, b, 0, c) -> 'a.b[0].c', the form every ConfigError path takes."""
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) and not isinstance(part, bool) else (f".{part}" if out else str(part))
+    return out
+
+
+class StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a mapping with two equal keys (YAML says keys are unique)."""
+
+
+def _check_duplicates(loader: StrictLoader, node: yaml.Node, parts: tuple[Any, ...], seen: set[int]) -> None:
+    """Walk the composed node tree (iteratively: deep nesting is no RecursionError)."""
+    stack: list[tuple[yaml.Node, tuple[Any, ...]]] = [(node, parts)]
+    while stack:
+        current, where = stack.pop()
+        if id(current) in seen:  # anchors/aliases share nodes
+            continue
+        seen.add(id(current))
+        if isinstance(current, yaml.MappingNode):
+            first: dict[Any, int] = {}
+            for key_node, value_node in current.value:
+                if key_node.tag == _MERGE_TAG:
+                    stack.append((value_node, where))
+                    continue
+                key: Any = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+                if isinstance(key_node, yaml.ScalarNode):
+                    key = loader.construct_object(key_node, deep=True)
+                try:
+                    hash(key)
+                except TypeError:
+                    key = None
+                line = key_node.start_mark.line + 1
+                if key is not None and key in first:
+                    raise YamlProblem(
+                        f"duplicate key {key!r} at line {line} (first at line {first[key]}); "
+                        "YAML keys must be unique, remove one", key_path((*where, key)))
+                if key is not None:
+                    first[key] = line
+                stack.append((value_node, (*where, key)))
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend((child, (*where, i)) for i, child in enumerate(current.value))
+
+
+def load_strict(text: str) -> Any:
+    """Parse one YAML document, refusing duplicate keys and non-finite numbers."""
+    loader = StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_duplicates(loader, node, (), set())
+        data = loader.construct_document(node)
+    finally:
+        loader.dispose()
+    check_finite(data)
+    return data
+
+
+def _walk(data: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every (key path, leaf) in nested dicts and lists, iteratively."""
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), data)]
+    seen: set[int] = set()
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, (dict, list)):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            pairs = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend(((*where, k), v) for k, v in pairs)
+        else:
+            yield where, value
+
+
+def check_finite(data: Any, prefix: tuple[Any, ...] = ()) -> None:
+    """Refuse inf and nan anywhere: no setting means anything at infinity, and JSON cannot hold them."""
+    for where, value in _walk(data):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise YamlProblem(f"{value!r} is not allowed: give a finite number", key_path((*prefix, *where)))
+
+
+def origins_of(data: dict[str, Any], file: Path) -> dict[tuple[Any, ...], Path]:
+    """Which file wrote each key path of `data` (mappings are walked; lists are leaves)."""
+    out: dict[tuple[Any, ...], Path] = {}
+    stack: list[tuple[tuple[Any, ...], dict[str, Any]]] = [((), data)]
+    while stack:
+        where, mapping = stack.pop()
+        for key, value in mapping.items():
+            out[(*where, key)] = file
+            if isinstance(value, dict):
+                stack.append(((*where, key), value))
+    return out
+
+
+def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge mappings; lists and scalars in `over` replace those in `base`. Iterative."""
+    import copy
+
+    out = copy.deepcopy(base)
+    stack: list[tuple[dict[str, Any], dict[str, Any]]] = [(out, over)]
+    while stack:
+        target, source = stack.pop()
+        for key, value in source.items():
+            if isinstance(value, dict) and isinstance(target.get(key), dict):
+                stack.append((target[key], value))
+            else:
+                target[key] = copy.deepcopy(value)
+    return out
+
+
+def merge_origins(base: dict[tuple[Any, ...], Path], over: dict[tuple[Any, ...], Path],
+                  over_data: dict[str, Any]) -> dict[tuple[Any, ...], Path]:
+    """Origins after `merge`: a key the child replaces (not merges) drops the parent's entries under it."""
+    out = dict(base)
+    for where, file in over.items():
+        value: Any = over_data
+        for part in where:
+            value = value[part]
+        if not isinstance(value, dict):
+            for old in [k for k in out if len(k) > len(where) and k[: len(where)] == where]:
+                del out[old]
+        out[where] = file
+    return out
+
+
+def origin_file(origins: dict[tuple[Any, ...], Path], path: str | None) -> Path | None:
+    """The file that wrote the longest key-path prefix of a dotted `path` ('a.b[0].c')."""
+    if not path:
+        return None
+    best: Path | None = None
+    best_len = -1
+    for where, file in origins.items():
+        text = key_path(where)
+        if (path == text or path.startswith(text + ".") or path.startswith(text + "[")) and len(text) > best_len:
+            best, best_len = file, len(text)
+    return best

@@ -1,0 +1,150 @@
+"""Reading the `files` pack's data into rows, exactly as written.
+
+JSON and JSONL are read with the json module, not pandas: pandas turns a
+20-digit integer into a float (1.2345678901234567e+19) and a JSONL line that
+is a bare number into a silent column; here integers stay Python ints, decimals
+keep their written digits (Decimal), and a line that is not an object is an
+error naming the line. CSV cells stay text. Reading stops after `max_rows`
+rows where the format allows it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from tasks.base import ParamError
+
+SUFFIXES = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+
+
+class Rows:
+    """The rows read, their columns (in order of first appearance), a label per row for
+    messages (line numbers where the format has them) and the data's content hash."""
+
+    def __init__(self, rows: list[dict[str, Any]], digest: str, lines: list[int] | None = None):
+        columns: dict[str, None] = {}
+        for row in rows:
+            columns.update(dict.fromkeys(row))
+        self.columns = list(columns)
+        # every row has every column (missing ones are None, as pandas would have NaN)
+        self.rows = [row if len(row) == len(columns) else {c: row.get(c) for c in columns} for row in rows]
+        self.digest = digest
+        self.lines = lines
+
+    def where(self, index: int) -> str:
+        """'row 3 (line 4)' for messages; rows count from 0 as in the item ids."""
+        return f"row {index}" + (f" (line {self.lines[index]})" if self.lines else "")
+
+
+def is_empty(value: Any) -> bool:
+    """None, NaN, pandas' NA and blank text are no value at all."""
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    if isinstance(value, Decimal) and value.is_nan():
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(value)) if not isinstance(value, (list, dict, tuple)) else False
+    except (TypeError, ValueError):
+        return False
+
+
+def _records_from_json(data: Any, name: str) -> list[dict[str, Any]]:
+    """A .json file: a list of objects, or the columns form pandas writes ({col: {idx: v}} / {col: [v]})."""
+    if isinstance(data, list):
+        for i, row in enumerate(data):
+            if not isinstance(row, dict):
+                raise ParamError(f"{name}: element {i} is {type(row).__name__}, expected an object "
+                                 "(a .json file holds a list of objects, one per document)", "path")
+        return data
+    if isinstance(data, dict) and data and all(isinstance(v, (dict, list)) for v in data.values()):
+        if all(isinstance(v, list) for v in data.values()):
+            n = max(len(v) for v in data.values())
+            return [{c: (v[i] if i < len(v) else None) for c, v in data.items()} for i in range(n)]
+        if all(isinstance(v, dict) for v in data.values()):
+            index = list(dict.fromkeys(k for v in data.values() for k in v))
+            return [{c: v.get(i) for c, v in data.items()} for i in index]
+    raise ParamError(f"{name}: expected a list of objects (one per document), got {type(data).__name__}", "path")
+
+
+def _jsonl(raw: bytes, name: str, max_rows: int | None) -> tuple[list[dict[str, Any]], list[int]]:
+    rows: list[dict[str, Any]] = []
+    lines: list[int] = []
+    text = raw.decode("utf-8-sig")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line, parse_float=Decimal)
+        except ValueError as exc:
+            raise ParamError(f"{name}: line {number} is not valid JSON: {exc}", "path") from None
+        if not isinstance(value, dict):
+            raise ParamError(f"{name}: line {number} is {type(value).__name__} {_short(value)}, expected a JSON "
+                             "object (one document per line, e.g. {\"doc\": \"...\", \"total\": \"EUR 5.00\"})", "path")
+        rows.append(value)
+        lines.append(number)
+        if max_rows and len(rows) >= max_rows:
+            break
+    return rows, lines
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def read_rows(path: str | None, dataset: str | None, split: str, max_rows: int | None) -> Rows:
+    """The data's rows; every problem is a ParamError naming the file and the line or row."""
+    if dataset is not None:
+        try:
+            import datasets
+
+            ds = datasets.load_dataset(dataset, split=split)
+        except Exception as exc:  # datasets raises many kinds for a missing or unreachable dataset
+            raise ParamError(f"dataset {dataset!r} (split {split!r}) cannot be loaded: {exc}", "dataset") from None
+        if max_rows:
+            ds = ds.select(range(min(max_rows, len(ds))))
+        return Rows([dict(r) for r in ds], f"datasets:{ds._fingerprint}")
+    file = Path(path or "")
+    kind = SUFFIXES.get(file.suffix.lower())
+    if kind is None:
+        raise ParamError(f"{file.name}: unsupported file type; use one of {', '.join(SUFFIXES)}", "path")
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise ParamError(f"file not found: {file}", "path") from None
+    except OSError as exc:
+        raise ParamError(f"cannot read {file}: {exc}", "path") from None
+    digest = hashlib.sha256(raw).hexdigest()
+    try:
+        if kind == "jsonl":
+            rows, lines = _jsonl(raw, file.name, max_rows)
+            return Rows(rows, digest, lines)
+        if kind == "json":
+            records = _records_from_json(json.loads(raw.decode("utf-8-sig"), parse_float=Decimal), file.name)
+            return Rows(records[:max_rows] if max_rows else records, digest)
+        import pandas as pd
+
+        if kind == "csv":
+            frame = pd.read_csv(file, dtype=str, keep_default_na=False, nrows=max_rows)
+            return Rows(frame.to_dict(orient="records"), digest)
+        frame = pd.read_parquet(file)
+        if max_rows:
+            frame = frame.head(max_rows)
+        return Rows(frame.to_dict(orient="records"), digest)
+    except ParamError:
+        raise
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ParamError(f"cannot read {file}: {type(exc).__name__}: {exc}", "path") from None
+    except Exception as exc:  # pandas/pyarrow raise many kinds for an unreadable file
+        raise ParamError(f"cannot read {file}: {type(exc).__name__}: {exc}", "path") from None

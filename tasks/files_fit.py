@@ -1,0 +1,64 @@
+"""Fitting a `files` document into the model's context without tokenizing all of it.
+
+A 10-million-word document tokenized whole takes minutes and gigabytes only to
+learn that it is too long. Text is counted in slices of a few characters per
+token of the budget, and counting stops as soon as the slices already pass it:
+the cost is bounded by the context, not by the document.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+from tasks.base import PackDataError, TokenCounter
+
+CHARS_PER_SLICE_TOKEN = 8  # a slice holds this many characters per token of the budget
+MIN_SLICE = 4096
+
+
+def count_within(text: str, count: TokenCounter, limit: int) -> int | None:
+    """The exact token count of `text` when it is at most `limit`, else None, tokenizing
+    at most about `limit` tokens' worth of slices beyond the first that passes it."""
+    if limit < 0:
+        return None
+    step = max(MIN_SLICE, limit * CHARS_PER_SLICE_TOKEN)
+    if len(text) <= step:
+        n = count(text)
+        return n if n <= limit else None
+    total = slices = 0
+    for start in range(0, len(text), step):
+        total += count(text[start:start + step])
+        slices += 1
+        if total > limit + slices:  # a slice boundary can split a token: allow one per slice
+            return None
+    n = count(text)  # it may fit (very compressible text): the exact count decides
+    return n if n <= limit else None
+
+
+def _longest_placeholder(template: str, row: dict[str, str]) -> str | None:
+    names = {f.split(".")[0].split("[")[0] for _, f, _, _ in string.Formatter().parse(template) if f}
+    present = [n for n in names if n in row]
+    return max(present, key=lambda n: len(row[n]), default=None)
+
+
+def truncate_to_fit(prompt_t: str, system_t: str | None, row: dict[str, str], count: TokenCounter,
+                    max_tokens: int, where: str) -> tuple[str, str | None, dict[str, Any]]:
+    """(prompt, system, what was cut) with the prompt's longest column cut, at the end, to
+    the longest prefix whose prompt and system fit `max_tokens` (found by bisection)."""
+    column = _longest_placeholder(prompt_t, row)
+    system = system_t.format_map(row) if system_t else None
+    room = max_tokens - (count(system) if system else 0)
+    if column is None or count_within(prompt_t.format_map({**row, column: ""}), count, room) is None:
+        raise PackDataError(f"{where}: the prompt does not fit the model's context even without its document",
+                            "prompt")
+    value = row[column]
+    lo, hi = 0, len(value)  # lo always fits; hi does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if count_within(prompt_t.format_map({**row, column: value[:mid]}), count, room) is None:
+            hi = mid
+        else:
+            lo = mid
+    prompt = prompt_t.format_map({**row, column: value[:lo]})
+    return prompt, system, {"column": column, "chars_kept": lo, "chars": len(value)}

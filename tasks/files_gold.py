@@ -1,0 +1,90 @@
+"""Checking the `files` pack's gold values before anything is run.
+
+A gold that is missing turns its field into a decoy, where an empty answer
+scores correct: that must be a choice (the field listed under `nullable`), not
+what a blank cell silently does. A gold that is present must be a value of its
+field's type, read by the same typed parser the scorer uses: a gold the scorer
+cannot parse is compared as plain text, which no longer measures the field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evals.fields import _absent, _enum_opts, _gold_value  # the scorer's own gold reading
+from evals.fields_parse import coerce
+from tasks.base import ParamError
+from tasks.files_data import Rows, is_empty
+
+_KIND_WORDS = {"amount": "an amount", "number": "a number", "date": "a calendar date", "id": "an id",
+               "text": "text", "enum": "one of the allowed values"}
+
+
+def gold_text(value: Any) -> tuple[str | None, str | None]:
+    """(the gold as text or None when there is none, a problem or None). Integers are written
+    out in full, decimals as written; an object or nested list is no field value."""
+    if is_empty(value):
+        return None, None
+    if hasattr(value, "item") and not isinstance(value, (list, dict, str)):  # numpy scalars
+        try:
+            value = value.item()
+        except (TypeError, ValueError):
+            pass
+    if hasattr(value, "tolist") and not isinstance(value, str):  # numpy arrays from parquet
+        value = value.tolist()
+    text, note = coerce(value)
+    if note == "nonscalar":
+        return None, "is a JSON object or nested list, not a single value"
+    if text is None or not text.strip():
+        return None, None
+    return text.strip(), None
+
+
+def _label(rows: Rows, index: int, ids: list[str | None] | None) -> str:
+    label = rows.where(index)
+    if ids and ids[index] is not None:
+        label += f" (id {ids[index]!r})"
+    return label
+
+
+def check_golds(rows: Rows, fields: dict[str, str], gold_columns: dict[str, str], options: dict[str, dict[str, Any]],
+                nullable: set[str], source: str, ids: list[str | None] | None) -> list[list[str | None]]:
+    """Each row's gold per field (None only where the field is nullable); the first bad gold
+    is a ParamError at `fields.NAME` naming the data file, the row and the column."""
+    golds: list[list[str | None]] = []
+    for index, row in enumerate(rows.rows):
+        out: list[str | None] = []
+        for name, kind in fields.items():
+            column = gold_columns.get(name, name)
+            opts = options.get(name, {})
+            raw = row.get(column)
+            text, problem = gold_text(raw)
+            where = f"{source}: {_label(rows, index, ids)}, column {column!r}"
+            if problem:
+                raise ParamError(f"{where}: the gold {problem}", f"fields.{name}")
+            if text is None or _absent(kind, text, opts):
+                if name in nullable:
+                    out.append(None)
+                    continue
+                shown = "missing" if raw is None else f"empty ({_short(raw)})"
+                raise ParamError(
+                    f"{where}: the gold is {shown}; give every row a {name} value, or list the field under "
+                    f"`nullable: [{name}]` to score rows without one as decoys (an empty answer is then correct)",
+                    f"fields.{name}")
+            if _gold_value(kind, text, opts) is None or (kind == "enum" and not _enum_ok(text, opts)):
+                raise ParamError(f"{where}: the gold {_short(text)} is not {_KIND_WORDS.get(kind, kind)} "
+                                 f"(field type {kind})", f"fields.{name}")
+            out.append(text)
+        golds.append(out)
+    return golds
+
+
+def _enum_ok(text: str, opts: dict[str, Any]) -> bool:
+    _, allowed = _enum_opts(opts)
+    value = _gold_value("enum", text, opts)
+    return allowed is None or value in allowed
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
