@@ -81,7 +81,10 @@ def _jsonl(raw: bytes, name: str, max_rows: int | None) -> tuple[list[dict[str, 
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
     text = raw.decode("utf-8-sig")
-    for number, line in enumerate(text.splitlines(), start=1):
+    # JSON Lines ends records at "\n" only: str.splitlines() would also cut at U+2028, U+2029,
+    # U+0085 and form feeds, which JSON allows raw inside strings
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         try:

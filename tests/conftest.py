@@ -14,6 +14,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"
 
+# the smallest valid config, for tests of loading and validation
+BASE_CONFIG = """
+name: base
+model: smollm2-135m
+tasks:
+  - pack: needle_numbers
+    lengths: [512]
+    depths: [0.5]
+"""
+
 
 @pytest.fixture(scope="session")
 def smol_dir() -> str:

@@ -7,16 +7,8 @@ from pathlib import Path
 import pytest
 
 from evals.config import ConfigError, load_config
-from tests.conftest import CONFIGS, run_cli
+from tests.conftest import BASE_CONFIG as BASE, CONFIGS, run_cli
 
-BASE = """
-name: base
-model: smollm2-135m
-tasks:
-  - pack: needle_numbers
-    lengths: [512]
-    depths: [0.5]
-"""
 
 
 def test_example_configs_load() -> None:

@@ -9,16 +9,8 @@ import pytest
 
 from evals.config import ConfigError, _read_yaml, load_config, load_config_variant
 from evals.gate import load_gate_file
-from tests.conftest import CONFIGS, run_cli
+from tests.conftest import BASE_CONFIG as BASE, CONFIGS, run_cli
 
-BASE = """
-name: base
-model: smollm2-135m
-tasks:
-  - pack: needle_numbers
-    lengths: [512]
-    depths: [0.5]
-"""
 
 
 def _error(path: Path) -> ConfigError:

@@ -226,3 +226,14 @@ def test_truncate_cuts_the_document_and_records_it(tmp_path: Path, tiny_model_di
 
 def test_pack_data_error_carries_the_key() -> None:
     assert PackDataError("x", "path").key == "path"
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\u0085"])
+def test_jsonl_records_end_at_newline_only(tmp_path: Path, separator: str) -> None:
+    """JSON allows these raw inside strings; a reader that splits on them cuts a document in two."""
+    doc = f"Invoice A.{separator}Total due: EUR 1,234.50."
+    raw = (json.dumps({"doc": doc, "total": "EUR 1234.50"}, ensure_ascii=False) + "\r\n").encode("utf-8")
+    (tmp_path / "docs.jsonl").write_bytes(raw * 2)
+    params = load_config(_cfg(tmp_path)).tasks[0].params
+    items = get_pack("files").items(params, lambda s: 1)
+    assert len(items) == 2 and items[0].prompt.startswith(doc)

@@ -338,7 +338,7 @@ def test_compare_two_openai_configs_on_two_servers(backend: HFBackend, key_env: 
                       "--json", str(tmp_path / "c.json"), env={KEY_ENV: KEY}, timeout=300)
         seconds = time.perf_counter() - started
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "fp8kv pass" in res.stdout and "Traceback" not in res.stderr
+    assert "fp8kv PASS" in res.stdout and "Traceback" not in res.stderr
     assert len(base_srv.state.completed()) == 1 and len(cand_srv.state.completed()) == 1, "each server ran its own"
     (pack,) = json.loads((tmp_path / "c.json").read_text())["comparisons"][0]["packs"]
     assert pack["items"] == 1 and pack["identical_outputs"] == 1, "one model behind both servers: the same answer"
