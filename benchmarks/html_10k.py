@@ -28,12 +28,12 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals import api  # noqa: E402
-from evals.execute import RunResult  # noqa: E402
-from evals.report_data import build_report_data  # noqa: E402
-from evals.types import Field, Generation, Item  # noqa: E402
-from reports.html import render_html  # noqa: E402
-from tasks.needle_numbers import NeedleParams, build as build_needles  # noqa: E402
+from evalrun.evals import api  # noqa: E402
+from evalrun.evals.execute import RunResult  # noqa: E402
+from evalrun.evals.report_data import build_report_data  # noqa: E402
+from evalrun.contract.types import Field, Generation, Item  # noqa: E402
+from evalrun.reports.html import render_html  # noqa: E402
+from evalrun.tasks.needle_numbers import NeedleParams, build as build_needles  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_10k import FIELDS, synthetic_values  # noqa: E402

@@ -25,9 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from runners.models import load_model, resolve_device, resolve_dtype, resolve_model  # noqa: E402
-from runners.token_clock import TokenClock  # noqa: E402
-from tasks.haystack import sentences  # noqa: E402
+from evalrun.runners.models import load_model, resolve_device, resolve_dtype, resolve_model  # noqa: E402
+from evalrun.runners.token_clock import TokenClock  # noqa: E402
+from evalrun.tasks.haystack import sentences  # noqa: E402
 
 TARGET_RATIO = 1.02
 

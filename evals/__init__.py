@@ -1,3 +1,1 @@
-"""evalrun: accuracy regression harness for lossy LLM inference acceleration."""
-
-__version__ = "0.1.0"
+"""Analysis and orchestration: config, the run store, scoring, pairing, statistics, the gate and its verdict."""

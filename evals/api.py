@@ -1,6 +1,6 @@
 """The Python API behind the CLI: load configs, run them, score, compare, gate.
 
-    from evals import api
+    from evalrun.evals import api
     base, cand = api.load("configs/baseline.yaml"), api.load("configs/int4kv.yaml")
     report = api.compare(base, [cand])
     report.passed
@@ -12,20 +12,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from evals import jsonl
-from evals.config import ConfigError, RunConfig, load_config
-from evals.execute import PreparedRun, Progress, RunFailed, RunResult, execute, prepare, set_aside
-from evals.coverage import coverage_gaps
-from evals.gate import GateConfig, check_gate, evaluate, load_gate
-from evals.metrics import PackMetrics, pack_metrics
-from evals.pairing import Comparison, pair
-from evals.scoring import ScoredItem, score_run
-from evals.run_lock import run_lock
-from evals.store import SCORES, RunStore
-from evals.types import Item
-from evals.verdict import Status, Verdict, overall_exit_code, overall_status
-from runners.models import ModelError, ModelNotFound, load_tokenizer, resolve_model
-from tasks import get_pack
+from evalrun.evals import jsonl
+from evalrun.evals.config import ConfigError, RunConfig, load_config
+from evalrun.evals.execute import PreparedRun, Progress, RunFailed, RunResult, execute, prepare, set_aside
+from evalrun.evals.coverage import coverage_gaps
+from evalrun.evals.gate import GateConfig, check_gate, evaluate, load_gate
+from evalrun.evals.metrics import PackMetrics, pack_metrics
+from evalrun.evals.pairing import Comparison, pair
+from evalrun.evals.scoring import ScoredItem, score_run
+from evalrun.evals.run_lock import run_lock
+from evalrun.evals.store import SCORES, RunStore
+from evalrun.contract.types import Item
+from evalrun.evals.verdict import Status, Verdict, overall_exit_code, overall_status
+from evalrun.runners.models import ModelError, ModelNotFound, load_tokenizer, resolve_model
+from evalrun.tasks import get_pack
 
 
 def load(path: str | Path) -> RunConfig:
@@ -111,7 +111,7 @@ def export_pack(name: str, params: dict, model: str = "smollm2-135m") -> list[It
     """The items a run would see for these pack parameters, sized with `model`'s tokenizer."""
     from pydantic import ValidationError
 
-    from evals.config import validation_error
+    from evalrun.evals.config import validation_error
 
     try:
         spec = get_pack(name)
@@ -127,7 +127,7 @@ def export_pack(name: str, params: dict, model: str = "smollm2-135m") -> list[It
         raise ConfigError(str(exc), path="--model") from None
     except ModelError as exc:
         raise RunFailed(str(exc)) from exc
-    from tasks import PackDataError
+    from evalrun.tasks import PackDataError
 
     try:
         return spec.items(validated, lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]))
@@ -243,7 +243,7 @@ def _stored_gate(result: RunResult) -> GateConfig | None:
     return None if data is None else load_gate(data, result.dir / "manifest.json", "config.gate")
 
 
-def compare_stored(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edited_items: bool = False,
+def report(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edited_items: bool = False,
                    log: Callable[[str], None] = print) -> CompareReport:
     """Re-compare stored runs, the first as the baseline, without loading any model.
 

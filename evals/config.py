@@ -14,8 +14,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from evals.gate import GateConfig, load_gate
-from evals.yaml_load import (
+from evalrun.evals.gate import GateConfig, load_gate
+from evalrun.evals.yaml_load import (
     MAX_EXTENDS_DEPTH,
     YamlProblem,
     check_finite,
@@ -25,11 +25,11 @@ from evals.yaml_load import (
     origin_file,
     origins_of,
 )
-from runners.accel import validate_accelerations
-from runners.accel.base import model_at
-from runners.openai import EngineInfo, OpenAISettings
-from tasks import get_pack
-from tasks.base import PackParams
+from evalrun.runners.accel import validate_accelerations
+from evalrun.runners.accel.base import model_at
+from evalrun.runners.openai import EngineInfo, OpenAISettings
+from evalrun.tasks import get_pack
+from evalrun.tasks.base import PackParams
 
 
 class ConfigError(Exception):

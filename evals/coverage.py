@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Protocol
 
-from evals.types import Generation, Item
-from evals.verdict import ALL_PACKS, Gap
+from evalrun.contract.types import Generation, Item
+from evalrun.evals.verdict import ALL_PACKS, Gap
 
 
 class StoredRun(Protocol):

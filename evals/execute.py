@@ -10,15 +10,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from evals import jsonl, memory
-from evals import run_manifest as rm
-from evals.config import ConfigError, RunConfig
-from evals.run_lock import run_lock
-from evals.store import RunStore, run_key
-from evals.types import Generation, Item
-from runners.accel import build_accelerations
-from runners.models import ModelSource, resolve_device, resolve_dtype, resolve_model
-from tasks import get_pack
+from evalrun.evals import jsonl, memory
+from evalrun.evals import run_manifest as rm
+from evalrun.evals.config import ConfigError, RunConfig
+from evalrun.evals.run_lock import run_lock
+from evalrun.evals.store import RunStore, run_key
+from evalrun.contract.types import Generation, Item
+from evalrun.runners.accel import build_accelerations
+from evalrun.runners.models import ModelSource, resolve_device, resolve_dtype, resolve_model
+from evalrun.tasks import get_pack
 
 # Bump when the way items are turned into model input changes (chat rendering, ...).
 PROMPT_FORMAT_VERSION = "1"
@@ -123,7 +123,7 @@ def run_dir_name(name: str, key: str, replicate: int = 0) -> str:
 
 
 def _hf_runner(config: RunConfig) -> tuple[Any, ModelSource, str, str]:
-    from runners.hf import HFRunner
+    from evalrun.runners.hf import HFRunner
 
     source = resolve_model(config.model)
     device = resolve_device(config.device)
@@ -142,8 +142,8 @@ def _hf_runner(config: RunConfig) -> tuple[Any, ModelSource, str, str]:
 
 def _openai_runner(config: RunConfig) -> tuple[Any, ModelSource, str, str]:
     """A runner for a remote server; its identity is what the server reports plus the local tokenizer's."""
-    from runners.models import ModelNotFound
-    from runners.openai import OpenAIRunner, api_key_from_env
+    from evalrun.runners.models import ModelNotFound
+    from evalrun.runners.openai import OpenAIRunner, api_key_from_env
 
     settings = config.openai
     assert settings is not None
@@ -174,7 +174,7 @@ def _openai_runner(config: RunConfig) -> tuple[Any, ModelSource, str, str]:
 
 def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, replicate: int = 0) -> PreparedRun:
     """Resolve the model, build the items (token lengths need the tokenizer) and the key."""
-    from tasks import BuildOptions, PackDataError
+    from evalrun.tasks import BuildOptions, PackDataError
 
     runner, source, device, dtype = (_openai_runner if config.runner == "openai" else _hf_runner)(config)
     # the limit goes to the pack, so a large data file is not tokenized past the rows used;

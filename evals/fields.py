@@ -2,7 +2,7 @@
 
 Public API (small and stable)::
 
-    from evals.fields import score_field
+    from evalrun.evals.fields import score_field
     score_field(kind, gold, pred, **options) -> FieldScore
 
 `kind` is one of amount, number, date, id, text, enum. `gold` is the reference
@@ -85,7 +85,7 @@ from typing import Any, Callable
 
 from rapidfuzz.distance import OSA, Levenshtein
 
-from evals.fields_parse import (
+from evalrun.evals.fields_parse import (
     AmountCand,
     DateParts,
     coerce,
@@ -99,7 +99,7 @@ from evals.fields_parse import (
     norm_id,
     norm_text,
 )
-from evals.types import FieldScore
+from evalrun.contract.types import FieldScore
 
 KINDS = ("amount", "number", "date", "id", "text", "enum")
 OUTCOMES = ("correct", "near_match", "partial", "wrong_value", "missing", "hallucinated", "correct_absent")

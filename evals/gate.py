@@ -17,9 +17,9 @@ from typing import Annotated, Any, Iterable, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from evals.pairing import Comparison, PackComparison
-from evals.types import FieldKind
-from evals.verdict import ALL_PACKS, Gap, RuleResult, Verdict
+from evalrun.evals.pairing import Comparison, PackComparison
+from evalrun.contract.types import FieldKind
+from evalrun.evals.verdict import ALL_PACKS, Gap, RuleResult, Verdict
 
 DEFAULT_MAX_HARMFUL: dict[str, int] = {"amount": 0, "number": 0, "date": 0, "id": 0}
 FIELD_KINDS: tuple[str, ...] = get_args(FieldKind)
@@ -84,7 +84,7 @@ class GateConfig(_Strict):
 
 def load_gate(data: Any, file: str | Path = "<gate>", prefix: str = "gate") -> GateConfig:
     """Validate a gate mapping; errors become ConfigError naming the file and key."""
-    from evals.config import ConfigError, validation_error
+    from evalrun.evals.config import ConfigError, validation_error
 
     if data is None or data == {}:
         raise ConfigError("the gate is empty; remove it to use the default rules, or write rules "
@@ -104,7 +104,7 @@ def load_gate(data: Any, file: str | Path = "<gate>", prefix: str = "gate") -> G
 
 def load_gate_file(path: str | Path) -> GateConfig:
     """A gate file holds the rules at the top level or under a `gate:` key."""
-    from evals.config import ConfigError, _read_yaml
+    from evalrun.evals.config import ConfigError, _read_yaml
 
     data = _read_yaml(Path(path))
     if not data:
@@ -116,7 +116,7 @@ def load_gate_file(path: str | Path) -> GateConfig:
 
 def check_gate(gate: GateConfig, packs: Iterable[str], field_names: Iterable[str]) -> None:
     """Every pack and field the gate names must exist in the compared runs: a typo is exit 2, not a lost rule."""
-    from evals.config import ConfigError
+    from evalrun.evals.config import ConfigError
 
     packs, names = sorted(set(packs)), sorted(set(field_names))
     for pack in gate.packs:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from evals.scoring import ScoredItem
+from evalrun.evals.scoring import ScoredItem
 
 
 def field_counts(outcome: str, gold_present: bool) -> tuple[int, int, int]:

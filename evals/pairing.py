@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from evals import stats
-from evals.metrics import field_counts
-from evals.scoring import ScoredItem
-from evals.types import CORRECT_OUTCOMES
+from evalrun.evals import stats
+from evalrun.evals.metrics import field_counts
+from evalrun.evals.scoring import ScoredItem
+from evalrun.contract.types import CORRECT_OUTCOMES
 
 
 class PairingError(Exception):

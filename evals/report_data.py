@@ -44,15 +44,15 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field as PydField
 
-from evals import diffs, stats
-from evals.execute import RunResult
-from evals.verdict import RuleResult, Verdict
-from evals.metrics import field_counts
-from evals.pairing import Comparison, PackComparison, display_value, length_bucket
-from evals.scoring import ScoredItem
-from evals.capacity import CapacityInputs
-from evals.speed_table import EMULATED_NOTE, SpeedRow, SpeedTable, effects_facts, method_label, speed_table  # noqa: F401 (EMULATED_NOTE re-exported)
-from evals.types import CORRECT_OUTCOMES
+from evalrun.evals import diffs, stats
+from evalrun.evals.execute import RunResult
+from evalrun.evals.verdict import RuleResult, Verdict
+from evalrun.evals.metrics import field_counts
+from evalrun.evals.pairing import Comparison, PackComparison, display_value, length_bucket
+from evalrun.evals.scoring import ScoredItem
+from evalrun.evals.capacity import CapacityInputs
+from evalrun.evals.speed_table import EMULATED_NOTE, SpeedRow, SpeedTable, effects_facts, method_label, speed_table  # noqa: F401 (EMULATED_NOTE re-exported)
+from evalrun.contract.types import CORRECT_OUTCOMES
 
 # --------------------------------------------------------------------------- the contract
 
@@ -312,7 +312,7 @@ def _run_info(run: RunResult, role: str) -> RunInfo:
 
 
 def _verdict_view(v: Verdict) -> VerdictView:
-    from reports.summary import rule_text
+    from evalrun.reports.summary import rule_text
 
     def rule(r: RuleResult) -> RuleView:
         return RuleView(candidate=r.candidate, pack=r.pack, rule=r.rule, measured=r.measured if r.evaluated else None,

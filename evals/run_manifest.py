@@ -12,14 +12,14 @@ import socket
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-import evals
-from evals import memory, speed
-from evals.types import Generation
-from runners.accel import all_methods
-from tasks import get_pack
+from evalrun.contract.version import __version__
+from evalrun.evals import memory, speed
+from evalrun.contract.types import Generation
+from evalrun.runners.accel import all_methods
+from evalrun.tasks import get_pack
 
 if TYPE_CHECKING:
-    from evals.execute import PreparedRun
+    from evalrun.evals.execute import PreparedRun
 
 
 def now() -> str:
@@ -34,7 +34,7 @@ def versions() -> dict[str, str]:
         "python": platform.python_version(),
         "torch": torch.__version__,
         "transformers": transformers.__version__,
-        "evalrun": evals.__version__,
+        "evalrun": __version__,
     }
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field as PydField
 
-from evals.fields import score_field
-from evals.json_answer import parse_json_answer
-from evals.types import CORRECT_OUTCOMES, FieldScore, Generation, Item
+from evalrun.evals.fields import score_field
+from evalrun.evals.json_answer import parse_json_answer
+from evalrun.contract.types import CORRECT_OUTCOMES, FieldScore, Generation, Item
 
 
 class ScoredItem(BaseModel):

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
 
-from evals.stats import percentile
-from evals.types import Generation
+from evalrun.evals.stats import percentile
+from evalrun.contract.types import Generation
 
 if TYPE_CHECKING:
-    from evals.execute import RunResult
+    from evalrun.evals.execute import RunResult
 
 SPEED_SCHEMA = 1
 BUCKET_EDGES = (512, 2048, 8192)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field as PydField
 
-from evals import capacity, speed, stats
+from evalrun.evals import capacity, speed, stats
 
 EMULATED_NOTE = "emulated — no speed claim"
 NOT_COMPARABLE_NOTE = "different device or dtype than the baseline: not comparable"

@@ -17,9 +17,9 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from evals import jsonl
-from evals.config import ConfigError
-from evals.types import Generation, Item
+from evalrun.evals import jsonl
+from evalrun.evals.config import ConfigError
+from evalrun.contract.types import Generation, Item
 
 SAMPLES = "samples.jsonl"
 MANIFEST = "manifest.json"

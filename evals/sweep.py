@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from evals.config import ConfigError, RunConfig, load_config, load_config_variant
+from evalrun.evals.config import ConfigError, RunConfig, load_config, load_config_variant
 
 
 @dataclass

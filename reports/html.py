@@ -21,10 +21,10 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from evals.report_data import ReportData
-from evals.verdict import STATUS_TEXT
-from reports import units
-from reports.output import write_atomic
+from evalrun.evals.report_data import ReportData
+from evalrun.evals.verdict import STATUS_TEXT
+from evalrun.reports import units
+from evalrun.reports.output import write_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
 

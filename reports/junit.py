@@ -9,9 +9,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from evals.verdict import STATUS_TEXT, Verdict
-from reports.output import write_atomic
-from reports.summary import rule_text
+from evalrun.evals.verdict import STATUS_TEXT, Verdict
+from evalrun.reports.output import write_atomic
+from evalrun.reports.summary import rule_text
 
 
 def junit_xml(verdicts: list[Verdict], seconds: float = 0.0) -> str:

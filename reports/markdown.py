@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import html
 
-from evals.pairing import Comparison
-from evals.speed_table import SPEED_ONLY, SpeedTable
-from evals.verdict import STATUS_TEXT, Verdict, overall_status
-from reports import units
-from reports.summary import rule_text
+from evalrun.evals.pairing import Comparison
+from evalrun.evals.speed_table import SPEED_ONLY, SpeedTable
+from evalrun.evals.verdict import STATUS_TEXT, Verdict, overall_status
+from evalrun.reports import units
+from evalrun.reports.summary import rule_text
 
 TOP_FLIPS = 10
 _ICON = {"pass": "✅", "fail": "❌", "incomplete": "⚠️"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evals.pairing import Comparison, Flip, PackComparison
-from evals.verdict import STATUS_TEXT, RuleResult, Verdict
+from evalrun.evals.pairing import Comparison, Flip, PackComparison
+from evalrun.evals.verdict import STATUS_TEXT, RuleResult, Verdict
 
 
 def rule_text(r: RuleResult) -> str:

@@ -7,12 +7,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evals.metrics import FieldMetrics, PackMetrics
-from evals.pairing import Comparison
-from evals.speed_table import EMULATED_NOTE, SPEED_ONLY, SpeedRow, SpeedTable
-from evals.verdict import STATUS_TEXT, Verdict
-from reports import units
-from reports.summary import rule_text
+from evalrun.evals.metrics import FieldMetrics, PackMetrics
+from evalrun.evals.pairing import Comparison
+from evalrun.evals.speed_table import EMULATED_NOTE, SPEED_ONLY, SpeedRow, SpeedTable
+from evalrun.evals.verdict import STATUS_TEXT, Verdict
+from evalrun.reports import units
+from evalrun.reports.summary import rule_text
 
 MAX_FLIPS_SHOWN = 25
 _COLOUR = {"pass": "green", "fail": "red", "incomplete": "yellow"}

@@ -11,13 +11,13 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterable
 
-from evals.types import Generation, GenerationOverride, Item
-from runners.accel import Acceleration
-from runners.accel.base import cache_kwarg
-from runners.accel.kv_quant import kv_layout
-from runners.prefix import SharedPrefix, group_by_prefix, prefill
-from runners.models import ModelSource, load_model, load_tokenizer
-from runners.token_clock import TokenClock
+from evalrun.contract.types import Generation, GenerationOverride, Item
+from evalrun.runners.accel import Acceleration
+from evalrun.runners.accel.base import cache_kwarg
+from evalrun.runners.accel.kv_quant import kv_layout
+from evalrun.runners.prefix import SharedPrefix, group_by_prefix, prefill
+from evalrun.runners.models import ModelSource, load_model, load_tokenizer
+from evalrun.runners.token_clock import TokenClock
 
 
 MAX_PLAUSIBLE_CONTEXT = 1 << 24  # larger values are "no limit" placeholders, not a context
@@ -29,7 +29,7 @@ def _read_model_config(source: ModelSource) -> Any:
     """The model's config (a small JSON file) without its weights."""
     from transformers import AutoConfig
 
-    from runners.models import local_dir
+    from evalrun.runners.models import local_dir
 
     return AutoConfig.from_pretrained(local_dir(source))
 

@@ -28,10 +28,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from evals.types import Generation, Item
-from runners.models import ModelError, ModelSource, load_tokenizer
-from runners.retry import retry_after_seconds, retry_wait, retryable_status
-from runners.sse import sse_data
+from evalrun.contract.types import Generation, Item
+from evalrun.runners.models import ModelError, ModelSource, load_tokenizer
+from evalrun.runners.retry import retry_after_seconds, retry_wait, retryable_status
+from evalrun.runners.sse import sse_data
 
 T = TypeVar("T")
 

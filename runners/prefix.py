@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import torch
 
-from evals.types import Item
+from evalrun.contract.types import Item
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tasks.base import BuildOptions, PackDataError, PackParams, PackSpec, ParamError, TokenCounter
+from evalrun.tasks.base import BuildOptions, PackDataError, PackParams, PackSpec, ParamError, TokenCounter
 
 _PACKS: dict[str, PackSpec] = {}
 
@@ -27,7 +27,7 @@ def all_packs() -> dict[str, PackSpec]:
 
 def _load_builtin() -> None:
     # Imported lazily so that `tasks` itself stays import-light.
-    from tasks import doc_fields, files, latency, needle_numbers  # noqa: F401
+    from evalrun.tasks import doc_fields, files, latency, needle_numbers  # noqa: F401
 
 
 __all__ = ["BuildOptions", "PackDataError", "PackParams", "PackSpec", "ParamError", "TokenCounter", "get_pack",

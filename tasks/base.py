@@ -11,7 +11,7 @@ from typing import Callable
 
 from pydantic import BaseModel, ConfigDict
 
-from evals.types import Item
+from evalrun.contract.types import Item
 
 TokenCounter = Callable[[str], int]
 

@@ -23,10 +23,10 @@ from typing import Callable, Literal
 
 from pydantic import Field as PydField, field_validator, model_validator
 
-from evals.types import Field, Item
-from tasks import register
-from tasks import doc_text as T
-from tasks.base import PackParams, PackSpec, TokenCounter
+from evalrun.contract.types import Field, Item
+from evalrun.tasks import register
+from evalrun.tasks import doc_text as T
+from evalrun.tasks.base import PackParams, PackSpec, TokenCounter
 
 # how models name currencies in free text; the scorer maps these to the ISO code
 CURRENCY_SYNONYMS = {"€": "EUR", "euro": "EUR", "euros": "EUR", "$": "USD", "us dollar": "USD", "us dollars": "USD",

@@ -19,12 +19,12 @@ from typing import Any, Literal
 
 from pydantic import Field as PydField, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from evals.types import Field, FieldKind, Item
-from tasks import register
-from tasks.base import BuildOptions, PackDataError, PackParams, PackSpec, ParamError, TokenCounter
-from tasks.files_data import Rows, is_empty, read_rows
-from tasks.files_fit import count_within, truncate_to_fit
-from tasks.files_gold import check_golds
+from evalrun.contract.types import Field, FieldKind, Item
+from evalrun.tasks import register
+from evalrun.tasks.base import BuildOptions, PackDataError, PackParams, PackSpec, ParamError, TokenCounter
+from evalrun.tasks.files_data import Rows, is_empty, read_rows
+from evalrun.tasks.files_fit import count_within, truncate_to_fit
+from evalrun.tasks.files_gold import check_golds
 
 NAME = "files"
 VERSION = "1"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import string
 from typing import Any
 
-from tasks.base import PackDataError, TokenCounter
+from evalrun.tasks.base import PackDataError, TokenCounter
 
 CHARS_PER_SLICE_TOKEN = 8  # a slice holds this many characters per token of the budget
 MIN_SLICE = 4096

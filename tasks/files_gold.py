@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from evals.fields import _absent, _enum_opts, _gold_value  # the scorer's own gold reading
-from evals.fields_parse import coerce
-from tasks.base import ParamError
-from tasks.files_data import Rows, is_empty
+from evalrun.evals.fields import _absent, _enum_opts, _gold_value  # the scorer's own gold reading
+from evalrun.evals.fields_parse import coerce
+from evalrun.tasks.base import ParamError
+from evalrun.tasks.files_data import Rows, is_empty
 
 _KIND_WORDS = {"amount": "an amount", "number": "a number", "date": "a calendar date", "id": "an id",
                "text": "text", "enum": "one of the allowed values"}

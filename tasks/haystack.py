@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import Iterator
 
-from tasks.base import TokenCounter
+from evalrun.tasks.base import TokenCounter
 
 _SUBJECTS = [
     "The committee", "A small team", "The harbour office", "Our regional partner", "The archive staff",

@@ -18,10 +18,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field as PydField, field_validator
 
-from evals.types import GenerationOverride, Item
-from tasks import register
-from tasks.base import PackParams, PackSpec, TokenCounter
-from tasks.haystack import fill
+from evalrun.contract.types import GenerationOverride, Item
+from evalrun.tasks import register
+from evalrun.tasks.base import PackParams, PackSpec, TokenCounter
+from evalrun.tasks.haystack import fill
 
 NAME = "latency"
 VERSION = "1"

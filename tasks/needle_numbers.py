@@ -12,10 +12,10 @@ from typing import Literal
 
 from pydantic import Field as PydField, field_validator
 
-from evals.types import Field, Item
-from tasks import register
-from tasks.base import PackParams, PackSpec, TokenCounter
-from tasks.haystack import fill
+from evalrun.contract.types import Field, Item
+from evalrun.tasks import register
+from evalrun.tasks.base import PackParams, PackSpec, TokenCounter
+from evalrun.tasks.haystack import fill
 
 NAME = "needle_numbers"
 VERSION = "1"

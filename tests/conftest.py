@@ -11,6 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from evalrun.contract import Field, Generation, Item
+from evalrun.evals import api
+from evalrun.evals.execute import RunResult
+from evalrun.evals.store import RunStore
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"
 
@@ -28,7 +33,7 @@ tasks:
 @pytest.fixture(scope="session")
 def smol_dir() -> str:
     """The default model converted to a plain checkpoint (cached on disk after the first time)."""
-    from runners.models import local_dir, resolve_model
+    from evalrun.runners.models import local_dir, resolve_model
 
     return local_dir(resolve_model("smollm2-135m"))
 
@@ -94,10 +99,114 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 900,
     base = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
     env = {**base, "COLUMNS": "200", "PYTHONUNBUFFERED": "1", **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "evals.cli", *args],
+        [sys.executable, "-m", "evalrun.cli", *args],
         cwd=cwd or ROOT,
         env=env,
         capture_output=True,
         text=True,
         timeout=timeout,
     )
+
+
+# --------------------------------------------------------------------------- synthetic runs (no model)
+# A baseline and candidates with known flips, timings and hostile text, for the
+# verdict, the report view model and every renderer.
+
+HOSTILE_OUTPUT = "<img src=x onerror=\"window.pwned=true;document.title='pwned'\"></textarea><script>window.pwned=true</script>"
+HOSTILE_GOLD = "<script>window.pwned=true</script></textarea>"
+LENGTHS, DEPTHS = [512, 1024], [0.0, 0.5, 1.0]
+# (length, depth, i) -> how the run answers the needle; everything else is answered correctly
+BASE_WRONG = {(512, 1.0, 0)}
+CAND_WRONG = {(512, 0.0, 1), (1024, 0.5, 0), (1024, 1.0, 0), (1024, 1.0, 1)}
+DOC = ("INVOICE\n\n" + " ".join(f"Clause {k} of the agreement stays in force." for k in range(60))
+       + " The total amount due is EUR 14,851.20. " + " ".join(f"Remark {k} for the file." for k in range(40)))
+DOC_SOURCE = "The total amount due is EUR 14,851.20."
+
+
+def needle_items() -> list[Item]:
+    items = []
+    for length in LENGTHS:
+        for depth in DEPTHS:
+            for i in range(2):
+                value = f"{7000000 + 1000 * length // 512 + int(depth * 100) + i}"
+                needle = f"The special magic number for Key{chr(65 + i)} is {value}."
+                filler = [f"Filler sentence number {chr(97 + k % 26)} in the haystack." for k in range(length // 16)]
+                at = round(depth * len(filler))
+                text = " ".join([*filler[:at], needle, *filler[at:]])
+                prompt = f"Read the text.\n\n{text}\n\nQuestion: What is the special magic number for Key{chr(65 + i)}?"
+                items.append(Item(id=f"needle/L{length}-D{depth:.2f}-{i}", pack="needle", prompt=prompt,
+                                  fields=[Field(name="value", kind="number", gold=value)],
+                                  meta={"context_tokens": length - 10, "target_tokens": length, "depth": depth,
+                                        "value_kind": "integer", "needle": needle}))
+    return items
+
+
+def doc_items() -> list[Item]:
+    """Three questions about one document: the document must be stored once."""
+    out = []
+    for name, kind, gold in (("total", "amount", "EUR 14851.20"), ("supplier", "text", HOSTILE_GOLD),
+                             ("term", "number", None)):
+        prompt = f"Read the invoice below.\n\n{DOC}\n\nWhat is the {name}?"
+        out.append(Item(id=f"docs/INV1/{name}", pack="docs", prompt=prompt, fields=[Field(name=name, kind=kind, gold=gold)],
+                        meta={"answer_format": "text", "context_tokens": 900, "target_tokens": 1024, "field": name,
+                              "doc_id": "INV1", "field_depth": 0.6 if gold else None,
+                              "source": DOC_SOURCE if name == "total" else None}))
+    return out
+
+
+def _answer(item: Item, wrong: bool, hostile: bool) -> str:
+    gold = item.fields[0].gold
+    if item.pack == "docs":
+        name = item.fields[0].name
+        if name == "total":
+            return "The total is EUR 1,485.20." if wrong else "The total is EUR 14,851.20."
+        if name == "supplier":
+            return HOSTILE_OUTPUT if hostile else gold or ""
+        return "There is no term in this invoice."
+    return f"The number is {gold[:-1]}." if wrong else f"The number is {gold}."
+
+
+def make_run(name: str, items: list[Item], wrong: set, *, hostile: bool = False, seconds: float = 0.8,
+             batch: int = 4, new_tokens: int = 10, emulated: list[str] | None = None) -> RunResult:
+    """Timings scale with `seconds`: a quarter of the batch's time is prefill (varying a little per item),
+    the rest decode, so a run with half the seconds is exactly 2x faster on every item."""
+    gens = {}
+    for k, it in enumerate(items):
+        m = it.meta
+        is_wrong = (m.get("target_tokens"), m.get("depth"), int(it.id[-1]) if it.id[-1].isdigit() else 0) in wrong \
+            if it.pack == "needle" else ("docs" in wrong)
+        gens[it.id] = Generation(item_id=it.id, pack=it.pack, prompt_hash=it.prompt_hash,
+                                 output=_answer(it, is_wrong, hostile), new_tokens=new_tokens, seconds=seconds,
+                                 batch_size=batch, prompt_tokens=it.meta.get("context_tokens", 100),
+                                 prefill_seconds=seconds * (0.25 + 0.01 * k), decode_seconds=seconds * 0.7)
+    accel = {} if name == "baseline" else {"kv_cache": {"quant": name, "backend": "quanto"}}
+    speed = {"peak_memory": {"bytes": int(2e9 * seconds), "kind": "process_peak_rss", "scope": "run"},
+             "kv_cache": {"bytes_per_token": 46080.0 * (0.25 if accel else 1.0), "longest_context_tokens": 1024,
+                          "bytes_at_longest_context": round(46080 * (0.25 if accel else 1.0) * 1024)}}
+    manifest = {"name": name, "device": "cpu", "dtype": "float32", "load_seconds": 1.5, "speed": speed,
+                "config": {"model": "synthetic", "acceleration": accel}, "emulated": emulated or [],
+                "effects": {"kv_cache": {"kv_bytes_ratio": 0.25}} if accel else {}}
+    return RunResult(name, Path(f"/runs/{name}"), items, gens, manifest)
+
+
+def make_report(hostile: bool = True):  # type: ignore[no-untyped-def]
+    """baseline, `int4kv` (needle and document flips, a hostile output) and an emulated `sparse` (no flips)."""
+    items = needle_items() + doc_items()
+    base = make_run("baseline", items, BASE_WRONG, seconds=0.8, batch=4, new_tokens=10)
+    cand = make_run("int4kv", items, CAND_WRONG | {"docs"}, hostile=hostile, seconds=0.4, batch=4, new_tokens=10)
+    sparse = make_run("sparse", items, BASE_WRONG, seconds=0.2, batch=4, emulated=["activation_sparsity"])
+    return api.compare_results(base, [(cand, None), (sparse, None)])
+
+
+def write_runs(root: Path, report) -> list[Path]:  # type: ignore[no-untyped-def]
+    """Store the report's runs on disk as `evalrun` would (for `evalrun report`)."""
+    dirs = []
+    for run in [report.baseline, *report.candidates]:
+        store = RunStore(root / run.name)
+        store.dir.mkdir(parents=True)
+        store.write_items(run.items)
+        for g in run.generations.values():
+            store.append(g)
+        store.write_manifest(run.manifest)
+        dirs.append(store.dir)
+    return dirs

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runners.accel.base import AccelSettings, Acceleration, model_at
+from evalrun.runners.accel.base import AccelSettings, Acceleration, model_at
 
 _METHODS: dict[str, type[Acceleration]] = {}
 
@@ -22,7 +22,7 @@ def all_methods() -> dict[str, type[Acceleration]]:
 
 
 def _load_builtin() -> None:
-    from runners.accel import kv_cache, sparsity, speculative, weights  # noqa: F401
+    from evalrun.runners.accel import kv_cache, sparsity, speculative, weights  # noqa: F401
 
 
 def validate_accelerations(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:

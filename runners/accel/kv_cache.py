@@ -10,10 +10,10 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from runners.accel import register
-from runners.accel.base import MAX_TOKEN_GROUP, AccelSettings, Acceleration, cache_kwarg
-from runners.accel.kv_evict import EvictSettings, Evictor
-from runners.accel.kv_quant import KVQuantizer, check_quant
+from evalrun.runners.accel import register
+from evalrun.runners.accel.base import MAX_TOKEN_GROUP, AccelSettings, Acceleration, cache_kwarg
+from evalrun.runners.accel.kv_evict import EvictSettings, Evictor
+from evalrun.runners.accel.kv_quant import KVQuantizer, check_quant
 
 
 class KVCacheSettings(AccelSettings):

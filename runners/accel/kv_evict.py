@@ -28,7 +28,7 @@ import torch
 from pydantic import Field, model_validator
 from transformers.cache_utils import Cache, DynamicLayer
 
-from runners.accel.base import LONGEST_CONTEXT, MAX_TOKEN_GROUP, AccelSettings
+from evalrun.runners.accel.base import LONGEST_CONTEXT, MAX_TOKEN_GROUP, AccelSettings
 
 
 class EvictSettings(AccelSettings):

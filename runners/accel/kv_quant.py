@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from runners.accel.kv_simulated import SimulatedQuantCache, bytes_per_token, stored_bytes
+from evalrun.runners.accel.kv_simulated import SimulatedQuantCache, bytes_per_token, stored_bytes
 
 BITS = {f"int{b}": b for b in range(2, 9)}
 _SUPPORTED = {

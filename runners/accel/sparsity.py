@@ -19,8 +19,8 @@ from typing import Any, ClassVar, Literal
 import torch
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from runners.accel import register
-from runners.accel.base import AccelSettings, Acceleration
+from evalrun.runners.accel import register
+from evalrun.runners.accel.base import AccelSettings, Acceleration
 
 ATTN_SUFFIXES = ("q_proj", "k_proj", "v_proj", "o_proj")
 MLP_SUFFIXES = ("gate_proj", "up_proj", "down_proj")
@@ -168,7 +168,7 @@ def target_modules(model: Any, mlp_only: bool) -> dict[str, torch.nn.Linear]:
 def _tokenizer(path: str) -> Any:
     from transformers import AutoTokenizer
 
-    from runners.models import quiet_transformers
+    from evalrun.runners.models import quiet_transformers
 
     quiet_transformers()
     return AutoTokenizer.from_pretrained(path)

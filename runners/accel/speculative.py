@@ -35,8 +35,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_serializer, model_validator
 
-from runners.accel import register
-from runners.accel.base import AccelSettings, Acceleration
+from evalrun.runners.accel import register
+from evalrun.runners.accel.base import AccelSettings, Acceleration
 
 # the settings each method takes (besides `method`)
 _KEYS: dict[str, tuple[str, ...]] = {
@@ -91,7 +91,7 @@ class SpeculativeSettings(AccelSettings):
         if self.method in ("draft_model", "early_exit") and self.schedule is None:
             self.schedule = "heuristic"
         if self.method == "draft_model":
-            from runners.models import ModelNotFound, resolve_model
+            from evalrun.runners.models import ModelNotFound, resolve_model
 
             try:
                 resolve_model(str(self.draft))
@@ -209,7 +209,7 @@ class SpeculativeDecoding(Acceleration):
             config.num_hidden_layers = layers
 
     def _load_draft(self, model: Any) -> Any:
-        from runners.models import load_model, resolve_model
+        from evalrun.runners.models import load_model, resolve_model
 
         spec = str(self.settings.draft)
         source = resolve_model(spec)
@@ -304,7 +304,7 @@ class SpeculativeDecoding(Acceleration):
         """A draft model's content hash: new draft weights must not reuse stored results."""
         if self.settings.method != "draft_model" or not self.settings.draft:
             return {}
-        from runners.models import resolve_model
+        from evalrun.runners.models import resolve_model
 
         return {"draft": resolve_model(str(self.settings.draft)).identity}
 

@@ -14,9 +14,9 @@ from typing import Any, ClassVar, Literal
 import torch
 from pydantic import model_validator
 
-from runners.accel import register
-from runners.accel.base import AccelSettings, Acceleration
-from runners.accel.kv_quant import _tensor_bytes
+from evalrun.runners.accel import register
+from evalrun.runners.accel.base import AccelSettings, Acceleration
+from evalrun.runners.accel.kv_quant import _tensor_bytes
 
 
 class WeightSettings(AccelSettings):

@@ -1,0 +1,73 @@
+"""evalrun: accuracy regression harness for lossy LLM inference acceleration.
+
+The public API, curated; everything else is private to its stage::
+
+    import evalrun
+
+    base, cand = evalrun.load_config("configs/baseline.yaml"), evalrun.load_config("configs/int4kv.yaml")
+    report = evalrun.compare(base, [cand])
+    report.status          # "pass" | "fail" | "incomplete"
+    evalrun.score_field("amount", "EUR 14851.20", "The total is EUR 14,85.20").subcode   # "digit_dropped"
+
+Names are imported on first use, so `import evalrun` (and any stage below it)
+stays light and loads no model library until it is needed.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from evalrun.contract.version import __version__
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "load_config": "evalrun.evals.config",
+    "ConfigError": "evalrun.evals.config",
+    "RunConfig": "evalrun.evals.config",
+    "run": "evalrun.evals.api",
+    "compare": "evalrun.evals.api",
+    "compare_results": "evalrun.evals.api",
+    "report": "evalrun.evals.api",
+    "rescore": "evalrun.evals.api",
+    "CompareReport": "evalrun.evals.api",
+    "Rescored": "evalrun.evals.api",
+    "RunResult": "evalrun.evals.execute",
+    "RunFailed": "evalrun.evals.execute",
+    "score_field": "evalrun.evals.fields",
+    "GateConfig": "evalrun.evals.gate",
+    "Verdict": "evalrun.evals.verdict",
+    "RuleResult": "evalrun.evals.verdict",
+    "Gap": "evalrun.evals.verdict",
+    "Comparison": "evalrun.evals.pairing",
+    "Item": "evalrun.contract",
+    "Field": "evalrun.contract",
+    "Generation": "evalrun.contract",
+    "FieldScore": "evalrun.contract",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalrun' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
+    from evalrun.contract import Field, FieldScore, Generation, Item
+    from evalrun.evals.api import CompareReport, Rescored, compare, compare_results, report, rescore, run
+    from evalrun.evals.config import ConfigError, RunConfig, load_config
+    from evalrun.evals.execute import RunFailed, RunResult
+    from evalrun.evals.fields import score_field
+    from evalrun.evals.gate import GateConfig
+    from evalrun.evals.pairing import Comparison
+    from evalrun.evals.verdict import Gap, RuleResult, Verdict

@@ -1,0 +1,5 @@
+"""`python -m evalrun` is the `evalrun` command."""
+
+from evalrun.cli import main
+
+main()

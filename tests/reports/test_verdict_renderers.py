@@ -1,0 +1,124 @@
+"""One verdict, every renderer: a comparison with missing items, a generation
+error and a noise floor says the same thing in the terminal, Markdown, JUnit,
+JSON and HTML. And a verdict fails closed: nothing paired is never a pass."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+from html import unescape
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from evalrun.evals import api
+from evalrun.cli_outputs import Outputs
+from evalrun.evals.execute import RunResult
+from evalrun.evals.speed_table import speed_table
+from evalrun.evals.verdict import STATUS_TEXT, Gap, RuleResult, Verdict, worst
+from evalrun.reports.terminal import render_comparison
+from tests.conftest import doc_items, needle_items, make_run
+
+ITEMS = needle_items() + doc_items()
+
+
+def _drop(run: RunResult, ids: list[str]) -> RunResult:
+    return replace(run, generations={k: v for k, v in run.generations.items() if k not in ids})
+
+
+def _with_error(run: RunResult, item_id: str) -> RunResult:
+    gens = dict(run.generations)
+    gens[item_id] = gens[item_id].model_copy(update={"output": None, "error": "RuntimeError: kv backend failed"})
+    return replace(run, generations=gens)
+
+
+def _render_all(report: "api.CompareReport", tmp: Path) -> dict[str, str]:
+    table = speed_table(report)
+    console = Console(record=True, width=200)
+    for c, v in zip(report.comparisons, report.verdicts):
+        render_comparison(console, c, v, noise_floor=report.noise_floor)
+    outputs = Outputs(html=tmp / "r.html", junit=tmp / "j.xml", markdown=tmp / "s.md", json=tmp / "r.json")
+    outputs.check()
+    assert outputs.write(report, table, 1.0, lambda _: None) == []
+    return {"terminal": console.export_text(), **{k: p.read_text(encoding="utf-8") for k, p in outputs.named().items()}}
+
+
+def _statuses(texts: dict[str, str], candidate: str) -> dict[str, str]:
+    """Each renderer's verdict for `candidate`, read back the way a person or a CI system would."""
+    out = {}
+    m = re.search(rf"{candidate}: (PASS|FAIL|INCOMPLETE) \(", texts["terminal"])
+    out["terminal"] = m.group(1) if m else "?"
+    m = re.search(rf"\*\*{candidate}\*\*: \**(pass|FAIL|INCOMPLETE)", texts["--markdown"])
+    out["markdown"] = (m.group(1) if m else "?").upper()
+    root = ET.fromstring(texts["--junit"])
+    suite = next(s for s in root.findall("testsuite") if s.get("name") == f"evalrun.{candidate}")
+    out["junit"] = suite.find("properties/property[@name='verdict']").get("value")
+    data = json.loads(texts["--json"])
+    out["json"] = next(c["verdict"] for c in data["comparisons"] if c["candidate"] == candidate)
+    html = unescape(re.sub(r"<[^>]+>", " ", texts["--html"]))
+    m = re.search(rf"{candidate} : (PASS|FAIL|INCOMPLETE)", " ".join(html.split()))
+    out["html"] = m.group(1) if m else "?"
+    return out
+
+
+def test_every_renderer_shows_the_same_verdict(tmp_path: Path) -> None:
+    base = make_run("baseline", ITEMS, set())
+    aa = make_run("baseline~r1", ITEMS, set())
+    needles = [it.id for it in ITEMS if it.pack == "needle"]
+    # misses two needles, one error on a document item: incomplete is outranked by the failure the error causes
+    failing = _with_error(_drop(make_run("int4kv", ITEMS, set()), needles[:2]), "docs/INV1/total")
+    # identical answers, but three needles have no answer: nothing failed, and it is still not a pass
+    partial = _drop(make_run("int8kv", ITEMS, set()), needles[2:5])
+    clean = make_run("fp8kv", ITEMS, set())
+    report = api.compare_results(base, [(failing, None), (partial, None), (clean, None)], noise_floor=aa)
+    assert [v.status for v in report.verdicts] == ["fail", "incomplete", "pass"]
+    assert report.status == "fail" and report.exit_code == 1
+
+    texts = _render_all(report, tmp_path)
+    for name, expected in (("int4kv", "FAIL"), ("int8kv", "INCOMPLETE"), ("fp8kv", "PASS")):
+        assert set(_statuses(texts, name).values()) == {expected}, (name, _statuses(texts, name))
+    data = json.loads(texts["--json"])
+    assert data["status"] == "fail" and data["exit_code"] == 1
+    partial_json = next(c for c in data["comparisons"] if c["candidate"] == "int8kv")
+    assert [g["items"] for g in partial_json["gaps"]] == [3]
+    assert "needle: 9 of 12 items paired" in partial_json["gaps"][0]["reason"]
+    for key in ("terminal", "--markdown", "--junit", "--html"):
+        assert "needle: 9 of 12 items paired" in unescape(texts[key]), key
+    root = ET.fromstring(texts["--junit"])
+    assert int(root.get("errors")) == 2  # a gap each for int4kv and int8kv
+    assert int(root.get("failures")) == sum(len(v.failed) for v in report.verdicts) > 0
+    assert "Noise floor" in texts["--markdown"]
+
+
+@pytest.mark.parametrize("damage", ["empty", "all_missing_one_pack"])
+def test_nothing_paired_is_incomplete_never_pass(tmp_path: Path, damage: str) -> None:
+    base = make_run("baseline", ITEMS, set())
+    cand = make_run("int2kv", ITEMS, {"docs"} | {(it.meta.get("target_tokens"), it.meta.get("depth"), i)
+                                                    for it in ITEMS for i in range(3)})
+    if damage == "empty":
+        base = replace(base, generations={})
+    else:
+        base = _drop(base, [it.id for it in ITEMS if it.pack == "needle"])
+        cand = replace(cand, generations={k: v for k, v in cand.generations.items() if not k.startswith("docs/")} |
+                       {k: base.generations[k] for k in base.generations if k.startswith("docs/")})
+    report = api.compare_results(base, [(cand, None)])
+    [verdict] = report.verdicts
+    assert verdict.status == "incomplete" and report.exit_code == 4
+    [gap] = verdict.pack_gaps("needle")
+    assert "0 of 12 items paired" in gap.reason and "/runs/baseline" in gap.reason
+    texts = _render_all(report, tmp_path)
+    assert set(_statuses(texts, "int2kv").values()) == {"INCOMPLETE"}
+
+
+def test_status_order_and_unevaluated_rules() -> None:
+    assert worst([]) == "incomplete"
+    assert worst(["pass", "incomplete"]) == "incomplete"
+    assert worst(["incomplete", "fail", "pass"]) == "fail"
+    rule = RuleResult("c", "p", "non_inferiority", float("nan"), -1.0, False, "", evaluated=False)
+    v = Verdict("c", [rule], [])
+    assert v.status == "incomplete" and not v.passed and v.failed == [] and v.exit_code == 4
+    assert Verdict("c", [], [], [Gap("*", "x")]).status == "incomplete"
+    assert STATUS_TEXT[v.pack_status("p")] == "INCOMPLETE"

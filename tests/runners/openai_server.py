@@ -1,0 +1,349 @@
+"""A small OpenAI-compatible server for tests: real HTTP on loopback, real SSE
+streaming, real answers from the default model through the `hf` runner, and
+faults injected on request (500, 429 with Retry-After, a connection dropped
+mid-stream, an answer slower than the client's timeout, a revoked key).
+
+It serves /v1/models, /v1/chat/completions and /v1/completions the way vLLM
+does, closely enough for the `openai` runner to be tested against the wire
+protocol rather than against mocks. Generation is serialised (one model, one
+CPU), so requests queue as on a busy engine; how many are open at once is
+recorded so tests can see the client's concurrency bound from the server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterator
+
+from evalrun.contract.types import Item
+
+FAULTS = ("500", "503", "429", "drop", "slow", "400", "401")
+
+
+@dataclass
+class RequestRecord:
+    """One generation request as the server saw it."""
+
+    path: str
+    key: str  # hash of the prompt (messages or text), to tell items apart
+    arrived: float
+    fault: str | None
+    status: int = 0
+    finished: float = 0.0
+
+
+@dataclass
+class ServerState:
+    """What the server does and what it saw; tests set the first part and read the second."""
+
+    model_name: str = "smollm2-135m"
+    api_key: str | None = None
+    stream_supported: bool = True
+    list_models: bool = True
+    # consumed one per generation request, in arrival order
+    faults: list[str] = field(default_factory=list)
+    retry_after: int = 1
+    slow_seconds: float = 3.0
+    # answer this many generation requests, then refuse every further one with 401 (a key revoked mid-run)
+    revoke_after: int | None = None
+    records: list[RequestRecord] = field(default_factory=list)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def completed(self) -> list[RequestRecord]:
+        """Requests answered in full (a dropped stream is 598, a request the client gave up on 599)."""
+        return [r for r in self.records if r.status == 200]
+
+
+class HFBackend:
+    """Greedy generation with the hf runner's model, tokenizer and chat template, token by token."""
+
+    def __init__(self, model: str = "smollm2-135m"):
+        from evalrun.runners.hf import HFRunner
+        from evalrun.runners.models import resolve_model
+
+        self.runner = HFRunner(resolve_model(model), "cpu", "float32", {}, [], batch_size=1)
+        self.runner._ensure_loaded()
+        self.gen_lock = threading.Lock()
+
+    def prompt_of(self, body: dict[str, Any], chat: bool) -> str:
+        if not chat:
+            return str(body["prompt"])
+        system = next((m["content"] for m in body["messages"] if m["role"] == "system"), None)
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        return self.runner.render(Item(id="server", pack="server", prompt=user, system=system, fields=[]))
+
+    def stream(self, text: str, body: dict[str, Any], usage: dict[str, int],
+               waiting: Callable[[], None] | None = None) -> Iterator[str]:
+        """Text pieces as tokens come out of `generate`, decoded incrementally (held back while a
+        character is incomplete); fills `usage` at the end. Same arguments as the hf runner's call.
+        `waiting` is called every half second while the request queues for the model."""
+        import torch
+        from transformers.generation.streamers import BaseStreamer
+
+        tok = self.runner.tokenizer
+        tokens: queue.Queue[list[int] | None] = queue.Queue()
+
+        class _Ids(BaseStreamer):
+            def __init__(self) -> None:
+                self.prompt_seen = False
+
+            def put(self, value: Any) -> None:
+                if not self.prompt_seen:  # generate hands the prompt over first
+                    self.prompt_seen = True
+                    return
+                tokens.put(value.reshape(-1).tolist())
+
+            def end(self) -> None:
+                tokens.put(None)
+
+        enc = tok([text], return_tensors="pt", add_special_tokens=False)
+        temperature = float(body.get("temperature") or 0.0)
+        sampling = temperature > 0
+        failure: list[BaseException] = []
+
+        def work() -> None:
+            try:
+                if sampling:
+                    torch.manual_seed(int(body.get("seed", 0)))
+                with torch.no_grad():
+                    self.runner.model.generate(
+                        **enc, max_new_tokens=int(body.get("max_tokens", 16)), do_sample=sampling,
+                        temperature=temperature if sampling else None,
+                        top_p=float(body.get("top_p", 1.0)) if sampling else None, top_k=None,
+                        pad_token_id=tok.pad_token_id, streamer=_Ids(),
+                    )
+            except BaseException as exc:  # surfaced to the request below
+                failure.append(exc)
+                tokens.put(None)
+
+        stop_ids = {tok.eos_token_id, tok.pad_token_id} - {None}
+        ids: list[int] = []
+        sent = ""
+        stopped = False
+        while not self.gen_lock.acquire(timeout=0.5):
+            if waiting is not None:
+                waiting()
+        try:
+            thread = threading.Thread(target=work, daemon=True)
+            thread.start()
+            try:
+                while (got := tokens.get()) is not None:
+                    for t in got:
+                        if stopped:
+                            continue
+                        ids.append(t)
+                        stopped = t in stop_ids
+                        now = tok.decode(ids, skip_special_tokens=True)
+                        if now.startswith(sent) and not now.endswith("\ufffd") and len(now) > len(sent):
+                            yield now[len(sent):]
+                            sent = now
+            finally:
+                thread.join()  # an abandoned answer still holds the model until its generate ends
+        finally:
+            self.gen_lock.release()
+        if failure:
+            raise failure[0]
+        final = tok.decode(ids, skip_special_tokens=True)
+        if not final.startswith(sent):
+            raise RuntimeError("incremental decoding diverged from the final text")
+        if len(final) > len(sent):
+            yield final[len(sent):]
+        usage.update(prompt_tokens=int(enc["input_ids"].shape[1]), completion_tokens=len(ids),
+                     total_tokens=int(enc["input_ids"].shape[1]) + len(ids))
+        usage["finish"] = int(stopped)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: "_Server"
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        return
+
+    # -- plumbing ---------------------------------------------------------------------------------------
+
+    def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        self._json(status, {"error": {"message": message, "type": "test_fault", "code": status}}, headers)
+
+    def _chunk(self, payload: str) -> None:
+        data = f"data: {payload}\n\n".encode()
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _comment(self, text: str) -> None:
+        data = f": {text}\n\n".encode()
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _authorised(self) -> bool:
+        key = self.server.state.api_key
+        return key is None or self.headers.get("Authorization") == f"Bearer {key}"
+
+    # -- endpoints --------------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        state = self.server.state
+        if self.path != "/v1/models" or not state.list_models:
+            self._error(404, f"no route {self.path}")
+        elif not self._authorised():
+            self._error(401, "invalid API key")
+        else:
+            self._json(200, {"object": "list", "data": [{"id": state.model_name, "object": "model",
+                                                           "created": int(time.time()), "owned_by": "evalrun-tests",
+                                                           "root": "HuggingFaceTB/SmolLM2-135M-Instruct",
+                                                           "max_model_len": 8192}]})
+
+    def do_POST(self) -> None:
+        state = self.server.state
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+        chat = self.path == "/v1/chat/completions"
+        if not chat and self.path != "/v1/completions":
+            self._error(404, f"no route {self.path}")
+            return
+        key = hashlib.sha256(json.dumps(body.get("messages") or body.get("prompt")).encode()).hexdigest()[:16]
+        with state.lock:
+            fault = state.faults.pop(0) if state.faults else None
+            answered = sum(1 for r in state.records if r.status == 200)
+            if fault is None and state.revoke_after is not None and answered >= state.revoke_after:
+                fault = "401"
+            record = RequestRecord(self.path, key, time.monotonic(), fault)
+            state.records.append(record)
+            state.in_flight += 1
+            state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        try:
+            record.status = self._answer(body, chat, fault)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up (its timeout): nothing more to say
+            record.status = 599
+        finally:
+            record.finished = time.monotonic()
+            with state.lock:
+                state.in_flight -= 1
+
+    def _answer(self, body: dict[str, Any], chat: bool, fault: str | None) -> int:
+        state = self.server.state
+        if not self._authorised() or fault == "401":
+            self._error(401, "invalid API key")
+            return 401
+        if body.get("model") != state.model_name:
+            self._error(404, f"model {body.get('model')!r} does not exist")
+            return 404
+        if fault in ("500", "503", "400"):
+            self._error(int(fault), "injected fault")
+            return int(fault)
+        if fault == "429":
+            self._error(429, "rate limited", {"Retry-After": str(state.retry_after)})
+            return 429
+        if fault == "slow":
+            # past the client's timeout: by the time an answer could start, the client has gone
+            time.sleep(state.slow_seconds)
+            self.close_connection = True
+            return 599
+        backend: HFBackend = self.server.backend
+        text = backend.prompt_of(body, chat)
+        usage: dict[str, int] = {}
+        ident = f"cmpl-{time.monotonic_ns()}"
+        model = state.model_name
+        if not (body.get("stream") and state.stream_supported):
+            out = "".join(backend.stream(text, body, usage))
+            finish = "stop" if usage.pop("finish") else "length"
+            choice = ({"index": 0, "message": {"role": "assistant", "content": out}, "finish_reason": finish} if chat
+                      else {"index": 0, "text": out, "finish_reason": finish})
+            self._json(200, {"id": ident, "object": "chat.completion" if chat else "text_completion", "model": model,
+                             "choices": [choice], "usage": usage})
+            return 200
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        obj = "chat.completion.chunk" if chat else "text_completion"
+
+        def chunk(piece: str | None, finish: str | None = None) -> str:
+            choice: dict[str, Any] = {"index": 0, "finish_reason": finish}
+            if chat:
+                choice["delta"] = {"content": piece} if piece is not None else {}
+            else:
+                choice["text"] = piece or ""
+            return json.dumps({"id": ident, "object": obj, "model": model, "choices": [choice]})
+
+        if chat:
+            self._chunk(json.dumps({"id": ident, "object": obj, "model": model,
+                                    "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                                 "finish_reason": None}]}))
+        sent = 0
+        # queued behind other requests: SSE comments keep the connection visibly alive, as busy servers do
+        pieces = backend.stream(text, body, usage, waiting=lambda: self._comment("queued"))
+        for piece in pieces:
+            self._chunk(chunk(piece))
+            sent += 1
+            if fault == "drop" and sent == 1:
+                # the connection dies mid-answer: no end of the chunked body, no [DONE]
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                pieces.close()
+                return 598
+        finish = "stop" if usage.pop("finish") else "length"
+        self._chunk(chunk(None, finish))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            self._chunk(json.dumps({"id": ident, "object": obj, "model": model, "choices": [], "usage": usage}))
+        self._chunk("[DONE]")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+        return 200
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    state: ServerState
+    backend: HFBackend
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (its timeout, a test's dropped stream) is expected here, not a traceback."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
+class OpenAITestServer:
+    """Start with `with OpenAITestServer(backend, state) as srv:`; `srv.base_url` ends in /v1."""
+
+    def __init__(self, backend: HFBackend, state: ServerState | None = None):
+        self.state = state or ServerState()
+        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd.state = self.state
+        self._httpd.backend = backend
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> "OpenAITestServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)

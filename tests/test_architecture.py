@@ -1,0 +1,150 @@
+"""The house has one direction: contract -> tasks -> runners -> evals -> reports,
+with the CLI (the `evalrun` package itself) on top. Read from the source with
+`ast`, every import counts (top level, inside functions, under TYPE_CHECKING):
+an import against the direction, or any cycle between modules, fails here.
+No exceptions are listed."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+# folder in the repository -> the package it installs as
+PACKAGES = {"contract": "evalrun.contract", "tasks": "evalrun.tasks", "runners": "evalrun.runners",
+            "evals": "evalrun.evals", "reports": "evalrun.reports", "evalrun": "evalrun"}
+# what each layer may import, besides itself
+ALLOWED = {
+    "contract": set(),
+    "tasks": {"contract"},
+    "runners": {"contract", "tasks"},
+    "evals": {"contract", "tasks", "runners"},
+    "reports": {"contract", "evals"},
+    "evalrun": {"contract", "tasks", "runners", "evals", "reports"},
+}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for folder, package in PACKAGES.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(ROOT / folder).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            out[".".join([package, *parts])] = path
+    return out
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in ALLOWED and parts[1] != "evalrun" else "evalrun"
+
+
+def _imports(path: Path, module: str, known: set[str]) -> set[str]:
+    """Our modules that `module` imports (a package import counts as its __init__)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    is_pkg = path.name == "__init__.py"
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".") if is_pkg else module.split(".")[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            names = [base] + [f"{base}.{a.name}" for a in node.names]
+        for name in names:
+            # the deepest known module the name points at
+            while name and name not in known:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                out.add(name)
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    known = set(modules)
+    return {m: _imports(p, m, known) for m, p in modules.items()}
+
+
+def test_no_generic_names_are_imported() -> None:
+    """Our code imports itself only as `evalrun.*`: a bare `tasks` or `evals` would be another distribution."""
+    bad = []
+    for module, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
+            bad += [f"{module}: import {n}" for n in names if n.split(".")[0] in PACKAGES and n.split(".")[0] != "evalrun"]
+    assert bad == []
+
+
+def test_imports_follow_the_direction() -> None:
+    wrong = []
+    for module, deps in sorted(_graph().items()):
+        layer = _layer(module)
+        for dep in sorted(deps):
+            target = _layer(dep)
+            if target != layer and target not in ALLOWED[layer]:
+                wrong.append(f"{module} -> {dep}")
+            if layer != "evalrun" and dep == "evalrun":
+                wrong.append(f"{module} -> evalrun (the public API is the top, not a helper)")
+    assert wrong == [], "imports against contract -> tasks -> runners -> evals -> reports -> cli:\n" + "\n".join(wrong)
+
+
+def test_no_import_cycles() -> None:
+    graph = _graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert cycles == [], "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_layering_check_sees_a_wrong_import(tmp_path: Path) -> None:
+    """The checker itself: a reports module importing a runner is caught."""
+    path = tmp_path / "x.py"
+    path.write_text("def f():\n    from evalrun.runners.hf import HFRunner\n")
+    deps = _imports(path, "evalrun.reports.x", set(_modules()))
+    assert "evalrun.runners.hf" in deps and _layer("evalrun.runners.hf") not in ALLOWED["reports"]
+
+
+def test_every_stage_has_a_package_and_tests_mirror_them() -> None:
+    for folder in PACKAGES:
+        assert (ROOT / folder / "__init__.py").is_file(), folder
+    for folder in ("contract", "tasks", "runners", "evals", "reports", "cli"):
+        assert (ROOT / "tests" / folder / "__init__.py").is_file(), folder
+    stray = [p.name for p in (ROOT / "tests").glob("test_*.py") if p.name != "test_architecture.py"]
+    assert stray == [], "tests live in the folder of the package they test"
