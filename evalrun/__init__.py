@@ -32,7 +32,7 @@ _EXPORTS: dict[str, str] = {
     "rescore": "evalrun.evals.api",
     "CompareReport": "evalrun.evals.api",
     "Rescored": "evalrun.evals.api",
-    "RunResult": "evalrun.evals.execute",
+    "RunResult": "evalrun.evals.runs",
     "RunFailed": "evalrun.evals.execute",
     "score_field": "evalrun.evals.fields",
     "GateConfig": "evalrun.evals.gate",
@@ -66,7 +66,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from evalrun.contract import Field, FieldScore, Generation, Item
     from evalrun.evals.api import CompareReport, Rescored, compare, compare_results, report, rescore, run
     from evalrun.evals.config import ConfigError, RunConfig, load_config
-    from evalrun.evals.execute import RunFailed, RunResult
+    from evalrun.evals.execute import RunFailed
+    from evalrun.evals.runs import RunResult
     from evalrun.evals.fields import score_field
     from evalrun.evals.gate import GateConfig
     from evalrun.evals.pairing import Comparison

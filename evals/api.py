@@ -14,7 +14,8 @@ from typing import Callable
 
 from evalrun.evals import jsonl
 from evalrun.evals.config import ConfigError, RunConfig, load_config
-from evalrun.evals.execute import PreparedRun, Progress, RunFailed, RunResult, execute, prepare, set_aside
+from evalrun.evals.execute import Progress, RunFailed, execute, prepare, set_aside
+from evalrun.evals.runs import PreparedRun, RunResult
 from evalrun.evals.coverage import coverage_gaps
 from evalrun.evals.gate import GateConfig, check_gate, evaluate, load_gate
 from evalrun.evals.metrics import PackMetrics, pack_metrics

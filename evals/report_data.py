@@ -45,7 +45,7 @@ import numpy as np
 from pydantic import BaseModel, Field as PydField
 
 from evalrun.evals import diffs, stats
-from evalrun.evals.execute import RunResult
+from evalrun.evals.runs import RunResult
 from evalrun.evals.verdict import RuleResult, Verdict
 from evalrun.evals.metrics import field_counts
 from evalrun.evals.pairing import Comparison, PackComparison, display_value, length_bucket

@@ -19,7 +19,7 @@ from evalrun.runners.accel import all_methods
 from evalrun.tasks import get_pack
 
 if TYPE_CHECKING:
-    from evalrun.evals.execute import PreparedRun
+    from evalrun.evals.runs import PreparedRun
 
 
 def now() -> str:

@@ -24,7 +24,7 @@ from evalrun.evals.stats import percentile
 from evalrun.contract.types import Generation
 
 if TYPE_CHECKING:
-    from evalrun.evals.execute import RunResult
+    from evalrun.evals.runs import RunResult
 
 SPEED_SCHEMA = 1
 BUCKET_EDGES = (512, 2048, 8192)

@@ -13,7 +13,7 @@ import pytest
 
 from evalrun.contract import Field, Generation, Item
 from evalrun.evals import api
-from evalrun.evals.execute import RunResult
+from evalrun.evals.runs import RunResult
 from evalrun.evals.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]

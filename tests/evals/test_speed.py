@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from evalrun.evals import api, capacity, speed
-from evalrun.evals.execute import RunResult
+from evalrun.evals.runs import RunResult
 from evalrun.evals.stats import bootstrap_ratio_of_medians
 from evalrun.evals.speed_table import EMULATED_NOTE, NOT_COMPARABLE_NOTE, speed_table
 from evalrun.contract.types import Field, Generation, Item

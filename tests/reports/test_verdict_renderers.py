@@ -16,7 +16,7 @@ from rich.console import Console
 
 from evalrun.evals import api
 from evalrun.cli_outputs import Outputs
-from evalrun.evals.execute import RunResult
+from evalrun.evals.runs import RunResult
 from evalrun.evals.speed_table import speed_table
 from evalrun.evals.verdict import STATUS_TEXT, Gap, RuleResult, Verdict, worst
 from evalrun.reports.terminal import render_comparison
