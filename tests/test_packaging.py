@@ -1,0 +1,33 @@
+"""What `pip install .` puts in site-packages: the one import name `evalrun` and
+its metadata, nothing generic (`tasks`, `evals`, `reports` and `runners` are
+other distributions on PyPI). Read from the wheel pip would install."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+
+def test_wheel_installs_only_evalrun(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    ignore = shutil.ignore_patterns(".venv", ".git", "runs", "reports-out", "build", "*.egg-info", "__pycache__",
+                                    "test-artifacts", ".hypothesis", "tests", "benchmarks")
+    shutil.copytree(ROOT, src, ignore=ignore)
+    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                          str(tmp_path / "dist"), str(src)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    (wheel,) = (tmp_path / "dist").glob("evalrun-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names}
+    assert top == {"evalrun", next(t for t in top if t.endswith(".dist-info"))}, sorted(top)
+    for stage in ("contract", "tasks", "runners", "runners/accel", "evals", "reports"):
+        assert f"evalrun/{stage}/__init__.py" in names, stage
+    assert "evalrun/reports/templates/report.html.j2" in names, "the HTML templates ship with the package"
+    dist_info = next(t for t in top if t.endswith(".dist-info"))
+    entry_points = zipfile.ZipFile(wheel).read(f"{dist_info}/entry_points.txt").decode()
+    assert "evalrun = evalrun.cli:main" in entry_points
