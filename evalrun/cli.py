@@ -9,40 +9,26 @@ never a pass).
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
-from typing import Optional, get_args
+from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from evalrun.cli_app import EXIT_RUNTIME, _guard, _log, _RichProgress, app, console, err_console
+from evalrun.cli_catalog import accelerations, packs_app
+from evalrun.cli_outputs import Outputs
 from evalrun.evals import api
 from evalrun.evals.capacity import CapacityInputs
-from evalrun.cli_outputs import Outputs
 from evalrun.evals.config import ConfigError
-from evalrun.evals.execute import RunFailed
-from evalrun.evals.pairing import PairingError
 from evalrun.evals.speed_table import SpeedTable, speed_table
 
-EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
+if TYPE_CHECKING:
+    from rich.table import Table
 
-app = typer.Typer(
-    help=(
-        "evalrun — accuracy regression harness for lossy LLM inference acceleration.\n\n"
-        "Run the same task packs through a baseline configuration and faster candidates, pair the answers "
-        "item by item, score every field by its type, and gate on harmful flips.\n\n"
-        "Exit codes: 0 passed, 1 regression found, 2 usage/config error, 3 runtime failure, "
-        "4 incomplete (nothing failed, but items could not be paired or a rule could not be evaluated: never a pass)."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+    from evalrun.evals.sweep import SweepPoint
 
 out_option = typer.Option(Path("runs"), "--out", help="Run store directory; each run lives in OUT/<name>-<key12>/.")
 limit_option = typer.Option(None, "--limit", min=1, help="Only the first N items of each pack (smoke checks).")
@@ -58,73 +44,6 @@ markdown_option = typer.Option(None, "--markdown", help="Write a Markdown summar
 json_option = typer.Option(None, "--json", help="Write the full comparison and verdict as JSON.")
 output_tokens_option = typer.Option(None, "--output-tokens", min=1, help="Mean output tokens per request for the "
                                     "capacity estimate (default: the baseline run's mean).")
-
-def _console(stderr: bool = False) -> Console:
-    # CI logs are not terminals: give tables room instead of rich's 80-column default.
-    stream = sys.stderr if stderr else sys.stdout
-    width = None if stream.isatty() or os.environ.get("COLUMNS") else 160
-    return Console(stderr=stderr, width=width)
-
-
-console = _console()
-err_console = _console(stderr=True)
-
-
-class _RichProgress:
-    """Adapter from the execute stage's progress protocol to a rich bar with ETA."""
-
-    def __init__(self) -> None:
-        self._progress: Progress | None = None
-        self._task = None
-
-    def start(self, label: str, total: int, done: int) -> None:
-        self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("elapsed"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=err_console,
-            transient=False,
-        )
-        self._progress.start()
-        self._task = self._progress.add_task(escape(label), total=total, completed=done)
-
-    def advance(self, n: int = 1) -> None:
-        if self._progress is not None and self._task is not None:
-            self._progress.advance(self._task, n)
-
-    def finish(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
-
-
-def _fail(code: int, message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {escape(message)}")
-    raise typer.Exit(code)
-
-
-def _guard(fn):  # type: ignore[no-untyped-def]
-    """Map the stages' exceptions to exit codes with one clear line, never a traceback."""
-    try:
-        return fn()
-    except ConfigError as exc:
-        _fail(EXIT_USAGE, str(exc))
-    except PairingError as exc:
-        _fail(EXIT_USAGE, str(exc))
-    except RunFailed as exc:
-        _fail(EXIT_RUNTIME, str(exc))
-    except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted:[/] generated items are stored; run the same command again to resume")
-        raise typer.Exit(130)
-
-
-def _log(message: str) -> None:
-    err_console.print(escape(message))
-
 
 @app.command()
 def run(
@@ -298,12 +217,8 @@ def sweep(
     started = time.perf_counter()
 
     def go() -> int:
-        from rich.table import Table
-
         from evalrun.evals.gate import load_gate_file
-        from evalrun.evals.speed import run_timing
         from evalrun.evals.sweep import sweep_points
-        from evalrun.reports.terminal import status_markup
 
         base_cfg, points = sweep_points(base, set_)
         gate_cfg = load_gate_file(gate) if gate else None
@@ -311,30 +226,41 @@ def sweep(
         outputs.check()
         report = api.compare(base_cfg, [p.config for p in points], out=out, limit=limit,
                              progress_factory=_RichProgress, log=_log, gate=gate_cfg)
-        packs = [pc.pack for pc in report.comparisons[0].packs] if report.comparisons else []
-        table = Table(title=f"sweep of {escape(base_cfg.name)}: accuracy and speed against the knob", title_justify="left")
-        for col in [*(k for k in points[0].values), *(f"{p} acc %" for p in packs), "delta (pts)", "harmful",
-                    "s / item", "speedup", "gate"]:
-            table.add_column(escape(col), justify="right")
-        _, base_s, _ = run_timing(report.baseline)
-        base_row = ["baseline" for _ in points[0].values]
-        base_row += [f"{100 * pc.baseline_accuracy:.1f}" for pc in report.comparisons[0].packs]
-        table.add_row(*base_row, "-", "-", f"{base_s:.2f}" if base_s else "-", "1.00x", "-")
-        for point, result, comparison, verdict in zip(points, report.candidates, report.comparisons, report.verdicts):
-            _, s, _ = run_timing(result)
-            n = sum(pc.n for pc in comparison.packs)
-            delta = sum(pc.delta_points * pc.n for pc in comparison.packs) / n if n else 0.0
-            emulated = bool(result.manifest.get("emulated"))
-            speed = "emulated" if emulated else (f"{base_s / s:.2f}x" if s and base_s else "-")
-            table.add_row(*(escape(str(v)) for v in point.values.values()),
-                          *(f"{100 * pc.candidate_accuracy:.1f}" for pc in comparison.packs),
-                          f"{delta:+.1f}", str(len(comparison.harmful)), f"{s:.2f}" if s else "-", speed,
-                          status_markup(verdict.status))
-        console.print(table)
+        console.print(_sweep_table(base_cfg.name, points, report))
         return _finish(report, outputs, outputs.write(report, speed_table(report), time.perf_counter() - started, _log))
 
     code = _guard(go)
     raise typer.Exit(code)
+
+
+def _sweep_table(base_name: str, points: list["SweepPoint"], report: "api.CompareReport") -> "Table":
+    """One row per knob value (the baseline first): each pack's accuracy, the delta, harmful
+    flips, seconds per item, the speedup and the gate, so the knob's trade-off reads down a column."""
+    from rich.table import Table
+
+    from evalrun.evals.speed import run_timing
+    from evalrun.reports.terminal import status_markup
+
+    packs = [pc.pack for pc in report.comparisons[0].packs] if report.comparisons else []
+    table = Table(title=f"sweep of {escape(base_name)}: accuracy and speed against the knob", title_justify="left")
+    for col in [*(k for k in points[0].values), *(f"{p} acc %" for p in packs), "delta (pts)", "harmful",
+                "s / item", "speedup", "gate"]:
+        table.add_column(escape(col), justify="right")
+    _, base_s, _ = run_timing(report.baseline)
+    base_row = ["baseline" for _ in points[0].values]
+    base_row += [f"{100 * pc.baseline_accuracy:.1f}" for pc in report.comparisons[0].packs]
+    table.add_row(*base_row, "-", "-", f"{base_s:.2f}" if base_s else "-", "1.00x", "-")
+    for point, result, comparison, verdict in zip(points, report.candidates, report.comparisons, report.verdicts):
+        _, s, _ = run_timing(result)
+        n = sum(pc.n for pc in comparison.packs)
+        delta = sum(pc.delta_points * pc.n for pc in comparison.packs) / n if n else 0.0
+        emulated = bool(result.manifest.get("emulated"))
+        speed = "emulated" if emulated else (f"{base_s / s:.2f}x" if s and base_s else "-")
+        table.add_row(*(escape(str(v)) for v in point.values.values()),
+                      *(f"{100 * pc.candidate_accuracy:.1f}" for pc in comparison.packs),
+                      f"{delta:+.1f}", str(len(comparison.harmful)), f"{s:.2f}" if s else "-", speed,
+                      status_markup(verdict.status))
+    return table
 
 
 @app.command()
@@ -360,107 +286,9 @@ def rescore(
     _guard(go)
 
 
-def _type_text(annotation: object) -> str:
-    """A settings type as a user writes it: the allowed values of a Literal, else the type's name."""
-    from typing import Literal, get_args, get_origin
-
-    if get_origin(annotation) is Literal:
-        return " | ".join(str(a) for a in get_args(annotation))
-    args = get_args(annotation)
-    if args:
-        return " | ".join(_type_text(a) for a in args if a is not type(None)) + (" | none" if type(None) in args else "")
-    return getattr(annotation, "__name__", str(annotation))
-
-
-def _settings_lines(model: type, prefix: str = "") -> list[str]:
-    """One line per setting; nested settings models are expanded as dotted keys."""
-    from pydantic import BaseModel
-
-    lines: list[str] = []
-    for field, f in model.model_fields.items():
-        nested = next((a for a in (f.annotation, *get_args(f.annotation))
-                       if isinstance(a, type) and issubclass(a, BaseModel)), None)
-        if nested is not None:
-            lines.append(f"{prefix}{field}: mapping" + (" (required)" if f.is_required() else " (optional)"))
-            lines.extend(_settings_lines(nested, f"{prefix}{field}."))
-            continue
-        default = " (required)" if f.is_required() else f" (default {f.get_default(call_default_factory=True)!r})"
-        lines.append(f"{prefix}{field}: {_type_text(f.annotation)}{default}")
-    return lines
-
-
-@app.command()
-def accelerations() -> None:
-    """Acceleration methods with their settings (defaults) and whether they are emulated."""
-    from rich.table import Table
-
-    from evalrun.runners.accel import all_methods
-
-    table = Table(title="accelerations (acceleration: {KEY: {settings}})", title_justify="left")
-    for col in ("key", "settings (default)", "emulated", "description"):
-        table.add_column(col)
-    for name, cls in sorted(all_methods().items()):
-        settings = "\n".join(_settings_lines(cls.settings_model))
-        table.add_row(name, escape(settings), "yes — no speed claim" if cls.emulated else "no", escape(cls.description))
-    console.print(table)
-
-
-packs_app = typer.Typer(help="List task packs and export their items.", no_args_is_help=True)
+# the catalog commands, registered here so `evalrun --help` lists them after the workflow's
+app.command()(accelerations)
 app.add_typer(packs_app, name="packs")
-
-
-@packs_app.command("list")
-def packs_list() -> None:
-    """Name, version, parameters (with defaults) and purpose of every pack."""
-    from rich.table import Table
-
-    from evalrun.tasks import all_packs
-
-    table = Table(title="task packs", title_justify="left")
-    for col in ("pack", "version", "parameters (default)", "description"):
-        table.add_column(col)
-    for spec in all_packs().values():
-        params = "\n".join(
-            f"{name} ({'required' if f.is_required() else f.get_default(call_default_factory=True)!r})"
-            for name, f in spec.params.model_fields.items()
-        )
-        table.add_row(spec.name, spec.version, escape(params), escape(spec.description))
-    console.print(table)
-
-
-def _parse_params(pairs: list[str]) -> dict:
-    import yaml
-
-    params: dict = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            _fail(EXIT_USAGE, f"--param {pair!r}: expected KEY=VALUE, e.g. lengths=[512,1024]")
-        try:
-            params[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            _fail(EXIT_USAGE, f"--param {key}: cannot read value {value!r}")
-    return params
-
-
-@packs_app.command("export")
-def packs_export(
-    pack: str = typer.Argument(..., help="Pack name (see `evalrun packs list`)."),
-    param: list[str] = typer.Option([], "--param", help="Pack parameter KEY=VALUE (YAML value); repeatable."),
-    out: Path = typer.Option(..., "--out", help="Write the items here as JSON Lines."),
-    model: str = typer.Option("smollm2-135m", "--model", help="Model whose tokenizer measures context lengths."),
-) -> None:
-    """Write a pack's items exactly as a run would see them (for review and determinism checks)."""
-
-    def go() -> None:
-        items = api.export_pack(pack, _parse_params(param), model)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("w", encoding="utf-8") as fh:
-            for it in items:
-                fh.write(it.model_dump_json() + "\n")
-        console.print(f"{len(items)} items written to {escape(str(out))}")
-
-    _guard(go)
 
 
 def main() -> None:

@@ -79,29 +79,20 @@ Decisions (the spec leaves these open; tests pin them):
 from __future__ import annotations
 
 import datetime as _dt
-from decimal import Decimal, localcontext
-from functools import lru_cache
 from typing import Any, Callable
 
 from rapidfuzz.distance import OSA, Levenshtein
 
-from evalrun.evals.fields_parse import (
-    AmountCand,
-    DateParts,
-    coerce,
-    extract_amounts,
-    extract_dates,
-    find_enum_values,
-    fmt_amount,
-    fmt_date,
-    id_candidates,
-    is_absent,
-    norm_id,
-    norm_text,
-)
 from evalrun.contract.types import FieldScore
+from evalrun.evals.numeric_subcodes import numeric_subcode
+from evalrun.values.amounts import AmountCand, fmt_amount
+from evalrun.values.coerce import coerce
+from evalrun.values.dates import DateParts, fmt_date
+from evalrun.values.enums import enum_lookup
+from evalrun.values.ids import norm_id
+from evalrun.values.kinds import CANDIDATES, KINDS, TYPED_KINDS, gold_value, is_absent_value
+from evalrun.values.text import norm_text
 
-KINDS = ("amount", "number", "date", "id", "text", "enum")
 OUTCOMES = ("correct", "near_match", "partial", "wrong_value", "missing", "hallucinated", "correct_absent")
 NUMERIC_SUBCODES = (
     "sign_flip", "scale_error", "rounding", "digits_transposed", "digit_dropped",
@@ -117,7 +108,6 @@ SUBCODES: dict[str, tuple[str, ...]] = {
 }
 AMBIGUOUS = "ambiguous: several candidates"
 NEAR_MATCH, PARTIAL = 0.9, 0.5
-_TYPED = frozenset({"amount", "number", "date", "id"})
 _NORM_MAX = 1000  # normalised strings stored in a FieldScore are capped
 
 Verdict = tuple[str, str | None, str | None]  # outcome, subcode, detail
@@ -130,100 +120,7 @@ def _cap(s: str | None) -> str | None:
 # ---------------------------------------------------------------- amount / number
 
 
-def _digit_strings(v: Decimal) -> tuple[str, str]:
-    """Digits as written, and with trailing fractional zeros removed."""
-    _, digits, exp = v.as_tuple()
-    s = "".join(map(str, digits)).lstrip("0") or "0"
-    if isinstance(exp, int) and exp < 0:
-        cut = min(len(s) - len(s.rstrip("0")), -exp)
-        return s, (s[: len(s) - cut] or "0")
-    return s, s
-
-
-def _significant(v: Decimal) -> str:
-    return "".join(map(str, v.as_tuple().digits)).strip("0")
-
-
-def _eff_decimals(v: Decimal) -> int:
-    exp = v.as_tuple().exponent
-    if not isinstance(exp, int) or exp >= 0 or v == v.to_integral_value():
-        return 0
-    return -exp
-
-
-def _is_rounding(g: Decimal, p: Decimal) -> bool:
-    if (g < 0) != (p < 0) or len(g.as_tuple().digits) + len(p.as_tuple().digits) > 120:
-        return False
-    dg, dp = _eff_decimals(g), _eff_decimals(p)
-    if dg == dp:
-        return False
-    with localcontext() as ctx:
-        ctx.prec = 150
-        return abs(g - p) < Decimal(1).scaleb(-min(dg, dp))
-
-
-def _digit_edit(a: str, b: str) -> str | None:
-    """The digit slip turning `a` into `b`, or None when more than two digits
-    differ: that is another number, and calling it a dropped digit would mislead."""
-    if max(len(a), len(b)) > 64:
-        return None
-    if OSA.distance(a, b) == 1 and Levenshtein.distance(a, b) == 2:
-        return "digits_transposed"
-    ops = Levenshtein.editops(a, b)
-    if not ops or len(ops) > 2:
-        return None
-    tags = {op.tag for op in ops}
-    if tags == {"delete"}:
-        return "digit_dropped"
-    if tags == {"insert"}:
-        return "digit_inserted"
-    return "digit_changed"
-
-
-def numeric_subcode(g: Decimal, p: Decimal) -> str | None:
-    """Why two different numbers differ, in the documented priority order."""
-    if g == -p:
-        return "sign_flip"
-    sg, sp = _significant(g), _significant(p)
-    if sg and sg == sp and abs(g) != abs(p):
-        return "scale_error"
-    if _is_rounding(g, p):
-        return "rounding"
-    (gw, gs), (pw, ps) = _digit_strings(g), _digit_strings(p)
-    if gw == pw or gs == ps:
-        return None
-    pairs = [(gw, pw), (gs, ps)]
-    if max(map(len, (gw, pw, gs, ps))) <= 64:
-        pairs.sort(key=lambda ab: OSA.distance(*ab))
-    return _digit_edit(*pairs[0])
-
-
-def _distinct_amounts(cands: tuple[AmountCand, ...], use_currency: bool) -> list[AmountCand]:
-    """One entry per value; a value named with two currencies counts twice."""
-    if len(cands) == 1:
-        c = cands[0]
-        return [c if use_currency or c.currency is None else AmountCand(c.value, None)]
-    currencies: dict[Decimal, set[str]] = {}
-    for c in cands:
-        seen = currencies.setdefault(c.value, set())
-        if use_currency and c.currency:
-            seen.add(c.currency)
-    out: list[AmountCand] = []
-    for value, curs in currencies.items():
-        if len(curs) <= 1:
-            out.append(AmountCand(value, next(iter(curs), None)))
-        else:
-            out.extend(AmountCand(value, c) for c in sorted(curs))
-    return out
-
-
 def _amount_handler(use_currency: bool) -> dict[str, Any]:
-    # "1.234" is 1234 in an amount (German thousands; amounts rarely carry three
-    # decimals) but 1.234 in a plain number; "1,234" is 1234 in both.
-    default_decimal = "auto" if use_currency else "."
-    def cands(s: str, opts: dict[str, Any]) -> list[AmountCand]:
-        return _distinct_amounts(extract_amounts(s, opts.get("decimal") or default_decimal), use_currency)
-
     def fmt(c: AmountCand) -> str:
         return fmt_amount(c.value, c.currency if use_currency else None)
 
@@ -235,20 +132,11 @@ def _amount_handler(use_currency: bool) -> dict[str, Any]:
             return "correct", None, None
         return "wrong_value", numeric_subcode(g.value, p.value), ("currency also differs" if cur_differs else None)
 
-    return {"cands": cands, "fmt": fmt, "compare": compare, "unparseable": "unparseable"}
+    kind = "amount" if use_currency else "number"
+    return {"cands": CANDIDATES[kind], "fmt": fmt, "compare": compare, "unparseable": "unparseable"}
 
 
 # ---------------------------------------------------------------- date
-
-
-def _distinct_dates(cands: tuple[DateParts, ...]) -> list[DateParts]:
-    """Unique dates; a less precise mention consistent with a more precise one
-    ("in March 2024, on 14 March 2024") is the same answer."""
-    uniq = list(dict.fromkeys(cands))
-    return [
-        c for c in uniq
-        if not any(o != c and all(cv is None or cv == ov for cv, ov in zip(c, o)) for o in uniq)
-    ]
 
 
 def _date_compare(g: DateParts, p: DateParts, opts: dict[str, Any]) -> Verdict:
@@ -275,7 +163,7 @@ def _date_compare(g: DateParts, p: DateParts, opts: dict[str, Any]) -> Verdict:
 
 
 _DATE = {
-    "cands": lambda s, o: _distinct_dates(extract_dates(s, bool(o.get("dayfirst", True)))),
+    "cands": CANDIDATES["date"],
     "fmt": fmt_date,
     "compare": _date_compare,
     "unparseable": "unparseable",
@@ -300,11 +188,10 @@ def _id_compare(g: str, p: str, opts: dict[str, Any]) -> Verdict:
 
 
 _ID = {
-    "cands": lambda s, o: list(dict.fromkeys(id_candidates(s)[1])),
+    "cands": CANDIDATES["id"],
     "fmt": lambda c: c,
     "compare": _id_compare,
     "unparseable": None,
-    "gold": lambda s, o: norm_id(s) or None,
 }
 
 
@@ -335,7 +222,7 @@ def _text_compare(g: str, p: str, opts: dict[str, Any]) -> Verdict:
 
 
 _TEXT = {
-    "cands": lambda s, o: [n] if (n := norm_text(s)) else [],
+    "cands": CANDIDATES["text"],
     "fmt": lambda c: c,
     "compare": _text_compare,
     "unparseable": None,
@@ -345,56 +232,15 @@ _TEXT = {
 # ---------------------------------------------------------------- enum
 
 
-@lru_cache(maxsize=1024)
-def _enum_table(allowed: tuple[str, ...] | None, synonyms: tuple[tuple[str, str], ...]) -> tuple[dict[str, str], frozenset[str] | None]:
-    lookup: dict[str, str] = {}
-    allowed_set = frozenset(norm_text(a) for a in allowed) if allowed is not None else None
-    for a in allowed_set or ():
-        lookup[a] = a
-    for k, v in synonyms:
-        lookup.setdefault(norm_text(k), norm_text(v))
-    return lookup, allowed_set
-
-
-def _enum_opts(opts: dict[str, Any]) -> tuple[dict[str, str], frozenset[str] | None]:
-    """The enum lookup for these options, built once per score_field call (the
-    options dict is score_field's own **kwargs, so caching in it is safe)."""
-    if (table := opts.get("__enum_table")) is not None:
-        return table  # type: ignore[no-any-return]
-    allowed = opts.get("allowed")
-    syn = opts.get("synonyms") or {}
-    opts["__enum_table"] = table = _enum_table(
-        tuple(str(a) for a in allowed) if allowed is not None else None,
-        tuple(sorted((str(k), str(v)) for k, v in dict(syn).items())),
-    )
-    return table
-
-
-def _enum_cands(s: str, opts: dict[str, Any]) -> list[str]:
-    lookup, allowed = _enum_opts(opts)
-    n = norm_text(s)
-    if n in lookup:
-        return [lookup[n]]
-    if allowed is None:
-        return [n] if n else []
-    return find_enum_values(n, lookup)
-
-
 def _enum_compare(g: str, p: str, opts: dict[str, Any]) -> Verdict:
-    _, allowed = _enum_opts(opts)
+    _, allowed = enum_lookup(opts)
     if allowed is not None and p not in allowed:
         return "wrong_value", "invalid_value", None
     return ("correct", None, None) if g == p else ("wrong_value", None, None)
 
 
-def _enum_gold(s: str, opts: dict[str, Any]) -> str | None:
-    lookup, _ = _enum_opts(opts)
-    n = norm_text(s)
-    return lookup.get(n, n) or None
-
-
-_ENUM = {"cands": _enum_cands, "fmt": lambda c: c, "compare": _enum_compare,
-         "unparseable": "invalid_value", "gold": _enum_gold}
+_ENUM = {"cands": CANDIDATES["enum"], "fmt": lambda c: c, "compare": _enum_compare,
+         "unparseable": "invalid_value"}
 
 
 # ---------------------------------------------------------------- dispatch
@@ -409,34 +255,6 @@ _HANDLERS: dict[str, dict[str, Any]] = {
 }
 
 
-def _gold_value(kind: str, gold: str, opts: dict[str, Any]) -> Any:
-    """The gold's one typed value, or None when the reference does not parse."""
-    if kind == "enum":
-        return _enum_gold(gold, opts)
-    if len(gold) <= 256:  # references repeat across runs and models: cache them
-        return _gold_cached(kind, gold, opts.get("decimal"), bool(opts.get("dayfirst", True)))
-    return _gold_uncached(kind, gold, opts)
-
-
-def _gold_uncached(kind: str, gold: str, opts: dict[str, Any]) -> Any:
-    h = _HANDLERS[kind]
-    if "gold" in h:
-        return h["gold"](gold, opts)
-    cands = h["cands"](gold, opts)
-    return cands[0] if len(cands) == 1 else None
-
-
-@lru_cache(maxsize=65536)
-def _gold_cached(kind: str, gold: str, decimal: str | None, dayfirst: bool) -> Any:
-    return _gold_uncached(kind, gold, {"decimal": decimal, "dayfirst": dayfirst})
-
-
-def _absent(kind: str, s: str, opts: dict[str, Any]) -> bool:
-    if kind == "enum" and norm_text(s) in _enum_opts(opts)[0]:
-        return False  # "none" may be a legitimate enum value
-    return is_absent(s, prefix_rule=kind in _TYPED)
-
-
 def _is_prose_without_digits(pred: str) -> bool:
     """A free-text answer of several words and no digit at all ("The document does
     not say.", a model's babble) offers no value; a short value-like string that
@@ -447,9 +265,9 @@ def _is_prose_without_digits(pred: str) -> bool:
 def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts: dict[str, Any]) -> FieldScore:
     h = _HANDLERS[kind]
     fmt: Callable[[Any], str] = h["fmt"]
-    gold_absent = gold is None or _absent(kind, gold, opts)
-    pred_absent = pred is None or _absent(kind, pred, opts)
-    g = None if gold_absent else _gold_value(kind, gold, opts)  # type: ignore[arg-type]
+    gold_absent = gold is None or is_absent_value(kind, gold, opts)
+    pred_absent = pred is None or is_absent_value(kind, pred, opts)
+    g = None if gold_absent else gold_value(kind, gold, opts)  # type: ignore[arg-type]
     gold_norm = None if gold_absent else (fmt(g) if g is not None else norm_text(gold))  # type: ignore[arg-type]
     if gold_absent and pred_absent:
         return FieldScore(outcome="correct_absent")
@@ -479,7 +297,7 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
                           pred_norm=_cap(pn), detail=f"gold not parseable as {kind}")
     gold_norm = _cap(gold_norm)
     if not cands:
-        if kind in _TYPED and _is_prose_without_digits(pred):
+        if kind in TYPED_KINDS and _is_prose_without_digits(pred):
             # a sentence that states no value of the field's type: the field was dropped
             return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
                               detail=f"no {kind} value in the answer")

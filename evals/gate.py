@@ -17,6 +17,7 @@ from typing import Annotated, Any, Iterable, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from evalrun.evals.config_errors import ConfigError, read_yaml, validation_error
 from evalrun.evals.pairing import Comparison, PackComparison
 from evalrun.contract.types import FieldKind
 from evalrun.evals.verdict import ALL_PACKS, Gap, RuleResult, Verdict
@@ -84,8 +85,6 @@ class GateConfig(_Strict):
 
 def load_gate(data: Any, file: str | Path = "<gate>", prefix: str = "gate") -> GateConfig:
     """Validate a gate mapping; errors become ConfigError naming the file and key."""
-    from evalrun.evals.config import ConfigError, validation_error
-
     if data is None or data == {}:
         raise ConfigError("the gate is empty; remove it to use the default rules, or write rules "
                           "(packs: {'*': {max_drop: 0}}, max_harmful_flips: {amount: 0})", file=file, path=prefix or None)
@@ -104,9 +103,7 @@ def load_gate(data: Any, file: str | Path = "<gate>", prefix: str = "gate") -> G
 
 def load_gate_file(path: str | Path) -> GateConfig:
     """A gate file holds the rules at the top level or under a `gate:` key."""
-    from evalrun.evals.config import ConfigError, _read_yaml
-
-    data = _read_yaml(Path(path))
+    data = read_yaml(Path(path))
     if not data:
         raise ConfigError("the gate file is empty; write rules or drop --gate to use the defaults", file=path)
     if set(data) == {"gate"}:
@@ -116,8 +113,6 @@ def load_gate_file(path: str | Path) -> GateConfig:
 
 def check_gate(gate: GateConfig, packs: Iterable[str], field_names: Iterable[str]) -> None:
     """Every pack and field the gate names must exist in the compared runs: a typo is exit 2, not a lost rule."""
-    from evalrun.evals.config import ConfigError
-
     packs, names = sorted(set(packs)), sorted(set(field_names))
     for pack in gate.packs:
         if pack != ALL_PACKS and pack not in packs:

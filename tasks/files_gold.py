@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalrun.evals.fields import _absent, _enum_opts, _gold_value  # the scorer's own gold reading
-from evalrun.evals.fields_parse import coerce
 from evalrun.tasks.base import ParamError
 from evalrun.tasks.files_data import Rows, is_empty
+from evalrun.values.coerce import coerce
+from evalrun.values.enums import enum_lookup
+from evalrun.values.kinds import gold_value, is_absent_value  # the scorer's own gold reading
 
 _KIND_WORDS = {"amount": "an amount", "number": "a number", "date": "a calendar date", "id": "an id",
                "text": "text", "enum": "one of the allowed values"}
@@ -62,7 +63,7 @@ def check_golds(rows: Rows, fields: dict[str, str], gold_columns: dict[str, str]
             where = f"{source}: {_label(rows, index, ids)}, column {column!r}"
             if problem:
                 raise ParamError(f"{where}: the gold {problem}", f"fields.{name}")
-            if text is None or _absent(kind, text, opts):
+            if text is None or is_absent_value(kind, text, opts):
                 if name in nullable:
                     out.append(None)
                     continue
@@ -71,7 +72,7 @@ def check_golds(rows: Rows, fields: dict[str, str], gold_columns: dict[str, str]
                     f"{where}: the gold is {shown}; give every row a {name} value, or list the field under "
                     f"`nullable: [{name}]` to score rows without one as decoys (an empty answer is then correct)",
                     f"fields.{name}")
-            if _gold_value(kind, text, opts) is None or (kind == "enum" and not _enum_ok(text, opts)):
+            if gold_value(kind, text, opts) is None or (kind == "enum" and not _enum_ok(text, opts)):
                 raise ParamError(f"{where}: the gold {_short(text)} is not {_KIND_WORDS.get(kind, kind)} "
                                  f"(field type {kind})", f"fields.{name}")
             out.append(text)
@@ -80,8 +81,8 @@ def check_golds(rows: Rows, fields: dict[str, str], gold_columns: dict[str, str]
 
 
 def _enum_ok(text: str, opts: dict[str, Any]) -> bool:
-    _, allowed = _enum_opts(opts)
-    value = _gold_value("enum", text, opts)
+    _, allowed = enum_lookup(opts)
+    value = gold_value("enum", text, opts)
     return allowed is None or value in allowed
 
 

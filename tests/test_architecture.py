@@ -13,14 +13,15 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 # folder in the repository -> the package it installs as
-PACKAGES = {"contract": "evalrun.contract", "tasks": "evalrun.tasks", "runners": "evalrun.runners",
-            "evals": "evalrun.evals", "reports": "evalrun.reports", "evalrun": "evalrun"}
+PACKAGES = {"contract": "evalrun.contract", "values": "evalrun.values", "tasks": "evalrun.tasks",
+            "runners": "evalrun.runners", "evals": "evalrun.evals", "reports": "evalrun.reports", "evalrun": "evalrun"}
 # what each layer may import, besides itself
 ALLOWED = {
     "contract": set(),
-    "tasks": {"contract"},
+    "values": {"contract"},
+    "tasks": {"contract", "values"},
     "runners": {"contract", "tasks"},
-    "evals": {"contract", "tasks", "runners"},
+    "evals": {"contract", "values", "tasks", "runners"},
     "reports": {"contract", "evals"},
     "evalrun": {"contract", "tasks", "runners", "evals", "reports"},
 }
@@ -144,7 +145,7 @@ def test_the_layering_check_sees_a_wrong_import(tmp_path: Path) -> None:
 def test_every_stage_has_a_package_and_tests_mirror_them() -> None:
     for folder in PACKAGES:
         assert (ROOT / folder / "__init__.py").is_file(), folder
-    for folder in ("contract", "tasks", "runners", "evals", "reports", "cli"):
+    for folder in ("contract", "values", "tasks", "runners", "evals", "reports", "cli"):
         assert (ROOT / "tests" / folder / "__init__.py").is_file(), folder
     stray = [p.name for p in (ROOT / "tests").glob("test_*.py") if p.name != "test_architecture.py"]
     assert stray == [], "tests live in the folder of the package they test"

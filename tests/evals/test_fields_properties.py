@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from evalrun.evals.fields import KINDS, OUTCOMES, SUBCODES, score_field
-from evalrun.evals.fields_parse import is_absent
 from evalrun.contract.types import FieldScore
+from evalrun.values.absent import is_absent
 
 # FIELDS_HYPOTHESIS_EXAMPLES=5000 for a deeper run than the default.
 SETTINGS = settings(

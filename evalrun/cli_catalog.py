@@ -1,0 +1,114 @@
+"""The catalog commands: `evalrun accelerations` and `evalrun packs list|export`,
+which describe what a config can name rather than run a comparison."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import get_args
+
+import typer
+from rich.markup import escape
+
+from evalrun.cli_app import EXIT_USAGE, _fail, _guard, console
+from evalrun.evals import api
+
+
+def _type_text(annotation: object) -> str:
+    """A settings type as a user writes it: the allowed values of a Literal, else the type's name."""
+    from typing import Literal, get_args, get_origin
+
+    if get_origin(annotation) is Literal:
+        return " | ".join(str(a) for a in get_args(annotation))
+    args = get_args(annotation)
+    if args:
+        return " | ".join(_type_text(a) for a in args if a is not type(None)) + (" | none" if type(None) in args else "")
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def _settings_lines(model: type, prefix: str = "") -> list[str]:
+    """One line per setting; nested settings models are expanded as dotted keys."""
+    from pydantic import BaseModel
+
+    lines: list[str] = []
+    for field, f in model.model_fields.items():
+        nested = next((a for a in (f.annotation, *get_args(f.annotation))
+                       if isinstance(a, type) and issubclass(a, BaseModel)), None)
+        if nested is not None:
+            lines.append(f"{prefix}{field}: mapping" + (" (required)" if f.is_required() else " (optional)"))
+            lines.extend(_settings_lines(nested, f"{prefix}{field}."))
+            continue
+        default = " (required)" if f.is_required() else f" (default {f.get_default(call_default_factory=True)!r})"
+        lines.append(f"{prefix}{field}: {_type_text(f.annotation)}{default}")
+    return lines
+
+
+def accelerations() -> None:
+    """Acceleration methods with their settings (defaults) and whether they are emulated."""
+    from rich.table import Table
+
+    from evalrun.runners.accel import all_methods
+
+    table = Table(title="accelerations (acceleration: {KEY: {settings}})", title_justify="left")
+    for col in ("key", "settings (default)", "emulated", "description"):
+        table.add_column(col)
+    for name, cls in sorted(all_methods().items()):
+        settings = "\n".join(_settings_lines(cls.settings_model))
+        table.add_row(name, escape(settings), "yes — no speed claim" if cls.emulated else "no", escape(cls.description))
+    console.print(table)
+
+
+packs_app = typer.Typer(help="List task packs and export their items.", no_args_is_help=True)
+
+
+@packs_app.command("list")
+def packs_list() -> None:
+    """Name, version, parameters (with defaults) and purpose of every pack."""
+    from rich.table import Table
+
+    from evalrun.tasks import all_packs
+
+    table = Table(title="task packs", title_justify="left")
+    for col in ("pack", "version", "parameters (default)", "description"):
+        table.add_column(col)
+    for spec in all_packs().values():
+        params = "\n".join(
+            f"{name} ({'required' if f.is_required() else f.get_default(call_default_factory=True)!r})"
+            for name, f in spec.params.model_fields.items()
+        )
+        table.add_row(spec.name, spec.version, escape(params), escape(spec.description))
+    console.print(table)
+
+
+def _parse_params(pairs: list[str]) -> dict:
+    import yaml
+
+    params: dict = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            _fail(EXIT_USAGE, f"--param {pair!r}: expected KEY=VALUE, e.g. lengths=[512,1024]")
+        try:
+            params[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            _fail(EXIT_USAGE, f"--param {key}: cannot read value {value!r}")
+    return params
+
+
+@packs_app.command("export")
+def packs_export(
+    pack: str = typer.Argument(..., help="Pack name (see `evalrun packs list`)."),
+    param: list[str] = typer.Option([], "--param", help="Pack parameter KEY=VALUE (YAML value); repeatable."),
+    out: Path = typer.Option(..., "--out", help="Write the items here as JSON Lines."),
+    model: str = typer.Option("smollm2-135m", "--model", help="Model whose tokenizer measures context lengths."),
+) -> None:
+    """Write a pack's items exactly as a run would see them (for review and determinism checks)."""
+
+    def go() -> None:
+        items = api.export_pack(pack, _parse_params(param), model)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w", encoding="utf-8") as fh:
+            for it in items:
+                fh.write(it.model_dump_json() + "\n")
+        console.print(f"{len(items)} items written to {escape(str(out))}")
+
+    _guard(go)

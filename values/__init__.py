@@ -1,0 +1,24 @@
+"""Typed values: what a field type means, shared by the packs and the scorer.
+
+Reading an amount, a date, an id or an enum value out of a string, normalising
+text, reading a gold, telling "no value" apart: one module per kind of value,
+each total (any string in, a value or nothing out, never an exception). This
+layer sits just above the contract and imports nothing else of ours.
+"""
+
+from evalrun.values.absent import ABSENT_MARKERS, is_absent
+from evalrun.values.amounts import AmountCand, currency_code, distinct_amounts, extract_amounts, fmt_amount, interpret_number
+from evalrun.values.coerce import coerce
+from evalrun.values.dates import DateParts, distinct_dates, extract_dates, find_dates, fmt_date, mask_dates
+from evalrun.values.enums import enum_candidates, enum_gold, enum_lookup, find_enum_values
+from evalrun.values.ids import id_candidates, norm_id
+from evalrun.values.kinds import CANDIDATES, KINDS, TYPED_KINDS, gold_value, is_absent_value
+from evalrun.values.text import norm_text, prep
+
+__all__ = [
+    "ABSENT_MARKERS", "AmountCand", "CANDIDATES", "DateParts", "KINDS", "TYPED_KINDS", "coerce",
+    "currency_code", "distinct_amounts", "distinct_dates", "enum_candidates", "enum_gold", "enum_lookup",
+    "extract_amounts", "extract_dates", "find_dates", "find_enum_values", "fmt_amount", "fmt_date",
+    "gold_value", "id_candidates", "interpret_number", "is_absent", "is_absent_value", "mask_dates",
+    "norm_id", "norm_text", "prep",
+]

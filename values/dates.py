@@ -1,0 +1,213 @@
+"""Dates written numerically, in words (English, German, French) or in CJK form."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from functools import lru_cache
+from typing import NamedTuple
+
+from evalrun.values.text import CACHE_MAX_LEN, HAS_DIGIT, prep
+
+
+class DateParts(NamedTuple):
+    y: int | None
+    m: int | None
+    d: int | None
+
+
+_MONTHS = {
+    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4,
+    "apr": 4, "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
+    "september": 9, "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11,
+    "nov": 11, "december": 12, "dec": 12,
+    # German and French, cheap to have for multilingual documents.
+    "januar": 1, "jänner": 1, "jän": 1, "februar": 2, "märz": 3, "mär": 3, "maerz": 3,
+    "mai": 5, "juni": 6, "juli": 7, "oktober": 10, "okt": 10, "dezember": 12, "dez": 12,
+    "janvier": 1, "janv": 1, "février": 2, "fevrier": 2, "févr": 2, "fevr": 2, "mars": 3,
+    "avril": 4, "avr": 4, "juin": 6, "juillet": 7, "juil": 7, "août": 8, "aout": 8,
+    "septembre": 9, "octobre": 10, "novembre": 11, "décembre": 12, "decembre": 12, "déc": 12,
+}
+# Written dates are found from their month word outwards: the few anchored
+# matches around each month name are far cheaper than scanning the whole text
+# with a 70-way month alternation per pattern.
+_MONTH_WORD = re.compile(r"(?<![^\W\d_])[^\W\d_]{3,10}(?![^\W\d_])")
+_BEFORE_D = re.compile(r"(?<![0-9])(?P<d>[0-9]{1,2})(?:st|nd|rd|th|er|\.)?(?:\s+of)?[\s\-/.,]*\Z", re.I)
+_AFTER_D_Y = re.compile(r"\.?\s*(?P<d>[0-9]{1,2})(?:st|nd|rd|th)?(?:\s*,)?[\s\-/.,]*(?P<y>[0-9]{4})(?![0-9])", re.I)
+_AFTER_Y = re.compile(r"\.?[\s\-/.,]*(?P<y>[0-9]{4})(?![0-9])")
+_BEFORE_Y = re.compile(r"(?<![0-9])(?P<y>[0-9]{4})[\s\-/.,]*\Z")
+_AFTER_D = re.compile(r"\.?\s*(?P<d>[0-9]{1,2})(?:st|nd|rd|th)?(?![0-9])", re.I)
+
+
+def _compile(pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((name, re.compile(rx, re.I)) for name, rx in pairs)
+
+
+_CJK_PATTERNS = _compile((
+    ("cjk", r"(?<![0-9])(?P<y>[0-9]{4})\s*[年년]\s*(?P<m>[0-9]{1,2})\s*[月월](?:\s*(?P<d>[0-9]{1,2})\s*[日号號일])?"),
+    ("cjk_md", r"(?<![0-9])(?P<m>[0-9]{1,2})\s*[月월]\s*(?P<d>[0-9]{1,2})\s*[日号號일]"),
+))
+_NUMERIC_PATTERNS = _compile((
+    ("ymd", r"(?<![0-9A-Za-z.,])(?P<y>[0-9]{4})(?P<sep>[-/.])(?P<m>[0-9]{1,2})(?P=sep)(?P<d>[0-9]{1,2})(?![0-9]|[.,][0-9])"),
+    ("dmy", r"(?<![0-9A-Za-z.,/\-])(?P<a>[0-9]{1,2})(?P<sep>[-/.])(?P<b>[0-9]{1,2})(?P=sep)(?P<y>[0-9]{4}|[0-9]{2})(?![0-9]|[.,/\-][0-9])"),
+    ("ym", r"(?<![0-9A-Za-z.,/\-])(?P<y>[0-9]{4})-(?P<m>[0-9]{2})(?![0-9]|[-/.][0-9])"),
+))
+_NUM_HINT = re.compile(r"[0-9][-/.][0-9]{1,2}[-/.][0-9]|[0-9]{4}-[0-9]{2}")
+
+
+def _valid(y: int | None, m: int | None, d: int | None) -> bool:
+    if m is not None and not 1 <= m <= 12:
+        return False
+    if y is not None and not 1 <= y <= 9999:
+        return False
+    if d is None:
+        return True
+    try:
+        _dt.date(y if y is not None else 2000, m or 1, d)  # 2000: leap, so --02-29 is fine
+        return True
+    except ValueError:
+        return False
+
+
+def _two_digit_year(y: str) -> int:
+    """Explicit pivot for a written 2-digit year (not a fill-in): 00-69 -> 20xx."""
+    v = int(y)
+    return v if len(y) == 4 else (2000 + v if v < 70 else 1900 + v)
+
+
+def _match_parts(name: str, m: re.Match[str], dayfirst: bool) -> DateParts | None:
+    g = m.groupdict()
+    y = _two_digit_year(g["y"]) if g.get("y") else None
+    if name == "dmy":
+        a, b = int(g["a"]), int(g["b"])
+        if a > 12 or (dayfirst and b <= 12):
+            d, mo = a, b
+        else:
+            mo, d = a, b
+    else:
+        mo = int(g["m"])
+        d = int(g["d"]) if g.get("d") else None
+    return DateParts(y, mo, d) if _valid(y, mo, d) else None
+
+
+def _written_date(t: str, w: re.Match[str], mo: int) -> list[tuple[int, int, DateParts]]:
+    """The longest date around one month word, in this order of preference:
+    14 March 2024, March 14, 2024, 2024 March 14, March 2024, 2024 March,
+    14 March, March 14."""
+    ws, we = w.span()
+    lo = max(0, ws - 24)
+    before = _BEFORE_D.search(t, lo, ws)
+    before_y = _BEFORE_Y.search(t, lo, ws)
+    after_y = _AFTER_Y.match(t, we)
+    after_d = _AFTER_D.match(t, we)
+    cands: list[tuple[int, int, int | None, int | None]] = []  # start, end, y, d
+    if before and after_y:
+        cands.append((before.start(), after_y.end(), int(after_y["y"]), int(before["d"])))
+    if m := _AFTER_D_Y.match(t, we):
+        cands.append((ws, m.end(), int(m["y"]), int(m["d"])))
+    if before_y and after_d:
+        cands.append((before_y.start(), after_d.end(), int(before_y["y"]), int(after_d["d"])))
+    if after_y:
+        cands.append((ws, after_y.end(), int(after_y["y"]), None))
+    if before_y:
+        cands.append((before_y.start(), we, int(before_y["y"]), None))
+    yearless_ok = w.group() != "may"  # "EUR 12 may apply" is not a date
+    if before and yearless_ok:
+        cands.append((before.start(), we, None, int(before["d"])))
+    if after_d and yearless_ok:
+        cands.append((ws, after_d.end(), None, int(after_d["d"])))
+    if not cands:
+        return []
+    start, end, y, d = cands[0]  # an invalid "31 February 2024" is no date, not "2024-02"
+    return [(start, end, DateParts(y, mo, d))] if _valid(y, mo, d) else []
+
+
+def find_dates(t: str, dayfirst: bool = True) -> list[tuple[int, int, DateParts]]:
+    """Non-overlapping dates in prepared text, leftmost-longest first."""
+    if not HAS_DIGIT.search(t):
+        return []
+    patterns: list[tuple[str, re.Pattern[str]]] = []
+    if "月" in t or "월" in t:
+        patterns += _CJK_PATTERNS
+    if _NUM_HINT.search(t):
+        patterns += _NUMERIC_PATTERNS
+    found: list[tuple[int, int, DateParts]] = []
+    for name, rx in patterns:
+        for m in rx.finditer(t):
+            parts = _match_parts(name, m, dayfirst)
+            if parts is not None:
+                found.append((m.start(), m.end(), parts))
+    for w in _MONTH_WORD.finditer(t):
+        mo = _MONTHS.get(w.group().lower())
+        if mo is not None:
+            found.extend(_written_date(t, w, mo))
+    if len(found) < 2:
+        return found
+    found.sort(key=lambda x: (x[0], x[0] - x[1]))
+    out: list[tuple[int, int, DateParts]] = []
+    end = -1
+    for s, e, p in found:
+        if s >= end:
+            out.append((s, e, p))
+            end = e
+    return out
+
+
+def mask_dates(t: str) -> str:
+    spans = find_dates(t)
+    if not spans:
+        return t
+    chunks, pos = [], 0
+    for s, e, _ in spans:
+        chunks += [t[pos:s], " " * (e - s)]
+        pos = e
+    chunks.append(t[pos:])
+    return "".join(chunks)
+
+
+_WHOLE_COMPACT = re.compile(r"\s*([0-9]{4})([0-9]{2})([0-9]{2})\s*\Z")
+_WHOLE_YEAR = re.compile(r"\s*([0-9]{4})\s*\Z")
+
+
+def _extract_dates(text: str, dayfirst: bool) -> tuple[DateParts, ...]:
+    t = prep(text)
+    found = [p for _, _, p in find_dates(t, dayfirst)]
+    if not found:
+        # Whole-value-only forms: too risky to pick out of prose.
+        if m := _WHOLE_COMPACT.match(t):
+            y, mo, d = int(m[1]), int(m[2]), int(m[3])
+            if _valid(y, mo, d):
+                found = [DateParts(y, mo, d)]
+        elif m := _WHOLE_YEAR.match(t):
+            found = [DateParts(int(m[1]), None, None)]
+    return tuple(found[:200])
+
+
+_extract_dates_cached = lru_cache(maxsize=65536)(_extract_dates)
+
+
+def extract_dates(text: str, dayfirst: bool = True) -> tuple[DateParts, ...]:
+    """All dates in `text` as (y, m, d) with None for parts not written."""
+    if len(text) > CACHE_MAX_LEN:
+        return _extract_dates(text, dayfirst)
+    return _extract_dates_cached(text, dayfirst)
+
+
+def fmt_date(p: DateParts) -> str:
+    if p.y is None:
+        return f"--{p.m:02d}-{p.d:02d}" if p.d is not None else f"--{p.m:02d}"
+    if p.m is None:
+        return f"{p.y:04d}"
+    return f"{p.y:04d}-{p.m:02d}" + (f"-{p.d:02d}" if p.d is not None else "")
+
+
+
+
+def distinct_dates(cands: tuple[DateParts, ...]) -> list[DateParts]:
+    """Unique dates; a less precise mention consistent with a more precise one
+    ("in March 2024, on 14 March 2024") is the same answer."""
+    uniq = list(dict.fromkeys(cands))
+    return [
+        c for c in uniq
+        if not any(o != c and all(cv is None or cv == ov for cv, ov in zip(c, o)) for o in uniq)
+    ]

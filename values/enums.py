@@ -1,0 +1,80 @@
+"""Enum values: the allowed names and synonyms, found as whole words in an answer."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from evalrun.values.text import norm_text
+
+_NEGATIONS = frozenset("not no never non isnt arent wasnt werent dont doesnt didnt".split())
+
+
+def find_enum_values(norm_pred: str, lookup: dict[str, str]) -> list[str]:
+    """Canonical values whose name or synonym occurs as whole words in the
+    normalised answer, skipping negated mentions ("not paid")."""
+    padded = f" {norm_pred} "
+    found: list[str] = []
+    for name, canon in lookup.items():
+        if not name:
+            continue
+        start = 0
+        needle = f" {name} "
+        while (i := padded.find(needle, start)) != -1:
+            prev = padded[:i].split()[-1:] or [""]
+            if prev[0] not in _NEGATIONS:
+                if canon not in found:
+                    found.append(canon)
+                break
+            start = i + 1
+    return found
+
+
+
+
+EnumTable = tuple[dict[str, str], frozenset[str] | None]  # name or synonym -> canonical value; the allowed set
+
+
+@lru_cache(maxsize=1024)
+def _enum_table(allowed: tuple[str, ...] | None, synonyms: tuple[tuple[str, str], ...]) -> EnumTable:
+    lookup: dict[str, str] = {}
+    allowed_set = frozenset(norm_text(a) for a in allowed) if allowed is not None else None
+    for a in allowed_set or ():
+        lookup[a] = a
+    for k, v in synonyms:
+        lookup.setdefault(norm_text(k), norm_text(v))
+    return lookup, allowed_set
+
+
+def enum_lookup(opts: dict[str, Any]) -> EnumTable:
+    """(normalised name or synonym -> canonical value, the allowed set or None) for a
+    field's options. Built once per options dict and kept in it under
+    "__enum_table": pass a dict the caller owns (score_field's own **kwargs)."""
+    if (table := opts.get("__enum_table")) is not None:
+        return table  # type: ignore[no-any-return]
+    allowed = opts.get("allowed")
+    syn = opts.get("synonyms") or {}
+    opts["__enum_table"] = table = _enum_table(
+        tuple(str(a) for a in allowed) if allowed is not None else None,
+        tuple(sorted((str(k), str(v)) for k, v in dict(syn).items())),
+    )
+    return table
+
+
+def enum_candidates(s: str, opts: dict[str, Any]) -> list[str]:
+    """The canonical values an answer names: the whole answer when it is a name or
+    synonym, else (with `allowed`) every one mentioned and not negated."""
+    lookup, allowed = enum_lookup(opts)
+    n = norm_text(s)
+    if n in lookup:
+        return [lookup[n]]
+    if allowed is None:
+        return [n] if n else []
+    return find_enum_values(n, lookup)
+
+
+def enum_gold(s: str, opts: dict[str, Any]) -> str | None:
+    """A reference enum value, canonical when it is a synonym."""
+    lookup, _ = enum_lookup(opts)
+    n = norm_text(s)
+    return lookup.get(n, n) or None
