@@ -25,7 +25,7 @@ def test_wheel_installs_only_evalrun(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     top = {n.split("/")[0] for n in names}
     assert top == {"evalrun", next(t for t in top if t.endswith(".dist-info"))}, sorted(top)
-    for stage in ("contract", "tasks", "runners", "runners/accel", "evals", "reports"):
+    for stage in ("contract", "values", "tasks", "runners", "runners/accel", "evals", "reports"):
         assert f"evalrun/{stage}/__init__.py" in names, stage
     assert "evalrun/reports/templates/report.html.j2" in names, "the HTML templates ship with the package"
     dist_info = next(t for t in top if t.endswith(".dist-info"))
