@@ -108,6 +108,9 @@ class Acceleration:
     headline_keys: ClassVar[tuple[str, ...]] = ()
     # settings shown in the method's label, in this order (see `label`)
     label_keys: ClassVar[tuple[str, ...]] = ("quant", "backend", "method", "mode", "level")
+    # settings the contract tests (tests/runners/test_accel_contract.py) run the method with on a
+    # tiny Llama: every method gives at least one, so a new method is tested by being added
+    examples: ClassVar[tuple[dict[str, Any], ...]] = ()
 
     def __init__(self, settings: AccelSettings):
         self.settings = settings

@@ -43,6 +43,9 @@ class KVCache(Acceleration):
     # the method supplies its own cache object, so a shared prefix's cache cannot be reused
     capabilities: ClassVar[Capabilities] = Capabilities(prefix_reuse=False)
     headline_keys: ClassVar[tuple[str, ...]] = ("kv_bytes_ratio", "max_cached_tokens")
+    # every eviction policy is added to these by the contract tests, from the policy registry
+    examples: ClassVar[tuple[dict[str, Any], ...]] = ({"quant": "int4", "backend": "simulated", "residual_length": 8,
+                                                       "group_size": 16},)
     description: ClassVar[str] = (
         "KV cache: quant (transformers QuantizedCache: quanto int2/int4, hqq int2/int4/int8, fp8; or backend "
         "simulated, a round trip in the KIVI layout, int2..int8) or evict (method: {policies}; budget or ratio; "

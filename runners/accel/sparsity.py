@@ -280,6 +280,7 @@ class ActivationSparsity(Acceleration):
     settings_model: ClassVar[type[AccelSettings]] = SparsitySettings
     capabilities: ClassVar[Capabilities] = Capabilities(emulated=True)
     headline_keys: ClassVar[tuple[str, ...]] = ("target_level", "achieved_level")
+    examples: ClassVar[tuple[dict[str, Any], ...]] = ({"level": 0.5, "calibration": {"samples": 2, "max_tokens": 64}},)
     description: ClassVar[str] = (
         "Activation sparsity (TEAL): zero projection inputs below calibrated per-layer magnitude thresholds "
         "(emulated with masked dense matmuls: no speedup)"

@@ -125,6 +125,7 @@ class SpeculativeDecoding(Acceleration):
     # assisted generation runs one sequence at a time and keeps its own candidate caches
     capabilities: ClassVar[Capabilities] = Capabilities(prefix_reuse=False, max_batch_size=1)
     headline_keys: ClassVar[tuple[str, ...]] = ("acceptance_rate", "accepted_tokens")
+    examples: ClassVar[tuple[dict[str, Any], ...]] = ({"method": "prompt_lookup"}, {"method": "early_exit", "exit_layer": 1})
     description: ClassVar[str] = (
         "Speculative decoding (transformers assisted generation): prompt lookup, a draft model sharing the "
         "tokenizer, or early-exit self-speculation; lossless in exact arithmetic"

@@ -49,6 +49,7 @@ class WeightQuant(Acceleration):
     settings_model: ClassVar[type[AccelSettings]] = WeightSettings
     capabilities: ClassVar[Capabilities] = Capabilities(modifies_weights=True)
     headline_keys: ClassVar[tuple[str, ...]] = ("weight_bytes_ratio",)
+    examples: ClassVar[tuple[dict[str, Any], ...]] = ({"quant": "int8"},)
     description: ClassVar[str] = "Weight-only quantization of the linear layers (optimum-quanto int8 / int4)"
 
     def __init__(self, settings: WeightSettings):
