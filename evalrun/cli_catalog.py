@@ -53,7 +53,8 @@ def accelerations() -> None:
         table.add_column(col)
     for name, cls in sorted(all_methods().items()):
         settings = "\n".join(_settings_lines(cls.settings_model))
-        table.add_row(name, escape(settings), "yes — no speed claim" if cls.emulated else "no", escape(cls.description))
+        emulated = "yes — no speed claim" if cls.capabilities.emulated else "no"
+        table.add_row(name, escape(settings), emulated, escape(cls.describe()))
     console.print(table)
 
 

@@ -17,6 +17,7 @@ from evalrun.evals.runs import PreparedRun, RunResult
 from evalrun.evals.store import RunStore, run_key
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel import build_accelerations
+from evalrun.runners.base import Runner
 from evalrun.runners.models import ModelSource, resolve_device, resolve_dtype, resolve_model
 from evalrun.tasks import get_pack
 
@@ -70,7 +71,7 @@ def run_dir_name(name: str, key: str, replicate: int = 0) -> str:
     return f"{name}-{key[:12]}" + (f"-r{replicate}" if replicate else "")
 
 
-def _hf_runner(config: RunConfig) -> tuple[Any, ModelSource, str, str]:
+def _hf_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
     from evalrun.runners.hf import HFRunner
 
     source = resolve_model(config.model)
@@ -88,7 +89,7 @@ def _hf_runner(config: RunConfig) -> tuple[Any, ModelSource, str, str]:
     return runner, source, device, dtype
 
 
-def _openai_runner(config: RunConfig) -> tuple[Any, ModelSource, str, str]:
+def _openai_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
     """A runner for a remote server; its identity is what the server reports plus the local tokenizer's."""
     from evalrun.runners.models import ModelNotFound
     from evalrun.runners.openai import OpenAIRunner, api_key_from_env
@@ -127,8 +128,7 @@ def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, re
     runner, source, device, dtype = (_openai_runner if config.runner == "openai" else _hf_runner)(config)
     # the limit goes to the pack, so a large data file is not tokenized past the rows used;
     # the prompt's room is the model's context less the answer (unknown for a remote server)
-    context = getattr(runner, "max_context", None)
-    context = context() if callable(context) else context
+    context = runner.max_context()
     answer = config.generation.max_new_tokens
     options = BuildOptions(limit=limit, max_prompt_tokens=(context - answer) if context else None)
     items: list[Item] = []

@@ -20,6 +20,7 @@ from evalrun.tasks import get_pack
 
 if TYPE_CHECKING:
     from evalrun.evals.runs import PreparedRun
+    from evalrun.runners.base import Runner
 
 
 def now() -> str:
@@ -58,28 +59,24 @@ def describe(prepared: "PreparedRun") -> dict[str, Any]:
             {"pack": t.pack, "version": get_pack(t.pack).version, "params": t.params.model_dump(mode="json")}
             for t in config.tasks
         ],
-        "emulated": sorted(n for n in config.acceleration if methods[n].emulated),
+        "emulated": sorted(n for n in config.acceleration if methods[n].capabilities.emulated),
     }
 
 
-def runner_extras(runner: Any) -> dict[str, Any]:
+def runner_extras(runner: Runner) -> dict[str, Any]:
     """What a runner reports about itself beyond accelerations (a remote server's answers, retries)."""
-    extras = getattr(runner, "manifest_extras", None)
-    return extras() if callable(extras) else {}
+    return runner.manifest_extras()
 
 
-def run_speed(prepared: "PreparedRun", generations: list[Generation], runner: Any, effects: dict[str, Any],
+def run_speed(prepared: "PreparedRun", generations: list[Generation], runner: Runner, effects: dict[str, Any],
               peak_reset: bool, session: tuple[int, float]) -> dict[str, Any]:
     """The run's speed figures over all its generations (resumed sessions included); the
     peak memory is this session's. A remote server's requests overlap, so its throughput is
     the session's wall clock when the session generated every item."""
-    model = getattr(runner, "model", None)
-    dtype = getattr(model, "dtype", None)
-    element_size = dtype.itemsize if dtype is not None and hasattr(dtype, "itemsize") else None
-    kv = speed.kv_cache_figures(getattr(model, "config", None), element_size, effects,
-                                speed.longest_context(generations))
+    model_config, element_size = runner.kv_source() or (None, None)
+    kv = speed.kv_cache_figures(model_config, element_size, effects, speed.longest_context(generations))
     remote = prepared.device == "remote"
-    figures = speed.run_speed(generations, load_seconds=round(getattr(runner, "load_seconds", 0.0), 3),
+    figures = speed.run_speed(generations, load_seconds=round(runner.load_seconds, 3),
                               peak_memory=None if remote else memory.read_peak(prepared.device, peak_reset),
                               kv_cache=kv)
     generated, wall = session

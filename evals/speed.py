@@ -112,30 +112,33 @@ def kv_cache_figures(model_config: Any, element_size: int | None, effects: dict[
                      longest_context_tokens: int) -> dict[str, Any] | None:
     """KV-cache bytes per token of one sequence, and at the run's longest context.
 
-    From the model config: 2 (keys and values) x layers x KV heads x head dim x
-    element size (full attention assumed). When a KV method measured what it
-    stored (`effects.kv_cache.kv_bytes_ratio`), that ratio scales the figure.
+    From the model config through the runners' one KV-bytes helper (`KVLayout`):
+    2 (keys and values) x layers x KV heads x head dim x element size (full
+    attention assumed). When a KV method measured what it stored (its
+    `kv_bytes_ratio`, as the method reads it from its effects), that ratio scales the figure.
     """
+    from evalrun.runners.accel import kv_bytes_ratio
+    from evalrun.runners.kv_layout import KVLayout
+
     if model_config is None or not element_size:
         return None
-    cfg = model_config.get_text_config(decoder=True) if hasattr(model_config, "get_text_config") else model_config
     try:
-        layers = int(cfg.num_hidden_layers)
-        heads = int(getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads)
-        head_dim = int(getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads)
+        layout = KVLayout.of(model_config)
     except (AttributeError, TypeError, ValueError, ZeroDivisionError):
         return None
-    full = 2 * layers * heads * head_dim * int(element_size)
-    ratio = ((effects or {}).get("kv_cache") or {}).get("kv_bytes_ratio")
-    if isinstance(ratio, (int, float)) and ratio > 0:
-        per_token, source = full * float(ratio), "model config x kv_cache's measured stored/full ratio"
+    full = layout.bytes(1, int(element_size))
+    measured = kv_bytes_ratio(effects or {})
+    if measured is not None:
+        ratio, methods = measured
+        per_token, source = full * ratio, f"model config x {', '.join(methods)}'s measured stored/full ratio"
     else:
         per_token, source = float(full), "model config (2 x layers x kv heads x head dim x element size)"
     return {
         "bytes_per_token": round(per_token, 2),
         "bytes_per_token_full_precision": full,
         "source": source,
-        "layers": layers, "kv_heads": heads, "head_dim": head_dim, "element_size": int(element_size),
+        "layers": layout.layers, "kv_heads": layout.kv_heads, "head_dim": layout.head_dim,
+        "element_size": int(element_size),
         "longest_context_tokens": longest_context_tokens,
         "bytes_at_longest_context": round(per_token * longest_context_tokens),
     }

@@ -23,6 +23,7 @@ import numpy as np
 from pydantic import BaseModel, Field as PydField
 
 from evalrun.evals import capacity, speed, stats
+from evalrun.runners import accel
 
 EMULATED_NOTE = "emulated — no speed claim"
 NOT_COMPARABLE_NOTE = "different device or dtype than the baseline: not comparable"
@@ -104,35 +105,13 @@ class SpeedTable(BaseModel):
 
 
 def method_label(manifest: dict[str, Any]) -> str:
-    """The accelerations with their main settings, e.g. "kv_cache (int4 quanto)"."""
-    accel = (manifest.get("config") or {}).get("acceleration") or {}
-    if not accel:
-        return "none"
-    parts = []
-    for name, settings in accel.items():
-        if isinstance(settings, dict):
-            main = [str(settings[k]) for k in ("quant", "backend", "method", "mode", "level") if settings.get(k)]
-            parts.append(f"{name} ({' '.join(main)})" if main else name)
-        else:
-            parts.append(f"{name} ({settings})")
-    return ", ".join(parts)
-
-
-_EFFECT_KEYS = ("kv_bytes_ratio", "target_level", "achieved_level", "acceptance_rate", "accepted_tokens",
-                "weight_bytes_ratio", "max_cached_tokens")
+    """The accelerations with their main settings, e.g. "kv_cache (int4 quanto)", each as its method labels itself."""
+    return accel.method_label((manifest.get("config") or {}).get("acceleration") or {})
 
 
 def effects_facts(manifest: dict[str, Any]) -> list[str]:
-    """What each acceleration measured, as short facts."""
-    out = []
-    for name, eff in (manifest.get("effects") or {}).items():
-        if not isinstance(eff, dict):
-            continue
-        facts = [f"{k.replace('_', ' ')} {eff[k]:g}" if isinstance(eff[k], (int, float)) else f"{k} {eff[k]}"
-                 for k in _EFFECT_KEYS if eff.get(k) is not None]
-        if facts:
-            out.append(f"{name}: " + ", ".join(facts))
-    return out
+    """What each acceleration measured, as the short facts its method chooses for a headline."""
+    return accel.headlines(manifest.get("effects") or {})
 
 
 def _memory_kind(peak: dict[str, Any]) -> str:

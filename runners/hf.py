@@ -12,9 +12,9 @@ import time
 from typing import Any, Callable, Iterable
 
 from evalrun.contract.types import Generation, GenerationOverride, Item
-from evalrun.runners.accel import Acceleration
-from evalrun.runners.accel.base import cache_kwarg
-from evalrun.runners.accel.kv_quant import kv_layout
+from evalrun.runners.accel.base import Acceleration, cache_kwarg
+from evalrun.runners.base import Runner
+from evalrun.runners.kv_layout import KVLayout, element_size
 from evalrun.runners.prefix import SharedPrefix, group_by_prefix, prefill
 from evalrun.runners.models import ModelSource, load_model, load_tokenizer
 from evalrun.runners.token_clock import TokenClock
@@ -43,11 +43,10 @@ def auto_batch_size(model: Any, device: str, items: list[Item], max_new_tokens: 
 
     free, _total = torch.cuda.mem_get_info()
     cfg = model.config.get_text_config(decoder=True)
-    heads, dim = kv_layout(model)
-    elem = torch.empty((), dtype=model.dtype).element_size()
+    elem = element_size(model.dtype)
     longest = max((int(it.meta.get("context_tokens", 0)) for it in items), default=0) or 2048
     tokens = longest + max_new_tokens
-    kv = 2 * cfg.num_hidden_layers * heads * dim * elem * tokens
+    kv = KVLayout.of(model.config).bytes(tokens, elem)
     # prefill activations: hidden states and the MLP's intermediate for every prompt token, one row of logits
     act = tokens * (4 * cfg.hidden_size + 2 * getattr(cfg, "intermediate_size", 4 * cfg.hidden_size)) * elem
     act += 2 * cfg.vocab_size * 4
@@ -64,7 +63,7 @@ def _split_at_question(text: str, item: Item, offsets: list[tuple[int, int]]) ->
     return split if split else None
 
 
-class HFRunner:
+class HFRunner(Runner):
     """Generates answers for Items with one loaded model and a set of accelerations."""
 
     def __init__(
@@ -77,12 +76,13 @@ class HFRunner:
         batch_size: int | str = 4,
         prefix_reuse: bool = False,
     ):
+        super().__init__(accelerations)
         self.source = source
         self.device = device
         self.dtype = dtype
         self.generation = generation
-        self.accelerations = accelerations
-        self.limits = [a.max_batch_size for a in accelerations if a.max_batch_size]
+        self.capabilities = [a.run_capabilities() for a in self.accelerations]
+        self.limits = [c.max_batch_size for c in self.capabilities if c.max_batch_size]
         self.batch_configured = batch_size
         self.batch_auto = batch_size == "auto"
         self.batch_size = min([AUTO_START if self.batch_auto else int(batch_size), *self.limits])
@@ -91,10 +91,7 @@ class HFRunner:
         self.prefix_stats: dict[str, Any] = {"documents": 0, "questions": 0, "tokens_saved": 0}
         self._token_ids: dict[str, list[int]] = {}  # item id -> ids, from grouping, reused when generating
         self.model: Any = None
-        # every item of the run (not only those still missing), for methods that calibrate on them
-        self.run_items: list[Item] | None = None
         self.tokenizer: Any = load_tokenizer(source)
-        self.load_seconds = 0.0
         self._max_context: int | None | bool = False  # False: not read yet
 
     def manifest_extras(self) -> dict[str, Any]:
@@ -113,6 +110,11 @@ class HFRunner:
             ]
             return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return f"{item.system}\n\n{item.prompt}" if item.system else item.prompt
+
+    def kv_source(self) -> tuple[Any, int] | None:
+        if self.model is None:
+            return None
+        return self.model.config, element_size(self.model.dtype)
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -149,8 +151,8 @@ class HFRunner:
         if self.batch_auto:
             self.batch_size = min([auto_batch_size(self.model, self.device, self.run_items or [],
                                                      int(self.generation.get("max_new_tokens", 48))), *self.limits])
-        for accel in self.accelerations:
-            if accel.modifies_weights:
+        for accel, caps in zip(self.accelerations, self.capabilities):
+            if caps.modifies_weights:
                 # the loaded model is shared by every run in this process: change a copy
                 self.model = accel.prepare_model(copy.deepcopy(self.model))
 
@@ -179,7 +181,7 @@ class HFRunner:
         clock = TokenClock(torch.cuda.synchronize if self.device == "cuda" else None)
         start = time.perf_counter()
         with torch.no_grad():  # not inference_mode: quantized tensor subclasses (quanto int4) reject it
-            if len(items) == 1 and any(a.context_prefill for a in self.accelerations):
+            if len(items) == 1 and any(c.context_prefill for c in self.capabilities):
                 self._prefill_context(items[0], texts[0], enc, kwargs.get(cache_kwarg()))
             out = self.model.generate(
                 **enc,
@@ -266,7 +268,7 @@ class HFRunner:
         """Groups of items asking about the same document, when the run shares prefixes."""
         if not self.prefix_reuse:
             return [], items
-        blocking = [a.name for a in self.accelerations if not a.supports_prefix_reuse]
+        blocking = [a.name for a, c in zip(self.accelerations, self.capabilities) if not c.prefix_reuse]
         if blocking:
             self.prefix_stats["off_because"] = f"{', '.join(blocking)} supplies its own cache"
             return [], items
@@ -311,9 +313,9 @@ class HFRunner:
         if not items:
             return
         self._ensure_loaded()
+        texts = [self.render(it) for it in (self.run_items or items)] if self.accelerations else []
         for accel in self.accelerations:
-            if hasattr(accel, "set_calibration_texts"):
-                accel.set_calibration_texts([self.render(it) for it in (self.run_items or items)])
+            accel.set_calibration_texts(texts)
             accel.attach(self.model)
         try:
             groups, items = self._shared_prefixes(items)

@@ -17,97 +17,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
-import re
 import time
-from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Awaitable, Callable, Coroutine, Literal, TypeVar
-from urllib.parse import urlsplit
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Any, Callable
 
 from evalrun.contract.types import Generation, Item
-from evalrun.runners.models import ModelError, ModelSource, load_tokenizer
-from evalrun.runners.retry import retry_after_seconds, retry_wait, retryable_status
+from evalrun.runners.base import Runner
+from evalrun.runners.models import ModelSource, load_tokenizer
+from evalrun.runners.openai_http import ServerClient, ServerError, Transient, run_sync
+from evalrun.runners.openai_settings import EngineInfo, OpenAISettings, api_key_from_env
 from evalrun.runners.sse import sse_data
-
-T = TypeVar("T")
-
-
-class OpenAISettings(BaseModel):
-    """The `openai:` block of a config."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    base_url: str
-    # the NAME of an environment variable holding the key; the key itself never appears in a config
-    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    endpoint: Literal["chat", "completions"] = "chat"
-    stream: bool = True
-    concurrency: int = Field(8, ge=1, le=1024)
-    # seconds to wait for a connection or for the server's next bytes (a stream that keeps sending is never cut)
-    timeout: float = Field(300.0, gt=0)
-    max_retries: int = Field(5, ge=0, le=100)
-    # first retry waits about this long, doubling each time up to max_backoff
-    backoff: float = Field(0.5, gt=0, le=60)
-    max_backoff: float = Field(30.0, gt=0, le=600)
-    # local model spec whose tokenizer sizes prompts and renders the chat template for `completions`; default `model`
-    tokenizer: str | None = None
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"must be an http(s) URL such as http://127.0.0.1:8000/v1 (got {value!r})")
-        if parts.username or parts.password:
-            raise ValueError("must not carry credentials; name the environment variable holding the key in api_key_env")
-        if parts.query or parts.fragment:
-            raise ValueError(f"must not have a query or fragment (got {value!r})")
-        return value.rstrip("/")
-
-
-class EngineInfo(BaseModel):
-    """The serving engine and the flags it was started with, as the user declares them.
-
-    The server cannot report its own flags, so this is how a baseline server
-    and an fp8-KV server behind one model name get different cache keys."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(min_length=1)
-    version: str | None = None
-    args: list[str] = Field(default_factory=list)
-
-
-class ServerError(ModelError):
-    """The server refused the work, or kept failing after every retry: the run stops (exit 3)."""
-
-    def __init__(self, message: str, status: int | None = None):
-        super().__init__(message)
-        self.status = status
-
-
-class _Transient(Exception):
-    """A failure worth retrying, with the wait the server asked for, if any."""
-
-    def __init__(self, reason: str, retry_after: float | None = None):
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-
-
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to completion from synchronous code, also when an event loop is already running
-    (a notebook): then it runs on a thread of its own."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 def render_chat(tokenizer: Any, item: Item) -> str:
@@ -124,16 +43,7 @@ def messages(item: Item) -> list[dict[str, str]]:
     ]
 
 
-_HINTS = {
-    400: "the server rejected the request (a prompt longer than the served context, or a setting it does not take)",
-    401: "the server did not accept the API key",
-    403: "the API key is not allowed to do this",
-    404: "check openai.base_url (it usually ends in /v1) and that `model` is the name the server serves",
-    422: "the server rejected the request body",
-}
-
-
-class OpenAIRunner:
+class OpenAIRunner(Runner):
     """Generates answers for Items by calling an OpenAI-compatible server."""
 
     def __init__(
@@ -145,22 +55,16 @@ class OpenAIRunner:
         api_key: str | None = None,
         rng: random.Random | None = None,
     ):
+        super().__init__()  # nothing is loaded or accelerated in this process
         self.settings = settings
         self.served_model = model
         self.generation = generation
         self.tokenizer_source = tokenizer_source
         self.tokenizer: Any = load_tokenizer(tokenizer_source)
-        self._api_key = api_key or None
-        self._rng = rng or random.Random()
-        # the runner interface shared with HFRunner: nothing is loaded or accelerated in this process
-        self.accelerations: list[Any] = []
-        self.load_seconds = 0.0
-        self.run_items: list[Item] | None = None
+        self.http = ServerClient(settings, api_key, rng)
         # what the server says it serves (its /models entry for `model`), filled by probe()
         self.server_model: dict[str, Any] | None = None
         self.models_listed: bool = False
-        self.requests = 0
-        self.retries: Counter[str] = Counter()
         self.streamed = 0
         self.not_streamed = 0
         self.response_models: set[str] = set()
@@ -175,6 +79,10 @@ class OpenAIRunner:
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def max_context(self) -> int | None:
+        """Unknown: the server's context is its own (a prompt past it is the server's 400)."""
+        return None
 
     def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
         """Send every item (at most `concurrency` at once) and emit each answer as it arrives."""
@@ -204,76 +112,14 @@ class OpenAIRunner:
                 "models_endpoint": self.models_listed,
                 "reported_model": self.server_model,
                 "response_models": sorted(self.response_models),
-                "requests": self.requests,
-                "retries": dict(sorted(self.retries.items())),
+                "requests": self.http.requests,
+                "retries": dict(sorted(self.http.retries.items())),
                 "streamed": self.streamed,
                 "not_streamed": self.not_streamed,
                 "max_in_flight": self.max_in_flight,
                 "api_key_env": self.settings.api_key_env,
             }
         }
-
-    # -- HTTP -------------------------------------------------------------------------------------------
-
-    def _client(self) -> Any:
-        import httpx
-
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        limits = httpx.Limits(max_connections=self.settings.concurrency,
-                              max_keepalive_connections=self.settings.concurrency)
-        return httpx.AsyncClient(base_url=self.settings.base_url + "/", headers=headers,
-                                 timeout=httpx.Timeout(self.settings.timeout), limits=limits)
-
-    def _scrub(self, text: str) -> str:
-        """A server that echoes the key in an error body must not put it into our messages or files."""
-        return text.replace(self._api_key, "***") if self._api_key else text
-
-    def _refusal(self, code: int, phrase: str, what: str, body: str) -> ServerError:
-        detail = re.sub(r"\s+", " ", body).strip()[:400]
-        hint = _HINTS.get(code, "retrying would not help")
-        if code in (401, 403):
-            hint += (f" (read from ${self.settings.api_key_env})" if self.settings.api_key_env
-                     else "; set openai.api_key_env to the environment variable that holds the key")
-        return ServerError(self._scrub(
-            f"server {self.settings.base_url} answered {code} {phrase} to {what}: {hint}"
-            + (f"; server said: {detail}" if detail else "")
-        ), status=code)
-
-    async def _with_retries(self, attempt_once: Callable[[], Awaitable[T]], what: str) -> T:
-        """One request, again after each transient failure, waiting as the server asks or backing off."""
-        s = self.settings
-        attempt = 0
-        while True:
-            try:
-                return await attempt_once()
-            except _Transient as exc:
-                if attempt >= s.max_retries:
-                    raise ServerError(self._scrub(
-                        f"server {s.base_url}: {what} still failing after {attempt + 1} attempts: {exc.reason}"
-                    )) from None
-                self.retries[exc.reason.split(":")[0]] += 1
-                await asyncio.sleep(retry_wait(attempt, s.backoff, s.max_backoff, exc.retry_after, self._rng))
-                attempt += 1
-
-    async def _send(self, client: Any, method: str, path: str, body: dict[str, Any] | None,
-                    read: Callable[[Any, float], Awaitable[T]], what: str) -> T:
-        """One attempt: transient failures become _Transient, refusals ServerError, a good answer `read`'s result."""
-        import httpx
-
-        self.requests += 1
-        start = time.perf_counter()
-        try:
-            async with client.stream(method, path, json=body) as resp:
-                if not 200 <= resp.status_code < 300:
-                    text = self._scrub((await resp.aread()).decode("utf-8", errors="replace"))
-                    if retryable_status(resp.status_code):
-                        raise _Transient(f"HTTP {resp.status_code}", retry_after_seconds(resp.headers.get("retry-after")))
-                    raise self._refusal(resp.status_code, resp.reason_phrase, what, text)
-                return await read(resp, start)
-        except httpx.TimeoutException as exc:
-            raise _Transient(f"timeout: no answer within {self.settings.timeout:g} s ({type(exc).__name__})") from None
-        except (httpx.TransportError, httpx.DecodingError) as exc:
-            raise _Transient(f"connection: {type(exc).__name__}: {self._scrub(str(exc))}") from None
 
     async def _probe(self) -> None:
         async def read(resp: Any, _start: float) -> dict[str, Any] | None:
@@ -283,9 +129,9 @@ class OpenAIRunner:
             except ValueError:
                 return None
 
-        async with self._client() as client:
+        async with self.http.client() as client:
             try:
-                listing = await self._with_retries(lambda: self._send(client, "GET", "models", None, read, "GET /models"),
+                listing = await self.http.with_retries(lambda: self.http.send(client, "GET", "models", None, read, "GET /models"),
                                                    "GET /models")
             except ServerError as exc:
                 if exc.status in (404, 405):
@@ -339,7 +185,7 @@ class OpenAIRunner:
             data = json.loads(raw)
             choice = data["choices"][0]
         except (ValueError, KeyError, IndexError, TypeError):
-            raise _Transient(f"malformed answer: {raw[:200]!r}") from None
+            raise Transient(f"malformed answer: {raw[:200]!r}") from None
         self.not_streamed += 1
         if data.get("model"):
             self.response_models.add(str(data["model"]))
@@ -358,11 +204,11 @@ class OpenAIRunner:
             try:
                 chunk = json.loads(data)
             except ValueError:
-                raise _Transient(f"malformed stream chunk: {data[:200]!r}") from None
+                raise Transient(f"malformed stream chunk: {data[:200]!r}") from None
             if not isinstance(chunk, dict):
-                raise _Transient(f"malformed stream chunk: {data[:200]!r}")
+                raise Transient(f"malformed stream chunk: {data[:200]!r}")
             if chunk.get("error"):
-                raise _Transient(f"error in stream: {self._scrub(json.dumps(chunk['error']))[:300]}")
+                raise Transient(f"error in stream: {self.http.scrub(json.dumps(chunk['error']))[:300]}")
             if chunk.get("model"):
                 self.response_models.add(str(chunk["model"]))
             if chunk.get("usage"):
@@ -376,7 +222,7 @@ class OpenAIRunner:
                 if choice.get("finish_reason"):
                     finished = True
         if not finished:
-            raise _Transient("stream cut: it ended before the server said it was finished")
+            raise Transient("stream cut: it ended before the server said it was finished")
         self.streamed += 1
         end = time.perf_counter()
         ttft = None if first is None else first - start
@@ -405,8 +251,8 @@ class OpenAIRunner:
         path = "chat/completions" if self.settings.endpoint == "chat" else "completions"
         what = f"POST /{path} (item {item.id})"
         body = self._body(item)
-        return await self._with_retries(
-            lambda: self._send(client, "POST", path, body, lambda resp, start: self._read_answer(item, resp, start),
+        return await self.http.with_retries(
+            lambda: self.http.send(client, "POST", path, body, lambda resp, start: self._read_answer(item, resp, start),
                                what),
             what,
         )
@@ -425,7 +271,7 @@ class OpenAIRunner:
                     self._in_flight -= 1
                 emit(gen)
 
-        async with self._client() as client:
+        async with self.http.client() as client:
             workers = [asyncio.create_task(worker()) for _ in range(min(self.settings.concurrency, len(items)))]
             try:
                 await asyncio.gather(*workers)
@@ -437,11 +283,5 @@ class OpenAIRunner:
                 raise
 
 
-def api_key_from_env(settings: OpenAISettings) -> str | None:
-    """The key from the named variable; None when no variable is named. Raises KeyError when it is unset."""
-    if not settings.api_key_env:
-        return None
-    value = os.environ.get(settings.api_key_env)
-    if not value:
-        raise KeyError(settings.api_key_env)
-    return value
+__all__ = ["EngineInfo", "OpenAIRunner", "OpenAISettings", "ServerError", "api_key_from_env", "messages",
+           "render_chat", "run_sync"]

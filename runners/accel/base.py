@@ -2,11 +2,13 @@
 
 A method is applied to a loaded model through hooks, a cache object or extra
 `generate` arguments, and reports what it actually did. The runner only calls
-these methods, so adding a method never touches the pipeline.
+these methods and reads its declared `Capabilities`, so adding a method never
+touches the pipeline.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict
@@ -58,39 +60,100 @@ class AccelSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a method needs from the runner, declared in one place (the runner reads nothing else).
+
+    emulated: changes results but not real cost (masked dense matmuls): reports make no speed claim.
+    modifies_weights: the runner hands `prepare_model` a private copy of the loaded model.
+    prefix_reuse: shared-prefix reuse may stay on (False when the method supplies its own cache or drafts).
+    max_batch_size: the largest batch the method can generate (None: any).
+    context_prefill: the runner prefills the text before the item's question first, through the cache
+      the method supplies, and generates the rest from there (query-agnostic KV compression).
+    """
+
+    emulated: bool = False
+    modifies_weights: bool = False
+    prefix_reuse: bool = True
+    max_batch_size: int | None = None
+    context_prefill: bool = False
+
+
+def fact(key: str, value: Any) -> str:
+    """One short fact for reports, e.g. "kv bytes ratio 0.25"."""
+    return f"{key.replace('_', ' ')} {value:g}" if isinstance(value, (int, float)) else f"{key} {value}"
+
+
+def settings_label(name: str, settings: dict[str, Any], keys: tuple[str, ...]) -> str:
+    """ "name (v1 v2)" from the settings present among `keys`, in that order."""
+    main = [str(settings[k]) for k in keys if settings.get(k)]
+    return f"{name} ({' '.join(main)})" if main else name
+
+
 class Acceleration:
-    """One configured acceleration, bound to one run."""
+    """One configured acceleration, bound to one run.
+
+    A method is one module in runners/accel/ holding a subclass with a `name`: the
+    registry finds it there. The runner calls only the hooks below, reads only
+    `run_capabilities()`, and reports read only `label`, `headline` and
+    `kv_bytes_ratio`, so a new method touches no other file.
+    """
 
     name: ClassVar[str]
     settings_model: ClassVar[type[AccelSettings]]
-    # True when the method changes results but not real cost (e.g. masked dense
-    # matmuls): reports then make no speed claim.
-    emulated: ClassVar[bool] = False
     description: ClassVar[str] = ""
-    # Largest batch the method can generate (assisted generation runs one sequence at a time);
-    # an instance may narrow it from its settings.
-    max_batch_size: int | None = None
-    # True when the method must see the context before the question (query-agnostic KV
-    # compression): the runner then prefills the text before `Item.meta["question"]` first,
-    # through the cache this method supplies, and generates the rest from there.
-    context_prefill: bool = False
-    # False when the method supplies its own cache or drafts tokens: shared-prefix reuse is then off
-    supports_prefix_reuse: ClassVar[bool] = True
-    # True when the method changes the weights: the runner then gives it a private
-    # copy of the loaded model, so other runs in the process keep the original.
-    modifies_weights: ClassVar[bool] = False
+    # what the method can need under any settings; `run_capabilities` narrows it for one run
+    capabilities: ClassVar[Capabilities] = Capabilities()
+    # effects shown in report headlines, in this order (see `headline`)
+    headline_keys: ClassVar[tuple[str, ...]] = ()
+    # settings shown in the method's label, in this order (see `label`)
+    label_keys: ClassVar[tuple[str, ...]] = ("quant", "backend", "method", "mode", "level")
+    # settings the contract tests (tests/runners/test_accel_contract.py) run the method with on a
+    # tiny Llama: every method gives at least one, so a new method is tested by being added
+    examples: ClassVar[tuple[dict[str, Any], ...]] = ()
 
     def __init__(self, settings: AccelSettings):
         self.settings = settings
+
+    # --- what it is -----------------------------------------------------------------------------
+
+    def run_capabilities(self) -> Capabilities:
+        """The capabilities of this configured instance (e.g. a batch cap only some settings need)."""
+        return self.capabilities
+
+    @classmethod
+    def describe(cls) -> str:
+        """One line for `evalrun accelerations`."""
+        return cls.description
+
+    @classmethod
+    def label(cls, settings: dict[str, Any]) -> str:
+        """The method with its main settings, for reports, e.g. "kv_cache (int4 quanto)"."""
+        return settings_label(cls.name, settings, cls.label_keys)
+
+    @classmethod
+    def headline(cls, effects: dict[str, Any]) -> list[str]:
+        """The few measured effects a reader needs to see that the method took effect."""
+        return [fact(k, effects[k]) for k in cls.headline_keys if effects.get(k) is not None]
+
+    @classmethod
+    def kv_bytes_ratio(cls, effects: dict[str, Any]) -> float | None:
+        """KV bytes stored / full precision, as measured (None: the method does not change the cache)."""
+        return None
 
     def key_extras(self) -> dict[str, Any]:
         """What else can change outputs beyond the settings (e.g. a draft model's
         content hash); part of the run's cache key."""
         return {}
 
+    # --- hooks, in the order the runner calls them ------------------------------------------------
+
     def prepare_model(self, model: Any) -> Any:
-        """Return the model to generate with (only called when `modifies_weights`)."""
+        """Return the model to generate with (only called when `capabilities.modifies_weights`)."""
         return model
+
+    def set_calibration_texts(self, texts: list[str]) -> None:
+        """The run's rendered prompts, before `attach`, for methods that calibrate on them."""
 
     def attach(self, model: Any) -> None:
         """Install hooks on the model; called once before the run's first batch."""
@@ -106,5 +169,5 @@ class Acceleration:
         """Look at one finished `generate` call to record what the method did."""
 
     def effects(self) -> dict[str, Any]:
-        """Evidence that the method took effect, for the run manifest."""
+        """Evidence that the method took effect, for the run manifest (JSON-serialisable)."""
         return {}

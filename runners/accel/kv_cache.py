@@ -6,13 +6,13 @@ works with; the work itself lives in kv_quant.py and kv_evict.py.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from evalrun.runners.accel import register
-from evalrun.runners.accel.base import MAX_TOKEN_GROUP, AccelSettings, Acceleration, cache_kwarg
-from evalrun.runners.accel.kv_evict import EvictSettings, Evictor
+from evalrun.runners.accel.base import MAX_TOKEN_GROUP, AccelSettings, Acceleration, Capabilities, cache_kwarg
+from evalrun.runners.accel.kv_evict import EvictSettings, Evictor, policies
 from evalrun.runners.accel.kv_quant import KVQuantizer, check_quant
 
 
@@ -37,15 +37,19 @@ class KVCacheSettings(AccelSettings):
         return self
 
 
-@register
 class KVCache(Acceleration):
     name: ClassVar[str] = "kv_cache"
     settings_model: ClassVar[type[AccelSettings]] = KVCacheSettings
-    supports_prefix_reuse: ClassVar[bool] = False
+    # the method supplies its own cache object, so a shared prefix's cache cannot be reused
+    capabilities: ClassVar[Capabilities] = Capabilities(prefix_reuse=False)
+    headline_keys: ClassVar[tuple[str, ...]] = ("kv_bytes_ratio", "max_cached_tokens")
+    # every eviction policy is added to these by the contract tests, from the policy registry
+    examples: ClassVar[tuple[dict[str, Any], ...]] = ({"quant": "int4", "backend": "simulated", "residual_length": 8,
+                                                       "group_size": 16},)
     description: ClassVar[str] = (
         "KV cache: quant (transformers QuantizedCache: quanto int2/int4, hqq int2/int4/int8, fp8; or backend "
-        "simulated, a round trip in the KIVI layout, int2..int8) or evict (streaming sinks + window, snapkv, "
-        "knorm; budget or ratio; scope prompt or context)"
+        "simulated, a round trip in the KIVI layout, int2..int8) or evict (method: {policies}; budget or ratio; "
+        "scope prompt or context)"
     )
 
     def __init__(self, settings: KVCacheSettings):
@@ -53,10 +57,23 @@ class KVCache(Acceleration):
         self.settings: KVCacheSettings = settings
         self.evictor = Evictor(settings.evict) if settings.evict else None
         self.quantizer = KVQuantizer(settings) if settings.quant else None
-        if self.evictor:
-            # kept entries keep their absolute positions only for one sequence at a time
-            self.max_batch_size = 1
-            self.context_prefill = settings.evict.scope == "context"  # type: ignore[union-attr]
+
+    @classmethod
+    def describe(cls) -> str:
+        """The description with the eviction policies found (a new policy file shows up here)."""
+        return cls.description.format(policies=", ".join(sorted(policies())))
+
+    @classmethod
+    def kv_bytes_ratio(cls, effects: dict[str, Any]) -> float | None:
+        ratio = effects.get("kv_bytes_ratio")
+        return float(ratio) if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) else None
+
+    def run_capabilities(self) -> Capabilities:
+        if self.settings.evict is None:
+            return self.capabilities
+        # kept entries keep their absolute positions only for one sequence at a time
+        return dataclasses.replace(self.capabilities, max_batch_size=1,
+                                   context_prefill=self.settings.evict.scope == "context")
 
     def attach(self, model: Any) -> None:
         if self.evictor:

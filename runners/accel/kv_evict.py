@@ -1,38 +1,37 @@
 """KV eviction: keep only part of the prompt's keys and values after prefill.
 
-`streaming` keeps attention sinks and the most recent tokens (StreamingLLM);
-`snapkv` scores prompt tokens by the attention an observation window (the
-prompt's last tokens) pays them, pooled, per KV head (SnapKV); `knorm` keeps
-the keys with the smallest L2 norm, a query-free score. The prefill attention
-itself sees every token, as in kvpress; the prompt's cache is pruned per layer
-right after that layer's attention, and generated tokens are appended
-uncompressed.
+A policy is a scorer (kvpress's ScorerPress): given one layer's prompt
+entries it scores each entry per KV head, and the one shared step here keeps
+the highest-scoring `budget` entries of every head, in position order. The
+policies live one file each (evict_*.py) and are found by name, so a new policy
+is one file. The prefill attention itself sees every token, as in kvpress; the
+prompt's cache is pruned per layer right after that layer's attention, and
+generated tokens are appended uncompressed (see kv_evict_cache.py).
 
 With `scope: context` the document is prefilled and compressed before the
 question is seen (the realistic, query-agnostic setting: a cached document
 serves questions asked later); the runner does this for items that say where
 their question starts (`Item.meta["question"]`).
-
-Pruned entries keep their absolute positions (keys are stored after RoPE), so
-the cache reports the tokens processed as its length and the mask offset as
-the number evicted; this holds only for one sequence at a time, so the method
-caps the batch at 1.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, ClassVar, Literal
 
 import torch
-from pydantic import Field, model_validator
-from transformers.cache_utils import Cache, DynamicLayer
+from pydantic import Field, field_validator, model_validator
 
 from evalrun.runners.accel.base import LONGEST_CONTEXT, MAX_TOKEN_GROUP, AccelSettings
+from evalrun.runners.accel.discover import subclasses
+from evalrun.runners.accel.kv_evict_cache import EvictingCache, EvictingLayer, cache_bytes_kept
+from evalrun.runners.kv_layout import element_size
 
 
 class EvictSettings(AccelSettings):
-    method: Literal["streaming", "snapkv", "knorm"]
+    method: str  # a policy name (see `policies`)
     # exactly one of: tokens kept per layer and head, or the fraction of the prompt's tokens removed
     # (upper bounds: a budget, sink count or window beyond any context evicts nothing)
     budget: int | None = Field(None, ge=1, le=LONGEST_CONTEXT)
@@ -42,14 +41,21 @@ class EvictSettings(AccelSettings):
     window: int = Field(32, ge=1, le=MAX_TOKEN_GROUP)  # snapkv: observation window, always kept
     kernel: int = Field(5, ge=1, le=255)  # snapkv: pooling width over token scores
 
+    @field_validator("method")
+    @classmethod
+    def _known(cls, method: str) -> str:
+        known = policies()
+        if method not in known:
+            raise ValueError(f"invalid value {method!r}; allowed: {', '.join(repr(n) for n in sorted(known))}")
+        return method
+
     @model_validator(mode="after")
     def _check(self) -> "EvictSettings":
         if (self.budget is None) == (self.ratio is None):
             raise ValueError("give exactly one of budget (tokens kept) or ratio (fraction of prompt tokens removed)")
         if self.kernel % 2 == 0:
             raise ValueError(f"kernel must be odd so pooling keeps token positions (got {self.kernel})")
-        if self.method == "streaming" and self.budget is not None and self.budget <= self.sinks:
-            raise ValueError(f"budget {self.budget} leaves no recent tokens beside {self.sinks} sinks")
+        policies()[self.method].check(self)
         return self
 
     def kept(self, n: int) -> int:
@@ -59,50 +65,29 @@ class EvictSettings(AccelSettings):
         return min(n, max(1, round(n * (1.0 - float(self.ratio or 0.0)))))
 
 
-class EvictingLayer(DynamicLayer):
-    """A layer that may hold fewer entries than the tokens it has processed."""
+@dataclass
+class ScoreInput:
+    """What a policy may look at to score one layer's prompt entries."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.cumulative_length = 0  # tokens processed, evicted or not
-        self.compressed = False
+    module: Any  # the layer's attention block (Llama-style: q_proj, head_dim, layer_idx)
+    hidden: torch.Tensor  # [batch, n, hidden size]: the prompt's input to this attention block
+    keys: torch.Tensor  # [batch, kv heads, n, head dim], after RoPE
+    values: torch.Tensor  # [batch, kv heads, n, head dim]
+    position_embeddings: tuple[torch.Tensor, torch.Tensor] | None  # (cos, sin) of the prompt's positions
+    settings: EvictSettings
+    keep: int  # entries the shared step keeps per head
 
-    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any):
-        self.cumulative_length += key_states.shape[-2]
-        return super().update(key_states, value_states, *args, **kwargs)
-
-    def stored(self) -> int:
-        return 0 if not self.is_initialized or self.keys is None or self.keys.dim() != 4 else self.keys.shape[-2]
-
-    def get_seq_length(self) -> int:
-        # positions and cache_position continue from the tokens processed, not those kept
-        return self.cumulative_length
-
-    def get_mask_sizes(self, query_length: int) -> tuple[int, int]:
-        stored = self.stored()
-        # kept entries sit just before the new tokens in the mask; all are in the past, so causality holds
-        return stored + query_length, self.cumulative_length - stored
-
-    def crop(self, tokens_to_remove: int) -> None:
-        raise RuntimeError("an evicting KV cache cannot be rolled back (not combinable with speculative decoding)")
-
-    def keep(self, index: torch.Tensor) -> None:
-        """Keep the entries at `index` ([batch, kv heads, kept], sorted) of every head."""
-        gather = index.unsqueeze(-1).expand(-1, -1, -1, self.keys.shape[-1])
-        self.keys = torch.gather(self.keys, 2, gather).contiguous()
-        self.values = torch.gather(self.values, 2, gather).contiguous()
-        self.compressed = True
+    def window_attention(self, window: int) -> torch.Tensor:
+        """[batch, q heads, w, n]: the attention the prompt's last `w` queries pay every entry."""
+        if self.position_embeddings is None:
+            raise RuntimeError("this policy needs the attention's position embeddings, which the model did not pass")
+        cos, sin = self.position_embeddings
+        return window_attention(self.module, self.hidden, cos, sin, self.keys, window)
 
 
-class EvictingCache(Cache):
-    def __init__(self, config: Any):
-        text = config.get_text_config(decoder=True)
-        super().__init__(layers=[EvictingLayer() for _ in range(text.num_hidden_layers)])
-
-
-def snapkv_scores(module: Any, hidden: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, keys: torch.Tensor,
-                  window: int, kernel: int) -> torch.Tensor:
-    """[batch, kv heads, n] importance of each cached token to the last `window` queries."""
+def window_attention(module: Any, hidden: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, keys: torch.Tensor,
+                     window: int) -> torch.Tensor:
+    """Softmaxed attention of the last `window` queries over the cached keys, [batch, q heads, w, n]."""
     from transformers.models.llama.modeling_llama import apply_rotary_pos_emb, repeat_kv
 
     batch, kv_heads, n, dim = keys.shape
@@ -113,24 +98,38 @@ def snapkv_scores(module: Any, hidden: torch.Tensor, cos: torch.Tensor, sin: tor
     attn = q.float() @ repeat_kv(keys, groups).float().transpose(-1, -2) / math.sqrt(dim)
     # window query i sits at position n - w + i and must not see later keys
     future = torch.ones(w, n, dtype=torch.bool, device=keys.device).triu(n - w + 1)
-    attn = attn.masked_fill(future, float("-inf")).softmax(dim=-1)
-    scores = attn.mean(dim=-2)  # [batch, q heads, n]
-    scores = torch.nn.functional.avg_pool1d(scores, kernel, stride=1, padding=kernel // 2, count_include_pad=False)
-    scores = scores.view(batch, kv_heads, groups, n).mean(dim=2)
-    scores[..., n - w:] = float("inf")  # the observation window itself is always kept
-    return scores
+    return attn.masked_fill(future, float("-inf")).softmax(dim=-1)
 
 
-def keep_index(settings: EvictSettings, n: int, scores: torch.Tensor | None, shape: tuple[int, int]) -> torch.Tensor:
-    """Sorted indices of the entries to keep, [batch, kv heads, kept]."""
-    k = settings.kept(n)
-    batch, heads = shape
-    if settings.method == "streaming":
-        sinks = min(settings.sinks, k - 1) if k > 1 else 0
-        index = torch.cat([torch.arange(sinks), torch.arange(n - (k - sinks), n)])
-        return index.expand(batch, heads, -1)
-    assert scores is not None
-    return scores.topk(k, dim=-1).indices.sort(dim=-1).values
+class EvictionPolicy:
+    """One eviction policy: a `score` per prompt entry and KV head; the higher, the more likely kept."""
+
+    name: ClassVar[str]
+    # the EvictSettings fields this policy reads besides budget/ratio/scope (recorded in the effects)
+    settings_keys: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def check(cls, settings: EvictSettings) -> None:
+        """Raise ValueError for settings this policy cannot honour (a config error)."""
+
+    def score(self, inp: ScoreInput) -> torch.Tensor:
+        """[batch, kv heads, n] scores; the shared step keeps the top `inp.keep` of each head."""
+        raise NotImplementedError
+
+
+@lru_cache(maxsize=1)
+def _policies() -> dict[str, type[EvictionPolicy]]:
+    return {cls.name: cls for cls in subclasses(EvictionPolicy)}
+
+
+def policies() -> dict[str, type[EvictionPolicy]]:
+    """Eviction policy by name: every EvictionPolicy subclass in a module of runners/accel/."""
+    return dict(_policies())
+
+
+def keep_index(scores: torch.Tensor, keep: int) -> torch.Tensor:
+    """Sorted indices of the `keep` highest scores of each head, [batch, kv heads, keep]."""
+    return scores.topk(keep, dim=-1).indices.sort(dim=-1).values
 
 
 def check_model(model: Any) -> None:
@@ -145,23 +144,12 @@ def _attention_modules(model: Any) -> list[Any]:
     return [m.self_attn for m in model.model.layers] if hasattr(model, "model") and hasattr(model.model, "layers") else []
 
 
-def cache_bytes_kept(cache: EvictingCache, elem: int) -> tuple[int, int]:
-    """(bytes held, bytes a full cache would hold)."""
-    held = full = 0
-    for layer in cache.layers:
-        stored = layer.stored()
-        if stored:
-            batch, heads, _, dim = layer.keys.shape
-            held += 2 * batch * heads * stored * dim * elem
-            full += 2 * batch * heads * layer.cumulative_length * dim * elem
-    return held, full
-
-
 class Evictor:
     """Applies one EvictSettings to the caches of a run and accounts for what it kept."""
 
     def __init__(self, settings: EvictSettings):
         self.settings = settings
+        self.policy = policies()[settings.method]()
         self.cache: EvictingCache | None = None
         self._handles: list[Any] = []
         self.calls = 0
@@ -187,6 +175,7 @@ class Evictor:
         return self.cache
 
     def _after_attention(self, module: Any, args: Any, kwargs: dict[str, Any], output: Any) -> None:
+        """The shared keep-and-gather step, once per layer, right after the prompt's attention."""
         cache = self.cache
         hidden = kwargs.get("hidden_states", args[0] if args else None)
         if cache is None or hidden is None or hidden.shape[1] < 2:
@@ -195,26 +184,24 @@ class Evictor:
         if layer.compressed or layer.stored() == 0:
             return
         n = layer.stored()
-        scores = None
-        if self.settings.method == "snapkv":
-            cos, sin = kwargs["position_embeddings"]
-            scores = snapkv_scores(module, hidden, cos, sin, layer.keys, self.settings.window, self.settings.kernel)
-        elif self.settings.method == "knorm":
-            scores = -layer.keys.float().norm(dim=-1)
-        index = keep_index(self.settings, n, scores, (layer.keys.shape[0], layer.keys.shape[1]))
-        layer.keep(index.to(layer.keys.device))
-        if module.layer_idx == 0:
-            self.prompt_tokens += n
-        if len(self.kept_after_prefill) <= module.layer_idx:
-            self.kept_after_prefill.extend([0] * (module.layer_idx + 1 - len(self.kept_after_prefill)))
-        self.kept_after_prefill[module.layer_idx] += layer.stored()
-        self.exact &= layer.stored() == self.settings.kept(n)
+        keep = self.settings.kept(n)
+        inp = ScoreInput(module, hidden, layer.keys, layer.values, kwargs.get("position_embeddings"),
+                         self.settings, keep)
+        layer.keep(keep_index(self.policy.score(inp), keep).to(layer.keys.device))
+        self._account(module.layer_idx, n, layer.stored())
+
+    def _account(self, layer_idx: int, offered: int, stored: int) -> None:
+        if layer_idx == 0:
+            self.prompt_tokens += offered
+        if len(self.kept_after_prefill) <= layer_idx:
+            self.kept_after_prefill.extend([0] * (layer_idx + 1 - len(self.kept_after_prefill)))
+        self.kept_after_prefill[layer_idx] += stored
+        self.exact &= stored == self.settings.kept(offered)
 
     def observe(self, model: Any) -> None:
         if self.cache is None:
             return
-        elem = torch.empty((), dtype=model.dtype).element_size()
-        held, full = cache_bytes_kept(self.cache, elem)
+        held, full = cache_bytes_kept(self.cache, element_size(model.dtype))
         if self.settings.scope == "context" and not getattr(self.cache, "context_prefilled", False):
             self.with_question += 1
         self.calls += 1
@@ -231,8 +218,7 @@ class Evictor:
             "budget": s.budget,
             "ratio": s.ratio,
             "scope": s.scope,
-            **({"sinks": s.sinks} if s.method == "streaming" else {}),
-            **({"window": s.window, "kernel": s.kernel} if s.method == "snapkv" else {}),
+            **{key: getattr(s, key) for key in self.policy.settings_keys},
             "generate_calls": self.calls,
             "prompt_tokens_mean": round(self.prompt_tokens / self.calls, 2) if self.calls else None,
             "tokens_kept_per_layer_mean": per_layer,

@@ -14,6 +14,8 @@ from typing import Any
 import torch
 
 from evalrun.runners.accel.kv_simulated import SimulatedQuantCache, bytes_per_token, stored_bytes
+from evalrun.runners.accel.tensor_bytes import tensor_bytes
+from evalrun.runners.kv_layout import KVLayout, element_size
 
 BITS = {f"int{b}": b for b in range(2, 9)}
 _SUPPORTED = {
@@ -44,46 +46,22 @@ def check_quant(s: Any) -> None:
         raise ValueError(f"backend {s.backend} needs the package {module!r}, which is not installed")
 
 
-def _tensor_bytes(obj: Any) -> int:
-    """Bytes really held by a (possibly quantized, tensor-subclass) tensor or tuple of them."""
-    if obj is None:
-        return 0
-    if isinstance(obj, (tuple, list)):
-        return sum(_tensor_bytes(o) for o in obj)
-    if isinstance(obj, dict):
-        return sum(_tensor_bytes(o) for o in obj.values())
-    if isinstance(obj, torch.Tensor):
-        flatten = getattr(obj, "__tensor_flatten__", None)
-        if flatten is not None and type(obj) is not torch.Tensor:
-            names, _ = flatten()
-            return sum(_tensor_bytes(getattr(obj, n)) for n in names)
-        return obj.numel() * obj.element_size()
-    return 0
-
-
 def cache_bytes(cache: Any, shape: tuple[int, int, int], full_dtype: torch.dtype) -> tuple[int, int, int]:
     """(bytes stored, bytes a full-precision cache would hold, cached tokens) over all
     layers; `shape` is (batch, kv heads, head dim) of the call."""
     batch, heads, dim = shape
-    elem = torch.empty((), dtype=full_dtype).element_size()
+    elem = element_size(full_dtype)
+    one_layer = KVLayout(1, heads, dim)
     stored = full = tokens = 0
     for layer in getattr(cache, "layers", []):
         stored += sum(
-            _tensor_bytes(getattr(layer, attr, None))
+            tensor_bytes(getattr(layer, attr, None))
             for attr in ("_quantized_keys", "_quantized_values", "keys", "values")
         )
         seq = int(getattr(layer, "cumulative_length", 0) or 0)
-        full += 2 * batch * heads * seq * dim * elem
+        full += one_layer.bytes(seq, elem, batch=batch)
         tokens = max(tokens, seq)
     return stored, full, tokens
-
-
-def kv_layout(model: Any) -> tuple[int, int]:
-    """(kv heads, head dim) of a decoder, read from its config."""
-    cfg = model.config.get_text_config(decoder=True)
-    heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
-    dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-    return heads, dim
 
 
 class KVQuantizer:
@@ -118,7 +96,8 @@ class KVQuantizer:
                 q_group_size=s.group_size,
                 residual_length=s.residual_length,
             )
-        self._shape = (batch_size, *kv_layout(model))
+        layout = KVLayout.of(model.config)
+        self._shape = (batch_size, layout.kv_heads, layout.head_dim)
         return self._cache
 
     def observe(self, model: Any) -> None:
@@ -126,10 +105,10 @@ class KVQuantizer:
             return
         if isinstance(self._cache, SimulatedQuantCache):
             batch, heads, dim = self._shape
-            elem = torch.empty((), dtype=model.dtype).element_size()
+            elem = element_size(model.dtype)
             stored, full, tokens = stored_bytes(self._cache, heads, dim, batch, elem)
             self._per_token = bytes_per_token(self._cache.bits, self._cache.group_size, heads, dim)
-            self._per_token_full = 2 * heads * dim * elem
+            self._per_token_full = KVLayout(1, heads, dim).bytes(1, elem)
         else:
             stored, full, tokens = cache_bytes(self._cache, self._shape, model.dtype)
         self._calls += 1

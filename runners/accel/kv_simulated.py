@@ -18,6 +18,8 @@ from typing import Any
 import torch
 from transformers.cache_utils import Cache, DynamicLayer
 
+from evalrun.runners.kv_layout import KVLayout
+
 SCALE_BITS = 32  # a 16-bit scale and a 16-bit zero point per group
 
 
@@ -88,18 +90,19 @@ def stored_bytes(cache: SimulatedQuantCache, heads: int, head_dim: int, batch: i
     """(bytes a real KIVI store would hold, full-precision bytes, cached tokens) over all layers."""
     bits, group = cache.bits, cache.group_size
     value_group = min(group, head_dim)
+    one_layer = KVLayout(1, heads, head_dim)
     stored = full = tokens = 0
     for layer in cache.layers:
         if not getattr(layer, "is_initialized", False) or layer.keys is None or layer.keys.dim() != 4:
             continue
         seq = layer.keys.shape[-2]
         tokens = max(tokens, seq)
-        per_token_full = heads * head_dim * elem  # one of keys or values
-        full += 2 * batch * seq * per_token_full
+        full += one_layer.bytes(seq, elem, batch=batch)
         key_bits = layer.keys_done * heads * head_dim * bits + (layer.keys_done // group) * heads * head_dim * SCALE_BITS
         value_bits = layer.values_done * heads * (head_dim * bits + math.ceil(head_dim / value_group) * SCALE_BITS)
         stored += batch * (math.ceil(key_bits / 8) + math.ceil(value_bits / 8))
-        stored += batch * ((seq - layer.keys_done) + (seq - layer.values_done)) * per_token_full
+        # the residual window: keys and values not (yet) quantized, at full precision
+        stored += one_layer.bytes((seq - layer.keys_done) + (seq - layer.values_done), elem, batch=batch, sides=1)
     return stored, full, tokens
 
 

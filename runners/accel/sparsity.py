@@ -19,8 +19,7 @@ from typing import Any, ClassVar, Literal
 import torch
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from evalrun.runners.accel import register
-from evalrun.runners.accel.base import AccelSettings, Acceleration
+from evalrun.runners.accel.base import AccelSettings, Acceleration, Capabilities
 
 ATTN_SUFFIXES = ("q_proj", "k_proj", "v_proj", "o_proj")
 MLP_SUFFIXES = ("gate_proj", "up_proj", "down_proj")
@@ -276,11 +275,12 @@ def calibrate(model: Any, modules: dict[str, torch.nn.Module], windows: list[lis
     return {n: thresholds[n] for n in modules}
 
 
-@register
 class ActivationSparsity(Acceleration):
     name: ClassVar[str] = "sparsity"
     settings_model: ClassVar[type[AccelSettings]] = SparsitySettings
-    emulated: ClassVar[bool] = True
+    capabilities: ClassVar[Capabilities] = Capabilities(emulated=True)
+    headline_keys: ClassVar[tuple[str, ...]] = ("target_level", "achieved_level")
+    examples: ClassVar[tuple[dict[str, Any], ...]] = ({"level": 0.5, "calibration": {"samples": 2, "max_tokens": 64}},)
     description: ClassVar[str] = (
         "Activation sparsity (TEAL): zero projection inputs below calibrated per-layer magnitude thresholds "
         "(emulated with masked dense matmuls: no speedup)"
@@ -299,7 +299,7 @@ class ActivationSparsity(Acceleration):
         self._calls = 0
 
     def set_calibration_texts(self, texts: list[str]) -> None:
-        """The run's rendered prompts, for `calibration.source: items` (call before attach)."""
+        """The run's rendered prompts, for `calibration.source: items` (the runner calls this before attach)."""
         self._texts = list(texts)
 
     # --- hooks -------------------------------------------------------------------------------

@@ -35,8 +35,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_serializer, model_validator
 
-from evalrun.runners.accel import register
-from evalrun.runners.accel.base import AccelSettings, Acceleration
+from evalrun.runners.accel.base import AccelSettings, Acceleration, Capabilities
 
 # the settings each method takes (besides `method`)
 _KEYS: dict[str, tuple[str, ...]] = {
@@ -120,16 +119,17 @@ class _Round:
         self.generator: Any = None
 
 
-@register
 class SpeculativeDecoding(Acceleration):
     name: ClassVar[str] = "speculative"
     settings_model: ClassVar[type[AccelSettings]] = SpeculativeSettings
-    supports_prefix_reuse: ClassVar[bool] = False
+    # assisted generation runs one sequence at a time and keeps its own candidate caches
+    capabilities: ClassVar[Capabilities] = Capabilities(prefix_reuse=False, max_batch_size=1)
+    headline_keys: ClassVar[tuple[str, ...]] = ("acceptance_rate", "accepted_tokens")
+    examples: ClassVar[tuple[dict[str, Any], ...]] = ({"method": "prompt_lookup"}, {"method": "early_exit", "exit_layer": 1})
     description: ClassVar[str] = (
         "Speculative decoding (transformers assisted generation): prompt lookup, a draft model sharing the "
         "tokenizer, or early-exit self-speculation; lossless in exact arithmetic"
     )
-    max_batch_size: int | None = 1
 
     def __init__(self, settings: SpeculativeSettings):
         super().__init__(settings)

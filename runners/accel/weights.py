@@ -14,9 +14,8 @@ from typing import Any, ClassVar, Literal
 import torch
 from pydantic import model_validator
 
-from evalrun.runners.accel import register
-from evalrun.runners.accel.base import AccelSettings, Acceleration
-from evalrun.runners.accel.kv_quant import _tensor_bytes
+from evalrun.runners.accel.base import AccelSettings, Acceleration, Capabilities
+from evalrun.runners.accel.tensor_bytes import tensor_bytes
 
 
 class WeightSettings(AccelSettings):
@@ -40,16 +39,17 @@ def _linear_weight_bytes(model: Any) -> tuple[int, int]:
         weight = getattr(module, "weight", None)
         if isinstance(module, torch.nn.Linear) or type(module).__name__.startswith("QLinear"):
             if isinstance(weight, torch.Tensor):
-                total += _tensor_bytes(weight)
+                total += tensor_bytes(weight)
                 count += 1
     return total, count
 
 
-@register
 class WeightQuant(Acceleration):
     name: ClassVar[str] = "weights"
     settings_model: ClassVar[type[AccelSettings]] = WeightSettings
-    modifies_weights: ClassVar[bool] = True
+    capabilities: ClassVar[Capabilities] = Capabilities(modifies_weights=True)
+    headline_keys: ClassVar[tuple[str, ...]] = ("weight_bytes_ratio",)
+    examples: ClassVar[tuple[dict[str, Any], ...]] = ({"quant": "int8"},)
     description: ClassVar[str] = "Weight-only quantization of the linear layers (optimum-quanto int8 / int4)"
 
     def __init__(self, settings: WeightSettings):

@@ -156,7 +156,8 @@ def test_speed_table_escaped_and_claims_shown(browser, tmp_path: Path) -> None: 
     cand = report.candidates[0]
     cand.manifest["config"]["acceleration"]["kv_cache"]["quant"] = hostile
     cand.manifest["effects"]["kv_cache"]["kv_bytes_ratio"] = None
-    cand.manifest["effects"]["kv_cache"]["target_level"] = "<script>window.pwned=true</script>"
+    # a value the method shows in its headline (kv_cache: kv_bytes_ratio, max_cached_tokens)
+    cand.manifest["effects"]["kv_cache"]["max_cached_tokens"] = "<script>window.pwned=true</script>"
     path = render_html(build_report_data(report), tmp_path / "speed.html")
     html = path.read_text(encoding="utf-8")
     assert hostile not in html and "<script>window.pwned" not in html

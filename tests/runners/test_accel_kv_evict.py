@@ -12,7 +12,9 @@ import torch
 from evalrun.evals.config import ConfigError, parse_config
 from evalrun.evals.execute import execute, prepare
 from evalrun.runners.accel import build_accelerations, validate_accelerations
-from evalrun.runners.accel.kv_evict import EvictingCache, snapkv_scores
+from evalrun.runners.accel.evict_snapkv import snapkv_scores
+from evalrun.runners.accel.kv_evict import window_attention
+from evalrun.runners.accel.kv_evict_cache import EvictingCache
 from tests.conftest import tiny_config
 
 
@@ -128,7 +130,8 @@ def test_snapkv_scores_are_the_attention_of_the_observation_window(tiny_model_di
     handle.remove()
     keys = cache.layers[1].keys
     w, n = 8, ids.shape[1]
-    scores = snapkv_scores(attn, captured["hidden"], *captured["pe"], keys, window=w, kernel=1)
+    window = window_attention(attn, captured["hidden"], *captured["pe"], keys, window=w)
+    scores = snapkv_scores(window, keys.shape[1], kernel=1)
     ref = captured["attn"][:, :, -w:, :].mean(dim=-2)
     ref = ref.view(1, keys.shape[1], -1, n).mean(dim=2)
     assert torch.allclose(scores[..., : n - w], ref[..., : n - w], atol=1e-6)

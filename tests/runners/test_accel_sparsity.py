@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-import evalrun.runners.accel.sparsity as sp  # registers `sparsity`
+import evalrun.runners.accel.sparsity as sp
 from evalrun.evals.config import parse_config
 from evalrun.evals.execute import execute, prepare
 from evalrun.runners.accel import validate_accelerations
@@ -75,7 +75,7 @@ def test_defaults_and_emulated_flag() -> None:
     out = validate_accelerations({"sparsity": {"level": 0.5}})["sparsity"]
     assert out == {"level": 0.5, "mlp_only": False,
                    "calibration": {"source": "bundled", "samples": 16, "max_tokens": 512}}
-    assert sp.ActivationSparsity.emulated is True
+    assert sp.ActivationSparsity.capabilities.emulated is True
 
 
 def test_config_file_parses() -> None:

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-import evalrun.runners.accel.speculative  # noqa: F401  (registers `speculative`)
 from evalrun.evals.config import load_config, parse_config
 from evalrun.evals.execute import RunFailed, execute, prepare
 from evalrun.runners.accel import validate_accelerations

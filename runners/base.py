@@ -1,0 +1,61 @@
+"""What the pipeline needs of a backend: the `Runner` interface (lm-eval's `LM` is the model).
+
+evals/execute.py uses a runner only through these methods: it sizes prompts
+with `count_tokens` and `max_context`, hands the run's items over, calls
+`run` with an `emit` callback that stores each generation as it is produced,
+and records `manifest_extras`, `load_seconds`, the accelerations' effects and
+the KV layout for the speed figures. A backend that implements them plugs in
+without touching the pipeline.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Callable
+
+from evalrun.contract.types import Generation, Item
+from evalrun.runners.accel.base import Acceleration
+
+
+class Runner(abc.ABC):
+    """One model (local or served) that turns Items into Generations."""
+
+    def __init__(self, accelerations: list[Acceleration] | None = None) -> None:
+        # applied in this process (a served engine applies its own: none here)
+        self.accelerations: list[Acceleration] = list(accelerations or [])
+        self.load_seconds = 0.0  # seconds spent loading the model, 0 when nothing was loaded here
+        # every item of the run (not only those still missing), for methods that calibrate on them
+        self.run_items: list[Item] | None = None
+
+    @abc.abstractmethod
+    def render(self, item: Item) -> str:
+        """The exact text the model reads for `item` (its chat template applied)."""
+
+    @abc.abstractmethod
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` in the model's tokenizer (packs size their prompts with it)."""
+
+    @abc.abstractmethod
+    def max_context(self) -> int | None:
+        """The most tokens the model attends to (prompt and answer); None when unknown."""
+
+    @abc.abstractmethod
+    def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
+        """Generate every item, handing each Generation to `emit` as soon as it exists; an item
+        that fails is an `error` Generation, and only a run that cannot go on raises."""
+
+    def manifest_extras(self) -> dict[str, Any]:
+        """What the run did beyond its generations (batch sizes as run, a server's answers), for the manifest."""
+        return {}
+
+    def effects(self) -> dict[str, dict[str, Any]]:
+        """What each acceleration measured, by its config key."""
+        return {a.name: a.effects() for a in self.accelerations}
+
+    def kv_source(self) -> tuple[Any, int] | None:
+        """(model config, element size in bytes) of the model loaded here, for the KV-cache
+        figures; None when no model is loaded in this process."""
+        return None
+
+
+__all__ = ["Runner"]

@@ -1,0 +1,126 @@
+"""The `openai` runner's HTTP side: one attempt at a request, retries with backoff, and
+the refusals that stop a run, with the API key scrubbed from every message."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Awaitable, Callable, Coroutine, TypeVar
+
+from evalrun.runners.models import ModelError
+from evalrun.runners.openai_settings import OpenAISettings
+from evalrun.runners.retry import retry_after_seconds, retry_wait, retryable_status
+
+T = TypeVar("T")
+
+
+class ServerError(ModelError):
+    """The server refused the work, or kept failing after every retry: the run stops (exit 3)."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+class Transient(Exception):
+    """A failure worth retrying, with the wait the server asked for, if any."""
+
+    def __init__(self, reason: str, retry_after: float | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from synchronous code, also when an event loop is already running
+    (a notebook): then it runs on a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+_HINTS = {
+    400: "the server rejected the request (a prompt longer than the served context, or a setting it does not take)",
+    401: "the server did not accept the API key",
+    403: "the API key is not allowed to do this",
+    404: "check openai.base_url (it usually ends in /v1) and that `model` is the name the server serves",
+    422: "the server rejected the request body",
+}
+
+
+class ServerClient:
+    """Requests to one server: the connection settings, the key, and what the requests met."""
+
+    def __init__(self, settings: OpenAISettings, api_key: str | None, rng: random.Random | None = None):
+        self.settings = settings
+        self._api_key = api_key or None
+        self._rng = rng or random.Random()
+        self.requests = 0
+        self.retries: Counter[str] = Counter()
+
+    def client(self) -> Any:
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        limits = httpx.Limits(max_connections=self.settings.concurrency,
+                              max_keepalive_connections=self.settings.concurrency)
+        return httpx.AsyncClient(base_url=self.settings.base_url + "/", headers=headers,
+                                 timeout=httpx.Timeout(self.settings.timeout), limits=limits)
+
+    def scrub(self, text: str) -> str:
+        """A server that echoes the key in an error body must not put it into our messages or files."""
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+    def refusal(self, code: int, phrase: str, what: str, body: str) -> ServerError:
+        detail = re.sub(r"\s+", " ", body).strip()[:400]
+        hint = _HINTS.get(code, "retrying would not help")
+        if code in (401, 403):
+            hint += (f" (read from ${self.settings.api_key_env})" if self.settings.api_key_env
+                     else "; set openai.api_key_env to the environment variable that holds the key")
+        return ServerError(self.scrub(
+            f"server {self.settings.base_url} answered {code} {phrase} to {what}: {hint}"
+            + (f"; server said: {detail}" if detail else "")
+        ), status=code)
+
+    async def with_retries(self, attempt_once: Callable[[], Awaitable[T]], what: str) -> T:
+        """One request, again after each transient failure, waiting as the server asks or backing off."""
+        s = self.settings
+        attempt = 0
+        while True:
+            try:
+                return await attempt_once()
+            except Transient as exc:
+                if attempt >= s.max_retries:
+                    raise ServerError(self.scrub(
+                        f"server {s.base_url}: {what} still failing after {attempt + 1} attempts: {exc.reason}"
+                    )) from None
+                self.retries[exc.reason.split(":")[0]] += 1
+                await asyncio.sleep(retry_wait(attempt, s.backoff, s.max_backoff, exc.retry_after, self._rng))
+                attempt += 1
+
+    async def send(self, client: Any, method: str, path: str, body: dict[str, Any] | None,
+                    read: Callable[[Any, float], Awaitable[T]], what: str) -> T:
+        """One attempt: transient failures become Transient, refusals ServerError, a good answer `read`'s result."""
+        import httpx
+
+        self.requests += 1
+        start = time.perf_counter()
+        try:
+            async with client.stream(method, path, json=body) as resp:
+                if not 200 <= resp.status_code < 300:
+                    text = self.scrub((await resp.aread()).decode("utf-8", errors="replace"))
+                    if retryable_status(resp.status_code):
+                        raise Transient(f"HTTP {resp.status_code}", retry_after_seconds(resp.headers.get("retry-after")))
+                    raise self.refusal(resp.status_code, resp.reason_phrase, what, text)
+                return await read(resp, start)
+        except httpx.TimeoutException as exc:
+            raise Transient(f"timeout: no answer within {self.settings.timeout:g} s ({type(exc).__name__})") from None
+        except (httpx.TransportError, httpx.DecodingError) as exc:
+            raise Transient(f"connection: {type(exc).__name__}: {self.scrub(str(exc))}") from None
