@@ -71,7 +71,7 @@ class Acceleration:
     # an instance may narrow it from its settings.
     max_batch_size: int | None = None
     # True when the method must see the context before the question (query-agnostic KV
-    # compression): the runner then prefills the text before `Item.meta["question"]` first,
+    # compression): the runner then prefills the item's `Item.context` first,
     # through the cache this method supplies, and generates the rest from there.
     context_prefill: bool = False
     # False when the method supplies its own cache or drafts tokens: shared-prefix reuse is then off

@@ -46,7 +46,7 @@ def test_groups_are_by_document(tiny_model_dir: Path, tmp_path: Path) -> None:
     for prefix, members in groups:
         assert len({it.meta["doc_id"] for it in members}) == 1
         text = prepared.runner.tokenizer.decode(prefix)
-        assert members[0].meta["question"] not in text
+        assert members[0].question not in text
 
 
 def test_a_method_with_its_own_cache_turns_reuse_off(tiny_model_dir: Path, tmp_path: Path) -> None:
