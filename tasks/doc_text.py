@@ -1,9 +1,8 @@
-"""Vocabulary and rendering for the doc_fields pack: names, clauses, field lines.
+"""Vocabulary and rendering for the doc_fields pack: field names and lines,
+company names, IBANs, amounts and dates as documents print them, the questions.
 
 Kept apart from the pack logic so that the words can grow without the layout
-code growing with them. Clauses are composed from parts (a single repeated
-sentence is trivially compressible by KV eviction) and contain no digits, so
-the only numbers in a document are the ones the pack placed on purpose.
+code growing with them; the padding clauses live in doc_clauses.
 """
 
 from __future__ import annotations
