@@ -11,7 +11,9 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field as PydField, computed_field, model_validator
+from typing_extensions import TypedDict
+
+from pydantic import BaseModel, ConfigDict, Field as PydField, computed_field, model_serializer, model_validator
 
 FieldKind = Literal["amount", "number", "date", "id", "text", "enum"]
 
@@ -53,10 +55,114 @@ class GenerationOverride(BaseModel):
     ignore_eos: bool = False
 
 
+# What stands between an item's context (the document) and its question in the prompt.
+CONTEXT_SEPARATOR = "\n\n"
+
+
+class FieldPlace(TypedDict):
+    """Where one asked field's value sits in a JSON-mode document (None: a decoy)."""
+
+    depth: float | None
+    source: str | None
+
+
+class Distractor(TypedDict):
+    """A near-miss sentence placed in a document, at a relative depth."""
+
+    kind: str
+    depth: float
+    sentence: str
+
+
+class Truncation(TypedDict):
+    """What the files pack cut from a row to fit the model's context."""
+
+    column: str
+    chars_kept: int
+    chars: int
+
+
+# Keys that are Item fields now; a meta dict carrying them is a legacy item (see Item._legacy).
+_ITEM_LEVEL_KEYS = frozenset({"context", "question", "answer_format"})
+
+
+class ItemMeta(BaseModel):
+    """Descriptive facts about an item that later stages read: slicing (length, depth),
+    highlighting in the report (needle, source, distractors) and provenance (doc, row).
+
+    Sparse: only the keys a pack set are stored, so a needle item carries no `doc_id`
+    and `"truncated" in meta` means what it meant when meta was a dict. A pack may add
+    its own extra keys. `get`/`[]`/`in` keep dict-style readers working while they move
+    to attribute access."""
+
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+
+    # length: the prompt's tokens as built, and the length the pack aimed at
+    context_tokens: int | None = None
+    target_tokens: int | None = None
+    # relative depth (0..1) of the needle, or of the one asked field's source sentence
+    depth: float | None = None
+    field_depth: float | None = None
+    # needle_numbers
+    needle: str | None = None
+    value_kind: str | None = None
+    # doc_fields
+    doc_id: str | None = None
+    doc_type: str | None = None
+    mode: str | None = None
+    field: str | None = None
+    decoy: bool | None = None
+    source: str | None = None
+    amount_style: str | None = None
+    date_style: str | None = None
+    fields: dict[str, FieldPlace] | None = None
+    distractors: list[Distractor] | None = None
+    # files
+    row: int | None = None
+    truncated: Truncation | None = None
+    # latency
+    shape: str | None = None
+    output_tokens: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_item_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not _ITEM_LEVEL_KEYS.isdisjoint(data):
+            keys = ", ".join(sorted(_ITEM_LEVEL_KEYS & set(data)))
+            raise ValueError(f"{keys}: an Item field, not metadata")
+        return data
+
+    @model_serializer(mode="wrap")
+    def _sparse(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        return {k: v for k, v in data.items() if k in self.model_fields_set}
+
+    def _keys(self) -> set[str]:
+        return set(self.model_fields_set)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """dict.get semantics over the keys the pack set (a key set to None gives None)."""
+        return getattr(self, key) if key in self._keys() else default
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._keys():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys()
+
+
 class Item(BaseModel):
     """One prompt with its typed reference fields; deterministic for a pack's
     parameters so two runs can be paired by id. An item without fields is
-    measured for speed only."""
+    measured for speed only.
+
+    `prompt` is the user text exactly as asked (its hash pairs runs). An item that
+    asks about a document also says which part is which: `prompt == context +
+    CONTEXT_SEPARATOR + question`, so a runner can prefill the document alone
+    (query-agnostic KV compression, shared prefixes) without guessing where it ends.
+    A bare question has `question == prompt` and no context."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -64,10 +170,58 @@ class Item(BaseModel):
     pack: str
     prompt: str
     system: str | None = None
+    context: str | None = None
+    question: str | None = None
+    # how the answer is read: free text with typed candidates, or one JSON object (None: nothing scored)
+    answer_format: Literal["text", "json"] | None = None
     fields: list[Field]
-    meta: dict[str, Any] = PydField(default_factory=dict)
+    meta: ItemMeta = PydField(default_factory=ItemMeta)
     # replaces the run's generation length for this item (None: the run's settings)
     generation: GenerationOverride | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy(cls, data: Any) -> Any:
+        """Items stored before context/question/answer_format were fields kept
+        `question` and `answer_format` in a plain meta dict. Upgraded once, here:
+        the stored question, when the prompt ends with it after the separator, splits
+        the prompt (the only place such a suffix match is allowed: it reads what the
+        old packs wrote, never a new item). A question the prompt does not end with
+        is dropped (such an item has no context split, as a bare prompt has none).
+        answer_format: the stored one, else "text" for an item with fields (what the
+        scorer assumed for a missing key)."""
+        if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
+            return data
+        meta = data["meta"]
+        if _ITEM_LEVEL_KEYS.isdisjoint(meta) or not _ITEM_LEVEL_KEYS.isdisjoint(data):
+            return data
+        meta = dict(meta)
+        question = meta.pop("question", None)
+        answer_format = meta.pop("answer_format", None)
+        meta.pop("context", None)
+        out = {**data, "meta": meta}
+        prompt = data.get("prompt")
+        if isinstance(question, str) and question and isinstance(prompt, str):
+            tail = CONTEXT_SEPARATOR + question
+            if prompt == question:
+                out["question"] = question
+            elif prompt.endswith(tail) and len(prompt) > len(tail):
+                out["context"], out["question"] = prompt[: -len(tail)], question
+        if answer_format is None and data.get("fields"):
+            answer_format = "text"
+        out["answer_format"] = answer_format
+        return out
+
+    @model_validator(mode="after")
+    def _prompt_relation(self) -> Item:
+        if self.context is not None:
+            if self.question is None:
+                raise ValueError("an item with a context needs its question")
+            if self.prompt != self.context + CONTEXT_SEPARATOR + self.question:
+                raise ValueError("prompt must be context + CONTEXT_SEPARATOR + question")
+        elif self.question is not None and self.prompt != self.question:
+            raise ValueError("an item with a question and no context must have prompt == question")
+        return self
 
     @property
     def prompt_hash(self) -> str:

@@ -74,8 +74,8 @@ class RunConfig(_Strict):
     # "auto": the largest batch that fits (estimated from free accelerator memory; 8 on the CPU),
     # halved on out-of-memory with the batch retried, so nothing is lost
     batch_size: int | Literal["auto"] = 4
-    # compute a document's KV once for all the questions asked about it (items whose text
-    # before `meta["question"]` is the same); off by default: it changes the batch shapes
+    # compute a document's KV once for all the questions asked about it (items
+    # with the same `context`); off by default: it changes the batch shapes
     prefix_reuse: bool = False
     generation: GenerationSettings = Field(default_factory=GenerationSettings)
     acceleration: dict[str, Any] = Field(default_factory=dict)

@@ -173,7 +173,9 @@ def _stored_manifest(store: RunStore, label: str, log: Callable[[str], None]) ->
 
 def _check_stored_items(store: RunStore, items: list[Item]) -> None:
     """Stored items must be the ones the config builds: scoring a mix of edited and built gold
-    would mean nothing (ConfigError naming items.jsonl)."""
+    would mean nothing (ConfigError naming items.jsonl). Compared in the current Item form:
+    a line stored before items had context/question/answer_format is upgraded on reading
+    (Item._legacy) to exactly what the packs build now, so such a run is reused, not refused."""
     stored = {it.id: it for it in store.read_items()}
     for item in items:
         old = stored.get(item.id)

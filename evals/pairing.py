@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from evalrun.evals import stats
 from evalrun.evals.metrics import field_counts
 from evalrun.evals.scoring import ScoredItem
-from evalrun.contract.types import CORRECT_OUTCOMES
+from evalrun.contract.types import CORRECT_OUTCOMES, ItemMeta
 
 
 class PairingError(Exception):
@@ -39,7 +38,7 @@ class Flip:
     candidate_value: str | None
     subcode: str | None
     candidate_output: str | None
-    meta: dict = field(default_factory=dict)
+    meta: ItemMeta = field(default_factory=ItemMeta)
 
 
 class _PairedAccuracy:
@@ -185,7 +184,7 @@ def display_value(item: ScoredItem, name: str) -> str | None:
     score = item.fields.get(name)
     if score is None:
         return None
-    free_text = item.meta.get("answer_format") != "json"
+    free_text = item.answer_format != "json"
     if score.pred_norm is not None and score.outcome != "missing" and not (free_text and score.subcode == "unparseable"):
         return score.pred_norm
     return item.output if free_text else None
@@ -216,12 +215,12 @@ def length_bucket(tokens: int) -> str:
     return f"<={edge // 1024}k" if edge >= 1024 else f"<={edge}"
 
 
-def _slices(meta: dict[str, Any]) -> list[tuple[str, str]]:
+def _slices(meta: ItemMeta) -> list[tuple[str, str]]:
     out = []
-    tokens = meta.get("target_tokens") or meta.get("context_tokens")
+    tokens = meta.target_tokens or meta.context_tokens
     if isinstance(tokens, int):
         out.append(("context", length_bucket(tokens)))
-    depth = meta.get("depth", meta.get("field_depth"))
+    depth = meta.depth if meta.depth is not None else meta.field_depth
     if isinstance(depth, (int, float)):
         out.append(("depth", f"{float(depth):.2f}"))
     return out

@@ -6,13 +6,13 @@ runs without generating again (`evalrun rescore`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
 from pydantic import BaseModel, Field as PydField
 
 from evalrun.evals.fields import score_field
 from evalrun.evals.json_answer import parse_json_answer
-from evalrun.contract.types import CORRECT_OUTCOMES, FieldScore, Generation, Item
+from evalrun.contract.types import CORRECT_OUTCOMES, FieldScore, Generation, Item, ItemMeta
 
 
 class ScoredItem(BaseModel):
@@ -30,7 +30,9 @@ class ScoredItem(BaseModel):
     # how a JSON answer was read (strict/fenced/repaired/truncated/failed); None for free text
     parse_status: str | None = None
     suspect_field: str | None = None
-    meta: dict[str, Any] = PydField(default_factory=dict)
+    # the item's, so pairing reads them without the item
+    answer_format: Literal["text", "json"] | None = None
+    meta: ItemMeta = PydField(default_factory=ItemMeta)
 
     @property
     def correct(self) -> bool:
@@ -57,7 +59,7 @@ def score_item(item: Item, gen: Generation) -> ScoredItem:
     parse_status = suspect = None
     if gen.error is not None:
         scores = {f.name: FieldScore(outcome="error", detail=gen.error) for f in item.fields}
-    elif item.meta.get("answer_format") == "json":
+    elif item.answer_format == "json":
         scores, parse_status, suspect = _score_json(item, gen.output or "")
     else:
         scores = {f.name: score_field(f.kind, f.gold, gen.output, **f.options) for f in item.fields}
@@ -73,6 +75,7 @@ def score_item(item: Item, gen: Generation) -> ScoredItem:
         golds={f.name: f.gold for f in item.fields},
         parse_status=parse_status,
         suspect_field=suspect,
+        answer_format=item.answer_format,
         meta=item.meta,
     )
 

@@ -6,7 +6,10 @@ that cannot be read is skipped with a warning and left where it is; a torn
 last line (kill -9 mid-write) is moved to `samples.jsonl.torn-<stamp>` by the
 writer (under the run's lock). `manifest.json` is replaced atomically and
 records `items_sha256`, the hash of the items the run was asked, so scoring
-edited gold is noticed.
+edited gold is noticed. The hash is over the items' current form; a run recorded
+before items had context/question/answer_format carries the hash of the older
+form, which is recomputed from its stored lines (`v1_items_sha256`) to verify it,
+and replaced by the current one the next time `execute` reuses the run.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from evalrun.evals import jsonl
 from evalrun.evals.config import ConfigError
@@ -36,10 +39,44 @@ def run_key(payload: dict[str, Any]) -> str:
 
 def items_sha256(items: list[Item]) -> str:
     """Hash of the items' content, independent of their order and of how the lines were formatted."""
+    return _digest(jsonl.canonical(it) for it in items)
+
+
+def _digest(canonical: Iterable[str]) -> str:
     digest = hashlib.sha256()
-    for text in sorted(jsonl.canonical(it) for it in items):
+    for text in sorted(canonical):
         digest.update(text.encode("ascii") + b"\n")
     return digest.hexdigest()
+
+
+# Defaults of the Item as stored before context/question/answer_format were fields (and
+# of its Field and GenerationOverride), which that form's hash was computed with.
+_V1_ITEM_DEFAULTS = {"system": None, "meta": {}, "generation": None}
+
+
+def _v1_canonical(raw: bytes) -> str | None:
+    """The canonical text that items_sha256 hashed for an items.jsonl line written before
+    items had context/question/answer_format: the line's own JSON, defaults filled. Read
+    from the bytes, not from the upgraded Item (whose form is the current one)."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("fields"), list):
+        return None
+    data = {**_V1_ITEM_DEFAULTS, **data}
+    data["fields"] = [{"options": {}, **f} if isinstance(f, dict) else f for f in data["fields"]]
+    if isinstance(data["generation"], dict):
+        data["generation"] = {"ignore_eos": False, **data["generation"]}
+    return json.dumps(data, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+
+
+def v1_items_sha256(lines: Iterable[bytes]) -> str | None:
+    """items_sha256 as a run written before items had context/question recorded it, over
+    the stored lines (None when a line is not of that form). Lets such a run be verified
+    without rewriting its files: its items upgrade on reading, its recorded hash does not."""
+    texts = [_v1_canonical(raw) for raw in lines]
+    return None if any(t is None for t in texts) else _digest(t for t in texts if t is not None)
 
 
 class RunStore:
@@ -52,6 +89,7 @@ class RunStore:
         self.dir = Path(run_dir)
         self.log = log
         self.warnings: list[str] = []
+        self._item_lines: dict[str, bytes] = {}  # the stored line of each item read, for the v1 hash
 
     def warn(self, message: str) -> None:
         if message in self.warnings:
@@ -95,9 +133,12 @@ class RunStore:
         records, found = jsonl.read(self.items_path, Item, self.warn)
         self._tail(self.items_path, found, repair)
         out: dict[str, Item] = {}
+        self._item_lines = {}
         for line, item in records:
             first = out.setdefault(item.id, item)
-            if first is not item and jsonl.canonical(first) != jsonl.canonical(item):
+            if first is item:
+                self._item_lines[item.id] = line.raw
+            elif jsonl.canonical(first) != jsonl.canonical(item):
                 self.warn(f"warning: {self.items_path}:{line.number}: a second, different item {item.id!r} "
                           "ignored (the first line for an id wins)")
         return list(out.values())
@@ -177,7 +218,7 @@ class RunStore:
             if manifest:
                 self.warn(f"warning: {self.manifest_path}: no items_sha256 recorded (a run from an older "
                           "evalrun): the integrity of items.jsonl cannot be verified")
-        elif recorded != items_sha256(items):
+        elif recorded != items_sha256(items) and recorded != v1_items_sha256(self._item_lines.values()):
             message = ("items.jsonl was changed after the run: its items no longer match items_sha256 "
                        f"in {MANIFEST} (edited gold, or an unreadable line)")
             if not trust_edited_items:

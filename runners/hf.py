@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterable
 
-from evalrun.contract.types import Generation, GenerationOverride, Item
+from evalrun.contract.types import CONTEXT_SEPARATOR, Generation, GenerationOverride, Item
 from evalrun.runners.accel.base import Acceleration, cache_kwarg
 from evalrun.runners.base import Runner
 from evalrun.runners.kv_layout import KVLayout, element_size
@@ -44,7 +44,7 @@ def auto_batch_size(model: Any, device: str, items: list[Item], max_new_tokens: 
     free, _total = torch.cuda.mem_get_info()
     cfg = model.config.get_text_config(decoder=True)
     elem = element_size(model.dtype)
-    longest = max((int(it.meta.get("context_tokens", 0)) for it in items), default=0) or 2048
+    longest = max(((it.meta.context_tokens or 0) for it in items), default=0) or 2048
     tokens = longest + max_new_tokens
     kv = KVLayout.of(model.config).bytes(tokens, elem)
     # prefill activations: hidden states and the MLP's intermediate for every prompt token, one row of logits
@@ -54,11 +54,17 @@ def auto_batch_size(model: Any, device: str, items: list[Item], max_new_tokens: 
 
 
 def _split_at_question(text: str, item: Item, offsets: list[tuple[int, int]]) -> int | None:
-    """Index of the first token at or after where the item's question starts in `text`."""
-    question = item.meta.get("question")
-    at = text.rfind(question) if isinstance(question, str) and question else -1
-    if at <= 0:
+    """Index of the first token of the item's question in the rendered `text`, from the
+    context the item gives (never guessed from its wording). The chat template puts the
+    prompt verbatim as the last message, so it is the last copy of the whole prompt; the
+    question starts after the context and the separator. None: no context, or a template
+    that rewrote the prompt (the method then sees the whole prompt at once)."""
+    if not item.context:
         return None
+    start = text.rfind(item.prompt)
+    if start < 0:
+        return None
+    at = start + len(item.context) + len(CONTEXT_SEPARATOR)
     split = next((i for i, (begin, _) in enumerate(offsets) if begin >= at), None)
     return split if split else None
 
@@ -275,7 +281,7 @@ class HFRunner(Runner):
         return group_by_prefix(items, self._tokens_and_split)
 
     def context_split(self, text: str, item: Item) -> int | None:
-        """Tokens of `text` before the item's question (`meta["question"]`), or None when it does not say."""
+        """Tokens of `text` before the item's question (its `context`), or None when it has none."""
         offsets = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
         return _split_at_question(text, item, offsets)
 

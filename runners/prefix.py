@@ -50,7 +50,8 @@ class SharedPrefix:
 def group_by_prefix(
     items: list[Item], tokens_and_split: Callable[[Item], tuple[list[int], int | None]], min_tokens: int = 16
 ) -> tuple[list[tuple[list[int], list[Item]]], list[Item]]:
-    """(groups of at least two items sharing the tokens before their question, the other items)."""
+    """(groups of at least two items sharing the tokens before their question, the other items);
+    `tokens_and_split` cuts where the item's own `context` ends, so only items that give one group."""
     groups: dict[tuple[int, ...], list[Item]] = {}
     alone: list[Item] = []
     for item in items:

@@ -19,8 +19,7 @@ from typing import Any, Literal
 
 from pydantic import Field as PydField, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from evalrun.contract.types import Field, FieldKind, Item
-from evalrun.tasks import register
+from evalrun.contract.types import Field, FieldKind, Item, ItemMeta
 from evalrun.tasks.base import BuildOptions, PackDataError, PackParams, PackSpec, ParamError, TokenCounter
 from evalrun.tasks.files_data import Rows, is_empty, read_rows
 from evalrun.tasks.files_fit import count_within, truncate_to_fit
@@ -152,7 +151,6 @@ def build(params: FilesParams, count: TokenCounter, limit: int | None = None,
     for index, row in enumerate(rows):
         where = params._where[index] if index < len(params._where) else f"row {index}"
         prompt, system = _render(params, row, where)
-        meta: dict[str, Any] = {"row": index, "answer_format": answer_format}
         tokens: int | None = None
         truncated: dict[str, Any] | None = None
         if max_prompt_tokens is not None:
@@ -166,9 +164,9 @@ def build(params: FilesParams, count: TokenCounter, limit: int | None = None,
                 prompt, system, truncated = truncate_to_fit(params.prompt, params.system, _text_row(row),
                                                             count, max_prompt_tokens, where)
                 tokens = None
-        meta["context_tokens"] = tokens if tokens is not None else count(prompt)
+        meta = ItemMeta(row=index, context_tokens=tokens if tokens is not None else count(prompt))
         if truncated:
-            meta["truncated"] = truncated
+            meta.truncated = truncated  # type: ignore[assignment]
         row_id = str(row.get(params.id_column)).strip() if params.id_column else None
         golds = params._golds[index]
         items.append(
@@ -177,6 +175,7 @@ def build(params: FilesParams, count: TokenCounter, limit: int | None = None,
                 pack=NAME,
                 prompt=prompt,
                 system=system,
+                answer_format=answer_format,
                 fields=[
                     Field(name=name, kind=kind, gold=gold, options=params.field_options.get(name, {}))
                     for (name, kind), gold in zip(params.fields.items(), golds)
@@ -191,13 +190,11 @@ def _build_with(params: FilesParams, count: TokenCounter, options: BuildOptions)
     return build(params, count, options.limit, options.max_prompt_tokens)
 
 
-SPEC = register(
-    PackSpec(
-        name=NAME,
-        version=VERSION,
-        params=FilesParams,
-        build=build,  # type: ignore[arg-type]
-        build_with=_build_with,  # type: ignore[arg-type]
-        description="Your own documents (JSONL, CSV, Parquet or a datasets dataset) with a field schema and a prompt template.",
-    )
+SPEC = PackSpec(
+    name=NAME,
+    version=VERSION,
+    params=FilesParams,
+    build=build,  # type: ignore[arg-type]
+    build_with=_build_with,  # type: ignore[arg-type]
+    description="Your own documents (JSONL, CSV, Parquet or a datasets dataset) with a field schema and a prompt template.",
 )

@@ -18,8 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field as PydField, field_validator
 
-from evalrun.contract.types import GenerationOverride, Item
-from evalrun.tasks import register
+from evalrun.contract.types import GenerationOverride, Item, ItemMeta
 from evalrun.tasks.base import PackParams, PackSpec, TokenCounter
 from evalrun.tasks.haystack import fill
 
@@ -82,19 +81,17 @@ def build(params: LatencyParams, count: TokenCounter) -> list[Item]:
                 prompt=prompt,
                 fields=[],
                 generation=override,
-                meta={"context_tokens": count(prompt), "target_tokens": shape.input_tokens, "shape": shape.name,
-                      "output_tokens": shape.output_tokens},
+                meta=ItemMeta(context_tokens=count(prompt), target_tokens=shape.input_tokens, shape=shape.name,
+                              output_tokens=shape.output_tokens),
             ))
     return items
 
 
-SPEC = register(
-    PackSpec(
-        name=NAME,
-        version=VERSION,
-        params=LatencyParams,
-        build=build,  # type: ignore[arg-type]
-        description="Speed only: fixed-shape prompts (short ~200 in/300 out, long ~2000 in/1000 out, or your own) "
-                    "that always generate their full output length (end-of-sequence ignored); no fields scored.",
-    )
+SPEC = PackSpec(
+    name=NAME,
+    version=VERSION,
+    params=LatencyParams,
+    build=build,  # type: ignore[arg-type]
+    description="Speed only: fixed-shape prompts (short ~200 in/300 out, long ~2000 in/1000 out, or your own) "
+                "that always generate their full output length (end-of-sequence ignored); no fields scored.",
 )

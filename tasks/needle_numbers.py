@@ -12,8 +12,7 @@ from typing import Literal
 
 from pydantic import Field as PydField, field_validator
 
-from evalrun.contract.types import Field, Item
-from evalrun.tasks import register
+from evalrun.contract.types import CONTEXT_SEPARATOR, Field, Item, ItemMeta
 from evalrun.tasks.base import PackParams, PackSpec, TokenCounter
 from evalrun.tasks.haystack import fill
 
@@ -87,33 +86,28 @@ def build(params: NeedleParams, count: TokenCounter) -> list[Item]:
                 filler = fill(rng, length, fixed, count)
                 at = round(depth * len(filler))
                 text = " ".join([*filler[:at], needle, *filler[at:]])
-                prompt = f"{_INTRO}\n\n{text}\n\nQuestion: {question}"
+                context, asked = f"{_INTRO}\n\n{text}", f"Question: {question}"
+                prompt = context + CONTEXT_SEPARATOR + asked
                 items.append(
                     Item(
                         id=f"{NAME}/{cell}",
                         pack=NAME,
                         prompt=prompt,
+                        context=context,
+                        question=asked,
+                        answer_format="text",
                         fields=[Field(name="value", kind=field_kind, gold=gold)],
-                        meta={
-                            "context_tokens": count(prompt),
-                            "target_tokens": length,
-                            "depth": depth,
-                            "value_kind": kind,
-                            "needle": needle,
-                            # the text after the context, for runners that prefill the context alone
-                            "question": f"Question: {question}",
-                        },
+                        meta=ItemMeta(context_tokens=count(prompt), target_tokens=length, depth=depth,
+                                      value_kind=kind, needle=needle),
                     )
                 )
     return items
 
 
-SPEC = register(
-    PackSpec(
-        name=NAME,
-        version=VERSION,
-        params=NeedleParams,
-        build=build,  # type: ignore[arg-type]
-        description="Numeric needles (7-digit integers, amounts with cents) in a haystack; grid of length x depth.",
-    )
+SPEC = PackSpec(
+    name=NAME,
+    version=VERSION,
+    params=NeedleParams,
+    build=build,  # type: ignore[arg-type]
+    description="Numeric needles (7-digit integers, amounts with cents) in a haystack; grid of length x depth.",
 )

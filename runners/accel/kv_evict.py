@@ -11,7 +11,12 @@ generated tokens are appended uncompressed (see kv_evict_cache.py).
 With `scope: context` the document is prefilled and compressed before the
 question is seen (the realistic, query-agnostic setting: a cached document
 serves questions asked later); the runner does this for items that say where
-their question starts (`Item.meta["question"]`).
+their document ends (`Item.context`, followed by `Item.question`).
+
+Pruned entries keep their absolute positions (keys are stored after RoPE), so
+the cache reports the tokens processed as its length and the mask offset as
+the number evicted; this holds only for one sequence at a time, so the method
+caps the batch at 1.
 """
 
 from __future__ import annotations

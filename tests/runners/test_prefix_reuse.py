@@ -46,7 +46,7 @@ def test_groups_are_by_document(tiny_model_dir: Path, tmp_path: Path) -> None:
     for prefix, members in groups:
         assert len({it.meta["doc_id"] for it in members}) == 1
         text = prepared.runner.tokenizer.decode(prefix)
-        assert members[0].meta["question"] not in text
+        assert members[0].question not in text
 
 
 def test_a_method_with_its_own_cache_turns_reuse_off(tiny_model_dir: Path, tmp_path: Path) -> None:
@@ -62,3 +62,21 @@ def test_shared_prefix_matches_on_the_default_model(tmp_path: Path) -> None:
     plain, shared = _pair("smollm2-135m", tmp_path, limit=6)
     assert shared.manifest["prefix_reuse"]["questions"] == 6
     assert {k: g.output for k, g in shared.generations.items()} == {k: g.output for k, g in plain.generations.items()}
+
+
+def test_the_split_comes_from_the_given_context_not_from_the_wording() -> None:
+    """The document quotes the question word for word: the split is still where the context ends."""
+    from evalrun.contract.types import CONTEXT_SEPARATOR, Item
+    from evalrun.runners.hf import _split_at_question
+
+    question = "Question: What is the total?"
+    context = f"Read this.\n\n{question} Someone asked this before; the total is 5.\n\nMore text."
+    item = Item(id="a", pack="p", prompt=context + CONTEXT_SEPARATOR + question, context=context,
+                question=question, fields=[])
+    text = f"<|im_start|>user\n{item.prompt}<|im_end|>\n<|im_start|>assistant\n"
+    offsets = [(i, i + 1) for i in range(len(text))]  # one token per character
+    split = _split_at_question(text, item, offsets)
+    assert text[split:].startswith(question + "<|im_end|>")
+    assert text[:split].endswith(context + CONTEXT_SEPARATOR)
+    bare = Item(id="b", pack="p", prompt=item.prompt, fields=[])  # no context given: no split
+    assert _split_at_question(text, bare, offsets) is None

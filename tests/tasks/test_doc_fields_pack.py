@@ -80,7 +80,7 @@ def test_ids_unique_and_readable() -> None:
         (f,) = it.fields
         assert it.id == f"doc_fields/{it.meta['doc_id']}-L{it.meta['target_tokens']}/{f.name}"
         assert re.fullmatch(r"doc_fields/(invoice|contract|financial_statement)-\d+-L\d+/[a-z_]+", it.id)
-        assert it.meta["answer_format"] == "text" and it.meta["mode"] == "per_field"
+        assert it.answer_format == "text" and it.meta["mode"] == "per_field"
         assert it.prompt.rstrip().endswith('answer "not found".')
     json_items = _build(documents=6, lengths=[600], mode="json")
     assert [it.id for it in json_items] == [f"doc_fields/{t}-{i}-L600" for i, t in
@@ -218,7 +218,7 @@ def test_json_mode_lists_every_field() -> None:
     items = _build(documents=3, lengths=[800], mode="json")
     assert len(items) == 3
     for it in items:
-        assert it.meta["answer_format"] == "json" and it.meta["mode"] == "json"
+        assert it.answer_format == "json" and it.meta["mode"] == "json"
         tail = it.prompt.rsplit("\n\n", 1)[1]
         assert "JSON object" in tail
         for f in it.fields:

@@ -49,7 +49,7 @@ def test_each_format_builds_items(tmp_path: Path, cfg_file, fmt: str) -> None:
     items = get_pack("files").build(params, lambda s: len(s.split()))
     assert [it.id for it in items] == ["files/a1", "files/b2"]
     assert items[0].prompt == "Invoice A. Total due: EUR 1,234.50.\nWhat is the total?"
-    assert items[0].fields[0].gold == "EUR 1234.50" and items[0].meta["answer_format"] == "text"
+    assert items[0].fields[0].gold == "EUR 1234.50" and items[0].answer_format == "text"
     gen = Generation(item_id=items[0].id, pack="files", prompt_hash=items[0].prompt_hash, output="EUR 1,234.50")
     assert score_item(items[0], gen).correct
 
@@ -59,7 +59,7 @@ def test_empty_nullable_cell_is_a_decoy_and_two_fields_default_to_json(tmp_path:
     cfg = load_config(_config(cfg_file, data.name, fields={"total": "amount", "due": "date"}, nullable=["due"]))
     items = get_pack("files").build(cfg.tasks[0].params, lambda s: 1)
     assert items[1].fields[1].gold is None
-    assert items[0].meta["answer_format"] == "json"
+    assert items[0].answer_format == "json"
     gen = Generation(item_id=items[1].id, pack="files", prompt_hash=items[1].prompt_hash,
                      output='{"total": "EUR 99.00", "due": null}')
     scored = score_item(items[1], gen)

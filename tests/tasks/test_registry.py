@@ -1,0 +1,56 @@
+"""The pack registry finds packs by listing the tasks folder (a pack is one new file
+with a module-level SPEC), and the folder stays readable: small modules, short functions."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+
+import pytest
+
+from evalrun.tasks import PackSpec, all_packs, get_pack, register
+from tests.conftest import ROOT
+
+TASKS = ROOT / "tasks"
+
+
+def test_every_module_with_a_spec_is_registered_under_its_name() -> None:
+    found = {}
+    for path in sorted(TASKS.glob("*.py")):
+        if path.stem in {"__init__", "registry", "base"}:
+            continue
+        spec = getattr(importlib.import_module(f"evalrun.tasks.{path.stem}"), "SPEC", None)
+        if isinstance(spec, PackSpec):
+            found[spec.name] = spec
+    assert found == {k: v for k, v in all_packs().items() if k in found}
+    assert set(found) == {"needle_numbers", "doc_fields", "files", "latency"}
+
+
+def test_unknown_pack_names_the_available_ones() -> None:
+    with pytest.raises(KeyError, match="available: doc_fields, files, latency, needle_numbers"):
+        get_pack("nope")
+
+
+def test_a_pack_from_outside_the_folder_can_be_registered() -> None:
+    spec = get_pack("latency")
+    extra = PackSpec(name="test_extra_pack", version="1", params=spec.params, build=spec.build)
+    try:
+        assert register(extra) is extra and get_pack("test_extra_pack") is extra
+    finally:
+        from evalrun.tasks import registry
+
+        registry._PACKS.pop("test_extra_pack", None)
+
+
+# generated vocabulary tables may make a data module long; none does today
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 80
+
+
+@pytest.mark.parametrize("path", sorted(TASKS.glob("*.py")), ids=lambda p: p.name)
+def test_modules_and_functions_stay_small(path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= MAX_MODULE_LINES
+    long = [f"{n.name}: {n.end_lineno - n.lineno + 1} lines" for n in ast.walk(ast.parse(text))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > MAX_FUNCTION_LINES]
+    assert long == []
