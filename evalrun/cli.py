@@ -324,7 +324,7 @@ def sweep(
             _, s, _ = run_timing(result)
             n = sum(pc.n for pc in comparison.packs)
             delta = sum(pc.delta_points * pc.n for pc in comparison.packs) / n if n else 0.0
-            emulated = bool(result.manifest.get("emulated"))
+            emulated = bool(result.manifest.emulated)
             speed = "emulated" if emulated else (f"{base_s / s:.2f}x" if s and base_s else "-")
             table.add_row(*(escape(str(v)) for v in point.values.values()),
                           *(f"{100 * pc.candidate_accuracy:.1f}" for pc in comparison.packs),
@@ -351,7 +351,7 @@ def rescore(
     def go() -> None:
         for run_dir in run_dirs:
             result = api.rescore(run_dir, trust_edited_items, log=_log)
-            name = result.manifest.get("name", run_dir.name)
+            name = result.manifest.name or run_dir.name
             render_pack_metrics(console, name, result.metrics)
             if result.unanswered:
                 console.print(f"[yellow]note:[/] {len(result.unanswered)} item(s) have no stored generation yet")
