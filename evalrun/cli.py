@@ -13,7 +13,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Optional, get_args
+from typing import TYPE_CHECKING, Optional, get_args
 
 import typer
 from rich.console import Console
@@ -27,6 +27,9 @@ from evalrun.evals.config import ConfigError
 from evalrun.evals.execute import RunFailed
 from evalrun.evals.pairing import PairingError
 from evalrun.evals.speed_table import SpeedTable, speed_table
+
+if TYPE_CHECKING:
+    from evalrun.reports.view.model import ReportView
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 
@@ -191,8 +194,8 @@ def compare(
         report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=_RichProgress, log=_log,
                              gate=gate_cfg, noise_floor=noise_floor, fresh=fresh)
         table = speed_table(report, cap)
-        _print_report(report, started, table)
-        return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log))
+        view = _print_report(report, started, table, html=html is not None)
+        return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log, view))
 
     code = _guard(go)
     raise typer.Exit(code)
@@ -202,29 +205,27 @@ def _capacity(requests_per_day: float | None, peak_factor: float, output_tokens:
     return CapacityInputs(requests_per_day=requests_per_day, peak_factor=peak_factor, output_tokens=output_tokens)
 
 
-def _print_report(report: "api.CompareReport", started: float, speed: "SpeedTable | None" = None) -> None:
-    """The terminal tables, the speed-accuracy table and the verdict line."""
-    from evalrun.reports.terminal import render_comparison, render_speed, status_markup
+def _print_report(report: "api.CompareReport", started: float, speed: "SpeedTable | None" = None,
+                  html: bool = False) -> "ReportView":
+    """The terminal tables, the speed-accuracy table and the verdict line, from the view every
+    output file renders too (returned for them; `html`: with the page-only parts)."""
+    from evalrun.reports.terminal import render_view, status_markup
+    from evalrun.reports.view import build_view
 
-    speed = speed or speed_table(report)
-
+    view = build_view(report, speed=speed or speed_table(report), html=html)
     console.print()
-    base_metrics = report.metrics[report.baseline.name]
-    if report.noise_floor is not None:
+    if view.noise_section is not None:
         console.print("[bold]Noise floor[/]: the baseline against a repeat of itself (not gated)")
-        render_comparison(console, report.noise_floor, None)
-    for comparison, verdict in zip(report.comparisons, report.verdicts):
-        render_comparison(console, comparison, verdict, base_metrics, report.metrics[comparison.candidate],
-                          report.noise_floor)
-    render_speed(console, speed)
+    render_view(console, view)
     console.print(
-        f"verdict: {status_markup(report.status, bold=True)} — "
-        + ", ".join(f"{escape(v.candidate)} {status_markup(v.status)}" for v in report.verdicts)
+        f"verdict: {status_markup(view.status, bold=True)} — "
+        + ", ".join(f"{escape(v.candidate)} {status_markup(v.status)}" for v in view.verdicts)
         + f"  ({time.perf_counter() - started:.1f} s)"
     )
-    if report.status == "incomplete":
+    if view.status == "incomplete":
         console.print("[yellow]nothing failed, but the comparison does not cover every item the candidates asked "
                       "for (see above): exit 4, not a pass[/]")
+    return view
 
 
 def _finish(report: "api.CompareReport", outputs: Outputs, failures: list[str]) -> int:
@@ -273,8 +274,8 @@ def report(
         cap = _capacity(requests_per_day, peak_factor, output_tokens)
         stored = api.report(list(run_dirs), gate_cfg, trust_edited_items, log=_log)
         table = speed_table(stored, cap)
-        _print_report(stored, started, table)
-        return _finish(stored, outputs, outputs.write(stored, table, time.perf_counter() - started, _log))
+        view = _print_report(stored, started, table, html=html is not None)
+        return _finish(stored, outputs, outputs.write(stored, table, time.perf_counter() - started, _log, view))
 
     code = _guard(go)
     raise typer.Exit(code)
