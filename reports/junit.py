@@ -10,10 +10,12 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from evalrun.evals.verdict import STATUS_TEXT
+from evalrun.evals.pairing import Comparison
+from evalrun.evals.speed_table import SpeedTable
+from evalrun.evals.verdict import STATUS_TEXT, Verdict, overall_exit_code, overall_status
 from evalrun.reports.output import write_atomic
 from evalrun.reports.units import rule_text
-from evalrun.reports.view.model import CandidateSection, ReportView
+from evalrun.reports.view.model import CandidateSection, ReportView, RunInfo
 
 
 def _properties(suite: ET.Element, section: CandidateSection, view: ReportView) -> None:
@@ -33,7 +35,13 @@ def _properties(suite: ET.Element, section: CandidateSection, view: ReportView) 
         ET.SubElement(props, "property", name="noise_floor.harmful_items", value=str(view.noise_floor.harmful_items))
 
 
-def junit_xml(view: ReportView, seconds: float = 0.0) -> str:
+def junit_xml(view: ReportView | list[Verdict], seconds: float = 0.0) -> str:
+    """The XML of a view (or of bare verdicts: the rules and gaps, without per-pack figures)."""
+    if not isinstance(view, ReportView):
+        view = ReportView(title="", created="", status=overall_status(view), exit_code=overall_exit_code(view),
+                          baseline=RunInfo("baseline", "baseline", ""), speed_table=SpeedTable(rows=[]),
+                          sections=[CandidateSection(v.candidate, Comparison("", v.candidate, [], [], []), v,
+                                                     RunInfo(v.candidate, "candidate", ""), [], []) for v in view])
     verdicts = view.verdicts
     failures = sum(len(v.failed) for v in verdicts)
     errors = sum(len(v.unevaluated) + len(v.gaps) for v in verdicts)
@@ -68,5 +76,5 @@ def junit_xml(view: ReportView, seconds: float = 0.0) -> str:
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def render_junit(view: ReportView, path: str | Path, seconds: float = 0.0) -> Path:
+def render_junit(view: ReportView | list[Verdict], path: str | Path, seconds: float = 0.0) -> Path:
     return write_atomic(path, junit_xml(view, seconds))

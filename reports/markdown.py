@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import html
 
+from evalrun.evals.pairing import Comparison
 from evalrun.evals.speed_table import SPEED_ONLY, SpeedTable
-from evalrun.evals.verdict import STATUS_TEXT
+from evalrun.evals.verdict import STATUS_TEXT, Verdict
 from evalrun.reports import units
 from evalrun.reports.units import rule_text
+from evalrun.reports.view import comparisons_view
 from evalrun.reports.view.model import CandidateSection, ReportView
 
 TOP_FLIPS = 10
@@ -95,7 +97,10 @@ def _verdict_lines(section: CandidateSection) -> list[str]:
     return lines
 
 
-def render_markdown(view: ReportView, speed: bool = True) -> str:
+def render_markdown(view: ReportView | list[Comparison], verdicts: list[Verdict] | None = None) -> str:
+    """The summary of a view (or of bare comparisons with their verdicts)."""
+    if not isinstance(view, ReportView):
+        view = comparisons_view(view, verdicts or [])
     status = view.status
     lines = [f"## evalrun: {_ICON[status]} {STATUS_TEXT[status]}", ""]
     lines += [f"- **{md_cell(v.candidate)}**: {_cell_status(v.status)} ({v.summary()})" for v in view.verdicts]
@@ -109,6 +114,6 @@ def render_markdown(view: ReportView, speed: bool = True) -> str:
         lines += [f"### {md_cell(section.comparison.candidate)} vs {md_cell(section.comparison.baseline)}", ""]
         lines += _pack_lines(section)
         lines += _verdict_lines(section)
-    if speed:
+    if view.speed_table.rows:
         lines += render_speed_markdown(view.speed_table)
     return "\n".join(lines) + "\n"

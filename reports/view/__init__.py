@@ -11,7 +11,9 @@ from datetime import datetime, timezone
 from typing import Any
 
 from evalrun.evals.capacity import CapacityInputs
+from evalrun.evals.pairing import Comparison
 from evalrun.evals.speed_table import EMULATED_NOTE, SpeedTable, speed_table
+from evalrun.evals.verdict import Verdict, overall_exit_code, overall_status
 from evalrun.reports.view.browser import MAX_TEXT_BYTES, browser_data, listed_flips
 from evalrun.reports.view.heatmaps import heatmaps
 from evalrun.reports.view.model import (
@@ -26,7 +28,7 @@ from evalrun.reports.view.model import (
 from evalrun.reports.view.tables import field_rows, noise_floor, pack_row, run_info
 
 __all__ = ["EMULATED_NOTE", "OUTCOMES", "CandidateSection", "FieldRow", "NoiseFloor", "PackRow", "ReportView",
-           "RunInfo", "build_view"]
+           "RunInfo", "build_view", "comparisons_view"]
 
 
 def _section(report: Any, run: Any, comp: Any, verdict: Any, role: str, html: bool) -> CandidateSection:
@@ -67,3 +69,18 @@ def build_view(report: Any, title: str | None = None, speed: SpeedTable | None =
     if html:
         view.browser, view.texts_blob, view.texts_cut = browser_data(report, max_text_bytes)
     return view
+
+
+def comparisons_view(comparisons: list[Comparison], verdicts: list[Verdict],
+                     noise: Comparison | None = None) -> ReportView:
+    """The view of bare comparisons (no runs behind them: no per-field table, no speed), for
+    callers that gate pairings they made themselves."""
+    aa = {pc.pack: pc for pc in noise.packs} if noise else {}
+    sections = [CandidateSection(name=c.candidate, comparison=c, verdict=v, info=RunInfo(c.candidate, "candidate", ""),
+                                 packs=[pack_row(pc, v, aa.get(pc.pack)) for pc in c.packs], fields=[])
+                for c, v in zip(comparisons, verdicts)]
+    base = comparisons[0].baseline if comparisons else "baseline"
+    return ReportView(title=f"evalrun: vs {base}", created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                      status=overall_status(verdicts), exit_code=overall_exit_code(verdicts),
+                      baseline=RunInfo(base, "baseline", ""), sections=sections, speed_table=SpeedTable(rows=[]),
+                      noise_floor=noise_floor(noise))

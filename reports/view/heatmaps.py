@@ -65,6 +65,28 @@ def _length_label(n: int, exact: bool) -> str:
     return f"{n // 1024}k" if n >= 1024 and n % 1024 == 0 else str(n)
 
 
+def _accuracy_map(kind: str, run: str, idx: int, grid: dict[tuple[str, str], list[int]], row_labels: list[str],
+                  col_labels: list[str]) -> Heatmap:
+    """One run's accuracy per cell (`idx` 1: the baseline's count, 2: the candidate's)."""
+    rows: list[list[HeatCell | None]] = []
+    for r in row_labels:
+        row: list[HeatCell | None] = []
+        for col in col_labels:
+            g = grid.get((r, col))
+            if not g:
+                row.append(None)
+                continue
+            acc = g[idx] / g[0]
+            fill = accuracy_fill(acc)
+            row.append(HeatCell(n=g[0], value=acc, label=f"{100 * acc:.0f}",
+                                tooltip=f"{run}: length {col}, depth {r}: {g[idx]}/{g[0]} correct ({100 * acc:.1f}%)",
+                                fill=fill, ink=_ink(fill)))
+        rows.append(row)
+    legend = [(f"{p}%", accuracy_fill(p / 100)) for p in (0, 25, 50, 75, 100)]
+    return Heatmap(title=f"{run}: accuracy %", kind=kind, rows=row_labels, cols=col_labels, cells=rows,
+                   legend=legend)
+
+
 def heatmaps(pack: str, base: list[ScoredItem], cand: list[ScoredItem], cand_name: str,
               base_name: str) -> HeatmapSet | None:
     """Field accuracy by context length x depth, for fields whose items carry both (needles, document fields)."""
@@ -104,25 +126,6 @@ def heatmaps(pack: str, base: list[ScoredItem], cand: list[ScoredItem], cand_nam
         g[1] += b_ok
         g[2] += c_ok
 
-    def acc_map(kind: str, run: str, idx: int) -> Heatmap:
-        rows: list[list[HeatCell | None]] = []
-        for r in row_labels:
-            row: list[HeatCell | None] = []
-            for col in col_labels:
-                g = grid.get((r, col))
-                if not g:
-                    row.append(None)
-                    continue
-                acc = g[idx] / g[0]
-                fill = accuracy_fill(acc)
-                row.append(HeatCell(n=g[0], value=acc, label=f"{100 * acc:.0f}",
-                                    tooltip=f"{run}: length {col}, depth {r}: {g[idx]}/{g[0]} correct ({100 * acc:.1f}%)",
-                                    fill=fill, ink=_ink(fill)))
-            rows.append(row)
-        legend = [(f"{p}%", accuracy_fill(p / 100)) for p in (0, 25, 50, 75, 100)]
-        return Heatmap(title=f"{run}: accuracy %", kind=kind, rows=row_labels, cols=col_labels, cells=rows,
-                       legend=legend)
-
     diff_rows: list[list[HeatCell | None]] = []
     for r in row_labels:
         row = []
@@ -144,5 +147,6 @@ def heatmaps(pack: str, base: list[ScoredItem], cand: list[ScoredItem], cand_nam
                    rows=row_labels, cols=col_labels, cells=diff_rows, legend=legend)
     return HeatmapSet(pack=pack, unit="gold fields per cell; rows: depth of the value in the document, columns: "
                                        "context length in tokens",
-                      baseline=acc_map("baseline", base_name, 1), candidate=acc_map("candidate", cand_name, 2),
+                      baseline=_accuracy_map("baseline", base_name, 1, grid, row_labels, col_labels),
+                      candidate=_accuracy_map("candidate", cand_name, 2, grid, row_labels, col_labels),
                       difference=diff)
