@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from evalrun.evals.sweep import SweepPoint
+    from evalrun.reports.view.model import ReportView
 
 out_option = typer.Option(Path("runs"), "--out", help="Run store directory; each run lives in OUT/<name>-<key12>/.")
 limit_option = typer.Option(None, "--limit", min=1, help="Only the first N items of each pack (smoke checks).")
@@ -110,8 +111,8 @@ def compare(
         report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=_RichProgress, log=_log,
                              gate=gate_cfg, noise_floor=noise_floor, fresh=fresh)
         table = speed_table(report, cap)
-        _print_report(report, started, table)
-        return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log))
+        view = _print_report(report, started, table, html=html is not None)
+        return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log, view))
 
     code = _guard(go)
     raise typer.Exit(code)
@@ -121,29 +122,27 @@ def _capacity(requests_per_day: float | None, peak_factor: float, output_tokens:
     return CapacityInputs(requests_per_day=requests_per_day, peak_factor=peak_factor, output_tokens=output_tokens)
 
 
-def _print_report(report: "api.CompareReport", started: float, speed: "SpeedTable | None" = None) -> None:
-    """The terminal tables, the speed-accuracy table and the verdict line."""
-    from evalrun.reports.terminal import render_comparison, render_speed, status_markup
+def _print_report(report: "api.CompareReport", started: float, speed: "SpeedTable | None" = None,
+                  html: bool = False) -> "ReportView":
+    """The terminal tables, the speed-accuracy table and the verdict line, from the view every
+    output file renders too (returned for them; `html`: with the page-only parts)."""
+    from evalrun.reports.terminal import render_view, status_markup
+    from evalrun.reports.view import build_view
 
-    speed = speed or speed_table(report)
-
+    view = build_view(report, speed=speed or speed_table(report), html=html)
     console.print()
-    base_metrics = report.metrics[report.baseline.name]
-    if report.noise_floor is not None:
+    if view.noise_section is not None:
         console.print("[bold]Noise floor[/]: the baseline against a repeat of itself (not gated)")
-        render_comparison(console, report.noise_floor, None)
-    for comparison, verdict in zip(report.comparisons, report.verdicts):
-        render_comparison(console, comparison, verdict, base_metrics, report.metrics[comparison.candidate],
-                          report.noise_floor)
-    render_speed(console, speed)
+    render_view(console, view)
     console.print(
-        f"verdict: {status_markup(report.status, bold=True)} — "
-        + ", ".join(f"{escape(v.candidate)} {status_markup(v.status)}" for v in report.verdicts)
+        f"verdict: {status_markup(view.status, bold=True)} — "
+        + ", ".join(f"{escape(v.candidate)} {status_markup(v.status)}" for v in view.verdicts)
         + f"  ({time.perf_counter() - started:.1f} s)"
     )
-    if report.status == "incomplete":
+    if view.status == "incomplete":
         console.print("[yellow]nothing failed, but the comparison does not cover every item the candidates asked "
                       "for (see above): exit 4, not a pass[/]")
+    return view
 
 
 def _finish(report: "api.CompareReport", outputs: Outputs, failures: list[str]) -> int:
@@ -192,8 +191,8 @@ def report(
         cap = _capacity(requests_per_day, peak_factor, output_tokens)
         stored = api.report(list(run_dirs), gate_cfg, trust_edited_items, log=_log)
         table = speed_table(stored, cap)
-        _print_report(stored, started, table)
-        return _finish(stored, outputs, outputs.write(stored, table, time.perf_counter() - started, _log))
+        view = _print_report(stored, started, table, html=html is not None)
+        return _finish(stored, outputs, outputs.write(stored, table, time.perf_counter() - started, _log, view))
 
     code = _guard(go)
     raise typer.Exit(code)
@@ -254,7 +253,7 @@ def _sweep_table(base_name: str, points: list["SweepPoint"], report: "api.Compar
         _, s, _ = run_timing(result)
         n = sum(pc.n for pc in comparison.packs)
         delta = sum(pc.delta_points * pc.n for pc in comparison.packs) / n if n else 0.0
-        emulated = bool(result.manifest.get("emulated"))
+        emulated = bool(result.manifest.emulated)
         speed = "emulated" if emulated else (f"{base_s / s:.2f}x" if s and base_s else "-")
         table.add_row(*(escape(str(v)) for v in point.values.values()),
                       *(f"{100 * pc.candidate_accuracy:.1f}" for pc in comparison.packs),
@@ -277,7 +276,7 @@ def rescore(
     def go() -> None:
         for run_dir in run_dirs:
             result = api.rescore(run_dir, trust_edited_items, log=_log)
-            name = result.manifest.get("name", run_dir.name)
+            name = result.manifest.name or run_dir.name
             render_pack_metrics(console, name, result.metrics)
             if result.unanswered:
                 console.print(f"[yellow]note:[/] {len(result.unanswered)} item(s) have no stored generation yet")

@@ -17,6 +17,7 @@ from evalrun.reports.output import output_problem, write_atomic
 if TYPE_CHECKING:
     from evalrun.evals.api import CompareReport
     from evalrun.evals.speed_table import SpeedTable
+    from evalrun.reports.view.model import ReportView
 
 
 def _finite(value: Any) -> Any:
@@ -54,29 +55,23 @@ class Outputs:
             seen[resolved] = option
 
     def write(self, report: "CompareReport", table: "SpeedTable", seconds: float,
-              log: Callable[[str], None]) -> list[str]:
-        """Write every requested output; returns one line per output that failed."""
-        from evalrun.evals.report_data import build_report_data
+              log: Callable[[str], None], view: "ReportView | None" = None) -> list[str]:
+        """Write every requested output from one view (the terminal's, when given); returns one
+        line per output that failed."""
         from evalrun.reports.html import render_html_text
         from evalrun.reports.junit import junit_xml
         from evalrun.reports.markdown import render_markdown
-        from evalrun.reports.summary import comparison_dict, verdict_dict
+        from evalrun.reports.summary import report_json
+        from evalrun.reports.view import build_view
 
-        md = render_markdown(report.comparisons, report.verdicts, report.noise_floor, table)
+        view = view or build_view(report, speed=table, html=self.html is not None)
+        md = render_markdown(view)
         jobs: list[tuple[str, Path | None, Callable[[], str]]] = [
-            ("JUnit XML", self.junit, lambda: junit_xml(report.verdicts, seconds)),
+            ("JUnit XML", self.junit, lambda: junit_xml(view, seconds)),
             ("Markdown summary", self.markdown, lambda: md),
-            ("JSON", self.json, lambda: json.dumps(_finite({
-                "status": report.status,
-                "exit_code": report.exit_code,
-                "passed": report.passed,
-                "baseline": report.baseline.name,
-                "verdicts": [verdict_dict(v) for v in report.verdicts],
-                "comparisons": [comparison_dict(c, v) for c, v in zip(report.comparisons, report.verdicts)],
-                "noise_floor": comparison_dict(report.noise_floor, None) if report.noise_floor else None,
-                "speed": table.model_dump(mode="json"),
-            }), indent=2, default=str, allow_nan=False) + "\n"),
-            ("HTML report", self.html, lambda: render_html_text(build_report_data(report, speed=table))),
+            ("JSON", self.json, lambda: json.dumps(_finite(report_json(view)), indent=2, default=str,
+                                                   allow_nan=False) + "\n"),
+            ("HTML report", self.html, lambda: render_html_text(view)),
         ]
         failures: list[str] = []
         for what, path, render in jobs:

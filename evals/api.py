@@ -15,7 +15,7 @@ from typing import Callable
 from evalrun.evals import jsonl
 from evalrun.evals.config import ConfigError, RunConfig, load_config
 from evalrun.evals.execute import Progress, RunFailed, execute, prepare, set_aside
-from evalrun.evals.runs import PreparedRun, RunResult
+from evalrun.evals.runs import PreparedRun, RunResult, manifest_model
 from evalrun.evals.coverage import coverage_gaps
 from evalrun.evals.gate import GateConfig, check_gate, evaluate, load_gate
 from evalrun.evals.metrics import PackMetrics, pack_metrics
@@ -23,6 +23,7 @@ from evalrun.evals.pairing import Comparison, pair
 from evalrun.evals.scoring import ScoredItem, score_run
 from evalrun.evals.run_lock import run_lock
 from evalrun.evals.store import SCORES, RunStore
+from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Item
 from evalrun.evals.verdict import Status, Verdict, overall_exit_code, overall_status
 from evalrun.runners.models import ModelError, ModelNotFound, load_tokenizer, resolve_model
@@ -84,7 +85,7 @@ def score(result: RunResult) -> list[ScoredItem]:
 @dataclass
 class Rescored:
     run_dir: Path
-    manifest: dict
+    manifest: RunManifest
     scored: list[ScoredItem]
     metrics: dict[str, PackMetrics]
     unanswered: list[str]
@@ -100,7 +101,8 @@ def rescore(run_dir: str | Path, trust_edited_items: bool = False, log: Callable
     store = RunStore(run_dir, log=log)
     if not store.exists() or not store.items_path.exists():
         raise ConfigError("not a run directory (needs manifest.json and items.jsonl)", file=run_dir)
-    manifest, items = store.read_checked(trust_edited_items)
+    data, items = store.read_checked(trust_edited_items)
+    manifest = manifest_model(data, store.manifest_path)
     generations = store.read_samples()
     scored = score_run(items, generations)
     jsonl.write_atomic(store.dir / SCORES, scored)
@@ -240,7 +242,7 @@ def compare(
 
 def _stored_gate(result: RunResult) -> GateConfig | None:
     """The gate a candidate run was configured with, as recorded in its manifest."""
-    data = (result.manifest.get("config") or {}).get("gate")
+    data = result.manifest.config.gate
     return None if data is None else load_gate(data, result.dir / "manifest.json", "config.gate")
 
 

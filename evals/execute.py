@@ -13,8 +13,9 @@ from evalrun.evals import jsonl, memory
 from evalrun.evals import run_manifest as rm
 from evalrun.evals.config import ConfigError, RunConfig
 from evalrun.evals.run_lock import run_lock
-from evalrun.evals.runs import PreparedRun, RunResult
+from evalrun.evals.runs import PreparedRun, RunResult, manifest_model
 from evalrun.evals.store import RunStore, run_key
+from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel import build_accelerations
 from evalrun.runners.base import Runner
@@ -154,20 +155,21 @@ def set_aside(run_dir: Path) -> Path | None:
     return target
 
 
-def _stored_manifest(store: RunStore, label: str, log: Callable[[str], None]) -> tuple[dict[str, Any], str | None]:
+def _stored_manifest(store: RunStore, label: str, log: Callable[[str], None]) -> tuple[RunManifest, str | None]:
     """The stored manifest, or why it must be rebuilt: samples without a readable manifest are
-    never reused half-known. An unreadable one is kept beside the run, not deleted."""
+    never reused half-known. An unreadable one (or one that does not fit the schema) is kept
+    beside the run, not deleted."""
     try:
-        manifest = store.read_manifest()
+        manifest = manifest_model(store.read_manifest(), store.manifest_path)
     except ConfigError as exc:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
         kept = store.manifest_path.with_name(f"{store.manifest_path.name}.unreadable-{stamp}")
         store.manifest_path.rename(kept)
         log(f"{label}: {exc}; kept as {kept.name}; manifest recreated from the config")
-        return {}, f"the manifest was unreadable (kept as {kept.name})"
-    if not manifest and store.samples_path.exists():
+        return RunManifest(), f"the manifest was unreadable (kept as {kept.name})"
+    if not manifest.model_fields_set and not manifest.model_extra and store.samples_path.exists():
         log(f"{label}: {store.manifest_path}: missing beside stored samples; manifest recreated from the config")
-        return {}, "the manifest was missing"
+        return RunManifest(), "the manifest was missing"
     return manifest, None
 
 
@@ -210,10 +212,11 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     missing = [it for it in prepared.items if it.id not in done]
     if not missing:
         if recreated:
-            manifest = rm.rebuilt(prepared, [done[k] for k in wanted], recreated) | {"items_sha256": items_hash}
+            manifest = rm.rebuilt(prepared, [done[k] for k in wanted], recreated).merged({"items_sha256": items_hash})
             store.write_manifest(manifest)
-        elif manifest.get("items_sha256") != items_hash:
-            manifest["items_sha256"] = items_hash  # an older run: record what its items are from now on
+        elif manifest.items_sha256 != items_hash:
+            # an older run: record what its items are from now on
+            manifest = manifest.merged({"items_sha256": items_hash})
             store.write_manifest(manifest)
         log(f"{prepared.label}: reusing stored run {prepared.dir} ({len(wanted)} items, key {prepared.key[:12]})")
         return RunResult(prepared.label, prepared.dir, prepared.items, {k: v for k, v in done.items() if k in wanted},
@@ -224,10 +227,10 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     runner = prepared.runner
     runner.run_items = prepared.items
     if recreated:
-        manifest["manifest_recreated"] = {"at": rm.now(), "reason": recreated,
-                                          "note": "earlier sessions, effects and load times are unknown"}
-    manifest.update(rm.describe(prepared) | {"status": "running", "created": manifest.get("created", rm.now()),
-                                             "updated": rm.now(), "items_sha256": items_hash})
+        manifest = manifest.merged({"manifest_recreated": {"at": rm.now(), "reason": recreated,
+                                                           "note": "earlier sessions, effects and load times are unknown"}})
+    manifest = manifest.merged(rm.describe(prepared) | {"status": "running", "created": manifest.created or rm.now(),
+                                                        "updated": rm.now(), "items_sha256": items_hash})
     store.write_manifest(manifest)
 
     generated = 0
@@ -249,10 +252,10 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     try:
         runner.run(missing, emit)
     except Exception as exc:
-        manifest.update(rm.runner_extras(runner))
-        manifest.update({"status": "failed", "failure": f"{type(exc).__name__}: {exc}", "updated": rm.now()})
-        manifest.setdefault("sessions", []).append(
-            rm.session_entry(started_at, generated, errors, time.perf_counter() - started, waited, "failed"))
+        manifest = manifest.with_session(
+            rm.session_entry(started_at, generated, errors, time.perf_counter() - started, waited, "failed"),
+            rm.runner_extras(runner) | {"status": "failed", "failure": f"{type(exc).__name__}: {exc}",
+                                        "updated": rm.now()})
         store.write_manifest(manifest)
         stored = sum(1 for k in wanted if k in done)
         kept = f" ({stored} of {len(wanted)} items are stored; the same command resumes)" if generated else ""
@@ -261,10 +264,9 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
         if progress:
             progress.finish()
     all_errors = sum(1 for k in wanted if done[k].error is not None)
-    manifest.update(rm.runner_extras(runner))
-    manifest.pop("failure", None)
     effects = {a.name: a.effects() for a in runner.accelerations}
-    manifest.update(
+    manifest = manifest.merged(rm.runner_extras(runner), drop=("failure",)).with_session(
+        rm.session_entry(started_at, generated, errors, time.perf_counter() - started, waited, "complete"),
         {
             "status": "complete",
             "updated": rm.now(),
@@ -274,10 +276,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
             "effects": effects,
             "speed": rm.run_speed(prepared, [done[k] for k in wanted], runner, effects, peak_reset,
                                   (generated, time.perf_counter() - started)),
-        }
-    )
-    manifest.setdefault("sessions", []).append(
-        rm.session_entry(started_at, generated, errors, time.perf_counter() - started, waited, "complete"))
+        })
     store.write_manifest(manifest)
     if all_errors == len(wanted):
         first = next(iter(done[k].error for k in wanted))

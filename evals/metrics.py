@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from evalrun.evals import stats
 from evalrun.evals.scoring import ScoredItem
 
 
@@ -25,6 +26,11 @@ def field_counts(outcome: str, gold_present: bool) -> tuple[int, int, int]:
     if outcome in ("correct_absent", "error"):
         return 0, 0, 0
     return 0, 1, 0  # hallucinated
+
+
+def micro_f1(tp: int, fp: int, fn: int) -> float:
+    """F1 from pooled counts: evals.stats.micro_f1 (the one definition) for one set of counts."""
+    return float(stats.micro_f1((tp, fp, fn)))
 
 
 @dataclass
@@ -71,8 +77,7 @@ class FieldMetrics:
 
     @property
     def f1(self) -> float:
-        p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r else 0.0
+        return micro_f1(self.tp, self.fp, self.fn)
 
     @property
     def accuracy(self) -> float:

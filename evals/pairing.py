@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evalrun.evals import stats
-from evalrun.evals.metrics import field_counts
+from evalrun.evals.buckets import length_bucket
+from evalrun.evals.metrics import field_counts, micro_f1
 from evalrun.evals.scoring import ScoredItem
 from evalrun.contract.types import CORRECT_OUTCOMES, ItemMeta
 
@@ -164,10 +165,8 @@ class Comparison:
 
 
 def _micro_f1(counts: list[tuple[int, int, int]]) -> float:
-    if not counts:
-        return 0.0
     tp, fp, fn = (sum(c[i] for c in counts) for i in range(3))
-    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    return micro_f1(tp, fp, fn)
 
 
 def _counts(item: ScoredItem) -> tuple[int, int, int]:
@@ -205,14 +204,6 @@ def _flip(base: ScoredItem, cand: ScoredItem, name: str) -> Flip:
         candidate_output=cand.output,
         meta=base.meta,
     )
-
-
-def length_bucket(tokens: int) -> str:
-    """Power-of-two context buckets, so lengths from different packs line up."""
-    edge = 256
-    while tokens > edge:
-        edge *= 2
-    return f"<={edge // 1024}k" if edge >= 1024 else f"<={edge}"
 
 
 def _slices(meta: ItemMeta) -> list[tuple[str, str]]:

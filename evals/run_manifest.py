@@ -12,6 +12,7 @@ import socket
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from evalrun.contract.manifest import SCHEMA_VERSION, RunManifest
 from evalrun.contract.version import __version__
 from evalrun.evals import memory, speed
 from evalrun.contract.types import Generation
@@ -44,6 +45,7 @@ def describe(prepared: "PreparedRun") -> dict[str, Any]:
     config = prepared.config
     methods = all_methods()
     return {
+        "schema_version": SCHEMA_VERSION,
         "name": config.name,
         "replicate": prepared.replicate,
         "key": prepared.key,
@@ -96,10 +98,10 @@ def session_entry(started: str, generated: int, errors: int, seconds: float, wai
             "waited_for_lock": waited, "status": status}
 
 
-def rebuilt(prepared: "PreparedRun", generations: list[Generation], reason: str) -> dict[str, Any]:
+def rebuilt(prepared: "PreparedRun", generations: list[Generation], reason: str) -> RunManifest:
     """A fresh manifest for a run directory whose samples outlived its manifest: what the run is
     comes from the config; what earlier sessions did (their effects, load time) is lost and said so."""
-    return describe(prepared) | {
+    return RunManifest().merged(describe(prepared) | {
         "status": "complete",
         "created": now(),
         "updated": now(),
@@ -111,4 +113,4 @@ def rebuilt(prepared: "PreparedRun", generations: list[Generation], reason: str)
             "reason": reason,
             "note": "manifest recreated from the config; earlier sessions, effects and load times are unknown",
         },
-    }
+    })

@@ -9,8 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from pydantic import ValidationError
+
+from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Generation, Item
-from evalrun.evals.config import RunConfig
+from evalrun.evals.config import ConfigError, RunConfig
 from evalrun.evals.store import RunStore
 from evalrun.runners.models import ModelSource
 
@@ -47,11 +50,16 @@ class RunResult:
     dir: Path
     items: list[Item]
     generations: dict[str, Generation]
-    manifest: dict[str, Any]
+    manifest: RunManifest
     reused: bool = True
     generated: int = 0
     # what reading the store found (skipped lines, unknown keys, a rebuilt manifest)
     warnings: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # builders (tests, scripts) may pass the manifest as the JSON dict it is on disk
+        if isinstance(self.manifest, dict):
+            self.manifest = RunManifest.model_validate(self.manifest)
 
     @classmethod
     def load(cls, run_dir: str | Path, trust_edited_items: bool = False,
@@ -60,8 +68,19 @@ class RunResult:
         manifest or edited items.jsonl is refused (ConfigError) unless `trust_edited_items`;
         every problem found on the way is passed to `log` and kept in `warnings`."""
         store = RunStore(run_dir, log=log)
-        manifest, items = store.read_checked(trust_edited_items)
-        replicate = manifest.get("replicate") or 0
-        name = str(manifest.get("name", store.dir.name)) + (f"~r{replicate}" if replicate else "")
+        data, items = store.read_checked(trust_edited_items)
+        manifest = manifest_model(data, store.manifest_path)
+        name = manifest.label or store.dir.name
         generations = store.read_samples()
         return cls(name, store.dir, items, dict(generations), manifest, warnings=store.warnings)
+
+
+def manifest_model(data: dict[str, Any], path: Path) -> RunManifest:
+    """A stored manifest's dict as the typed model; one that does not fit the schema is
+    refused like unreadable JSON (ConfigError naming the file)."""
+    try:
+        return RunManifest.model_validate(data)
+    except ValidationError as exc:
+        where = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "(top level)"
+        raise ConfigError(f"the run's manifest does not fit its schema at {where}: {exc.errors()[0]['msg']}",
+                          file=path) from None

@@ -12,22 +12,22 @@ Conventions:
   decode_seconds / (new_tokens - 1) and its inverse is the decode tokens/s.
 - p50 and p95 use linear interpolation between order statistics
   (`evals.stats.percentile`, numpy's default).
-- Context-length buckets are by prompt tokens: <=512, 513-2048, 2049-8192,
-  >8192 (short prompts gain much less from most methods than long ones).
+- Context-length buckets are by prompt tokens, the edges of evals.buckets
+  (powers of two, the same as the accuracy heatmaps and breakdowns).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
 
+from evalrun.evals.buckets import bucket_edge, edge_label
 from evalrun.evals.stats import percentile
 from evalrun.contract.types import Generation
 
 if TYPE_CHECKING:
     from evalrun.evals.runs import RunResult
 
-SPEED_SCHEMA = 1
-BUCKET_EDGES = (512, 2048, 8192)
+SPEED_SCHEMA = 2  # 2: power-of-two buckets (evals.buckets); 1: <=512, 513-2048, 2049-8192, >8192
 
 
 def run_timing(run: RunResult) -> tuple[int, float | None, float | None]:
@@ -39,16 +39,6 @@ def run_timing(run: RunResult) -> tuple[int, float | None, float | None]:
     total = sum(per_item)
     tokens = sum(g.new_tokens for g in timed)
     return len(per_item), total / len(per_item), (tokens / total if total > 0 else None)
-
-
-def length_bucket(prompt_tokens: int) -> str:
-    """The context-length bucket of a prompt, by its token count."""
-    low = 0
-    for edge in BUCKET_EDGES:
-        if prompt_tokens <= edge:
-            return f"<={edge}" if low == 0 else f"{low + 1}-{edge}"
-        low = edge
-    return f">{BUCKET_EDGES[-1]}"
 
 
 def distribution(values: Iterable[float | None]) -> dict[str, Any]:
@@ -101,11 +91,10 @@ def timing_figures(generations: Iterable[Generation]) -> dict[str, Any]:
 
 def by_bucket(generations: Iterable[Generation]) -> list[dict[str, Any]]:
     """`timing_figures` per context-length bucket, shortest first; empty buckets left out."""
-    groups: dict[str, list[Generation]] = {}
+    groups: dict[int, list[Generation]] = {}
     for g in generations:
-        groups.setdefault(length_bucket(g.prompt_tokens), []).append(g)
-    order = [length_bucket(e) for e in BUCKET_EDGES] + [length_bucket(BUCKET_EDGES[-1] + 1)]
-    return [{"bucket": b, **timing_figures(groups[b])} for b in order if b in groups]
+        groups.setdefault(bucket_edge(g.prompt_tokens), []).append(g)
+    return [{"bucket": edge_label(e), **timing_figures(groups[e])} for e in sorted(groups)]
 
 
 def kv_cache_figures(model_config: Any, element_size: int | None, effects: dict[str, Any] | None,
@@ -151,7 +140,7 @@ def run_speed(generations: Iterable[Generation], *, load_seconds: float | None =
     return {
         "schema": SPEED_SCHEMA,
         **timing_figures(gens),
-        "bucket_edges_prompt_tokens": list(BUCKET_EDGES),
+        "bucket_edges_prompt_tokens": sorted({bucket_edge(g.prompt_tokens) for g in gens}),
         "buckets": by_bucket(gens),
         "peak_memory": peak_memory,
         "kv_cache": kv_cache,

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field as PydField
 
+from evalrun.contract.manifest import PeakMemory, RunManifest
 from evalrun.evals import capacity, speed, stats
 from evalrun.runners import accel
 
@@ -55,9 +56,6 @@ class SpeedRow(BaseModel):
     device: str
     dtype: str
     items_timed: int
-    seconds_per_item: float | None
-    new_tokens_per_second: float | None
-    speedup: float | None  # baseline seconds per item / this run's (end to end)
     speed_note: str | None  # replaces every speed claim when there is no honest one
     accuracy_delta_points: float | None
     harmful_flips: int | None
@@ -114,39 +112,37 @@ def effects_facts(manifest: dict[str, Any]) -> list[str]:
     return accel.headlines(manifest.get("effects") or {})
 
 
-def _memory_kind(peak: dict[str, Any]) -> str:
-    what = "CUDA max allocated" if peak.get("kind") == "cuda_max_allocated" else "process peak RSS"
-    return what + ("" if peak.get("scope") == "run" else " (process lifetime)")
+def _memory_kind(peak: PeakMemory) -> str:
+    what = "CUDA max allocated" if peak.kind == "cuda_max_allocated" else "process peak RSS"
+    return what + ("" if peak.scope == "run" else " (process lifetime)")
 
 
 def _row(run: Any, role: str) -> SpeedRow:
-    m = run.manifest
+    m: RunManifest = run.manifest
     gens = list(run.generations.values())
-    n, s, tps = speed.run_timing(run)
     fig = speed.timing_figures(gens)
-    stored = m.get("speed") if isinstance(m.get("speed"), dict) else {}
-    peak = stored.get("peak_memory") if isinstance(stored.get("peak_memory"), dict) else None
-    kv = stored.get("kv_cache") if isinstance(stored.get("kv_cache"), dict) else None
+    peak = m.speed.peak_memory if m.speed else None
+    kv = m.speed.kv_cache if m.speed else None
     buckets = [BucketRow(bucket=b["bucket"], items=b["items"],
                          ttft_p50=b["ttft_seconds"]["p50"], ttft_p95=b["ttft_seconds"]["p95"],
                          per_token_p50=b["decode_seconds_per_token"]["p50"],
                          per_token_p95=b["decode_seconds_per_token"]["p95"],
                          decode_tps_p50=b["decode_tokens_per_second"]["p50"],
                          decode_tps_p95=b["decode_tokens_per_second"]["p95"]) for b in speed.by_bucket(gens)]
+    as_written = m.to_dict()  # the label and effects functions read the manifest as written
     return SpeedRow(
-        run=run.name, role=role, method=method_label(m), device=str(m.get("device") or ""),
-        dtype=str(m.get("dtype") or ""), items_timed=n, seconds_per_item=s, new_tokens_per_second=tps,
-        speedup=None, speed_note=None, accuracy_delta_points=None, harmful_flips=None,
-        load_seconds=m.get("load_seconds"), effects=effects_facts(m),
+        run=run.name, role=role, method=method_label(as_written), device=m.device or "", dtype=m.dtype or "",
+        items_timed=speed.run_timing(run)[0], speed_note=None, accuracy_delta_points=None, harmful_flips=None,
+        load_seconds=m.load_seconds, effects=effects_facts(as_written),
         batch_size=fig["batch_size_max"], items_per_second=fig["items_per_second"],
         ttft_p50=fig["ttft_seconds"]["p50"], ttft_p95=fig["ttft_seconds"]["p95"],
         per_token_p50=fig["decode_seconds_per_token"]["p50"], per_token_p95=fig["decode_seconds_per_token"]["p95"],
         decode_tps_p50=fig["decode_tokens_per_second"]["p50"], decode_tps_p95=fig["decode_tokens_per_second"]["p95"],
         decode_throughput=fig["decode_throughput_tokens_per_second"],
-        peak_memory_bytes=peak.get("bytes") if peak else None, peak_memory_kind=_memory_kind(peak) if peak else None,
-        kv_bytes_per_token=kv.get("bytes_per_token") if kv else None,
-        kv_bytes_at_longest=kv.get("bytes_at_longest_context") if kv else None,
-        kv_longest_tokens=kv.get("longest_context_tokens") if kv else None,
+        peak_memory_bytes=peak.bytes if peak else None, peak_memory_kind=_memory_kind(peak) if peak else None,
+        kv_bytes_per_token=kv.bytes_per_token if kv else None,
+        kv_bytes_at_longest=kv.bytes_at_longest_context if kv else None,
+        kv_longest_tokens=kv.longest_context_tokens if kv else None,
         buckets=buckets,
     )
 
@@ -188,16 +184,13 @@ def _accuracy(comp: Any) -> tuple[float | None, float | None, float | None, bool
 def _claim_against(row: SpeedRow, base_row: SpeedRow, base: Any, run: Any) -> None:
     """Speedups, memory saved: only where the comparison is honest."""
     m, bm = run.manifest, base.manifest
-    emulated = [str(e) for e in m.get("emulated") or []]
-    if emulated:
-        row.speed_note = f"{', '.join(emulated)}: {EMULATED_NOTE}"
+    if m.emulated:
+        row.speed_note = f"{', '.join(m.emulated)}: {EMULATED_NOTE}"
         return
-    if (m.get("device"), m.get("dtype")) != (bm.get("device"), bm.get("dtype")):
-        if row.seconds_per_item and base_row.seconds_per_item:
+    if (m.device, m.dtype) != (bm.device, bm.dtype):
+        if row.items_timed and base_row.items_timed:
             row.speed_note = NOT_COMPARABLE_NOTE
         return
-    if row.seconds_per_item and base_row.seconds_per_item:
-        row.speedup = base_row.seconds_per_item / row.seconds_per_item
     iv = stats.bootstrap_ratio_of_medians(*_paired(base, run, speed.ttft), n_resamples=BOOTSTRAP_RESAMPLES)
     if iv is not None:
         row.ttft_speedup, row.ttft_speedup_low, row.ttft_speedup_high = iv.delta, iv.low, iv.high
@@ -205,11 +198,10 @@ def _claim_against(row: SpeedRow, base_row: SpeedRow, base: Any, run: Any) -> No
     iv = stats.bootstrap_ratio_of_medians(c_tps, b_tps, n_resamples=BOOTSTRAP_RESAMPLES)
     if iv is not None:
         row.decode_speedup, row.decode_speedup_low, row.decode_speedup_high = iv.delta, iv.low, iv.high
-    bp = ((bm.get("speed") or {}).get("peak_memory") or {})
-    cp = ((m.get("speed") or {}).get("peak_memory") or {})
-    if (bp.get("scope") == cp.get("scope") == "run" and bp.get("kind") == cp.get("kind")
-            and bp.get("bytes") is not None and cp.get("bytes") is not None):
-        row.memory_saved_bytes = int(bp["bytes"]) - int(cp["bytes"])
+    bp = (bm.speed.peak_memory if bm.speed else None) or PeakMemory()
+    cp = (m.speed.peak_memory if m.speed else None) or PeakMemory()
+    if bp.scope == cp.scope == "run" and bp.kind == cp.kind and bp.bytes is not None and cp.bytes is not None:
+        row.memory_saved_bytes = bp.bytes - cp.bytes
 
 
 def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None) -> SpeedTable:
@@ -217,8 +209,6 @@ def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None) -> S
     inputs = inputs or capacity.CapacityInputs()
     base = report.baseline
     base_row = _row(base, "baseline")
-    if base_row.items_timed:
-        base_row.speedup = 1.0
     rows = [base_row]
     extra = [(c, comp, "candidate") for c, comp in zip(report.candidates, report.comparisons)]
     if report.noise_floor is not None and report.noise_floor_run is not None:
@@ -246,7 +236,8 @@ def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None) -> S
     spread = SPREAD_NOTE
     timed_now = [run.name for run, _comp, _role in extra if not getattr(run, "reused", True)]
     if getattr(base, "reused", False) and timed_now:
-        finished = (base.manifest.get("sessions") or [{}])[-1].get("finished", "an earlier session")
+        sessions = base.manifest.sessions
+        finished = (sessions[-1].finished if sessions else None) or "an earlier session"
         spread += (f" The baseline's timings are stored from {finished}, while {', '.join(timed_now)} ran now: "
                    "the ratios compare two states of the machine; pass --fresh for speed claims.")
     other_batch = [f"{r.run} (batch {r.batch_size})" for r in rows[1:]

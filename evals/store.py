@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable
 from evalrun.evals import jsonl
 from evalrun.evals.config import ConfigError
 from evalrun.contract.types import Generation, Item
+from evalrun.contract.manifest import RunManifest
 
 SAMPLES = "samples.jsonl"
 MANIFEST = "manifest.json"
@@ -194,7 +195,10 @@ class RunStore:
             raise ConfigError("the run's manifest is not a JSON object", file=self.manifest_path)
         return data
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
+    def write_manifest(self, manifest: "RunManifest | dict[str, Any]") -> None:
+        """Replace manifest.json atomically; a `RunManifest` is written as read plus what was set."""
+        if isinstance(manifest, RunManifest):
+            manifest = manifest.to_dict()
         self.dir.mkdir(parents=True, exist_ok=True)
         tmp = self.manifest_path.with_suffix(f".tmp{os.getpid()}")
         tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str), encoding="utf-8")

@@ -1,6 +1,6 @@
 """The HTML report: one self-contained file, readable offline and without JavaScript.
 
-Lays out a `ReportData` (evals/report_data.py computes everything shown) with
+Lays out a `ReportView` (reports/view/ computes everything shown) with
 the jinja2 templates in reports/templates/, autoescaping every value. The only
 unescaped insertions are our own static script and stylesheet, and the item
 browser's data as JSON with `<`, `>` and `&` written as \\u escapes, so no
@@ -12,6 +12,7 @@ by hash: even markup that slipped through could not execute.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import re
@@ -21,9 +22,9 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from evalrun.evals.report_data import ReportData
 from evalrun.evals.verdict import STATUS_TEXT
 from evalrun.reports import units
+from evalrun.reports.view.model import ReportView
 from evalrun.reports.output import write_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -36,38 +37,17 @@ def json_for_script(value: Any) -> str:
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
-def _num(x: float | None, digits: int = 1, sign: bool = False) -> str:
-    if x is None:
-        return "–"
-    text = f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
-    return text.replace("-", "−")
-
-
-def _pct(x: float | None, digits: int = 1) -> str:
-    return "–" if x is None else _num(100 * x, digits) + "%"
-
-
-def _ci(low: float | None, high: float | None) -> str:
-    return "–" if low is None or high is None else f"[{_num(low, 1, True)}, {_num(high, 1, True)}]"
-
-
-def _p(x: float | None) -> str:
-    return "–" if x is None else f"{x:.3g}"
-
-
-def _g(x: float | None) -> str:
-    return "–" if x is None else f"{x:g}".replace("-", "−")
-
-
 def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
-    env.filters.update(num=_num, pct=_pct, ci=_ci, p=_p, g=_g, size=units.size, secs=units.seconds,
-                       rate=units.rate, ratio=units.ratio, dpts=units.delta_points)
+    env.filters.update(num=units.num, pct=units.pct, ci=units.ci, p=units.p_value, g=units.g, size=units.size,
+                       secs=units.seconds, rate=units.rate, ratio=units.ratio, dpts=units.delta_points)
+    env.globals.update(speedup_cell=units.speedup_cell, memory_saved_cell=units.memory_saved_cell,
+                       accuracy_cell=units.accuracy_cell)
     return env
 
 
-def render_html_text(data: ReportData) -> str:
+def render_html_text(data: ReportView) -> str:
     script = (TEMPLATES / "browser.js").read_text(encoding="utf-8")
     style = (TEMPLATES / "style.css").read_text(encoding="utf-8")
     if "</" in script or "</" in style:
@@ -79,12 +59,12 @@ def render_html_text(data: ReportData) -> str:
            "connect-src 'none'; base-uri 'none'; form-action 'none'")
     return _environment().get_template("report.html.j2").render(
         data=data, csp=csp, status_text=STATUS_TEXT, script=Markup(script), style=Markup(style),
-        browser_json=Markup(json_for_script(data.browser.model_dump(mode="json"))),
+        browser_json=Markup(json_for_script(dataclasses.asdict(data.browser) if data.browser else {})),
         # base64: only [A-Za-z0-9+/=], nothing to escape
         texts_blob=Markup(data.texts_blob),
     )
 
 
-def render_html(data: ReportData, path: str | Path) -> Path:
+def render_html(data: ReportView, path: str | Path) -> Path:
     """Write the report to `path` (parents created, replaced atomically) and return the path."""
     return write_atomic(path, render_html_text(data))

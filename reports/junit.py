@@ -1,30 +1,60 @@
 """JUnit XML for CI systems: one testcase per candidate x pack x rule, failures
 carrying the measured value; what the verdict cannot vouch for (a gap in the
 data, a rule that could not be evaluated) is a testcase in error, so a CI that
-counts only failures still goes red. Built with ElementTree so every string is
-escaped."""
+counts only failures still goes red. Each suite's properties carry the view's
+per-pack figures and the noise floor, so CI dashboards read the same numbers.
+Built with ElementTree so every string is escaped."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from evalrun.evals.verdict import STATUS_TEXT, Verdict
+from evalrun.evals.pairing import Comparison
+from evalrun.evals.speed_table import SpeedTable
+from evalrun.evals.verdict import STATUS_TEXT, Verdict, overall_exit_code, overall_status
 from evalrun.reports.output import write_atomic
-from evalrun.reports.summary import rule_text
+from evalrun.reports.units import rule_text
+from evalrun.reports.view.model import CandidateSection, ReportView, RunInfo
 
 
-def junit_xml(verdicts: list[Verdict], seconds: float = 0.0) -> str:
+def _properties(suite: ET.Element, section: CandidateSection, view: ReportView) -> None:
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="verdict", value=STATUS_TEXT[section.status])
+    for p in section.packs:
+        figures = {"items": p.n, "identical_outputs": p.identical_outputs, "harmful_flips": p.harmful_flips,
+                   "harmful_items": p.harmful_items}
+        if not p.speed_only:
+            figures |= {"baseline_accuracy": p.baseline_accuracy, "candidate_accuracy": p.candidate_accuracy,
+                        "delta_points": p.delta_points, "delta_ci_low_points": p.ci_low_points,
+                        "delta_ci_high_points": p.ci_high_points}
+        for key, value in figures.items():
+            if value is not None:
+                ET.SubElement(props, "property", name=f"{p.pack}.{key}", value=repr(value))
+    if view.noise_floor is not None:
+        ET.SubElement(props, "property", name="noise_floor.harmful_items", value=str(view.noise_floor.harmful_items))
+
+
+def junit_xml(view: ReportView | list[Verdict], seconds: float = 0.0) -> str:
+    """The XML of a view (or of bare verdicts: the rules and gaps, without per-pack figures)."""
+    if not isinstance(view, ReportView):
+        view = ReportView(title="", created="", status=overall_status(view), exit_code=overall_exit_code(view),
+                          baseline=RunInfo("baseline", "baseline", ""), speed_table=SpeedTable(rows=[]),
+                          sections=[CandidateSection(v.candidate, Comparison("", v.candidate, [], [], []), v,
+                                                     RunInfo(v.candidate, "candidate", ""), [], []) for v in view])
+    verdicts = view.verdicts
     failures = sum(len(v.failed) for v in verdicts)
     errors = sum(len(v.unevaluated) + len(v.gaps) for v in verdicts)
     tests = sum(len(v.rules) + len(v.gaps) for v in verdicts)
     root = ET.Element("testsuites", name="evalrun", tests=str(tests), failures=str(failures), errors=str(errors),
                       time=f"{seconds:.3f}")
-    for v in verdicts:
+    for section in view.sections:
+        v = section.verdict
+        assert v is not None  # candidates are always gated
         suite = ET.SubElement(root, "testsuite", name=f"evalrun.{v.candidate}", tests=str(len(v.rules) + len(v.gaps)),
                               failures=str(len(v.failed)), errors=str(len(v.unevaluated) + len(v.gaps)), skipped="0",
                               time="0")
-        ET.SubElement(ET.SubElement(suite, "properties"), "property", name="verdict", value=STATUS_TEXT[v.status])
+        _properties(suite, section, view)
         for r in v.rules:
             case = ET.SubElement(suite, "testcase", classname=f"evalrun.{v.candidate}.{r.pack}", name=r.rule, time="0")
             if r.status == "fail":
@@ -46,5 +76,5 @@ def junit_xml(verdicts: list[Verdict], seconds: float = 0.0) -> str:
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def render_junit(verdicts: list[Verdict], path: str | Path, seconds: float = 0.0) -> Path:
-    return write_atomic(path, junit_xml(verdicts, seconds))
+def render_junit(view: ReportView | list[Verdict], path: str | Path, seconds: float = 0.0) -> Path:
+    return write_atomic(path, junit_xml(view, seconds))

@@ -1,19 +1,15 @@
-"""Plain data views of a comparison shared by the Markdown, JUnit and JSON
-renderers, so the three always agree on what they report."""
+"""The JSON report: the view model as data (`report_json`), for machines that read the verdict."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from evalrun.evals.pairing import Comparison, Flip, PackComparison
-from evalrun.evals.verdict import STATUS_TEXT, RuleResult, Verdict
+from evalrun.evals.pairing import Flip
+from evalrun.evals.verdict import STATUS_TEXT, Verdict
+from evalrun.reports.units import rule_text
+from evalrun.reports.view.model import CandidateSection, PackRow, ReportView
 
-
-def rule_text(r: RuleResult) -> str:
-    """One rule as a sentence: what was measured against what, and where the rule came from."""
-    origin = ", default rule" if r.origin == "default" else ""
-    measured = "not evaluated" if not r.evaluated else f"measured {r.measured:g}"
-    return f"{r.rule}: {measured}, threshold {r.comparator} {r.threshold:g} ({r.detail}{origin})"
+__all__ = ["comparison_dict", "flip_dict", "pack_dict", "report_json", "rule_text", "verdict_dict"]
 
 
 def verdict_dict(verdict: Verdict) -> dict[str, Any]:
@@ -34,44 +30,15 @@ def verdict_dict(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def pack_dict(pc: PackComparison) -> dict[str, Any]:
-    st = pc.stats
-    out: dict[str, Any] = {
-        "pack": pc.pack,
-        "items": pc.n,
-        "speed_only": pc.speed_only,
-        "baseline_accuracy": pc.baseline_accuracy,
-        "candidate_accuracy": pc.candidate_accuracy,
-        "delta_points": pc.delta_points,
-        "baseline_micro_f1": pc.baseline_f1,
-        "candidate_micro_f1": pc.candidate_f1,
-        "f1_delta_points": pc.f1_delta_points,
-        "harmful_items": pc.harmful_items,
-        "helpful_items": pc.helpful_items,
-        "errors": pc.errors,
-        "identical_outputs": pc.identical_outputs,
-        "agreement": pc.agreement,
-        "first_divergent_token": sorted(pc.first_divergence),
-        "transitions": [{"baseline": b, "candidate": c, "fields": n} for (b, c), n in sorted(pc.transitions.items())],
-        "breakdowns": [
-            {"dimension": b.dimension, "value": b.value, "items": b.n,
-             "baseline_accuracy": b.baseline_accuracy, "candidate_accuracy": b.candidate_accuracy}
-            for b in sorted(pc.breakdowns.values(), key=lambda b: (b.dimension, b.value))
-        ],
+def pack_dict(row: PackRow) -> dict[str, Any]:
+    return {
+        "pack": row.pack, "items": row.n, "speed_only": row.speed_only,
+        "baseline_accuracy": row.baseline_accuracy, "candidate_accuracy": row.candidate_accuracy,
+        "delta_points": row.delta_points, "delta_ci_points": [row.ci_low_points, row.ci_high_points],
+        "harmful_flips": row.harmful_flips, "harmful_items": row.harmful_items, "helpful_items": row.helpful_items,
+        "errors": row.errors, "identical_outputs": row.identical_outputs, "agreement": row.agreement,
+        "aa_harmful_items": row.aa_harmful, "status": row.status, **row.detail,
     }
-    if st:
-        out["statistics"] = {
-            "discordant_baseline_only": st.paired.b,
-            "discordant_candidate_only": st.paired.c,
-            "mcnemar_p": st.paired.p_value,
-            "accuracy_delta_ci_points": [100 * st.interval.low, 100 * st.interval.high],
-            "micro_f1_delta_ci_points": [100 * st.f1_interval.low, 100 * st.f1_interval.high],
-            "confidence": st.interval.confidence,
-            "bootstrap_resamples": st.interval.n_resamples,
-            "min_detectable_difference_points": 100 * st.mde,
-            "mcnemar_p_by_field_type": st.by_kind_p,
-        }
-    return out
 
 
 def flip_dict(f: Flip) -> dict[str, Any]:
@@ -82,16 +49,35 @@ def flip_dict(f: Flip) -> dict[str, Any]:
     }
 
 
-def comparison_dict(comparison: Comparison, verdict: Verdict | None) -> dict[str, Any]:
+def comparison_dict(section: CandidateSection) -> dict[str, Any]:
+    comp = section.comparison
     out: dict[str, Any] = {
-        "baseline": comparison.baseline,
-        "candidate": comparison.candidate,
-        "packs": [pack_dict(pc) for pc in comparison.packs],
-        "harmful_flips": [flip_dict(f) for f in comparison.harmful],
-        "helpful_flips": [flip_dict(f) for f in comparison.helpful],
-        "missing_in_candidate": comparison.missing_in_candidate,
-        "missing_in_baseline": comparison.missing_in_baseline,
+        "baseline": comp.baseline,
+        "candidate": comp.candidate,
+        "packs": [pack_dict(row) for row in section.packs],
+        "fields": [vars(f).copy() for f in section.fields],
+        "harmful_flips": [flip_dict(f) for f in comp.harmful],
+        "helpful_flips": [flip_dict(f) for f in comp.helpful],
+        "missing_in_candidate": comp.missing_in_candidate,
+        "missing_in_baseline": comp.missing_in_baseline,
     }
-    if verdict is not None:
-        out |= verdict_dict(verdict)
+    if section.verdict is not None:
+        out |= verdict_dict(section.verdict)
     return out
+
+
+def report_json(view: ReportView) -> dict[str, Any]:
+    """Everything the JSON file says, from the view."""
+    nf = view.noise_floor
+    return {
+        "status": view.status,
+        "exit_code": view.exit_code,
+        "passed": view.passed,
+        "baseline": view.baseline.name,
+        "verdicts": [verdict_dict(v) for v in view.verdicts],
+        "comparisons": [comparison_dict(s) for s in view.sections],
+        "noise_floor": comparison_dict(view.noise_section) | {
+            "harmful_items": nf.harmful_items, "identical_outputs": nf.identical_outputs, "items": nf.items,
+            "summary": nf.sentence} if view.noise_section and nf else None,
+        "speed": view.speed_table.model_dump(mode="json"),
+    }

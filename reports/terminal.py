@@ -7,12 +7,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evalrun.evals.metrics import FieldMetrics, PackMetrics
-from evalrun.evals.pairing import Comparison
-from evalrun.evals.speed_table import EMULATED_NOTE, SPEED_ONLY, SpeedRow, SpeedTable
-from evalrun.evals.verdict import STATUS_TEXT, Verdict
+from evalrun.evals.metrics import PackMetrics
+from evalrun.evals.speed_table import SPEED_ONLY, SpeedTable
+from evalrun.evals.verdict import STATUS_TEXT
 from evalrun.reports import units
-from evalrun.reports.summary import rule_text
+from evalrun.reports.units import rule_text
+from evalrun.reports.view.model import CandidateSection, ReportView
 
 MAX_FLIPS_SHOWN = 25
 _COLOUR = {"pass": "green", "fail": "red", "incomplete": "yellow"}
@@ -67,73 +67,48 @@ def render_pack_metrics(console: Console, run_name: str, metrics: dict[str, Pack
         console.print(ft)
 
 
-def _field_rows(comparison: Comparison, base: dict[str, PackMetrics], cand: dict[str, PackMetrics]) -> list[tuple]:
-    harmful: dict[tuple[str, str], int] = {}
-    for f in comparison.harmful:
-        harmful[(f.pack, f.field)] = harmful.get((f.pack, f.field), 0) + 1
-    rows = []
-    for pack, bpm in base.items():
-        cpm = cand.get(pack)
-        if cpm is None or len(bpm.fields) < 2:
-            continue
-        for name, bf in bpm.fields.items():
-            cf = cpm.fields.get(name, FieldMetrics(name, bf.kind))
-            rows.append((pack, bf, cf, harmful.get((pack, name), 0)))
-    return rows
-
-
-def render_comparison(
-    console: Console,
-    comparison: Comparison,
-    verdict: Verdict | None,
-    base_metrics: dict[str, PackMetrics] | None = None,
-    cand_metrics: dict[str, PackMetrics] | None = None,
-    noise_floor: Comparison | None = None,
-) -> None:
-    """One candidate against the baseline; `verdict` None renders an ungated comparison (the A/A noise floor)."""
-    title = f"{escape(comparison.candidate)} vs {escape(comparison.baseline)}"
-    aa = {pc.pack: pc for pc in noise_floor.packs} if noise_floor else {}
+def _pack_table(title: str, section: CandidateSection) -> Table:
+    gated = section.verdict is not None
+    aa = any(p.aa_harmful is not None for p in section.packs)
     columns = ["pack", "items", "baseline", "candidate", "delta", "95% CI", "McNemar p", "MDE", "harmful",
-               "helpful", "errors", "identical"]
-    if aa:
-        columns.append("A/A harmful")
-    if verdict is not None:
-        columns.append("verdict")
+               "helpful", "errors", "identical"] + (["A/A harmful"] if aa else []) + (["verdict"] if gated else [])
     table = _table(title, columns)
-    for pc in comparison.packs:
-        st = pc.stats
-        if pc.speed_only:
-            row = [escape(pc.pack), str(pc.n), SPEED_ONLY, SPEED_ONLY, "-", "-", "-", "-", "-", "-", str(pc.errors),
-                   f"{100 * pc.agreement:.0f}%"]
-            if aa:
-                row.append("-")
-            if verdict is not None:
-                row.append(status_markup(verdict.pack_status(pc.pack)))
-            table.add_row(*row)
-            continue
-        row = [
-            escape(pc.pack), str(pc.n), f"{_pct(pc.baseline_accuracy)}%", f"{_pct(pc.candidate_accuracy)}%",
-            f"{pc.delta_points:+.1f}",
-            f"[{100 * st.interval.low:+.1f}, {100 * st.interval.high:+.1f}]" if st else "-",
-            f"{st.paired.p_value:.3g}" if st else "-",
-            f"{100 * st.mde:.1f}" if st else "-",
-            str(pc.harmful_items), str(pc.helpful_items), str(pc.errors), f"{100 * pc.agreement:.0f}%",
-        ]
+    for p in section.packs:
+        if p.speed_only:
+            row = [escape(p.pack), str(p.n), SPEED_ONLY, SPEED_ONLY, *["-"] * 6, str(p.errors), units.pct(p.agreement, 0)]
+        else:
+            row = [escape(p.pack), str(p.n), units.pct(p.baseline_accuracy), units.pct(p.candidate_accuracy),
+                   units.num(p.delta_points, 1, True), units.ci(p.ci_low_points, p.ci_high_points),
+                   units.p_value(p.p_value), units.num(p.mde_points), str(p.harmful_items), str(p.helpful_items),
+                   str(p.errors), units.pct(p.agreement, 0)]
         if aa:
-            row.append(str(aa[pc.pack].harmful_items) if pc.pack in aa else "-")
-        if verdict is not None:
-            row.append(status_markup(verdict.pack_status(pc.pack)))
+            row.append("-" if p.speed_only or p.aa_harmful is None else str(p.aa_harmful))
+        if gated:
+            row.append(status_markup(p.status or "incomplete"))
         table.add_row(*row)
-    console.print(table)
-    rows = _field_rows(comparison, base_metrics or {}, cand_metrics or {})
-    if rows:
-        ft = _table(f"{title}: fields", ["pack", "field", "type", "n", "baseline acc %", "candidate acc %", "delta",
-                                         "baseline F1", "candidate F1", "cand. drop %", "cand. wrong %", "harmful"])
-        for pack, bf, cf, harm in rows:
-            ft.add_row(escape(pack), escape(bf.name), bf.kind, str(bf.total), _pct(bf.accuracy), _pct(cf.accuracy),
-                       f"{100 * (cf.accuracy - bf.accuracy):+.1f}", f"{bf.f1:.3f}", f"{cf.f1:.3f}",
-                       _pct(cf.drop_rate), _pct(cf.wrong_rate), str(harm))
-        console.print(ft)
+    return table
+
+
+def _field_table(title: str, section: CandidateSection) -> Table:
+    ft = _table(f"{title}: fields (paired items)", ["pack", "field", "type", "n", "baseline acc", "candidate acc",
+                                                    "delta", "95% CI", "baseline F1", "candidate F1", "cand. drop",
+                                                    "cand. wrong", "harmful", "helpful"])
+    for f in section.fields:
+        ft.add_row(escape(f.pack), escape(f.field), f.kind, str(f.n), units.pct(f.baseline_accuracy),
+                   units.pct(f.candidate_accuracy), units.num(f.delta_points, 1, True),
+                   units.ci(f.ci_low_points, f.ci_high_points), units.num(f.baseline_f1, 3),
+                   units.num(f.candidate_f1, 3), units.pct(f.candidate_drop_rate), units.pct(f.candidate_wrong_rate),
+                   str(f.harmful_flips), str(f.helpful_flips))
+    return ft
+
+
+def render_comparison(console: Console, section: CandidateSection) -> None:
+    """One candidate against the baseline; a section without a verdict is the ungated noise floor."""
+    comparison, verdict = section.comparison, section.verdict
+    title = f"{escape(comparison.candidate)} vs {escape(comparison.baseline)}"
+    console.print(_pack_table(title, section))
+    if section.fields:
+        console.print(_field_table(title, section))
     flips = comparison.harmful
     if flips:
         console.print(f"Harmful flips ({len(flips)}): correct at {escape(comparison.baseline)}, "
@@ -161,19 +136,15 @@ def render_comparison(
     console.print()
 
 
-def _speed_claim(row: SpeedRow, value: str) -> str:
-    """The value, or why there is no claim (in short; the full note is printed under the table)."""
-    if row.role == "baseline" or not row.speed_note:
-        return value
-    return EMULATED_NOTE if EMULATED_NOTE in row.speed_note else "not comparable"
-
-
-def _accuracy_cell(row: SpeedRow) -> str:
-    if row.role == "baseline":
-        return SPEED_ONLY if row.speed_only else "-"
-    if row.speed_only:
-        return SPEED_ONLY
-    return units.delta_points(row.accuracy_delta_points, row.accuracy_ci_low_points, row.accuracy_ci_high_points)
+def render_view(console: Console, view: ReportView) -> None:
+    """Every comparison of the view, the noise floor first, then the speed table."""
+    if view.noise_section is not None:
+        render_comparison(console, view.noise_section)
+    if view.noise_floor is not None:
+        console.print(escape(view.noise_floor.sentence), soft_wrap=True)
+    for section in view.sections:
+        render_comparison(console, section)
+    render_speed(console, view.speed_table)
 
 
 def render_speed(console: Console, table: SpeedTable) -> None:
@@ -185,20 +156,17 @@ def render_speed(console: Console, table: SpeedTable) -> None:
                                         "KV / token", "accuracy delta (95% CI)", "harmful", "req/s / device",
                                         "devices"])
     for r in table.rows:
-        base = r.role == "baseline"
         main.add_row(
             escape(r.run + ("" if r.role in ("baseline", "candidate") else f" ({r.role})")), escape(r.method),
             str(r.batch_size or "-"),
             f"{units.seconds(r.ttft_p50)} / {units.seconds(r.ttft_p95)}",
-            ("1.00×" if r.ttft_p50 is not None else "-") if base
-            else _speed_claim(r, units.ratio(r.ttft_speedup, r.ttft_speedup_low, r.ttft_speedup_high)),
+            units.speedup_cell(r, "ttft", short=True),
             f"{units.rate(r.decode_tps_p50)} / {units.rate(r.decode_tps_p95)}",
-            ("1.00×" if r.decode_tps_p50 is not None else "-") if base
-            else _speed_claim(r, units.ratio(r.decode_speedup, r.decode_speedup_low, r.decode_speedup_high)),
+            units.speedup_cell(r, "decode", short=True),
             units.size(r.peak_memory_bytes),
-            "-" if base or r.speed_note else units.size(r.memory_saved_bytes, signed=True),
+            units.memory_saved_cell(r),
             units.size(r.kv_bytes_per_token),
-            escape(_accuracy_cell(r)),
+            escape(units.accuracy_cell(r)),
             "-" if r.harmful_flips is None else str(r.harmful_flips),
             units.rate(r.requests_per_second_per_device, 2) if r.requests_per_second_per_device else "-",
             str(r.devices_needed) if r.devices_needed is not None else "-",

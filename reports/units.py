@@ -1,6 +1,18 @@
-"""How speed figures read in every report (terminal, Markdown, HTML): one format, no arithmetic."""
+"""How numbers read in every report (terminal, Markdown, JUnit, HTML): one format, no arithmetic.
+
+Percentages, deltas in points with their intervals, speedups, sizes, latencies,
+the speed table's claim cells and a gate rule's sentence are spelled here once.
+"""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evalrun.evals.speed_table import EMULATED_NOTE, SPEED_ONLY
+
+if TYPE_CHECKING:
+    from evalrun.evals.speed_table import SpeedRow
+    from evalrun.evals.verdict import RuleResult
 
 DASH = "–"
 
@@ -49,3 +61,67 @@ def delta_points(x: float | None, low: float | None = None, high: float | None =
     if low is not None and high is not None:
         text += f" [{low:+.1f}, {high:+.1f}]"
     return text.replace("-", "−")
+
+
+def minus(text: str) -> str:
+    """A typographic minus, as every report writes negative numbers."""
+    return text.replace("-", "−")
+
+
+def num(x: float | None, digits: int = 1, sign: bool = False) -> str:
+    if x is None:
+        return DASH
+    return minus(f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}")
+
+
+def pct(x: float | None, digits: int = 1) -> str:
+    """A rate (0-1) as a percentage: 91.7%."""
+    return DASH if x is None else num(100 * x, digits) + "%"
+
+
+def ci(low: float | None, high: float | None) -> str:
+    """An interval in points: [−20.0, +3.3]; the one spelling of every CI in every report."""
+    return DASH if low is None or high is None else f"[{num(low, 1, True)}, {num(high, 1, True)}]"
+
+
+def p_value(x: float | None) -> str:
+    return DASH if x is None else f"{x:.3g}"
+
+
+def g(x: float | None) -> str:
+    return DASH if x is None else minus(f"{x:g}")
+
+
+def rule_text(r: "RuleResult") -> str:
+    """One rule as a sentence: what was measured against what, and where the rule came from."""
+    origin = ", default rule" if r.origin == "default" else ""
+    measured = "not evaluated" if not r.evaluated else f"measured {r.measured:g}"
+    return f"{r.rule}: {measured}, threshold {r.comparator} {r.threshold:g} ({r.detail}{origin})"
+
+
+def speedup_cell(row: "SpeedRow", which: str, short: bool = False) -> str:
+    """The TTFT or decode speedup cell of a speed row (`which`: "ttft" or "decode"): 1.00× for the
+    baseline, the ratio with its interval, or why there is no claim (`short`: in two words)."""
+    base = row.role == "baseline"
+    if base:
+        timed = row.ttft_p50 if which == "ttft" else row.decode_tps_p50
+        return "1.00×" if timed is not None else DASH
+    if row.speed_note:
+        if not short:
+            return row.speed_note
+        return EMULATED_NOTE if EMULATED_NOTE in row.speed_note else "not comparable"
+    return ratio(getattr(row, f"{which}_speedup"), getattr(row, f"{which}_speedup_low"),
+                 getattr(row, f"{which}_speedup_high"))
+
+
+def accuracy_cell(row: "SpeedRow") -> str:
+    """The speed table's accuracy cell: the pooled delta with its interval, "speed only", or a dash."""
+    if row.speed_only:
+        return SPEED_ONLY
+    if row.role == "baseline":
+        return DASH
+    return delta_points(row.accuracy_delta_points, row.accuracy_ci_low_points, row.accuracy_ci_high_points)
+
+
+def memory_saved_cell(row: "SpeedRow") -> str:
+    return DASH if row.role == "baseline" or row.speed_note else size(row.memory_saved_bytes, signed=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from evalrun.evals.report_data import build_report_data
+from evalrun.reports.view import build_view as build_report_data
 from evalrun.reports.html import json_for_script, render_html
 from tests.conftest import ROOT, run_cli
 from tests.conftest import HOSTILE_GOLD, HOSTILE_OUTPUT, make_report, write_runs
@@ -154,10 +154,10 @@ def test_speed_table_escaped_and_claims_shown(browser, tmp_path: Path) -> None: 
     report = make_report()
     hostile = "<img src=x onerror=\"window.pwned=true\">"
     cand = report.candidates[0]
-    cand.manifest["config"]["acceleration"]["kv_cache"]["quant"] = hostile
-    cand.manifest["effects"]["kv_cache"]["kv_bytes_ratio"] = None
+    cand.manifest.config.acceleration["kv_cache"]["quant"] = hostile
+    cand.manifest.effects["kv_cache"].kv_bytes_ratio = None
     # a value the method shows in its headline (kv_cache: kv_bytes_ratio, max_cached_tokens)
-    cand.manifest["effects"]["kv_cache"]["max_cached_tokens"] = "<script>window.pwned=true</script>"
+    cand.manifest.effects["kv_cache"].max_cached_tokens = "<script>window.pwned=true</script>"
     path = render_html(build_report_data(report), tmp_path / "speed.html")
     html = path.read_text(encoding="utf-8")
     assert hostile not in html and "<script>window.pwned" not in html

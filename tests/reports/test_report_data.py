@@ -14,7 +14,7 @@ import pytest
 
 from evalrun.evals import api
 from evalrun.evals.diffs import diffable, opcodes, segments
-from evalrun.evals.report_data import EMULATED_NOTE, OUTCOMES, build_report_data
+from evalrun.reports.view import EMULATED_NOTE, OUTCOMES, build_view as build_report_data
 from tests.conftest import DOC, DOC_SOURCE, HOSTILE_OUTPUT, make_report
 
 @pytest.fixture(scope="module")
@@ -94,12 +94,11 @@ def test_tables_and_verdict(data) -> None:  # type: ignore[no-untyped-def]
 
 def test_speed_table_per_item_seconds_tokens_and_emulated(data) -> None:  # type: ignore[no-untyped-def]
     base, int4, sparse = data.speed
-    assert base.seconds_per_item == pytest.approx(0.8 / 4)  # the batch's wall time shared by its items
-    assert base.new_tokens_per_second == pytest.approx(10 / 0.2)
-    assert int4.speedup == pytest.approx(2.0) and int4.speed_note is None
+    assert base.items_timed == 15 and base.items_per_second == pytest.approx(15 / (15 * 0.8 / 4))  # batch time shared
+    assert int4.ttft_speedup == pytest.approx(2.0) and int4.speed_note is None
     assert int4.accuracy_delta_points == pytest.approx(100 * (9 - 14) / 15)  # 12 needles + 3 document items
     assert int4.effects == ["kv_cache: kv bytes ratio 0.25"]
-    assert sparse.speedup is None and EMULATED_NOTE in (sparse.speed_note or "")
+    assert sparse.ttft_speedup is None and EMULATED_NOTE in (sparse.speed_note or "")
 
 
 def test_speed_table_speedups_memory_and_accuracy_interval(data) -> None:  # type: ignore[no-untyped-def]

@@ -19,7 +19,9 @@ from evalrun.cli_outputs import Outputs
 from evalrun.evals.runs import RunResult
 from evalrun.evals.speed_table import speed_table
 from evalrun.evals.verdict import STATUS_TEXT, Gap, RuleResult, Verdict, worst
-from evalrun.reports.terminal import render_comparison
+from evalrun.reports import units
+from evalrun.reports.terminal import render_view
+from evalrun.reports.view import build_view
 from tests.conftest import doc_items, needle_items, make_run
 
 ITEMS = needle_items() + doc_items()
@@ -37,12 +39,11 @@ def _with_error(run: RunResult, item_id: str) -> RunResult:
 
 def _render_all(report: "api.CompareReport", tmp: Path) -> dict[str, str]:
     table = speed_table(report)
-    console = Console(record=True, width=200)
-    for c, v in zip(report.comparisons, report.verdicts):
-        render_comparison(console, c, v, noise_floor=report.noise_floor)
+    console = Console(record=True, width=250)
+    render_view(console, build_view(report, speed=table, html=False))
     outputs = Outputs(html=tmp / "r.html", junit=tmp / "j.xml", markdown=tmp / "s.md", json=tmp / "r.json")
     outputs.check()
-    assert outputs.write(report, table, 1.0, lambda _: None) == []
+    assert outputs.write(report, table, 1.0, lambda _: None) == []  # builds its own view: the same numbers
     return {"terminal": console.export_text(), **{k: p.read_text(encoding="utf-8") for k, p in outputs.named().items()}}
 
 
@@ -91,6 +92,103 @@ def test_every_renderer_shows_the_same_verdict(tmp_path: Path) -> None:
     assert int(root.get("errors")) == 2  # a gap each for int4kv and int8kv
     assert int(root.get("failures")) == sum(len(v.failed) for v in report.verdicts) > 0
     assert "Noise floor" in texts["--markdown"]
+    _assert_same_numbers(report, texts)
+
+
+# --------------------------------------------------------------------------- the same numbers everywhere
+
+
+def _expected(report: "api.CompareReport") -> dict[tuple[str, str], dict[str, object]]:
+    """Per (candidate, pack), from the comparison itself: what every renderer must show."""
+    out = {}
+    for comp in report.comparisons:
+        for pc in comp.packs:
+            iv = pc.stats.interval
+            out[(comp.candidate, pc.pack)] = {
+                "items": pc.n, "baseline": pc.baseline_accuracy, "candidate": pc.candidate_accuracy,
+                "delta": pc.delta_points, "low": 100 * iv.low, "high": 100 * iv.high,
+                "harmful": pc.harmful_items, "identical": pc.identical_outputs,
+            }
+    return out
+
+
+def _as_text(e: dict[str, object]) -> dict[str, str]:
+    """The figures as the text renderers spell them (reports.units)."""
+    return {"items": str(e["items"]), "baseline": units.pct(e["baseline"]), "candidate": units.pct(e["candidate"]),
+            "delta": units.num(e["delta"], 1, True), "ci": units.ci(e["low"], e["high"]),
+            "harmful": str(e["harmful"]), "identical": units.pct(e["identical"] / e["items"], 0)}
+
+
+def _terminal_rows(text: str, candidate: str) -> dict[str, list[str]]:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.rstrip() == f"{candidate} vs baseline")
+    rows = {}
+    for line in lines[start + 1:]:
+        if line.startswith("└"):
+            break
+        if line.startswith("│"):
+            cells = [c.strip() for c in line.strip("│").split("│")]
+            rows[cells[0]] = cells
+    return rows
+
+
+def _markdown_rows(text: str, candidate: str) -> dict[str, list[str]]:
+    block = text.split(f"### {candidate} vs baseline", 1)[1].split("###", 1)[0]
+    return {cells[0]: cells for line in block.splitlines() if line.startswith("| ") and "---" not in line
+            for cells in [[c.strip() for c in line.strip("|").split("|")]] if cells[0] != "pack"}
+
+
+def _html_rows(text: str, candidate_index: int) -> dict[str, list[str]]:
+    section = text.split(f'id="cand-{candidate_index}"', 1)[1].split("</section>", 1)[0]
+    rows = {}
+    for attrs, body in re.findall(r'<tr class="pack-row" ([^>]*)>(.*?)</tr>', section, re.S):
+        cells = [" ".join(unescape(re.sub(r"<[^>]+>", " ", c)).split())
+                 for c in re.findall(r"<td[^>]*>(.*?)</td>", body, re.S)]
+        rows[cells[0]] = cells + [dict(re.findall(r'data-([a-z]+)="([^"]*)"', attrs))]
+    return rows
+
+
+def _assert_same_numbers(report: "api.CompareReport", texts: dict[str, str]) -> None:
+    expected = _expected(report)
+    data = json.loads(texts["--json"])
+    junit = ET.fromstring(texts["--junit"])
+    for (cand, pack), e in expected.items():
+        t = _as_text(e)
+        # JSON and JUnit: the numbers themselves
+        jp = next(p for c in data["comparisons"] if c["candidate"] == cand for p in c["packs"] if p["pack"] == pack)
+        assert (jp["items"], jp["harmful_items"], jp["identical_outputs"]) == (e["items"], e["harmful"], e["identical"])
+        assert jp["baseline_accuracy"] == pytest.approx(e["baseline"]) and jp["delta_points"] == pytest.approx(e["delta"])
+        assert jp["candidate_accuracy"] == pytest.approx(e["candidate"])
+        assert jp["delta_ci_points"] == pytest.approx([e["low"], e["high"]])
+        suite = next(s for s in junit.findall("testsuite") if s.get("name") == f"evalrun.{cand}")
+        props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+        for key, name in (("items", "items"), ("harmful", "harmful_items"), ("identical", "identical_outputs"),
+                          ("baseline", "baseline_accuracy"), ("candidate", "candidate_accuracy"),
+                          ("delta", "delta_points"), ("low", "delta_ci_low_points"), ("high", "delta_ci_high_points")):
+            assert float(props[f"{pack}.{name}"]) == pytest.approx(e[key]), (cand, pack, name)
+        # terminal: pack, items, baseline, candidate, delta, CI, p, MDE, harmful, helpful, errors, identical
+        row = _terminal_rows(texts["terminal"], cand)[pack]
+        assert [row[i] for i in (1, 2, 3, 4, 5, 8, 11)] == [t[k] for k in ("items", "baseline", "candidate", "delta",
+                                                                            "ci", "harmful", "identical")], cand
+        # Markdown: pack, items, baseline, candidate, delta (CI), p, harmful, identical, verdict
+        row = _markdown_rows(texts["--markdown"], cand)[pack]
+        assert [row[1], row[2], row[3], row[4], row[6], row[7]] == [
+            t["items"], t["baseline"], t["candidate"], f"{t['delta']} {t['ci']}", t["harmful"], t["identical"]]
+        # HTML: pack, items, baseline, candidate, delta, CI, p, MDE, harmful (items), helpful, errors, identical
+        index = [c.candidate for c in report.comparisons].index(cand) + 1
+        row = _html_rows(texts["--html"], index)[pack]
+        assert [row[1], row[2], row[3], row[4], row[5], row[11]] == [t[k] for k in ("items", "baseline", "candidate",
+                                                                                   "delta", "ci", "identical")]
+        assert row[8].endswith(f"({t['harmful']} items)")
+        assert row[-1] == {"pack": pack, "items": t["items"], "harmful": t["harmful"], "identical": str(e["identical"])}
+    # the noise floor's harmful count, the same in each
+    nf = sum(pc.harmful_items for pc in report.noise_floor.packs)
+    sentence = f"(a repeat of the baseline) has {nf} harmful flip(s)"
+    for key in ("terminal", "--markdown", "--html"):
+        assert sentence in " ".join(unescape(texts[key]).split()), key
+    assert data["noise_floor"]["harmful_items"] == nf
+    assert {s.find("properties/property[@name='noise_floor.harmful_items']").get("value")
+            for s in junit.findall("testsuite")} == {str(nf)}
 
 
 @pytest.mark.parametrize("damage", ["empty", "all_missing_one_pack"])

@@ -1,0 +1,228 @@
+"""The run manifest (`manifest.json`): what a run is and what it did, typed and versioned.
+
+Modelled on Inspect AI's `EvalLog`: one pydantic model with a `schema_version`,
+typed sections for what evalrun reads, and every model open to keys it does
+not know, so a manifest written by a newer evalrun loses nothing when an older
+one rewrites it (the items hash, a new session).
+
+Versions:
+
+- 1: every manifest written before the version was recorded (no
+  `schema_version` key; older ones also lack `items_sha256` and sessions'
+  `pid`): they validate with those fields absent.
+- 2: `schema_version` recorded. A writer stamps the higher of the stored
+  version and its own, so an older writer never claims a newer manifest is old.
+
+Readers use attributes (`manifest.speed.peak_memory.bytes`); `manifest["key"]`
+reads the manifest as written (its JSON form), for scripts and tests that
+think of it as the file.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+from pydantic import BaseModel, ConfigDict, Field as PydField
+
+SCHEMA_VERSION = 2
+# an effect value as a method reports it: a ratio, a count, a level name, a flag
+Scalar = Union[bool, int, float, str, None]
+
+
+class _Open(BaseModel):
+    """A manifest section: known fields typed, unknown ones kept as they are."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, protected_namespaces=())
+
+
+class ModelIdentity(_Open):
+    """Which model ran: the config's spelling, where it was found, and its content identity."""
+
+    spec: str | None = None
+    kind: str | None = None
+    location: str | None = None
+    identity: dict[str, Any] = PydField(default_factory=dict)
+
+
+class Versions(_Open):
+    python: str | None = None
+    torch: str | None = None
+    transformers: str | None = None
+    evalrun: str | None = None
+
+
+class PackRecord(_Open):
+    pack: str
+    version: Scalar = None
+    params: dict[str, Any] = PydField(default_factory=dict)
+
+
+class ConfigRecord(_Open):
+    """The resolved config as the run recorded it (evals.config validates it when it is used)."""
+
+    model: str | None = None
+    runner: str | None = None
+    acceleration: dict[str, Any] = PydField(default_factory=dict)
+    generation: dict[str, Any] | None = None
+    gate: dict[str, Any] | None = None
+
+
+class Distribution(_Open):
+    p50: float | None = None
+    p95: float | None = None
+    n: int = 0
+
+
+class TimingFigures(_Open):
+    """Throughput and latency of a set of generations (evals.speed.timing_figures)."""
+
+    items: int = 0
+    items_timed: int = 0
+    batch_size_max: int | None = None
+    generation_seconds: float | None = None
+    items_per_second: float | None = None
+    new_tokens: int = 0
+    mean_new_tokens: float | None = None
+    mean_prompt_tokens: float | None = None
+    tokens_per_second: float | None = None
+    decode_throughput_tokens_per_second: float | None = None
+    ttft_seconds: Distribution = PydField(default_factory=Distribution)
+    decode_seconds_per_token: Distribution = PydField(default_factory=Distribution)
+    decode_tokens_per_second: Distribution = PydField(default_factory=Distribution)
+
+
+class BucketFigures(TimingFigures):
+    bucket: str
+
+
+class PeakMemory(_Open):
+    bytes: int | None = None
+    kind: str | None = None  # cuda_max_allocated | process_peak_rss
+    scope: str | None = None  # run: covers this run alone; otherwise the process's lifetime
+
+
+class KvCacheFigures(_Open):
+    bytes_per_token: float | None = None
+    bytes_per_token_full_precision: int | None = None
+    source: str | None = None
+    layers: int | None = None
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    element_size: int | None = None
+    longest_context_tokens: int | None = None
+    bytes_at_longest_context: int | None = None
+
+
+class SpeedFigures(TimingFigures):
+    """The manifest's `speed` section (evals.speed.run_speed)."""
+
+    speed_schema: int | None = PydField(default=None, alias="schema")
+    bucket_edges_prompt_tokens: list[int] = PydField(default_factory=list)
+    buckets: list[BucketFigures] = PydField(default_factory=list)
+    peak_memory: PeakMemory | None = None
+    kv_cache: KvCacheFigures | None = None
+    load_seconds: float | None = None
+    throughput_basis: str | None = None
+
+
+class AccelEffects(_Open):
+    """What one acceleration measured of itself; each method adds its own keys."""
+
+    kv_bytes_ratio: Scalar = None
+    target_level: Scalar = None
+    achieved_level: Scalar = None
+    acceptance_rate: Scalar = None
+    accepted_tokens: Scalar = None
+    weight_bytes_ratio: Scalar = None
+    max_cached_tokens: Scalar = None
+
+
+class Session(_Open):
+    """One process's session on the run (`finished` dates its timings)."""
+
+    started: str | None = None
+    finished: str | None = None
+    generated: int = 0
+    errors: int = 0
+    seconds: float | None = None
+    pid: int | None = None  # absent in older runs
+    host: str | None = None
+    waited_for_lock: bool | None = None
+    status: str | None = None
+
+
+class Batching(_Open):
+    configured: int | str | None = None  # a number or "auto"
+    final: int | None = None
+    oom_halvings: int = 0
+
+
+class ManifestRecreated(_Open):
+    at: str | None = None
+    reason: str | None = None
+    note: str | None = None
+
+
+class RunManifest(_Open):
+    """A run's manifest.json. Every field is optional so that older runs still load."""
+
+    schema_version: int = 1  # absent: written before versions were recorded
+    name: str | None = None
+    replicate: int = 0
+    key: str | None = None
+    config_file: str | None = None
+    config: ConfigRecord = PydField(default_factory=ConfigRecord)
+    model: ModelIdentity | None = None
+    runner: str | None = None
+    device: str | None = None
+    dtype: str | None = None
+    versions: Versions | None = None
+    packs: list[PackRecord] = PydField(default_factory=list)
+    emulated: list[str] = PydField(default_factory=list)
+    status: str | None = None  # running | failed | complete
+    failure: str | None = None
+    created: str | None = None
+    updated: str | None = None
+    items_total: int | None = None
+    items_error: int | None = None
+    items_sha256: str | None = None  # absent in older runs: their items cannot be verified
+    load_seconds: float | None = None
+    effects: dict[str, AccelEffects] = PydField(default_factory=dict)
+    speed: SpeedFigures | None = None
+    sessions: list[Session] = PydField(default_factory=list)
+    batching: Batching | None = None
+    prefix_reuse: dict[str, Any] | None = None
+    server: dict[str, Any] | None = None
+    manifest_recreated: ManifestRecreated | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The manifest as written: what was read or set, unknown keys included, nothing invented."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    def merged(self, updates: dict[str, Any], drop: tuple[str, ...] = ()) -> "RunManifest":
+        """A new manifest with `updates` applied (validated) and `drop` removed; a
+        `schema_version` in `updates` never lowers the stored one."""
+        data = {k: v for k, v in self.to_dict().items() if k not in drop}
+        data |= {k: v.model_dump(mode="json", by_alias=True, exclude_unset=True) if isinstance(v, BaseModel) else v
+                 for k, v in updates.items()}
+        if "schema_version" in updates:
+            data["schema_version"] = max(self.schema_version, int(updates["schema_version"]))
+        return RunManifest.model_validate(data)
+
+    def with_session(self, entry: dict[str, Any], updates: dict[str, Any] | None = None) -> "RunManifest":
+        """This manifest with one more session recorded."""
+        sessions = self.to_dict().get("sessions", [])
+        return self.merged({**(updates or {}), "sessions": [*sessions, entry]})
+
+    @property
+    def label(self) -> str | None:
+        """The run's name, marked with its replicate for repeated runs (A/A); None without a name."""
+        if self.name is None:
+            return None
+        return self.name + (f"~r{self.replicate}" if self.replicate else "")
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.to_dict()

@@ -1,0 +1,86 @@
+"""The one view model every report renders (see reports/view/model.py).
+
+`build_view(report)` computes it from a `CompareReport` (evals.api): the
+verdicts as evals.verdict made them, per-pack and paired per-field tables, the
+noise floor, the speed-accuracy table, heatmaps and the item browser's data.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from evalrun.evals.capacity import CapacityInputs
+from evalrun.evals.pairing import Comparison
+from evalrun.evals.speed_table import EMULATED_NOTE, SpeedTable, speed_table
+from evalrun.evals.verdict import Verdict, overall_exit_code, overall_status
+from evalrun.reports.view.browser import MAX_TEXT_BYTES, browser_data, listed_flips
+from evalrun.reports.view.heatmaps import heatmaps
+from evalrun.reports.view.model import (
+    OUTCOMES,
+    CandidateSection,
+    FieldRow,
+    NoiseFloor,
+    PackRow,
+    ReportView,
+    RunInfo,
+)
+from evalrun.reports.view.tables import field_rows, noise_floor, pack_row, run_info
+
+__all__ = ["EMULATED_NOTE", "OUTCOMES", "CandidateSection", "FieldRow", "NoiseFloor", "PackRow", "ReportView",
+           "RunInfo", "build_view", "comparisons_view"]
+
+
+def _section(report: Any, run: Any, comp: Any, verdict: Any, role: str, html: bool) -> CandidateSection:
+    base_scored = report.scored[report.baseline.name]
+    cand_scored = report.scored[run.name]
+    aa = {pc.pack: pc for pc in report.noise_floor.packs} if report.noise_floor and verdict is not None else {}
+    section = CandidateSection(
+        name=run.name, comparison=comp, verdict=verdict, info=run_info(run, role),
+        packs=[pack_row(pc, verdict, aa.get(pc.pack)) for pc in comp.packs],
+        fields=field_rows(comp, base_scored, cand_scored),
+    )
+    if html:
+        section.heatmaps = [h for pc in comp.packs
+                            if (h := heatmaps(pc.pack, base_scored, cand_scored, run.name, report.baseline.name))]
+        section.flips = listed_flips(comp, base_scored, cand_scored)
+    return section
+
+
+def build_view(report: Any, title: str | None = None, speed: SpeedTable | None = None,
+               capacity: CapacityInputs | None = None, html: bool = True,
+               max_text_bytes: int = MAX_TEXT_BYTES) -> ReportView:
+    """The view of a `CompareReport`; `speed`: the speed table when already computed; `html`: also
+    the page-only parts (heatmaps, the item browser), which the text renderers do not need."""
+    base_name = report.baseline.name
+    sections = [_section(report, run, comp, verdict, "candidate", html)
+                for run, comp, verdict in zip(report.candidates, report.comparisons, report.verdicts)]
+    noise_section = None
+    if report.noise_floor is not None and report.noise_floor_run is not None:
+        noise_section = _section(report, report.noise_floor_run, report.noise_floor, None, "repeat (A/A)", False)
+    view = ReportView(
+        title=title or f"evalrun: {', '.join(c.name for c in report.candidates)} vs {base_name}",
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        status=report.status, exit_code=report.exit_code,
+        baseline=run_info(report.baseline, "baseline"), sections=sections,
+        speed_table=speed or speed_table(report, capacity),
+        noise_floor=noise_floor(report.noise_floor), noise_section=noise_section,
+    )
+    if html:
+        view.browser, view.texts_blob, view.texts_cut = browser_data(report, max_text_bytes)
+    return view
+
+
+def comparisons_view(comparisons: list[Comparison], verdicts: list[Verdict],
+                     noise: Comparison | None = None) -> ReportView:
+    """The view of bare comparisons (no runs behind them: no per-field table, no speed), for
+    callers that gate pairings they made themselves."""
+    aa = {pc.pack: pc for pc in noise.packs} if noise else {}
+    sections = [CandidateSection(name=c.candidate, comparison=c, verdict=v, info=RunInfo(c.candidate, "candidate", ""),
+                                 packs=[pack_row(pc, v, aa.get(pc.pack)) for pc in c.packs], fields=[])
+                for c, v in zip(comparisons, verdicts)]
+    base = comparisons[0].baseline if comparisons else "baseline"
+    return ReportView(title=f"evalrun: vs {base}", created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                      status=overall_status(verdicts), exit_code=overall_exit_code(verdicts),
+                      baseline=RunInfo(base, "baseline", ""), sections=sections, speed_table=SpeedTable(rows=[]),
+                      noise_floor=noise_floor(noise))

@@ -1,0 +1,229 @@
+"""The view model: every number any report shows, computed once from a `CompareReport`.
+
+Terminal, Markdown, JUnit, JSON and HTML all render a `ReportView`, so they
+cannot disagree. The verdict is evals.verdict's own (`Verdict`, `RuleResult`,
+`Gap`) and the flips are evals.pairing's `Flip`: the view adds only what a
+reader needs beside them (rows with intervals in points, the noise floor in
+one sentence, heatmaps, the item browser's data).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalrun.evals import diffs
+from evalrun.evals.pairing import Comparison, Flip
+from evalrun.evals.speed_table import SpeedRow, SpeedTable
+from evalrun.evals.verdict import Verdict
+
+OUTCOMES = ["correct", "correct_absent", "near_match", "partial", "wrong_value", "missing", "hallucinated", "error",
+            "unanswered"]
+NOSCRIPT_FLIPS = 500  # harmful flips per candidate listed in the page for readers without JavaScript
+LONG_DOCUMENT_CHARS = 1_500  # the page shows longer documents collapsed
+
+
+@dataclass
+class RunInfo:
+    name: str
+    role: str  # baseline | candidate | repeat (A/A)
+    dir: str
+    model: str = ""
+    device: str = ""
+    dtype: str = ""
+    method: str = "none"  # the accelerations with their main settings
+    emulated: list[str] = field(default_factory=list)
+    effects: list[str] = field(default_factory=list)  # what each acceleration measured, as short facts
+    items: int = 0
+
+
+@dataclass
+class PackRow:
+    """One pack of one comparison: paired items, both accuracies, the delta with its interval, flips."""
+
+    pack: str
+    n: int
+    baseline_accuracy: float
+    candidate_accuracy: float
+    delta_points: float
+    ci_low_points: float | None
+    ci_high_points: float | None
+    confidence: float | None
+    p_value: float | None
+    mde_points: float | None
+    harmful_flips: int  # fields
+    harmful_items: int
+    helpful_items: int
+    errors: int
+    identical_outputs: int
+    agreement: float
+    aa_harmful: int | None = None
+    status: str | None = None  # the verdict's pack_status; None for the ungated noise floor
+    speed_only: bool = False  # the pack asks for no fields: nothing scored
+    detail: dict[str, Any] = field(default_factory=dict)  # the JSON's further figures (F1, transitions, ...)
+
+
+@dataclass
+class FieldRow:
+    """One field of one pack, on the paired items, with a paired bootstrap interval of its delta."""
+
+    pack: str
+    field: str
+    kind: str
+    n: int
+    baseline_accuracy: float
+    candidate_accuracy: float
+    delta_points: float
+    ci_low_points: float | None
+    ci_high_points: float | None
+    baseline_f1: float
+    candidate_f1: float
+    candidate_drop_rate: float
+    candidate_wrong_rate: float
+    harmful_flips: int
+    helpful_flips: int
+
+
+@dataclass
+class NoiseFloor:
+    """The A/A repeat in one place: what every renderer says about the noise."""
+
+    run: str
+    harmful_items: int
+    identical_outputs: int
+    items: int
+
+    @property
+    def sentence(self) -> str:
+        return (f"Noise floor: {self.run} (a repeat of the baseline) has {self.harmful_items} harmful flip(s) and "
+                f"{self.identical_outputs}/{self.items} identical outputs.")
+
+
+@dataclass
+class HeatCell:
+    n: int
+    value: float | None  # accuracy (0-1) or difference in points
+    label: str  # what the cell shows
+    tooltip: str
+    fill: str
+    ink: str  # text colour readable on `fill`
+
+
+@dataclass
+class Heatmap:
+    title: str
+    kind: str  # baseline | candidate | difference
+    rows: list[str]  # depth labels, top to bottom
+    cols: list[str]  # context-length labels, left to right
+    cells: list[list[HeatCell | None]]  # [row][col]
+    legend: list[tuple[str, str]]  # (label, fill)
+
+
+@dataclass
+class HeatmapSet:
+    pack: str
+    unit: str
+    baseline: Heatmap
+    candidate: Heatmap
+    difference: Heatmap
+
+
+@dataclass
+class ListedFlip:
+    """A harmful flip as the page lists it without JavaScript: the flip, its values as shown
+    (normalised gold, clipped answers) and the character diff of gold -> candidate value."""
+
+    flip: Flip
+    gold: str | None
+    baseline_value: str | None
+    candidate_value: str | None
+    gold_segments: list[diffs.Segment] | None = None
+
+
+@dataclass
+class CandidateSection:
+    name: str
+    comparison: Comparison
+    verdict: Verdict | None  # None: the ungated noise floor
+    info: RunInfo
+    packs: list[PackRow]
+    fields: list[FieldRow]
+    heatmaps: list[HeatmapSet] = field(default_factory=list)
+    flips: list[ListedFlip] = field(default_factory=list)  # the first NOSCRIPT_FLIPS harmful flips
+
+    @property
+    def status(self) -> str:
+        return self.verdict.status if self.verdict else "pass"
+
+    @property
+    def harmful_total(self) -> int:
+        return len(self.comparison.harmful)
+
+    @property
+    def helpful_total(self) -> int:
+        return len(self.comparison.helpful)
+
+    @property
+    def missing_in_candidate(self) -> int:
+        return len(self.comparison.missing_in_candidate)
+
+    @property
+    def missing_in_baseline(self) -> int:
+        return len(self.comparison.missing_in_baseline)
+
+
+@dataclass
+class BrowserData:
+    baseline: str
+    candidates: list[str]
+    packs: list[str]
+    fields: list[str]
+    kinds: list[str]  # each field's type, aligned with `fields`
+    outcomes: list[str]
+    subcodes: list[str | None]
+    items: list[list[Any]]
+    rows: list[list[Any]]
+    run_dirs: list[str]  # baseline first, then the candidates: where the full prompts live
+    flips: int  # harmful + helpful cells over all candidates
+
+
+@dataclass
+class ReportView:
+    title: str
+    created: str
+    status: str
+    exit_code: int
+    baseline: RunInfo
+    sections: list[CandidateSection]
+    speed_table: SpeedTable
+    noise_floor: NoiseFloor | None = None
+    noise_section: CandidateSection | None = None  # the A/A comparison's own tables
+    browser: BrowserData | None = None
+    texts_blob: str = ""  # base64(gzip(JSON list of texts))
+    texts_cut: int = 0  # documents shortened to fit the text budget
+    flips_listed_max: int = NOSCRIPT_FLIPS
+    long_document_chars: int = LONG_DOCUMENT_CHARS
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    @property
+    def verdicts(self) -> list[Verdict]:
+        return [s.verdict for s in self.sections if s.verdict is not None]
+
+    @property
+    def candidates(self) -> list[RunInfo]:
+        return [s.info for s in self.sections]
+
+    @property
+    def speed(self) -> list[SpeedRow]:
+        return self.speed_table.rows
+
+    @property
+    def speed_spread_note(self) -> str:
+        return self.speed_table.spread_note
+
+    @property
+    def capacity_note(self) -> str | None:
+        return self.speed_table.capacity_note

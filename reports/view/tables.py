@@ -1,0 +1,136 @@
+"""The tables of the view: runs, per-pack rows, the one paired per-field table, the noise floor.
+
+Every figure is on the paired items (items both runs answered), so the pack
+table, the field table and the verdict speak about the same items.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from evalrun.contract.types import CORRECT_OUTCOMES
+from evalrun.evals import stats
+from evalrun.evals.metrics import FieldMetrics
+from evalrun.evals.pairing import Comparison, PackComparison
+from evalrun.evals.runs import RunResult
+from evalrun.evals.scoring import ScoredItem
+from evalrun.evals.speed_table import effects_facts, method_label
+from evalrun.evals.verdict import Verdict
+from evalrun.reports.view.model import FieldRow, NoiseFloor, PackRow, RunInfo
+
+
+def _pct(x: float) -> float:
+    return 100.0 * x
+
+
+def run_info(run: RunResult, role: str) -> RunInfo:
+    m = run.manifest
+    as_written = m.to_dict()  # the label and effects functions read the manifest as written
+    return RunInfo(
+        name=run.name, role=role, dir=str(run.dir),
+        model=(m.model.spec if m.model else None) or m.config.model or "",
+        device=m.device or "", dtype=m.dtype or "",
+        method=method_label(as_written), emulated=list(m.emulated), effects=effects_facts(as_written),
+        items=len(run.items),
+    )
+
+
+def _detail(pc: PackComparison) -> dict[str, Any]:
+    """What the JSON adds beside the table's figures."""
+    st = pc.stats
+    out: dict[str, Any] = {
+        "baseline_micro_f1": pc.baseline_f1, "candidate_micro_f1": pc.candidate_f1,
+        "f1_delta_points": pc.f1_delta_points,
+        "first_divergent_token": sorted(pc.first_divergence),
+        "transitions": [{"baseline": b, "candidate": c, "fields": n} for (b, c), n in sorted(pc.transitions.items())],
+        "breakdowns": [
+            {"dimension": b.dimension, "value": b.value, "items": b.n,
+             "baseline_accuracy": b.baseline_accuracy, "candidate_accuracy": b.candidate_accuracy}
+            for b in sorted(pc.breakdowns.values(), key=lambda b: (b.dimension, b.value))
+        ],
+    }
+    if st:
+        out["statistics"] = {
+            "discordant_baseline_only": st.paired.b, "discordant_candidate_only": st.paired.c,
+            "mcnemar_p": st.paired.p_value,
+            "accuracy_delta_ci_points": [_pct(st.interval.low), _pct(st.interval.high)],
+            "micro_f1_delta_ci_points": [_pct(st.f1_interval.low), _pct(st.f1_interval.high)],
+            "confidence": st.interval.confidence, "bootstrap_resamples": st.interval.n_resamples,
+            "min_detectable_difference_points": _pct(st.mde), "mcnemar_p_by_field_type": st.by_kind_p,
+        }
+    return out
+
+
+def pack_row(pc: PackComparison, verdict: Verdict | None, aa: PackComparison | None) -> PackRow:
+    st = pc.stats
+    return PackRow(
+        pack=pc.pack, n=pc.n, baseline_accuracy=pc.baseline_accuracy, candidate_accuracy=pc.candidate_accuracy,
+        delta_points=pc.delta_points,
+        ci_low_points=_pct(st.interval.low) if st else None, ci_high_points=_pct(st.interval.high) if st else None,
+        confidence=st.interval.confidence if st else None, p_value=st.paired.p_value if st else None,
+        mde_points=_pct(st.mde) if st and st.mde is not None else None,
+        harmful_flips=len(pc.harmful), harmful_items=pc.harmful_items, helpful_items=pc.helpful_items,
+        errors=pc.errors, identical_outputs=pc.identical_outputs, agreement=pc.agreement,
+        aa_harmful=aa.harmful_items if aa else None,
+        status=verdict.pack_status(pc.pack) if verdict else None,
+        speed_only=pc.speed_only, detail=_detail(pc),
+    )
+
+
+def candidate_outcome(c: ScoredItem, name: str) -> str:
+    """The candidate's outcome for one field: a generation error is the item's, an absent score is missing."""
+    if c.error is not None:
+        return "error"
+    score = c.fields.get(name)
+    return score.outcome if score else "missing"
+
+
+def field_rows(comparison: Comparison, base: list[ScoredItem], cand: list[ScoredItem]) -> list[FieldRow]:
+    """Per pack and field, on the paired items: both accuracies and F1s (evals.metrics' counting), the
+    candidate's drop and wrong rates, a paired bootstrap interval of the delta, and the flips."""
+    cand_by_id = {s.item_id: s for s in cand}
+    per: dict[tuple[str, str], tuple[FieldMetrics, FieldMetrics, list[bool], list[bool]]] = {}
+    for b in base:
+        c = cand_by_id.get(b.item_id)
+        if c is None:
+            continue
+        for name, bscore in b.fields.items():
+            kind = b.kinds.get(name, "")
+            bm, cm, b_ok, c_ok = per.setdefault((b.pack, name), (FieldMetrics(name, kind), FieldMetrics(name, kind),
+                                                                 [], []))
+            present = b.golds.get(name) is not None
+            c_out = candidate_outcome(c, name)
+            bm.add(bscore.outcome, present)
+            cm.add(c_out, present)
+            b_ok.append(bscore.outcome in CORRECT_OUTCOMES)
+            c_ok.append(c_out in CORRECT_OUTCOMES)
+    packs = {pc.pack: pc for pc in comparison.packs}
+    return [_field_row(pack, bm, cm, b_ok, c_ok, packs.get(pack))
+            for (pack, _name), (bm, cm, b_ok, c_ok) in sorted(per.items())]
+
+
+def _field_row(pack: str, bm: FieldMetrics, cm: FieldMetrics, b_ok: list[bool], c_ok: list[bool],
+               pc: PackComparison | None) -> FieldRow:
+    b, c = np.asarray(b_ok, dtype=float), np.asarray(c_ok, dtype=float)
+    interval = pc.stats.interval if pc and pc.stats else None
+    low = high = None
+    if interval is not None and len(b):
+        iv = stats.bootstrap_accuracy_delta(b, c, n_resamples=interval.n_resamples, confidence=interval.confidence,
+                                            seed=0)
+        low, high = _pct(iv.low), _pct(iv.high)
+    return FieldRow(
+        pack=pack, field=bm.name, kind=bm.kind, n=bm.total, baseline_accuracy=bm.accuracy,
+        candidate_accuracy=cm.accuracy, delta_points=_pct(cm.accuracy - bm.accuracy),
+        ci_low_points=low, ci_high_points=high, baseline_f1=bm.f1, candidate_f1=cm.f1,
+        candidate_drop_rate=cm.drop_rate, candidate_wrong_rate=cm.wrong_rate,
+        harmful_flips=int(np.sum((b == 1) & (c == 0))), helpful_flips=int(np.sum((b == 0) & (c == 1))),
+    )
+
+
+def noise_floor(nf: Comparison | None) -> NoiseFloor | None:
+    if nf is None:
+        return None
+    return NoiseFloor(run=nf.candidate, harmful_items=sum(pc.harmful_items for pc in nf.packs),
+                      identical_outputs=sum(pc.identical_outputs for pc in nf.packs), items=sum(pc.n for pc in nf.packs))
