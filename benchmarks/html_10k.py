@@ -5,7 +5,7 @@ Builds synthetic runs in memory (no model): needle items from the real
 documents asked about field by field (8 questions share one document) and as
 one JSON answer with 8 fields. Three candidates damage values the way lossy
 KV caches do (dropped, changed, transposed digits; missing answers); one is
-marked emulated. Then: `api.compare_results`, `build_report_data`,
+marked emulated. Then: `api.compare_results`, `build_view`,
 `render_html`, and Chromium (Debian's, driven by Playwright) loads the file
 until the item browser's first page exists. Targets: under 10 MB, under 3 s.
 
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalrun.evals import api  # noqa: E402
 from evalrun.evals.runs import RunResult  # noqa: E402
-from evalrun.evals.report_data import build_report_data  # noqa: E402
+from evalrun.reports.view import build_view  # noqa: E402
 from evalrun.contract.types import Field, Generation, Item  # noqa: E402
 from evalrun.reports.html import render_html  # noqa: E402
 from evalrun.tasks.needle_numbers import NeedleParams, build as build_needles  # noqa: E402
@@ -212,7 +212,7 @@ def main() -> int:
     report = synthetic_report(args.items, args.candidates, needles=args.needles, json_docs=args.json_docs)
     t_compare = time.perf_counter() - t
     t = time.perf_counter()
-    data = build_report_data(report)
+    data = build_view(report)
     t_data = time.perf_counter() - t
     t = time.perf_counter()
     path = render_html(data, args.out)
@@ -220,7 +220,7 @@ def main() -> int:
     mb = path.stat().st_size / 1e6
     rows = len(data.browser.rows)
     print(f"  synthetic runs + compare_results   {t_compare:7.2f} s")
-    print(f"  build_report_data                  {t_data:7.2f} s")
+    print(f"  build_view                         {t_data:7.2f} s")
     print(f"  render_html                        {t_render:7.2f} s")
     print(f"  items {len(data.browser.items)}, field rows {rows}, candidates {args.candidates}, "
           f"field results {rows * args.candidates}, harmful+helpful flips {data.browser.flips}, "

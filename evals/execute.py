@@ -201,6 +201,22 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
         return _execute_locked(prepared, store, progress, log, waited)
 
 
+def _reuse(prepared: PreparedRun, store: RunStore, manifest: RunManifest, recreated: str | None,
+           done: dict[str, Generation], items_hash: str, log: Callable[[str], None]) -> RunResult:
+    """Every item is stored: nothing to generate; a rebuilt or older manifest is brought up to date."""
+    wanted = {it.id for it in prepared.items}
+    if recreated:
+        manifest = rm.rebuilt(prepared, [done[k] for k in wanted], recreated).merged({"items_sha256": items_hash})
+        store.write_manifest(manifest)
+    elif manifest.items_sha256 != items_hash:
+        # an older run: record what its items are from now on
+        manifest = manifest.merged({"items_sha256": items_hash})
+        store.write_manifest(manifest)
+    log(f"{prepared.label}: reusing stored run {prepared.dir} ({len(wanted)} items, key {prepared.key[:12]})")
+    return RunResult(prepared.label, prepared.dir, prepared.items, {k: v for k, v in done.items() if k in wanted},
+                     manifest, True, 0, store.warnings)
+
+
 def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress | None,
                     log: Callable[[str], None], waited: bool) -> RunResult:
     started_at = rm.now()
@@ -211,16 +227,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     wanted = {it.id for it in prepared.items}
     missing = [it for it in prepared.items if it.id not in done]
     if not missing:
-        if recreated:
-            manifest = rm.rebuilt(prepared, [done[k] for k in wanted], recreated).merged({"items_sha256": items_hash})
-            store.write_manifest(manifest)
-        elif manifest.items_sha256 != items_hash:
-            # an older run: record what its items are from now on
-            manifest = manifest.merged({"items_sha256": items_hash})
-            store.write_manifest(manifest)
-        log(f"{prepared.label}: reusing stored run {prepared.dir} ({len(wanted)} items, key {prepared.key[:12]})")
-        return RunResult(prepared.label, prepared.dir, prepared.items, {k: v for k, v in done.items() if k in wanted},
-                         manifest, True, 0, store.warnings)
+        return _reuse(prepared, store, manifest, recreated, done, items_hash, log)
     if done:
         log(f"{prepared.label}: resuming {prepared.dir}: {len(wanted) - len(missing)} of {len(wanted)} items stored")
 

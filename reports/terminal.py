@@ -90,9 +90,11 @@ def _pack_table(title: str, section: CandidateSection) -> Table:
 
 
 def _field_table(title: str, section: CandidateSection) -> Table:
-    ft = _table(f"{title}: fields (paired items)", ["pack", "field", "type", "n", "baseline acc", "candidate acc",
-                                                    "delta", "95% CI", "baseline F1", "candidate F1", "cand. drop",
-                                                    "cand. wrong", "harmful", "helpful"])
+    ft = _table(f"{title}: fields (paired items; drop and wrong are the candidate's)",
+                ["pack", "field", "type", "n", "baseline", "candidate", "delta", "95% CI", "F1 base", "F1 cand",
+                 "drop", "wrong", "harmful", "helpful"])
+    for column in ft.columns[3:]:
+        column.no_wrap = True  # numbers and intervals stay on one line; names give way first
     for f in section.fields:
         ft.add_row(escape(f.pack), escape(f.field), f.kind, str(f.n), units.pct(f.baseline_accuracy),
                    units.pct(f.candidate_accuracy), units.num(f.delta_points, 1, True),

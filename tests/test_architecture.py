@@ -7,7 +7,6 @@ No exceptions are listed."""
 from __future__ import annotations
 
 import ast
-from collections import defaultdict
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -147,5 +146,24 @@ def test_every_stage_has_a_package_and_tests_mirror_them() -> None:
         assert (ROOT / folder / "__init__.py").is_file(), folder
     for folder in ("contract", "values", "tasks", "runners", "evals", "reports", "cli"):
         assert (ROOT / "tests" / folder / "__init__.py").is_file(), folder
-    stray = [p.name for p in (ROOT / "tests").glob("test_*.py") if p.name != "test_architecture.py"]
+    whole_project = {"test_architecture.py", "test_packaging.py"}  # about the project as a whole
+    stray = [p.name for p in (ROOT / "tests").glob("test_*.py") if p.name not in whole_project]
     assert stray == [], "tests live in the folder of the package they test"
+
+
+# a reader finds a concept from file names and reads one screen of it at a time
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 80
+
+
+def test_modules_and_functions_stay_small() -> None:
+    """No module over 400 lines and no function over 80, in every stage (no exceptions listed)."""
+    long = []
+    for module, path in _modules().items():
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > MAX_MODULE_LINES:
+            long.append(f"{module}: {len(text.splitlines())} lines")
+        long += [f"{module}.{n.name}: {n.end_lineno - n.lineno + 1} lines" for n in ast.walk(ast.parse(text))
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.end_lineno - n.lineno + 1 > MAX_FUNCTION_LINES]
+    assert long == [], "\n".join(long)

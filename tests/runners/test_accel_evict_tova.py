@@ -7,43 +7,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import torch
 
 from evalrun.runners.accel import build_accelerations, validate_accelerations
 from evalrun.runners.accel.evict_tova import Tova
 from evalrun.runners.accel.kv_evict import EvictSettings, ScoreInput, policies
+from tests.runners.conftest import generate_with, token_ids
 
 
 def _method(**evict):
     return build_accelerations(validate_accelerations({"kv_cache": {"evict": {"method": "tova", **evict}}}))[0]
-
-
-@pytest.fixture(scope="module")
-def tiny(tiny_model_dir: Path):
-    from transformers import AutoModelForCausalLM
-
-    return AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32).eval()
-
-
-def _ids(n: int, seed: int = 1) -> torch.Tensor:
-    return torch.randint(10, 1000, (1, n), generator=torch.Generator().manual_seed(seed))
-
-
-def _generate(model, ids: torch.Tensor, accel=None, new: int = 6):
-    kwargs = {}
-    if accel is not None:
-        accel.attach(model)
-        kwargs = accel.generate_kwargs(model, 1)
-    try:
-        with torch.no_grad():
-            out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=new,
-                                 min_new_tokens=new, do_sample=False, output_scores=True,
-                                 return_dict_in_generate=True, pad_token_id=0, **kwargs)
-    finally:
-        if accel is not None:
-            accel.detach(model)
-    return out, next(iter(kwargs.values()), None)
 
 
 def test_registered_by_its_file_alone() -> None:
@@ -53,7 +26,7 @@ def test_registered_by_its_file_alone() -> None:
 def test_keeps_exactly_the_budget_in_every_layer_and_head(tiny) -> None:
     n, new, budget = 60, 6, 20
     accel = _method(budget=budget)
-    out, cache = _generate(tiny, _ids(n), accel, new)
+    out, cache = generate_with(tiny, token_ids(n), accel, new)
     for layer in cache.layers:
         assert layer.keys.shape[-2] == budget + new - 1  # every head of the layer holds the same count
         assert layer.cumulative_length == n + new - 1
@@ -76,7 +49,7 @@ def test_scores_are_the_last_query_attention_averaged_over_heads(tiny_model_dir:
     attn = model.model.layers[1].self_attn
     handle = attn.register_forward_hook(hook, with_kwargs=True)
     cache = DynamicCache()
-    ids = _ids(50)
+    ids = token_ids(50)
     with torch.no_grad():
         model(ids, cache=cache, output_attentions=True)
     handle.remove()
@@ -95,9 +68,9 @@ def test_scores_are_the_last_query_attention_averaged_over_heads(tiny_model_dir:
 
 
 def test_a_tight_budget_changes_decoding_but_not_the_prefill(tiny) -> None:
-    ids = _ids(80)
-    base, _ = _generate(tiny, ids)
-    evicted, _ = _generate(tiny, ids, _method(budget=4))
+    ids = token_ids(80)
+    base, _ = generate_with(tiny, ids)
+    evicted, _ = generate_with(tiny, ids, _method(budget=4))
     assert torch.allclose(base.scores[0], evicted.scores[0])  # the first token comes from the full prefill
     assert not torch.allclose(base.scores[1], evicted.scores[1], atol=1e-5)
 

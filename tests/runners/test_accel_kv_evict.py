@@ -16,37 +16,11 @@ from evalrun.runners.accel.evict_snapkv import snapkv_scores
 from evalrun.runners.accel.kv_evict import window_attention
 from evalrun.runners.accel.kv_evict_cache import EvictingCache
 from tests.conftest import tiny_config
+from tests.runners.conftest import generate_with, token_ids
 
 
 def _method(**evict):
     return build_accelerations(validate_accelerations({"kv_cache": {"evict": evict}}))[0]
-
-
-@pytest.fixture(scope="module")
-def tiny(tiny_model_dir: Path):
-    from transformers import AutoModelForCausalLM
-
-    return AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32).eval()
-
-
-def _ids(n: int, seed: int = 1) -> torch.Tensor:
-    return torch.randint(10, 1000, (1, n), generator=torch.Generator().manual_seed(seed))
-
-
-def _generate(model, ids: torch.Tensor, accel=None, new: int = 6):
-    kwargs = {}
-    if accel is not None:
-        accel.attach(model)
-        kwargs = accel.generate_kwargs(model, 1)
-    try:
-        with torch.no_grad():
-            out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=new,
-                                 min_new_tokens=new, do_sample=False, output_scores=True,
-                                 return_dict_in_generate=True, pad_token_id=0, **kwargs)
-    finally:
-        if accel is not None:
-            accel.detach(model)
-    return out, next(iter(kwargs.values()), None)
 
 
 @pytest.mark.parametrize("evict", [
@@ -57,7 +31,7 @@ def _generate(model, ids: torch.Tensor, accel=None, new: int = 6):
 def test_keeps_exactly_the_budget_in_every_layer_and_head(tiny, evict) -> None:
     n, new = 60, 6
     accel = _method(**evict)
-    out, cache = _generate(tiny, _ids(n), accel, new)
+    out, cache = generate_with(tiny, token_ids(n), accel, new)
     kept = 20 if "budget" in evict else 30
     for layer in cache.layers:
         # the last generated token is never fed back, so new - 1 decode entries were appended
@@ -77,7 +51,7 @@ def test_keeps_exactly_the_budget_in_every_layer_and_head(tiny, evict) -> None:
 def test_streaming_keeps_the_sinks_and_the_most_recent_tokens(tiny) -> None:
     from transformers import DynamicCache
 
-    ids = _ids(40)
+    ids = token_ids(40)
     full = DynamicCache()
     with torch.no_grad():
         tiny(ids, cache=full)
@@ -95,18 +69,18 @@ def test_streaming_keeps_the_sinks_and_the_most_recent_tokens(tiny) -> None:
 
 
 def test_eviction_changes_decoding_but_not_the_prefill(tiny) -> None:
-    ids = _ids(80)
-    base, _ = _generate(tiny, ids)
-    evicted, _ = _generate(tiny, ids, _method(method="knorm", budget=16))
+    ids = token_ids(80)
+    base, _ = generate_with(tiny, ids)
+    evicted, _ = generate_with(tiny, ids, _method(method="knorm", budget=16))
     # the first token comes from the prefill, which attends to every token
     assert torch.allclose(base.scores[0], evicted.scores[0])
     assert not torch.allclose(base.scores[1], evicted.scores[1], atol=1e-5)
 
 
 def test_a_budget_above_the_prompt_changes_nothing(tiny) -> None:
-    ids = _ids(30)
-    base, _ = _generate(tiny, ids)
-    kept_all, cache = _generate(tiny, ids, _method(method="snapkv", budget=500))
+    ids = token_ids(30)
+    base, _ = generate_with(tiny, ids)
+    kept_all, cache = generate_with(tiny, ids, _method(method="snapkv", budget=500))
     assert torch.equal(base.sequences, kept_all.sequences)
     assert cache.layers[0].cumulative_length == cache.layers[0].keys.shape[-2]
 
@@ -124,7 +98,7 @@ def test_snapkv_scores_are_the_attention_of_the_observation_window(tiny_model_di
     attn = model.model.layers[1].self_attn
     handle = attn.register_forward_hook(hook, with_kwargs=True)
     cache = DynamicCache()
-    ids = _ids(50)
+    ids = token_ids(50)
     with torch.no_grad():
         model(ids, cache=cache, output_attentions=True)
     handle.remove()
