@@ -36,3 +36,24 @@ def generate_with(model: Any, ids: torch.Tensor, accel: Any = None, new: int = 6
         if accel is not None:
             accel.detach(model)
     return out, next(iter(kwargs.values()), None)
+
+
+def eager_prefill(model_dir: Path, n: int = 50, layer: int = 1) -> tuple[torch.Tensor, dict[str, Any], Any]:
+    """Prefill `n` tokens with eager attention, capturing one layer's inputs and its real attention
+    weights: what an eviction policy's scores are checked against."""
+    from transformers import AutoModelForCausalLM, DynamicCache
+
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="eager").eval()
+    captured: dict[str, Any] = {}
+
+    def hook(module, args, kwargs, output):  # type: ignore[no-untyped-def]
+        captured.update(hidden=kwargs["hidden_states"], pe=kwargs["position_embeddings"], attn=output[1],
+                        module=module)
+
+    handle = model.model.layers[layer].self_attn.register_forward_hook(hook, with_kwargs=True)
+    cache = DynamicCache()
+    ids = token_ids(n)
+    with torch.no_grad():
+        model(ids, cache=cache, output_attentions=True)
+    handle.remove()
+    return ids, captured, cache

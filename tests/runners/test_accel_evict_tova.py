@@ -12,7 +12,7 @@ import torch
 from evalrun.runners.accel import build_accelerations, validate_accelerations
 from evalrun.runners.accel.evict_tova import Tova
 from evalrun.runners.accel.kv_evict import EvictSettings, ScoreInput, policies
-from tests.runners.conftest import generate_with, token_ids
+from tests.runners.conftest import eager_prefill, generate_with, token_ids
 
 
 def _method(**evict):
@@ -37,22 +37,8 @@ def test_keeps_exactly_the_budget_in_every_layer_and_head(tiny) -> None:
 
 
 def test_scores_are_the_last_query_attention_averaged_over_heads(tiny_model_dir: Path) -> None:
-    from transformers import AutoModelForCausalLM, DynamicCache
-
-    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32,
-                                                 attn_implementation="eager").eval()
-    captured = {}
-
-    def hook(module, args, kwargs, output):
-        captured.update(hidden=kwargs["hidden_states"], pe=kwargs["position_embeddings"], attn=output[1])
-
-    attn = model.model.layers[1].self_attn
-    handle = attn.register_forward_hook(hook, with_kwargs=True)
-    cache = DynamicCache()
-    ids = token_ids(50)
-    with torch.no_grad():
-        model(ids, cache=cache, output_attentions=True)
-    handle.remove()
+    ids, captured, cache = eager_prefill(tiny_model_dir)
+    attn = captured["module"]
     keys, values = cache.layers[1].keys, cache.layers[1].values
     n = ids.shape[1]
     settings = validate_accelerations({"kv_cache": {"evict": {"method": "tova", "budget": 8}}})["kv_cache"]["evict"]

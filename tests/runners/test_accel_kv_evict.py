@@ -16,7 +16,7 @@ from evalrun.runners.accel.evict_snapkv import snapkv_scores
 from evalrun.runners.accel.kv_evict import window_attention
 from evalrun.runners.accel.kv_evict_cache import EvictingCache
 from tests.conftest import tiny_config
-from tests.runners.conftest import generate_with, token_ids
+from tests.runners.conftest import eager_prefill, generate_with, token_ids
 
 
 def _method(**evict):
@@ -86,22 +86,8 @@ def test_a_budget_above_the_prompt_changes_nothing(tiny) -> None:
 
 
 def test_snapkv_scores_are_the_attention_of_the_observation_window(tiny_model_dir: Path) -> None:
-    from transformers import AutoModelForCausalLM, DynamicCache
-
-    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32,
-                                                 attn_implementation="eager").eval()
-    captured = {}
-
-    def hook(module, args, kwargs, output):
-        captured.update(hidden=kwargs["hidden_states"], pe=kwargs["position_embeddings"], attn=output[1])
-
-    attn = model.model.layers[1].self_attn
-    handle = attn.register_forward_hook(hook, with_kwargs=True)
-    cache = DynamicCache()
-    ids = token_ids(50)
-    with torch.no_grad():
-        model(ids, cache=cache, output_attentions=True)
-    handle.remove()
+    ids, captured, cache = eager_prefill(tiny_model_dir)
+    attn = captured["module"]
     keys = cache.layers[1].keys
     w, n = 8, ids.shape[1]
     window = window_attention(attn, captured["hidden"], *captured["pe"], keys, window=w)
