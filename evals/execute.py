@@ -213,7 +213,7 @@ def _reuse(prepared: PreparedRun, store: RunStore, manifest: RunManifest, recrea
         manifest = manifest.merged({"items_sha256": items_hash})
         store.write_manifest(manifest)
     log(f"{prepared.label}: reusing stored run {prepared.dir} ({len(wanted)} items, key {prepared.key[:12]})")
-    return RunResult(prepared.label, prepared.dir, prepared.items, {k: v for k, v in done.items() if k in wanted},
+    return RunResult(prepared.label, prepared.dir, prepared.items, {it.id: done[it.id] for it in prepared.items},
                      manifest, True, 0, store.warnings)
 
 
@@ -288,5 +288,6 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     if all_errors == len(wanted):
         first = next(iter(done[k].error for k in wanted))
         raise RunFailed(f"{prepared.label}: every item failed; first error: {first}")
-    return RunResult(prepared.label, prepared.dir, prepared.items, {k: done[k] for k in wanted}, manifest, False,
+    in_order = {it.id: done[it.id] for it in prepared.items}  # item order, not a set's (hash-seeded) order
+    return RunResult(prepared.label, prepared.dir, prepared.items, in_order, manifest, False,
                      generated, store.warnings)

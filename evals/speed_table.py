@@ -150,7 +150,7 @@ def _row(run: Any, role: str) -> SpeedRow:
 def _paired(base: Any, cand: Any, value: Any) -> tuple[np.ndarray, np.ndarray]:
     """Per item timed in both runs: (baseline value, candidate value)."""
     b_vals, c_vals = [], []
-    for item_id, bg in base.generations.items():
+    for item_id, bg in sorted(base.generations.items()):  # by id: the same runs give the same interval
         cg = cand.generations.get(item_id)
         if cg is None:
             continue

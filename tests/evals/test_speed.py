@@ -220,3 +220,24 @@ def test_a_candidate_at_another_batch_size_is_flagged_as_latency() -> None:
         g.batch_size = 4
     note = speed_table(api.compare_results(base, [(one, None)])).spread_note
     assert "pld (batch 1)" in note and "baseline (4)" in note and "req/s per device" in note
+
+
+def test_speedup_interval_does_not_depend_on_the_order_runs_were_read() -> None:
+    """A run generated now lists its items in set order (seeded per process), a reused one in file
+    order: the same timings must give the same interval either way."""
+    from dataclasses import replace
+
+    from evalrun.evals import api
+    from evalrun.evals.speed_table import speed_table
+    from tests.conftest import doc_items, make_run, needle_items
+
+    items = needle_items() + doc_items()
+    base, cand = make_run("baseline", items, set()), make_run("int4kv", items, set(), seconds=0.4)
+    cand = replace(cand, generations={k: cand.generations[k] for k in reversed(list(cand.generations))})
+    for k, g in enumerate(list(cand.generations.values())):  # timings that differ item by item
+        cand.generations[g.item_id] = g.model_copy(update={"prefill_seconds": g.prefill_seconds * (1 + k * 37 % 11)})
+    forward = speed_table(api.compare_results(base, [(cand, None)])).rows[1]
+    shuffled = replace(base, generations={k: base.generations[k] for k in sorted(base.generations, key=hash)})
+    backward = speed_table(api.compare_results(shuffled, [(cand, None)])).rows[1]
+    assert (forward.ttft_speedup_low, forward.ttft_speedup_high) == (backward.ttft_speedup_low,
+                                                                    backward.ttft_speedup_high)
