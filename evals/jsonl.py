@@ -23,6 +23,8 @@ from typing import Any, Callable, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from evalrun.evals import atomic
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -193,8 +195,4 @@ def append(path: Path, records: list[BaseModel], sync: bool = False) -> None:
 
 def write_atomic(path: Path, records: list[BaseModel]) -> None:
     """Replace a whole file (scores) so a reader never sees half of it."""
-    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-    with tmp.open("wb") as fh:
-        for r in records:
-            fh.write(encode(r))
-    tmp.replace(path)
+    atomic.write_atomic(path, b"".join(encode(r) for r in records))

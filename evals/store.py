@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from evalrun.evals import jsonl
+from evalrun.evals.atomic import write_atomic
 from evalrun.evals.config import ConfigError
 from evalrun.contract.types import Generation, Item
 from evalrun.contract.manifest import RunManifest
@@ -199,10 +199,7 @@ class RunStore:
         """Replace manifest.json atomically; a `RunManifest` is written as read plus what was set."""
         if isinstance(manifest, RunManifest):
             manifest = manifest.to_dict()
-        self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.manifest_path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str), encoding="utf-8")
-        tmp.replace(self.manifest_path)
+        write_atomic(self.manifest_path, json.dumps(manifest, indent=2, sort_keys=True, default=str))
 
     def read_checked(self, trust_edited_items: bool = False) -> tuple[dict[str, Any], list[Item]]:
         """The manifest and items of a stored run, refusing (ConfigError naming the file) a manifest

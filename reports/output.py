@@ -1,28 +1,14 @@
-"""Writing a report file so that a reader never sees half of one: a temporary
-file beside the target, flushed, then renamed over it; on any failure the
-temporary file is removed and the target is left as it was."""
+"""Where a report file may go (checked before any work), and writing it with
+the one atomic writer (evals.atomic)."""
 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
+from evalrun.evals.atomic import write_atomic
 
-def write_atomic(path: str | Path, text: str) -> Path:
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return out
+__all__ = ["output_problem", "write_atomic"]
 
 
 def output_problem(path: Path) -> str | None:

@@ -21,6 +21,7 @@ caps the batch at 1.
 
 from __future__ import annotations
 
+import abc
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -106,7 +107,7 @@ def window_attention(module: Any, hidden: torch.Tensor, cos: torch.Tensor, sin: 
     return attn.masked_fill(future, float("-inf")).softmax(dim=-1)
 
 
-class EvictionPolicy:
+class EvictionPolicy(abc.ABC):
     """One eviction policy: a `score` per prompt entry and KV head; the higher, the more likely kept."""
 
     name: ClassVar[str]
@@ -117,9 +118,9 @@ class EvictionPolicy:
     def check(cls, settings: EvictSettings) -> None:
         """Raise ValueError for settings this policy cannot honour (a config error)."""
 
+    @abc.abstractmethod
     def score(self, inp: ScoreInput) -> torch.Tensor:
         """[batch, kv heads, n] scores; the shared step keeps the top `inp.keep` of each head."""
-        raise NotImplementedError
 
 
 @lru_cache(maxsize=1)
