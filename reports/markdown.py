@@ -26,10 +26,7 @@ def _cell_status(status: str) -> str:
 
 
 def md_cell(text: object, width: int = 60) -> str:
-    flat = " ".join(str(text).split()) if text is not None else "∅"
-    if len(flat) > width:
-        flat = flat[: width - 1] + "…"
-    return html.escape(flat).replace("|", "&#124;").replace("`", "&#96;").replace("*", "&#42;")
+    return html.escape(units.flat_clip(text, width)).replace("|", "&#124;").replace("`", "&#96;").replace("*", "&#42;")
 
 
 def render_speed_markdown(table: SpeedTable) -> list[str]:

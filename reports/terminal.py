@@ -24,13 +24,6 @@ def status_markup(status: str, bold: bool = False) -> str:
     return f"[{style}]{STATUS_TEXT[status]}[/]"
 
 
-def _clip(text: str | None, width: int = 60) -> str:
-    if text is None:
-        return "∅"
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
@@ -118,8 +111,8 @@ def render_comparison(console: Console, section: CandidateSection) -> None:
         for f in flips[:MAX_FLIPS_SHOWN]:
             code = f.subcode or f.candidate_outcome
             console.print(
-                f"  {escape(f.item_id)}  {escape(f.field)}  {escape(_clip(f.gold, 28))} -> "
-                f"{escape(_clip(f.candidate_value))}  [yellow]{escape(code)}[/]",
+                f"  {escape(f.item_id)}  {escape(f.field)}  {escape(units.flat_clip(f.gold, 28))} -> "
+                f"{escape(units.flat_clip(f.candidate_value))}  [yellow]{escape(code)}[/]",
                 soft_wrap=True,
             )
         if len(flips) > MAX_FLIPS_SHOWN:

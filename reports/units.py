@@ -17,6 +17,16 @@ if TYPE_CHECKING:
 DASH = "–"
 
 
+def clip(text: str, width: int) -> str:
+    """At most `width` characters, an ellipsis marking the cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def flat_clip(text: object, width: int = 60, none: str = "∅") -> str:
+    """Whitespace collapsed to single spaces (a model's answer on one table line), then clipped."""
+    return none if text is None else clip(" ".join(str(text).split()), width)
+
+
 def size(n: float | None, signed: bool = False) -> str:
     """Bytes in binary units: 46.1 KiB, 1.24 GiB (signed: +/-, for memory saved)."""
     if n is None:

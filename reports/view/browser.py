@@ -38,6 +38,7 @@ from evalrun.evals import diffs
 from evalrun.evals.pairing import Comparison, display_value
 from evalrun.evals.runs import RunResult
 from evalrun.evals.scoring import ScoredItem
+from evalrun.reports import units
 from evalrun.reports.view.model import NOSCRIPT_FLIPS, OUTCOMES, BrowserData, ListedFlip, LONG_DOCUMENT_CHARS
 from evalrun.reports.view.tables import candidate_outcome
 
@@ -49,18 +50,14 @@ MAX_TEXT_BYTES = 6_000_000  # the gzipped texts, base64
 MAX_PAYLOAD_BYTES = 9_000_000  # rows + texts: the page's tables, heatmaps and flip list fit in the last MB of 10
 
 
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def _display_value(item: ScoredItem, name: str) -> str | None:
     """`pairing.display_value`, clipped: parsed values and errors short, raw answers a little longer."""
     value = display_value(item, name)
     if value is None:
         return None
     if value == item.output and item.error is None:
-        return _clip(" ".join(value.split()), RAW_ANSWER_CHARS)
-    return _clip(value, VALUE_CHARS)
+        return units.flat_clip(value, RAW_ANSWER_CHARS)
+    return units.clip(value, VALUE_CHARS)
 
 
 def _gold_display(item: ScoredItem, name: str) -> str | None:
@@ -266,7 +263,7 @@ def _output(texts: _Texts, s: ScoredItem | None) -> int:
         return -1
     if s.error is not None:
         return texts.add(f"error: {s.error}")
-    return texts.add(_clip(s.output, OUTPUT_CHARS) if s.output is not None else None)
+    return texts.add(units.clip(s.output, OUTPUT_CHARS) if s.output is not None else None)
 
 
 def _fit_texts(ix: _Index, texts: _Texts, details: list[list[Any]], heads: list[tuple[str, list[list[int]], list[str]]],
