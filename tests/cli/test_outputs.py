@@ -75,6 +75,9 @@ def test_atomic_write_keeps_the_old_file_on_failure(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
     write_atomic(target, "new \u2028 text")
     assert target.read_text(encoding="utf-8") == "new \u2028 text"
+    mask = os.umask(0)
+    os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask, "as readable as any file the user writes"
 
 
 def test_json_output_has_no_nan(tmp_path: Path) -> None:
