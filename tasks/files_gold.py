@@ -57,7 +57,9 @@ def check_golds(rows: Rows, fields: dict[str, str], gold_columns: dict[str, str]
         out: list[str | None] = []
         for name, kind in fields.items():
             column = gold_columns.get(name, name)
-            opts = options.get(name, {})
+            # a copy: the enum reader caches its table in the dict it is given, and the
+            # field's own options end up in items.jsonl
+            opts = dict(options.get(name, {}))
             raw = row.get(column)
             text, problem = gold_text(raw)
             where = f"{source}: {_label(rows, index, ids)}, column {column!r}"
