@@ -42,23 +42,42 @@ def _longest_placeholder(template: str, row: dict[str, str]) -> str | None:
     return max(present, key=lambda n: len(row[n]), default=None)
 
 
-def truncate_to_fit(prompt_t: str, system_t: str | None, row: dict[str, str], count: TokenCounter,
-                    max_tokens: int, where: str) -> tuple[str, str | None, dict[str, Any]]:
-    """(prompt, system, what was cut) with the prompt's longest column cut, at the end, to
-    the longest prefix whose prompt and system fit `max_tokens` (found by bisection)."""
-    column = _longest_placeholder(prompt_t, row)
-    system = system_t.format_map(row) if system_t else None
-    room = max_tokens - (count(system) if system else 0)
-    if column is None or count_within(prompt_t.format_map({**row, column: ""}), count, room) is None:
-        raise PackDataError(f"{where}: the prompt does not fit the model's context even without its document",
-                            "prompt")
+def cut_to_fit(templates: list[str], source: str, row: dict[str, str], count: TokenCounter, room: int,
+               where: str, key: str) -> tuple[dict[str, str], dict[str, Any]]:
+    """(the row with `source`'s longest column cut at the end, what was cut): the longest
+    prefix (found by bisection) with which every template, rendered with the cut row,
+    fits `room`. One cut serves all the templates, so the questions asked about one
+    document all see the same document."""
+    column = _longest_placeholder(source, row)
+    if column is None:
+        raise PackDataError(f"{where}: the prompt does not fit the model's context and has no column to cut", key)
+    empty = {**row, column: ""}
+    sizes = [count_within(t.format_map(empty), count, room) for t in templates]
+    if any(n is None for n in sizes):
+        raise PackDataError(f"{where}: the prompt does not fit the model's context even without its document", key)
+    # the longest first: a cut that is still too long fails on its first count
+    ordered = [t for _, t in sorted(zip(sizes, templates), key=lambda p: -(p[0] or 0))]
+
+    def fits(value: str) -> bool:
+        cut = {**row, column: value}
+        return all(count_within(t.format_map(cut), count, room) is not None for t in ordered)
+
     value = row[column]
     lo, hi = 0, len(value)  # lo always fits; hi does not
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if count_within(prompt_t.format_map({**row, column: value[:mid]}), count, room) is None:
-            hi = mid
-        else:
+        if fits(value[:mid]):
             lo = mid
-    prompt = prompt_t.format_map({**row, column: value[:lo]})
-    return prompt, system, {"column": column, "chars_kept": lo, "chars": len(value)}
+        else:
+            hi = mid
+    return {**row, column: value[:lo]}, {"column": column, "chars_kept": lo, "chars": len(value)}
+
+
+def truncate_to_fit(prompt_t: str, system_t: str | None, row: dict[str, str], count: TokenCounter,
+                    max_tokens: int, where: str) -> tuple[str, str | None, dict[str, Any]]:
+    """(prompt, system, what was cut) for one whole-prompt template: its longest column cut
+    so that the prompt and the (uncut) system fit `max_tokens`."""
+    system = system_t.format_map(row) if system_t else None
+    room = max_tokens - (count(system) if system else 0)
+    cut, info = cut_to_fit([prompt_t], prompt_t, row, count, room, where, "prompt")
+    return prompt_t.format_map(cut), system, info

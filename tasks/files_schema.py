@@ -1,0 +1,139 @@
+"""The `files` pack's field schema: what each field is called, its type, where its
+gold is, how it is asked, and the options the scorer reads it with.
+
+A field is written either as its type (`total: amount`, the original form) or as
+a mapping (`total: {type: amount, question: "...", column: total_due}`). Both
+end as one FieldSpec, so the rest of the pack never asks which form was used.
+The original top-level keys (`gold_columns`, `field_options`, `nullable`) still
+work; saying the same thing in both places is an error, not a silent choice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field as PydField, ValidationError
+
+from evalrun.contract.types import FieldKind
+from evalrun.tasks.base import ParamError
+
+DateOrder = Literal["dmy", "mdy", "ymd"]
+DATE_ORDERS: tuple[str, ...] = get_args(DateOrder)
+KINDS: tuple[str, ...] = get_args(FieldKind)
+
+
+class FieldSpec(BaseModel):
+    """One field in the mapping form; unknown keys are errors at `fields.NAME.KEY`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: FieldKind
+    # asked after the shared document (a template over the row's columns)
+    question: str | None = None
+    # this field's own whole prompt (a template), instead of the shared document
+    prompt: str | None = None
+    column: str | None = None
+    options: dict[str, Any] = PydField(default_factory=dict)
+    nullable: bool = False
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A field with every source of its settings merged: the gold column, the scorer's
+    options (date_order included) and whether a missing gold makes a decoy."""
+
+    name: str
+    kind: str
+    column: str
+    options: dict[str, Any]
+    nullable: bool
+    question: str | None
+    prompt: str | None
+
+
+def _first_error(exc: ValidationError) -> tuple[str, str]:
+    """(key inside the field, message) for the first problem, worded as config errors are."""
+    err = exc.errors()[0]
+    key = ".".join(str(p) for p in err.get("loc", ()))
+    kind = err.get("type", "")
+    if kind == "extra_forbidden":
+        return key, f"unknown key; allowed: {', '.join(sorted(FieldSpec.model_fields))}"
+    if kind == "missing":
+        return key, "required key is missing"
+    if kind == "literal_error":
+        return key, f"invalid value {err.get('input')!r}; allowed: {', '.join(KINDS)}"
+    return key, str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+
+
+def parse_fields(raw: Any) -> Any:
+    """Each field as its type name or a FieldSpec, with errors at `NAME` or `NAME.KEY`."""
+    if not isinstance(raw, dict):
+        return raw  # pydantic says what is wrong with a non-mapping
+    out: dict[str, str | FieldSpec] = {}
+    for name, value in raw.items():
+        if isinstance(value, str):
+            if value not in KINDS:
+                raise ParamError(f"invalid value {value!r}; allowed: {', '.join(KINDS)} "
+                                 "(or a mapping {type: ..., question: ...})", str(name))
+            out[name] = value
+        elif isinstance(value, FieldSpec):
+            out[name] = value
+        elif isinstance(value, dict):
+            try:
+                out[name] = FieldSpec.model_validate(value)
+            except ValidationError as exc:
+                key, message = _first_error(exc)
+                raise ParamError(message, f"{name}.{key}" if key else str(name)) from None
+            if value.get("question") is not None and value.get("prompt") is not None:
+                raise ParamError("give either `question` (asked after the shared document) or `prompt` "
+                                 "(this field's whole prompt), not both", f"{name}.prompt")
+        else:
+            raise ParamError(f"expected a type ({', '.join(KINDS)}) or a mapping {{type: ..., question: ...}}, "
+                             f"got {type(value).__name__}", str(name))
+    return out
+
+
+def _spec(value: str | FieldSpec) -> FieldSpec:
+    return FieldSpec(type=value) if isinstance(value, str) else value  # type: ignore[arg-type]
+
+
+def _check_date_order(options: dict[str, Any], kind: str, key: str) -> None:
+    if "date_order" not in options:
+        return
+    if kind != "date":
+        raise ParamError(f"date_order is read for date fields only (this field is {kind})", key)
+    if options["date_order"] not in DATE_ORDERS:
+        raise ParamError(f"invalid value {options['date_order']!r}; allowed: {', '.join(DATE_ORDERS)}", key)
+
+
+def resolve_fields(fields: dict[str, str | FieldSpec], gold_columns: dict[str, str],
+                   field_options: dict[str, dict[str, Any]], nullable: list[str],
+                   date_order: str | None) -> list[Resolved]:
+    """Every field with its settings merged, in the order written. `date_order` goes into each
+    date field's options unless the field gives its own (absent when neither does, so the
+    original form keeps its options exactly)."""
+    for key, names in (("field_options", list(field_options)), ("nullable", nullable),
+                       ("gold_columns", list(gold_columns))):
+        for name in names:
+            if name not in fields:
+                raise ParamError(f"{name!r} is not one of the fields ({', '.join(fields)})",
+                                 f"{key}.{name}" if key != "nullable" else key)
+    out: list[Resolved] = []
+    for name, value in fields.items():
+        spec = _spec(value)
+        for old, attr, given in (("gold_columns", "column", spec.column is not None and name in gold_columns),
+                                 ("field_options", "options", bool(spec.options) and name in field_options),
+                                 ("nullable", "nullable", spec.nullable and name in nullable)):
+            if given:
+                raise ParamError(f"{name!r} is also given as fields.{name}.{attr}; keep one of the two",
+                                 f"{old}.{name}" if old != "nullable" else old)
+        options = dict(spec.options or field_options.get(name, {}))
+        where = f"fields.{name}.options.date_order" if spec.options else f"field_options.{name}.date_order"
+        _check_date_order(options, spec.type, where)
+        if spec.type == "date" and date_order is not None:
+            options = {"date_order": date_order, **options}
+        out.append(Resolved(name=name, kind=spec.type, column=spec.column or gold_columns.get(name, name),
+                            options=options, nullable=spec.nullable or name in nullable,
+                            question=spec.question, prompt=spec.prompt))
+    return out
