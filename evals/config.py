@@ -170,7 +170,26 @@ def _parse_tasks(raw: Any, file: Path, base_dir: Path | None = None) -> list[Tas
             refs.append(TaskRef(pack=spec.name, params=spec.params.model_validate(params, context={"base_dir": base_dir or file.parent})))
         except ValidationError as exc:
             raise validation_error(exc, file, where, spec.params) from None
+    _check_pack_names(refs, file)
     return refs
+
+
+def report_name(ref: TaskRef) -> str:
+    """The pack name a task's items report under: its `name:` where the pack takes one."""
+    name = getattr(ref.params, "name", None) if "name" in type(ref.params).model_fields else None
+    return str(name) if name else ref.pack
+
+
+def _check_pack_names(refs: list[TaskRef], file: Path) -> None:
+    """Two tasks reporting under one pack name would be merged in every report and gate rule."""
+    seen: dict[str, int] = {}
+    for i, ref in enumerate(refs):
+        label = report_name(ref)
+        if label in seen:
+            raise ConfigError(f"tasks[{seen[label]}] already reports as pack {label!r}; give this task its own "
+                              f"`name:` (packs that take one, such as files) or merge the two entries",
+                              file=file, path=f"tasks[{i}].name")
+        seen[label] = i
 
 
 def _check_runner_keys(data: dict[str, Any], file: Path) -> None:

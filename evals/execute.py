@@ -44,7 +44,7 @@ def key_payload(config: RunConfig, source: ModelSource, device: str, dtype: str)
         "runner": config.runner,
         "generation": config.generation.model_dump(mode="json"),
         "tasks": [
-            {"pack": t.pack, "version": get_pack(t.pack).version, "params": t.params.model_dump(mode="json")}
+            {"pack": t.pack, "version": get_pack(t.pack).version, "params": t.params.key_dump()}
             for t in config.tasks
         ],
     }

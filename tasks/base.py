@@ -7,7 +7,7 @@ token counter by whoever builds it; it never loads a model itself.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -23,6 +23,12 @@ class PackParams(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     seed: int = 0
+
+    def key_dump(self) -> dict[str, Any]:
+        """What of these parameters enters the run key: everything that can change an item. A
+        pack whose parameters say where something lies (a file's path) leaves that out and
+        keys by its content instead."""
+        return self.model_dump(mode="json")
 
 
 class ParamError(ValueError):
