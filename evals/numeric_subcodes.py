@@ -1,12 +1,19 @@
 """Why two different numbers differ: a sign flip, a scale error, rounding, or a
 digit slip (transposed, dropped, inserted, changed), in the priority order the
-scorer documents (`evalrun.evals.fields`)."""
+scorer documents (`evalrun.evals.fields`).
+
+A digit sub-code is a claim that a slip of one or two digits explains the
+difference; it is made only where that is plausible, so "1 vs 24" is simply
+another number, not a changed digit.
+"""
 
 from __future__ import annotations
 
-from decimal import Decimal, localcontext
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 
 from rapidfuzz.distance import OSA, Levenshtein
+
+_MAX_DIGITS = 64
 
 
 def _digit_strings(v: Decimal) -> tuple[str, str]:
@@ -30,31 +37,49 @@ def _eff_decimals(v: Decimal) -> int:
     return -exp
 
 
+def _int_len(v: Decimal) -> int:
+    """Digits before the decimal point (0 for |v| < 1)."""
+    return max(v.adjusted() + 1, 0) if v else 0
+
+
 def _is_rounding(g: Decimal, p: Decimal) -> bool:
+    """One value is the other correctly rounded (half-up or half-even) to its own,
+    coarser precision: 14851.20 -> 14851, 1234.56 -> 1234.6; a truncation
+    (1234.56 -> 1234.5) is not."""
     if (g < 0) != (p < 0) or len(g.as_tuple().digits) + len(p.as_tuple().digits) > 120:
         return False
     dg, dp = _eff_decimals(g), _eff_decimals(p)
     if dg == dp:
         return False
+    fine, coarse, places = (g, p, dp) if dg > dp else (p, g, dg)
     with localcontext() as ctx:
         ctx.prec = 150
-        return abs(g - p) < Decimal(1).scaleb(-min(dg, dp))
+        unit = Decimal(1).scaleb(-places)
+        try:
+            return any(fine.quantize(unit, rounding=r) == coarse for r in (ROUND_HALF_UP, ROUND_HALF_EVEN))
+        except InvalidOperation:
+            return False
 
 
-def _digit_edit(a: str, b: str) -> str | None:
-    """The digit slip turning `a` into `b`, or None when more than two digits
-    differ: that is another number, and calling it a dropped digit would mislead."""
-    if max(len(a), len(b)) > 64:
+def _digit_edit(a: str, b: str, int_change: int) -> str | None:
+    """The digit slip turning `a` into `b`, or None when no small slip explains
+    it: more than two edits, edits not fewer than half the longer digit string,
+    a substitution or transposition that changes the integer part's length, or
+    drops/inserts that change it by more than the digits dropped/inserted."""
+    longer = max(len(a), len(b))
+    if longer > _MAX_DIGITS:
         return None
     if OSA.distance(a, b) == 1 and Levenshtein.distance(a, b) == 2:
-        return "digits_transposed"
+        return "digits_transposed" if int_change == 0 and 2 < longer else None
     ops = Levenshtein.editops(a, b)
-    if not ops or len(ops) > 2:
+    if not ops or len(ops) > 2 or 2 * len(ops) >= longer:
         return None
-    tags = {op.tag for op in ops}
-    if tags == {"delete"}:
+    tags = [op.tag for op in ops]
+    if int_change > sum(t != "replace" for t in tags):
+        return None
+    if set(tags) == {"delete"}:
         return "digit_dropped"
-    if tags == {"insert"}:
+    if set(tags) == {"insert"}:
         return "digit_inserted"
     return "digit_changed"
 
@@ -72,9 +97,9 @@ def numeric_subcode(g: Decimal, p: Decimal) -> str | None:
     if gw == pw or gs == ps:
         return None
     pairs = [(gw, pw), (gs, ps)]
-    if max(map(len, (gw, pw, gs, ps))) <= 64:
+    if max(map(len, (gw, pw, gs, ps))) <= _MAX_DIGITS:
         pairs.sort(key=lambda ab: OSA.distance(*ab))
-    return _digit_edit(*pairs[0])
+    return _digit_edit(*pairs[0], abs(_int_len(g) - _int_len(p)))
 
 
 __all__ = ["numeric_subcode"]

@@ -6,13 +6,13 @@ runs without generating again (`evalrun rescore`).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field as PydField
 
 from evalrun.evals.fields import score_field
 from evalrun.evals.json_answer import parse_json_answer
-from evalrun.contract.types import CORRECT_OUTCOMES, FieldScore, Generation, Item, ItemMeta
+from evalrun.contract.types import CORRECT_OUTCOMES, Field, FieldScore, Generation, Item, ItemMeta
 
 
 class ScoredItem(BaseModel):
@@ -39,16 +39,22 @@ class ScoredItem(BaseModel):
         return self.error is None and all(s.outcome in CORRECT_OUTCOMES for s in self.fields.values())
 
 
+def _options(f: Field) -> dict[str, Any]:
+    """The field's options and its name, which lets the scorer read list answers
+    and refusals clause by clause (the name wins over an option of that key)."""
+    return {**f.options, "field": f.name}
+
+
 def _score_json(item: Item, output: str) -> tuple[dict[str, FieldScore], str, str | None]:
     answer = parse_json_answer(output)
     if answer.data is None:
         # nothing readable: every gold field was dropped, decoys were (trivially) not invented
-        scores = {f.name: score_field(f.kind, f.gold, None, **f.options) for f in item.fields}
+        scores = {f.name: score_field(f.kind, f.gold, None, **_options(f)) for f in item.fields}
         return scores, answer.status, None
     data = {str(k).strip().lower(): v for k, v in answer.data.items()}
     scores = {}
     for f in item.fields:
-        score = score_field(f.kind, f.gold, data.get(f.name.lower()), **f.options)
+        score = score_field(f.kind, f.gold, data.get(f.name.lower()), **_options(f))
         if f.name == answer.suspect_key:
             score = score.model_copy(update={"detail": ((score.detail or "") + " suspect: answer truncated here").strip()})
         scores[f.name] = score
@@ -62,7 +68,7 @@ def score_item(item: Item, gen: Generation) -> ScoredItem:
     elif item.answer_format == "json":
         scores, parse_status, suspect = _score_json(item, gen.output or "")
     else:
-        scores = {f.name: score_field(f.kind, f.gold, gen.output, **f.options) for f in item.fields}
+        scores = {f.name: score_field(f.kind, f.gold, gen.output, **_options(f)) for f in item.fields}
     return ScoredItem(
         item_id=item.id,
         pack=item.pack,

@@ -7,16 +7,22 @@ layer sits just above the contract and imports nothing else of ours.
 """
 
 from evalrun.values.absent import ABSENT_MARKERS, is_absent
-from evalrun.values.amounts import AmountCand, currency_code, distinct_amounts, extract_amounts, fmt_amount, interpret_number
+from evalrun.values.amounts import AmountCand, distinct_amounts, extract_amounts, fmt_amount, interpret_number
 from evalrun.values.coerce import coerce
-from evalrun.values.dates import DateParts, distinct_dates, extract_dates, find_dates, fmt_date, mask_dates
+from evalrun.values.currencies import currency_code, same_currency
+from evalrun.values.dates import (
+    DATE_ORDERS, AmbiguousDate, DateParts, distinct_dates, extract_dates, find_dates, fmt_date, mask_dates,
+    read_date_order,
+)
 from evalrun.values.enums import enum_candidates, enum_gold, enum_lookup, find_enum_values
 from evalrun.values.ids import id_candidates, norm_id
+from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.kinds import CANDIDATES, KINDS, TYPED_KINDS, gold_value, is_absent_value
 from evalrun.values.text import norm_text, prep
 
 __all__ = [
-    "ABSENT_MARKERS", "AmountCand", "CANDIDATES", "DateParts", "KINDS", "TYPED_KINDS", "coerce",
+    "ABSENT_MARKERS", "AmbiguousDate", "AmountCand", "CANDIDATES", "DATE_ORDERS", "DateParts", "KINDS",
+    "TYPED_KINDS", "coerce", "mask_list_markers", "read_date_order", "same_currency",
     "currency_code", "distinct_amounts", "distinct_dates", "enum_candidates", "enum_gold", "enum_lookup",
     "extract_amounts", "extract_dates", "find_dates", "find_enum_values", "fmt_amount", "fmt_date",
     "gold_value", "id_candidates", "interpret_number", "is_absent", "is_absent_value", "mask_dates",

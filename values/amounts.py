@@ -7,23 +7,10 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import NamedTuple
 
+from evalrun.values.currencies import ISO_CODES, THREE_DECIMAL, currency_code, more_specific, same_currency
 from evalrun.values.dates import mask_dates
+from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.text import CACHE_MAX_LEN, prep
-
-ISO_CODES = (
-    "EUR USD GBP CHF JPY CNY RMB INR CAD AUD NZD HKD SGD SEK NOK DKK PLN CZK HUF RUB "
-    "TRY BRL MXN ZAR KRW TWD THB IDR MYR PHP VND ILS AED SAR QAR KWD EGP NGN KES ARS "
-    "CLP COP PEN UAH RON BGN ISK"
-).split()
-_SYMBOLS = {
-    "$": "USD", "US$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "₩": "KRW",
-    "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB", "₴": "UAH", "₦": "NGN",
-    "₱": "PHP", "C$": "CAD", "CA$": "CAD", "A$": "AUD", "AU$": "AUD", "HK$": "HKD",
-    "NZ$": "NZD", "S$": "SGD", "R$": "BRL", "NT$": "TWD", "MX$": "MXN", "円": "JPY",
-    "元": "CNY", "zł": "PLN", "Kč": "CZK", "Rs": "INR", "Rs.": "INR", "RMB": "CNY",
-    "euro": "EUR", "euros": "EUR", "dollar": "USD", "dollars": "USD", "yen": "JPY",
-    "pound": "GBP", "pounds": "GBP",
-}
 
 # Word characters for digit/id boundaries: ASCII, Latin, Greek, Cyrillic. CJK is
 # left out on purpose: "合計14,851.20円" glues numbers to ideographs.
@@ -42,8 +29,12 @@ _NUM = rf"""
 )"""
 _SYM = r"(?:US|CA|AU|HK|NZ|NT|MX|C|A|S|R)\$|[$€£¥₹₩₽₺₪₫฿₴₦₱]"
 _CODES = "|".join(ISO_CODES)
-_PRE = rf"{_SYM}|(?<![A-Za-z])(?:{_CODES}|Rs\.?)(?![A-Za-z])"
-_POST = rf"{_SYM}|(?:{_CODES})(?![A-Za-z])|円|元|zł|Kč|(?i:euros?|dollars?|yen|pounds?)(?![A-Za-z])"
+# "R" (rand) only right before an amount written with cents or thousands groups:
+# "R1 234,50", "R 12.50"; "R12" stays an id.
+_RAND = r"R(?=\ ?(?:[0-9]{1,3}(?:[ ,.][0-9]{3})+(?:[.,][0-9]{2})?|[0-9]+[.,][0-9]{2})(?![0-9]))"
+_PRE = rf"{_SYM}|(?<![A-Za-z])(?:{_CODES}|Rs\.?|[Kk]r\.?|S?Fr\.|sFr\.)(?![A-Za-z])|(?<![A-Za-z]){_RAND}"
+_POST = (rf"{_SYM}|(?:{_CODES})(?![A-Za-z])|円|元|zł|Kč|(?:[Kk]r\.?|S?Fr\.)(?![A-Za-z])"
+         r"|(?i:euros?|dollars?|yen|pounds?|kron(?:a|e|or|er))(?![A-Za-z])")
 _MINUS = "-\u2212\u2013"
 AMOUNT_RE = re.compile(
     rf"""
@@ -63,6 +54,14 @@ AMOUNT_RE = re.compile(
     """,
     re.X,
 )
+# A unit after a number, and the words that may open a parenthesised restatement:
+# "412.6 kg (909.6 lb)", "EUR 1,200.00 (approx. USD 1,296.00)" name one value.
+_UNIT = re.compile(
+    r"\ ?(?P<unit>(?i:kg|g|mg|t|tonnes?|lbs?|oz|km|m|cm|mm|mi|miles?|ft|feet|in|inch(?:es)?|yd"
+    r"|l|ml|gal|gallons?|litres?|liters?|metres?|meters?|kilograms?|grams?|sq\.?\ ?(?:ft|m)|m²|m2|m³|m3"
+    r"|ft²|ha|acres?|°C|°F|kWh|MWh|kW|hp|mph|km/h|kph|hours?|hrs?|days?))(?![A-Za-z0-9])"
+)
+_RESTATE_GAP = re.compile(r"\s*\(\s*(?:(?i:approx\.?|approximately|about|ca\.|circa|i\.e\.|or|=|≈|~)\s*)?\Z")
 
 
 class AmountCand(NamedTuple):
@@ -74,7 +73,7 @@ _SPACE_SEP_RE = re.compile(f"[{_SPACE_SEP}]")
 
 
 @lru_cache(maxsize=16384)
-def interpret_number(num: str, decimal: str | None = None) -> Decimal | None:
+def interpret_number(num: str, decimal: str | None = None, three_decimals: bool = False) -> Decimal | None:
     """Digits with separators -> Decimal, deciding which separator is decimal.
 
     Spaces and apostrophes are always thousands; with both '.' and ',' the last
@@ -82,7 +81,10 @@ def interpret_number(num: str, decimal: str | None = None) -> Decimal | None:
     followed by exactly three digits ("1,234", "1.234") is the ambiguous case:
     `decimal` names the decimal separator ("." by default: "1,234" is 1234,
     "1.234" is 1.234), or "auto" reads both as thousands (amounts seldom have
-    three decimals). A leading "0" group is never thousands ("0,125").
+    three decimals). It is decimal all the same after an integer part of four
+    or more digits (no thousands group is that long: "1234.560"), in a
+    three-decimal currency (`three_decimals`: "KWD 12.500"), and after a
+    leading "0" ("0,125").
     """
     s = num
     if _SPACE_SEP_RE.search(s):
@@ -96,8 +98,8 @@ def interpret_number(num: str, decimal: str | None = None) -> Decimal | None:
         sep = "," if "," in s else "." if "." in s else ""
         if sep:
             head, _, frac = s.partition(sep)
-            thousands = decimal == "auto" or sep != (decimal or ".")
-            if s.count(sep) > 1 or (thousands and len(frac) == 3 and head not in ("", "0")):
+            thousands = (decimal == "auto" or sep != (decimal or ".")) and not three_decimals
+            if s.count(sep) > 1 or (thousands and len(frac) == 3 and head not in ("", "0") and len(head) <= 3):
                 s = s.replace(sep, "")
             else:
                 s = s.replace(",", ".")
@@ -107,22 +109,41 @@ def interpret_number(num: str, decimal: str | None = None) -> Decimal | None:
         return None
 
 
-def currency_code(tok: str | None) -> str | None:
-    if not tok:
-        return None
-    if tok in _SYMBOLS:
-        return _SYMBOLS[tok]
-    low = tok.lower()
-    if low in _SYMBOLS:
-        return _SYMBOLS[low]
-    return tok.upper() if tok.upper() in ISO_CODES else None
+class _Span(NamedTuple):
+    end: int  # after the amount and any unit word
+    currency: str | None
+    unit: str | None
+    closed: bool  # a ")" follows
+
+
+def _span(t: str, m: re.Match[str], cur: str | None) -> _Span:
+    end, unit = m.end(), None
+    if cur is None and (u := _UNIT.match(t, end)):
+        unit, end = u["unit"].casefold(), u.end()
+    closed = bool(m["close1"] or m["close2"]) or t[end:end + 2].lstrip(" ").startswith(")")
+    return _Span(end, cur, unit, closed)
+
+
+def _restates(t: str, prev: tuple[re.Match[str], str | None], m: re.Match[str], cur: str | None) -> bool:
+    """Is `m` a parenthesised restatement of the value before it in another
+    currency or unit ("EUR 1,200.00 (USD 1,296.00)", "412.6 kg (909.6 lb)")?"""
+    a, b = _span(t, *prev), _span(t, m, cur)
+    gap = t[a.end:m.start()]
+    if not b.closed or not (_RESTATE_GAP.match(gap) or (m["open"] and not gap.strip())):
+        return False
+    if a.currency and b.currency:
+        return not same_currency(a.currency, b.currency)
+    da, db = a.currency or a.unit, b.currency or b.unit
+    return bool(da and db and da != db)
 
 
 def _extract_amounts(text: str, decimal: str | None) -> tuple[AmountCand, ...]:
-    t = mask_dates(prep(text))
+    t = mask_list_markers(mask_dates(prep(text)))
     out: list[AmountCand] = []
+    prev: tuple[re.Match[str], str | None] | None = None
     for m in AMOUNT_RE.finditer(t):
-        val = interpret_number(m["num"], decimal)
+        cur = currency_code(m["c1"] or m["c2"])
+        val = interpret_number(m["num"], decimal, cur in THREE_DECIMAL)
         if val is None:
             continue
         neg = bool((m["s1"] and m["s1"] != "+") or (m["s2"] and m["s2"] != "+") or m["tm"])
@@ -135,7 +156,11 @@ def _extract_amounts(text: str, decimal: str | None) -> tuple[AmountCand, ...]:
             val = -val
         if val == 0:
             val = abs(val)
-        out.append(AmountCand(val, currency_code(m["c1"] or m["c2"])))
+        restated = prev is not None and (bool(m["open"]) or "(" in t[prev[0].end():m.start()]) and _restates(t, prev, m, cur)
+        prev = (m, cur)
+        if restated:  # one value in two units or currencies: the first is the answer
+            continue
+        out.append(AmountCand(val, cur))
         if len(out) >= 200:
             break
     return tuple(out)
@@ -148,7 +173,9 @@ def extract_amounts(text: str, decimal: str | None = None) -> tuple[AmountCand, 
     """All amounts/numbers in `text`, in order, each one currency-aware span.
 
     Dates are masked first so "14 March 2024" never yields 14 and 2024; digits
-    glued to letters or ids ("INV-2024-001", "A123", "5-10") are not numbers.
+    glued to letters or ids ("INV-2024-001", "A123", "5-10") are not numbers,
+    nor are list markers ("1. ", "(2) "); a value restated in parentheses in
+    another unit or currency ("412.6 kg (909.6 lb)") is one value, the first.
     """
     if len(text) > CACHE_MAX_LEN:
         return _extract_amounts(text, decimal)
@@ -160,17 +187,22 @@ def fmt_amount(value: Decimal, currency: str | None = None) -> str:
     return f"{s} {currency}" if currency else s
 
 
-
 def distinct_amounts(cands: tuple[AmountCand, ...], use_currency: bool) -> list[AmountCand]:
-    """One entry per value; a value named with two currencies counts twice."""
+    """One entry per value; a value named with two currencies counts twice, but a
+    shared symbol and one of its currencies ("$100 (USD 100)") are one."""
     if len(cands) == 1:
         c = cands[0]
         return [c if use_currency or c.currency is None else AmountCand(c.value, None)]
-    currencies: dict[Decimal, set[str]] = {}
+    currencies: dict[Decimal, list[str]] = {}
     for c in cands:
-        seen = currencies.setdefault(c.value, set())
+        seen = currencies.setdefault(c.value, [])
         if use_currency and c.currency:
-            seen.add(c.currency)
+            for i, s in enumerate(seen):
+                if same_currency(s, c.currency):
+                    seen[i] = more_specific(s, c.currency)
+                    break
+            else:
+                seen.append(c.currency)
     out: list[AmountCand] = []
     for value, curs in currencies.items():
         if len(curs) <= 1:
@@ -178,3 +210,7 @@ def distinct_amounts(cands: tuple[AmountCand, ...], use_currency: bool) -> list[
         else:
             out.extend(AmountCand(value, c) for c in sorted(curs))
     return out
+
+
+__all__ = ["AMOUNT_RE", "AmountCand", "distinct_amounts", "extract_amounts",
+           "fmt_amount", "interpret_number"]

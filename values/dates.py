@@ -1,11 +1,16 @@
-"""Dates written numerically, in words (English, German, French) or in CJK form."""
+"""Dates written numerically, in words (English, German, French) or in CJK form.
+
+A numeric a/b/yyyy date with both a and b <= 12 reads by the field's date order:
+"dmy" (the default: 04/09/2024 is 4 September), "mdy" (it is 9 April) or
+"ymd", where it is an AmbiguousDate that no gold matches.
+"""
 
 from __future__ import annotations
 
 import datetime as _dt
 import re
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from evalrun.values.text import CACHE_MAX_LEN, HAS_DIGIT, prep
 
@@ -14,6 +19,47 @@ class DateParts(NamedTuple):
     y: int | None
     m: int | None
     d: int | None
+
+
+class AmbiguousDate(NamedTuple):
+    """A numeric a/b/yyyy date whose a and b could each be the month, under the
+    "ymd" order that says neither is first."""
+
+    y: int
+    a: int
+    b: int
+
+    @property
+    def readings(self) -> tuple[DateParts, DateParts]:
+        return DateParts(self.y, self.b, self.a), DateParts(self.y, self.a, self.b)
+
+
+DATE_ORDERS = ("dmy", "mdy", "ymd")
+
+
+def read_date_order(opts: dict[str, Any]) -> str:
+    """A field's date order: `date_order` (dmy | mdy | ymd), else the older
+    `dayfirst` (true = dmy, false = mdy), else dmy. ValueError for another value."""
+    order = opts.get("date_order")
+    if order is None:
+        dayfirst = opts.get("dayfirst")
+        return "dmy" if dayfirst is None or dayfirst is True or dayfirst == 1 else _dayfirst_order(dayfirst)
+    if not isinstance(order, str) or order.strip().lower() not in DATE_ORDERS:
+        raise ValueError(f"date_order must be one of {', '.join(DATE_ORDERS)}; got {order!r}")
+    return order.strip().lower()
+
+
+def _dayfirst_order(dayfirst: Any) -> str:
+    if dayfirst is False or dayfirst == 0:
+        return "mdy"
+    raise ValueError(f"dayfirst must be true or false; got {dayfirst!r}")
+
+
+def _order(order: str | bool) -> str:
+    """The positional argument of the parsers: an order, or the older dayfirst flag."""
+    if isinstance(order, bool):
+        return "dmy" if order else "mdy"
+    return order
 
 
 _MONTHS = {
@@ -28,6 +74,7 @@ _MONTHS = {
     "avril": 4, "avr": 4, "juin": 6, "juillet": 7, "juil": 7, "août": 8, "aout": 8,
     "septembre": 9, "octobre": 10, "novembre": 11, "décembre": 12, "decembre": 12, "déc": 12,
 }
+MONTH_NAMES = frozenset(_MONTHS)
 # Written dates are found from their month word outwards: the few anchored
 # matches around each month name are far cheaper than scanning the whole text
 # with a 70-way month alternation per pattern.
@@ -75,12 +122,15 @@ def _two_digit_year(y: str) -> int:
     return v if len(y) == 4 else (2000 + v if v < 70 else 1900 + v)
 
 
-def _match_parts(name: str, m: re.Match[str], dayfirst: bool) -> DateParts | None:
+def _match_parts(name: str, m: re.Match[str], order: str) -> DateParts | AmbiguousDate | None:
     g = m.groupdict()
     y = _two_digit_year(g["y"]) if g.get("y") else None
     if name == "dmy":
         a, b = int(g["a"]), int(g["b"])
-        if a > 12 or (dayfirst and b <= 12):
+        if order == "ymd" and a <= 12 and b <= 12 and a != b and y is not None:
+            amb = AmbiguousDate(y, a, b)
+            return amb if all(_valid(*r) for r in amb.readings) else None
+        if a > 12 or (order != "mdy" and b <= 12):
             d, mo = a, b
         else:
             mo, d = a, b
@@ -122,8 +172,10 @@ def _written_date(t: str, w: re.Match[str], mo: int) -> list[tuple[int, int, Dat
     return [(start, end, DateParts(y, mo, d))] if _valid(y, mo, d) else []
 
 
-def find_dates(t: str, dayfirst: bool = True) -> list[tuple[int, int, DateParts]]:
-    """Non-overlapping dates in prepared text, leftmost-longest first."""
+def find_dates(t: str, order: str | bool = "dmy") -> list[tuple[int, int, DateParts | AmbiguousDate]]:
+    """Non-overlapping dates in prepared text, leftmost-longest first (`order` as
+    read_date_order gives it; True/False are the older dayfirst flag)."""
+    order = _order(order)
     if not HAS_DIGIT.search(t):
         return []
     patterns: list[tuple[str, re.Pattern[str]]] = []
@@ -134,7 +186,7 @@ def find_dates(t: str, dayfirst: bool = True) -> list[tuple[int, int, DateParts]
     found: list[tuple[int, int, DateParts]] = []
     for name, rx in patterns:
         for m in rx.finditer(t):
-            parts = _match_parts(name, m, dayfirst)
+            parts = _match_parts(name, m, order)
             if parts is not None:
                 found.append((m.start(), m.end(), parts))
     for w in _MONTH_WORD.finditer(t):
@@ -169,9 +221,9 @@ _WHOLE_COMPACT = re.compile(r"\s*([0-9]{4})([0-9]{2})([0-9]{2})\s*\Z")
 _WHOLE_YEAR = re.compile(r"\s*([0-9]{4})\s*\Z")
 
 
-def _extract_dates(text: str, dayfirst: bool) -> tuple[DateParts, ...]:
+def _extract_dates(text: str, order: str) -> tuple[DateParts | AmbiguousDate, ...]:
     t = prep(text)
-    found = [p for _, _, p in find_dates(t, dayfirst)]
+    found = [p for _, _, p in find_dates(t, order)]
     if not found:
         # Whole-value-only forms: too risky to pick out of prose.
         if m := _WHOLE_COMPACT.match(t):
@@ -186,14 +238,18 @@ def _extract_dates(text: str, dayfirst: bool) -> tuple[DateParts, ...]:
 _extract_dates_cached = lru_cache(maxsize=65536)(_extract_dates)
 
 
-def extract_dates(text: str, dayfirst: bool = True) -> tuple[DateParts, ...]:
-    """All dates in `text` as (y, m, d) with None for parts not written."""
+def extract_dates(text: str, order: str | bool = "dmy") -> tuple[DateParts | AmbiguousDate, ...]:
+    """All dates in `text` as (y, m, d) with None for parts not written; under
+    the "ymd" order an a/b/yyyy date that could be either way is an AmbiguousDate."""
+    order = _order(order)
     if len(text) > CACHE_MAX_LEN:
-        return _extract_dates(text, dayfirst)
-    return _extract_dates_cached(text, dayfirst)
+        return _extract_dates(text, order)
+    return _extract_dates_cached(text, order)
 
 
-def fmt_date(p: DateParts) -> str:
+def fmt_date(p: DateParts | AmbiguousDate) -> str:
+    if isinstance(p, AmbiguousDate):
+        return " or ".join(fmt_date(r) for r in p.readings)
     if p.y is None:
         return f"--{p.m:02d}-{p.d:02d}" if p.d is not None else f"--{p.m:02d}"
     if p.m is None:
@@ -203,11 +259,14 @@ def fmt_date(p: DateParts) -> str:
 
 
 
-def distinct_dates(cands: tuple[DateParts, ...]) -> list[DateParts]:
+def distinct_dates(cands: tuple[DateParts | AmbiguousDate, ...]) -> list[DateParts | AmbiguousDate]:
     """Unique dates; a less precise mention consistent with a more precise one
-    ("in March 2024, on 14 March 2024") is the same answer."""
+    ("in March 2024, on 14 March 2024") is the same answer, and so is an
+    ambiguous date one of whose readings the answer also writes unambiguously."""
     uniq = list(dict.fromkeys(cands))
+    plain = [c for c in uniq if isinstance(c, DateParts)]
     return [
         c for c in uniq
-        if not any(o != c and all(cv is None or cv == ov for cv, ov in zip(c, o)) for o in uniq)
+        if (not any(r in plain for r in c.readings) if isinstance(c, AmbiguousDate) else
+            not any(o != c and all(cv is None or cv == ov for cv, ov in zip(c, o)) for o in plain))
     ]

@@ -12,24 +12,28 @@ _NEGATIONS = frozenset("not no never non isnt arent wasnt werent dont doesnt did
 
 def find_enum_values(norm_pred: str, lookup: dict[str, str]) -> list[str]:
     """Canonical values whose name or synonym occurs as whole words in the
-    normalised answer, skipping negated mentions ("not paid")."""
+    normalised answer, skipping negated mentions ("not paid"). Longer names are
+    matched first and claim their words: with synonyms "dollars" and "canadian
+    dollars", "paid in canadian dollars" names only the second."""
     padded = f" {norm_pred} "
-    found: list[str] = []
-    for name, canon in lookup.items():
+    found: dict[str, int] = {}  # canonical value -> where it is first named
+    taken: list[tuple[int, int]] = []
+    for name in sorted(lookup, key=len, reverse=True):
         if not name:
             continue
+        canon = lookup[name]
         start = 0
         needle = f" {name} "
         while (i := padded.find(needle, start)) != -1:
+            span = (i + 1, i + len(needle) - 1)
+            start = i + 1
+            if any(s < span[1] and span[0] < e for s, e in taken):
+                continue  # inside a longer name already read
+            taken.append(span)
             prev = padded[:i].split()[-1:] or [""]
             if prev[0] not in _NEGATIONS:
-                if canon not in found:
-                    found.append(canon)
-                break
-            start = i + 1
-    return found
-
-
+                found[canon] = min(found.get(canon, i), i)
+    return sorted(found, key=found.__getitem__)
 
 
 EnumTable = tuple[dict[str, str], frozenset[str] | None]  # name or synonym -> canonical value; the allowed set

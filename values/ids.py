@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from evalrun.values.amounts import AMOUNT_RE, ISO_CODES
+from evalrun.values.amounts import AMOUNT_RE
+from evalrun.values.currencies import ISO_CODES
 from evalrun.values.dates import find_dates
+from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.text import CACHE_MAX_LEN, HAS_DIGIT, prep
 
 _ID_DROP = re.compile(r"[\s\-._/]+")
@@ -58,7 +60,7 @@ def _is_prose(tokens: list[str]) -> bool:
 
 
 def _id_candidates(text: str) -> tuple[bool, tuple[str, ...]]:
-    t = prep(text)
+    t = mask_list_markers(prep(text))
     matches = list(_ID_TOKEN.finditer(t))[:2000]
     tokens = [m[0].strip(_ID_EDGE) for m in matches]
     if len(tokens) <= 1:
@@ -102,7 +104,8 @@ _id_candidates_cached = lru_cache(maxsize=65536)(_id_candidates)
 
 
 def id_candidates(text: str) -> tuple[bool, tuple[str, ...]]:
-    """(is_free_text, normalised candidates). Runs of id-ish tokens joined by
+    """(is_free_text, normalised candidates). List markers ("1. ") are blanked
+    first. Runs of id-ish tokens joined by
     spaces are candidates ("ID: DE 1234 5678" -> DE12345678); without any, a
     value with no prose words is taken whole, and prose falls back to all-caps
     codes. In prose, dates and amounts are masked first and candidates shorter

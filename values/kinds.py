@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from evalrun.values.absent import is_absent
 from evalrun.values.amounts import distinct_amounts, extract_amounts
-from evalrun.values.dates import distinct_dates, extract_dates
+from evalrun.values.dates import AmbiguousDate, distinct_dates, extract_dates, read_date_order
 from evalrun.values.enums import enum_candidates, enum_gold, enum_lookup
 from evalrun.values.ids import id_candidates, norm_id
 from evalrun.values.text import norm_text
@@ -36,7 +36,7 @@ def _amount_reader(use_currency: bool) -> Reader:
 
 
 def _date_cands(s: str, opts: dict[str, Any]) -> list[Any]:
-    return distinct_dates(extract_dates(s, bool(opts.get("dayfirst", True))))
+    return distinct_dates(extract_dates(s, read_date_order(opts)))
 
 
 def _id_cands(s: str, opts: dict[str, Any]) -> list[Any]:
@@ -65,11 +65,14 @@ _GOLD_WHOLE: dict[str, Callable[[str, dict[str, Any]], Any]] = {
 
 def gold_value(kind: str, gold: str, opts: dict[str, Any]) -> Any:
     """The gold's one typed value, or None when the reference does not parse as `kind`
-    (the scorer then compares it as plain text). `opts` as for enum_lookup."""
+    (the scorer then compares it as plain text), including a date that the field's
+    `date_order` leaves ambiguous. `opts` as for enum_lookup; ValueError for a
+    bad `date_order`."""
     if kind == "enum":
         return enum_gold(gold, opts)
     if len(gold) <= 256:  # references repeat across runs and models: cache them
-        return _gold_cached(kind, gold, opts.get("decimal"), bool(opts.get("dayfirst", True)))
+        order = read_date_order(opts) if kind == "date" else "dmy"
+        return _gold_cached(kind, gold, opts.get("decimal"), order)
     return _gold_uncached(kind, gold, opts)
 
 
@@ -78,12 +81,14 @@ def _gold_uncached(kind: str, gold: str, opts: dict[str, Any]) -> Any:
     if whole is not None:
         return whole(gold, opts)
     cands = CANDIDATES[kind](gold, opts)
-    return cands[0] if len(cands) == 1 else None
+    if len(cands) != 1 or isinstance(cands[0], AmbiguousDate):  # a gold must say which date it is
+        return None
+    return cands[0]
 
 
 @lru_cache(maxsize=65536)
-def _gold_cached(kind: str, gold: str, decimal: str | None, dayfirst: bool) -> Any:
-    return _gold_uncached(kind, gold, {"decimal": decimal, "dayfirst": dayfirst})
+def _gold_cached(kind: str, gold: str, decimal: str | None, date_order: str) -> Any:
+    return _gold_uncached(kind, gold, {"decimal": decimal, "date_order": date_order})
 
 
 def is_absent_value(kind: str, s: str, opts: dict[str, Any]) -> bool:

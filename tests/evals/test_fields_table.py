@@ -286,9 +286,11 @@ def test_table(kind: str, gold: Any, pred: Any, outcome: str, sub: str | None, o
 
 
 def test_table_size_and_coverage() -> None:
+    from tests.evals.test_fields_review import CASES as REVIEW_CASES
+
     assert len(CASES) >= 150
     seen: dict[str, int] = {}
-    for p in CASES:
+    for p in CASES + REVIEW_CASES:
         kind, _, _, _, sub, _ = p.values
         if sub:
             seen[f"{kind}:{sub}"] = seen.get(f"{kind}:{sub}", 0) + 1

@@ -51,7 +51,8 @@ def test_interpret_number_decides_the_decimal_separator(num: str, decimal: str |
 
 def test_extract_amounts_reads_currency_sign_and_accounting_negatives() -> None:
     assert extract_amounts("Total: EUR 14.851,20") == (AmountCand(Decimal("14851.20"), "EUR"),)
-    assert extract_amounts("$1,234.50") == (AmountCand(Decimal("1234.50"), "USD"),)
+    assert extract_amounts("$1,234.50") == (AmountCand(Decimal("1234.50"), "$"),)  # resolved against the gold
+    assert extract_amounts("US$1,234.50") == (AmountCand(Decimal("1234.50"), "USD"),)
     assert extract_amounts("(1,234.50)") == (AmountCand(Decimal("-1234.50"), None),)
     assert extract_amounts("The total (EUR 5) is due") == (AmountCand(Decimal("5"), "EUR"),)
     assert extract_amounts("1234.50-")[0].value == Decimal("-1234.50")

@@ -1,0 +1,63 @@
+"""Currencies: ISO codes, the symbols and words that name them, and which
+symbols are shared by several currencies ("$", "kr", "¥", "£").
+
+A shared symbol is kept as written (the candidate's currency is "$") and
+resolved against the other side when two amounts are compared: "$" matches any
+dollar currency, so "$14,208.15" is CAD 14208.15 when the gold is CAD and a
+currency mismatch when the gold is EUR. A prefixed symbol ("C$", "US$", "A$")
+names one currency.
+"""
+
+from __future__ import annotations
+
+ISO_CODES = (
+    "EUR USD GBP CHF JPY CNY RMB INR CAD AUD NZD HKD SGD SEK NOK DKK PLN CZK HUF RUB "
+    "TRY BRL MXN ZAR KRW TWD THB IDR MYR PHP VND ILS AED SAR QAR KWD BHD OMR JOD TND "
+    "LYD IQD EGP NGN KES ARS CLP COP PEN UAH RON BGN ISK"
+).split()
+# ISO 4217 currencies with three minor digits: "KWD 12.500" is 12.5, not 12500.
+THREE_DECIMAL = frozenset("KWD BHD OMR JOD TND LYD IQD".split())
+# A symbol shared by several currencies -> the currencies it can stand for.
+SHARED = {
+    "$": frozenset("USD CAD AUD NZD HKD SGD MXN TWD ARS CLP COP".split()),
+    "kr": frozenset("SEK NOK DKK ISK".split()),
+    "¥": frozenset("JPY CNY".split()),
+    "£": frozenset("GBP EGP".split()),
+}
+_SYMBOLS = {
+    "$": "$", "US$": "USD", "€": "EUR", "£": "£", "¥": "¥", "₹": "INR", "₩": "KRW",
+    "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB", "₴": "UAH", "₦": "NGN",
+    "₱": "PHP", "C$": "CAD", "CA$": "CAD", "A$": "AUD", "AU$": "AUD", "HK$": "HKD",
+    "NZ$": "NZD", "S$": "SGD", "R$": "BRL", "NT$": "TWD", "MX$": "MXN", "円": "JPY",
+    "元": "CNY", "zł": "PLN", "Kč": "CZK", "Rs": "INR", "Rs.": "INR", "RMB": "CNY",
+    "kr": "kr", "kr.": "kr", "Fr.": "CHF", "SFr.": "CHF", "sfr.": "CHF", "R": "ZAR",
+    "euro": "EUR", "euros": "EUR", "dollar": "$", "dollars": "$", "yen": "JPY",
+    "pound": "£", "pounds": "£", "krona": "kr", "krone": "kr", "kronor": "kr", "kroner": "kr",
+}
+
+
+def currency_code(tok: str | None) -> str | None:
+    """The ISO code a written currency names, the shared symbol itself ("$", "kr",
+    "¥", "£") when it can stand for several, or None."""
+    if not tok:
+        return None
+    if tok in _SYMBOLS:
+        return _SYMBOLS[tok]
+    low = tok.lower()
+    if low in _SYMBOLS:
+        return _SYMBOLS[low]
+    return tok.upper() if tok.upper() in ISO_CODES else None
+
+
+def _members(cur: str) -> frozenset[str]:
+    return SHARED.get(cur) or frozenset((cur,))
+
+
+def same_currency(a: str, b: str) -> bool:
+    """Can `a` and `b` name the same currency? A shared symbol matches its members."""
+    return a == b or bool(_members(a) & _members(b))
+
+
+def more_specific(a: str, b: str) -> str:
+    """Of two compatible currencies, the one that names a single currency."""
+    return b if a in SHARED else a

@@ -1,0 +1,81 @@
+"""How answers say that a field has no value: "not stated", "The document does
+not mention the carrier.", "There is no PO number.", "I could not find ...",
+"No due date is given." Read on norm_text'd clauses (lowercase, apostrophes
+dropped: "doesn't" is "doesnt")."""
+
+from __future__ import annotations
+
+import re
+
+from evalrun.values.currencies import ISO_CODES
+
+_PART = (r"(?:found|named|stated|listed|specified|mentioned|given|provided|shown|present|available"
+         r"|indicated|disclosed|identified|visible|legible|recorded|known|written|printed|displayed"
+         r"|defined|quoted|referenced|extractable|determinable)")
+_VERB = (r"(?:mention|state|say|list|specify|give|provide|show|indicate|name|disclose|reference"
+         r"|identify|display|record|define|quote)(?:s|es)?")
+_ADV = r"(?:(?:explicitly|clearly|directly|specifically|actually|anywhere|seem to|appear to) )*"
+_NEG_AUX = r"(?:(?:does|do|did|can|could|will|would|is|are|was|were) not|doesnt|dont|didnt|cannot|cant|couldnt|wont|wouldnt)"
+# Denials whose object follows or is inside them ("does not mention the carrier",
+# "no due date is given"), and those whose subject comes first ("the total is not stated").
+_OBJECT_AFTER = re.compile(
+    "|".join((
+        rf"\b{_NEG_AUX} {_ADV}{_VERB}\b",
+        rf"\b(?:{_NEG_AUX}|unable to|not able to|failed to|wasnt able to) {_ADV}(?:find|locate|identify|determine|see|extract|detect)\b",
+        r"\bthere (?:is|are|was|were|seems to be|appears to be) no\b|\bthere (?:isnt|arent|wasnt|werent)\b",
+        rf"\bno (?:[a-z]+ ){{0,4}}(?:is |are |was |were |has been |have been |could be |can be )?{_PART}\b",
+        r"\bno (?:mention|indication|reference|record|information|data|details?)\b",
+    ))
+)
+_SUBJECT_BEFORE = re.compile(
+    rf"\bnot (?:be |been |being )?{_ADV}{_PART}\b|\bnone (?:is |are |was |were )?{_PART}\b"
+    r"|\bnot (?:in|on|within|from) (?:the|this) (?:document|text|file|invoice|contract|source|context)\b"
+)
+_HINT = re.compile(r"[Nn][Oo]|[Nn][’'][Tt]|[Uu]nable|[Ff]ailed")
+
+# Words that give a denial no subject of its own: "The document does not say.",
+# "I could not find it in the text." is about the field asked for.
+BARE_WORDS = frozenset("""
+the a an this that these those it its any such there here i we me my our you is are was were be been being
+am do does did doesnt dont didnt not no none nothing can could cannot cant couldnt will would wont wouldnt
+unable able failed to in on of from for within at by about with as so also anywhere explicitly clearly
+directly specifically actually seem seems appear appears unfortunately sorry however therefore answer
+document documents text file source context passage page provided given information data detail details
+value values field mention mentioned mentions state stated states say says said list listed lists specify
+specified specifies give gives show shown shows indicate indicated indicates name named names disclose
+disclosed reference referenced identify identified display displayed record recorded define defined quote
+quoted find found locate located determine see extract detect present available visible legible known
+written printed extractable determinable indication
+""".split())
+# Words that leave a value clause about the field asked for: "The amount is EUR 5".
+VALUE_WORDS = frozenset("""
+the a an this that it its is are was were be of for in on at to by as so here answer value amount figure
+number sum result approximately about around roughly exactly only just date
+""".split()) | frozenset(c.lower() for c in ISO_CODES) | frozenset(
+    "euro euros dollar dollars pound pounds yen krona krone kronor kroner rand".split())
+_REFERENCE = re.compile(
+    r"(?i)\b(?:section|sec|page|pg|line|clause|paragraph|para|article|art|table|figure|fig|appendix|schedule"
+    r"|annex|chapter|row|column|col|step|note|item|part|point|question|exhibit|box)\.?\s*(?:no\.?\s*|nr\.?\s*|#\s*)?"
+    r"[0-9]+(?:\.[0-9]+)*[a-z]?\b|§+\s*[0-9]+(?:\.[0-9]+)*"
+)
+
+
+def may_deny(text: str) -> bool:
+    """A cheap first look: could `text` hold a denial at all?"""
+    return bool(_HINT.search(text))
+
+
+def denial_targets(norm_clause: str) -> list[str]:
+    """What each denial in a normalised clause is about: the denial with the words
+    after it ("does not mention the carrier"), or with the few words before it
+    ("the total is not stated"; "total eur 500 with vat not shown" is about VAT)."""
+    out = [norm_clause[m.start():] for m in _OBJECT_AFTER.finditer(norm_clause)]
+    for m in _SUBJECT_BEFORE.finditer(norm_clause):
+        out.append(" ".join(norm_clause[:m.start()].split()[-3:] + [m[0]]))
+    return out
+
+
+def mask_references(text: str) -> str:
+    """Blank numbers that point into the document ("Section 4", "page 2", "§ 3"):
+    in a refusal they are where the model looked, not a value."""
+    return _REFERENCE.sub(lambda m: " " * len(m[0]), text)
