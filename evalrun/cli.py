@@ -19,6 +19,7 @@ from rich.markup import escape
 
 from evalrun.cli_app import EXIT_RUNTIME, _guard, _log, app, console, err_console, make_progress
 from evalrun.cli_catalog import accelerations, packs_app
+from evalrun.cli_check import check
 from evalrun.cli_outputs import Outputs
 from evalrun.evals import api
 from evalrun.evals.capacity import CapacityInputs
@@ -116,6 +117,10 @@ def compare(
 
     code = _guard(go)
     raise typer.Exit(code)
+
+
+# the dry run of `run` and `compare`, listed beside them in `evalrun --help`
+app.command()(check)
 
 
 def _capacity(requests_per_day: float | None, peak_factor: float, output_tokens: float | None) -> CapacityInputs:
