@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from rich.markup import escape
 
-from evalrun.cli_app import EXIT_RUNTIME, _guard, _log, _RichProgress, app, console, err_console
+from evalrun.cli_app import EXIT_RUNTIME, _guard, _log, app, console, err_console, make_progress
 from evalrun.cli_catalog import accelerations, packs_app
+from evalrun.cli_check import check
 from evalrun.cli_outputs import Outputs
 from evalrun.evals import api
 from evalrun.evals.capacity import CapacityInputs
@@ -59,7 +60,7 @@ def run(
         from evalrun.reports.terminal import render_pack_metrics
 
         cfg = api.load(config)
-        result = api.run(cfg, out=out, limit=limit, progress=_RichProgress(), log=_log)
+        result = api.run(cfg, out=out, limit=limit, progress=make_progress(), log=_log)
         scored = api.score(result)
         correct = sum(s.correct for s in scored)
         render_pack_metrics(console, result.name, pack_metrics(scored))
@@ -108,7 +109,7 @@ def compare(
         outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
         outputs.check()
         cap = _capacity(requests_per_day, peak_factor, output_tokens)
-        report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=_RichProgress, log=_log,
+        report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=make_progress, log=_log,
                              gate=gate_cfg, noise_floor=noise_floor, fresh=fresh)
         table = speed_table(report, cap)
         view = _print_report(report, started, table, html=html is not None)
@@ -116,6 +117,10 @@ def compare(
 
     code = _guard(go)
     raise typer.Exit(code)
+
+
+# the dry run of `run` and `compare`, listed beside them in `evalrun --help`
+app.command()(check)
 
 
 def _capacity(requests_per_day: float | None, peak_factor: float, output_tokens: float | None) -> CapacityInputs:
@@ -224,7 +229,7 @@ def sweep(
         outputs = Outputs(html=html, json=json_out)
         outputs.check()
         report = api.compare(base_cfg, [p.config for p in points], out=out, limit=limit,
-                             progress_factory=_RichProgress, log=_log, gate=gate_cfg)
+                             progress_factory=make_progress, log=_log, gate=gate_cfg)
         console.print(_sweep_table(base_cfg.name, points, report))
         return _finish(report, outputs, outputs.write(report, speed_table(report), time.perf_counter() - started, _log))
 

@@ -1,13 +1,17 @@
 """What every `evalrun` command module shares: the typer app, the consoles, the
-exit codes, the progress bar and the mapping of the stages' exceptions to one
-line and an exit code. The commands live in cli.py (the comparison workflow) and
-cli_catalog.py (listing packs and accelerations, exporting items).
+exit codes, the progress display (a bar in a terminal, plain lines in a log)
+and the mapping of the stages' exceptions to one line and an exit code. The
+commands live in cli.py (the comparison workflow), cli_check.py (the dry run)
+and cli_catalog.py (listing packs and accelerations, exporting items).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
+from typing import TextIO, Union
 
 import typer
 from rich.console import Console
@@ -76,6 +80,81 @@ class _RichProgress:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+
+def duration(seconds: float) -> str:
+    """Seconds as a person reads a wait: 0.4 s, 42 s, 3 min 12 s, 1 h 05 min."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+PROGRESS_INTERVAL = 30.0  # seconds between plain progress lines, whether or not an item finished
+
+
+class _PlainProgress:
+    """Progress as plain lines, for stderr that is not a terminal (CI logs, `> log 2>&1`), where
+    a rich bar prints nothing until it ends: a line at the start, one every `interval` seconds
+    from a timer thread (so a slow item still shows the run is alive) and one at the end."""
+
+    def __init__(self, interval: float = PROGRESS_INTERVAL, stream: TextIO | None = None) -> None:
+        self.interval = interval
+        self._stream = stream
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._label, self._total, self._done, self._first, self._started = "", 0, 0, 0, 0.0
+
+    def start(self, label: str, total: int, done: int) -> None:
+        self._label, self._total, self._done, self._first = label, total, done, done
+        self._started = time.monotonic()
+        self._stop.clear()
+        self._line("started")
+        self._thread = threading.Thread(target=self._tick, name="evalrun-progress", daemon=True)
+        self._thread.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._line("running")
+
+    def advance(self, n: int = 1) -> None:
+        with self._lock:
+            self._done += n
+
+    def finish(self) -> None:
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        self._line("finished" if self._done >= self._total else "stopped")
+
+    def _line(self, state: str) -> None:
+        with self._lock:
+            elapsed = time.monotonic() - self._started
+            made = self._done - self._first
+            remaining = self._total - self._done
+            if made > 0 and elapsed > 0:
+                per_second = made / elapsed
+                rate = f"{per_second:.2f} items/s" if per_second >= 1 else f"{1 / per_second:.1f} s/item"
+                eta = duration(remaining / per_second) if remaining else "0 s"
+            else:
+                rate, eta = "rate unknown (no item finished yet)", "unknown" if remaining else "0 s"
+            stream = self._stream or sys.stderr
+            stream.write(f"{self._label}: {state}: {self._done}/{self._total} items, {rate}, "
+                         f"elapsed {duration(elapsed)}, ETA {eta}\n")
+            stream.flush()
+
+
+def make_progress(interval: float = PROGRESS_INTERVAL) -> Union[_RichProgress, _PlainProgress]:
+    """The rich bar in a terminal; plain lines every `interval` seconds anywhere else."""
+    return _RichProgress() if err_console.is_terminal else _PlainProgress(interval)
 
 
 def _fail(code: int, message: str) -> None:

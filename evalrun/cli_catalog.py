@@ -7,10 +7,13 @@ from pathlib import Path
 from typing import get_args
 
 import typer
+import yaml
 from rich.markup import escape
 
-from evalrun.cli_app import EXIT_USAGE, _fail, _guard, console
+from evalrun.cli_app import _guard, console
 from evalrun.evals import api
+from evalrun.evals.config import ConfigError
+from evalrun.evals.yaml_load import YamlProblem, load_strict
 
 
 def _type_text(annotation: object) -> str:
@@ -81,18 +84,37 @@ def packs_list() -> None:
 
 
 def _parse_params(pairs: list[str]) -> dict:
-    import yaml
-
+    """KEY=VALUE pairs, each value read as YAML the way a config's would be (so [512,1024] is a
+    list); a value YAML cannot read is a ConfigError that says how to pass it as a string."""
     params: dict = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep or not key:
-            _fail(EXIT_USAGE, f"--param {pair!r}: expected KEY=VALUE, e.g. lengths=[512,1024]")
+        if not sep or not key.strip():
+            raise ConfigError("expected KEY=VALUE, e.g. lengths=[512,1024]", path=f"--param {pair!r}")
+        key = key.strip()
         try:
-            params[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            _fail(EXIT_USAGE, f"--param {key}: cannot read value {value!r}")
+            params[key] = load_strict(value)
+        except (yaml.YAMLError, YamlProblem) as exc:
+            raise ConfigError(f"the value is parsed as YAML and could not be read ({_yaml_problem(exc)}); quote it "
+                              f"as a YAML string, e.g. --param {_quoted(key, value)}", path=f"--param {key}") from None
     return params
+
+
+def _yaml_problem(exc: Exception) -> str:
+    """The parser's complaint in one line (what, and where in the value)."""
+    if isinstance(exc, YamlProblem):
+        return exc.message
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return f"{problem} at column {mark.column + 1}" if mark is not None else problem
+
+
+def _quoted(key: str, value: str) -> str:
+    """KEY="VALUE" as a YAML double-quoted string (JSON's escapes are YAML's), quoted for the shell."""
+    import json
+    import shlex
+
+    return shlex.quote(f"{key}={json.dumps(value, ensure_ascii=False)}")
 
 
 @packs_app.command("export")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from evalrun.evals import jsonl
+from evalrun.evals.check import CheckResult, inspect_run
 from evalrun.evals.config import ConfigError, RunConfig, load_config
 from evalrun.evals.execute import Progress, RunFailed, execute, prepare, set_aside
 from evalrun.evals.runs import PreparedRun, RunResult, manifest_model
@@ -216,11 +217,7 @@ def compare(
     it is generated again as a replicate instead of reusing the stored run.
     `noise_floor` adds that A/A comparison to any compare.
     """
-    seen: dict[str, RunConfig] = {}
-    for c in [baseline, *candidates]:
-        if c.name in seen and c.model_dump(exclude={"source"}) != seen[c.name].model_dump(exclude={"source"}):
-            raise ConfigError(f"two different configurations share the name {c.name!r}; give each a distinct `name`")
-        seen[c.name] = c
+    _distinct_names([baseline, *candidates])
 
     # prepare everything first (items, keys; no model weights): a gate naming an unknown pack
     # or field is an error before any generation, not a rule lost after an hour of it
@@ -238,6 +235,43 @@ def compare(
     base_result, rest = results[0], results[1:]
     aa = rest.pop(0) if noise_floor else None
     return compare_results(base_result, [(r, c.gate) for r, c in zip(rest, candidates)], gate, aa)
+
+
+def _distinct_names(configs: list[RunConfig]) -> None:
+    """One name, one configuration: run directories and report columns are named by it."""
+    seen: dict[str, dict] = {}
+    for c in configs:
+        # the tasks as written: a plain dump gives every pack's params as their base class (the seed only)
+        what = c.model_dump(mode="json", exclude={"source", "tasks"}) | {"tasks": c.tasks_dump()}
+        if seen.setdefault(c.name, what) != what:
+            raise ConfigError(f"two different configurations share the name {c.name!r}; give each a distinct `name`")
+
+
+def check(configs: list[str | Path | RunConfig], gate: GateConfig | str | Path | None = None,
+          out: str | Path = "runs", limit: int | None = None) -> list[CheckResult]:
+    """A dry run of what `compare` would do with these configs (in that order): validate every
+    config, gate and data file and build every item with the tokenizer alone (no weights are
+    loaded), then say what is stored and how long generating the rest should take.
+
+    Raises ConfigError on the first problem, as `compare` would before generating anything:
+    a gate naming an unknown pack or field, a data file that cannot be read, stored items
+    that differ from the ones the config builds."""
+    from evalrun.evals.execute import _check_stored_items  # the rule `execute` applies before reusing a run
+    from evalrun.evals.gate import load_gate_file
+
+    loaded = [c if isinstance(c, RunConfig) else load(c) for c in configs]
+    gate_cfg = load_gate_file(gate) if isinstance(gate, (str, Path)) else gate
+    _distinct_names(loaded)
+    replicas: dict[str, int] = {}
+    plan: list[PreparedRun] = []
+    for c in loaded:  # a name given again is a repeat (A/A), stored beside the first as `compare` stores it
+        replicas[c.name] = replicas[c.name] + 1 if c.name in replicas else 0
+        plan.append(_prepare(c, out, limit, replicas[c.name]))
+    check_gates([gate_cfg, *(c.gate for c in loaded)], [it for p in plan for it in p.items])
+    for p in plan:
+        if p.store.items_path.exists():
+            _check_stored_items(p.store, p.items)
+    return [inspect_run(p, out) for p in plan]
 
 
 def _stored_gate(result: RunResult) -> GateConfig | None:
