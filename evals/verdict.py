@@ -7,9 +7,10 @@ A verdict fails closed. Three statuses, worst first:
 - ``fail``: a rule evaluated on paired items failed (a regression was found);
 - ``incomplete``: nothing failed, but the verdict cannot vouch for the
   candidate: items it asked for could not be paired (missing, unreadable or
-  refused generations on either side), a rule could not be evaluated, or no
-  rule applied at all;
-- ``pass``: every rule was evaluated on every item the candidate asked for.
+  refused generations on either side), a rule could not be evaluated, no
+  rule applied at all, or no rule of a pack could fail;
+- ``pass``: every rule was evaluated on every item the candidate asked for,
+  and each pack had a rule that could fail and did not.
 
 A rule can also be ``untestable``: its scope (a field, a field type, a pack's
 gate metric) is one the baseline never got right on the paired items, so no
