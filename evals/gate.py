@@ -4,9 +4,10 @@ measured value, threshold and pass/fail.
 Rules are relative to the baseline measured in the same job (absolute
 thresholds get re-tuned after every library upgrade). The defaults are strict
 where precision matters: no dropped or altered amount, number, date or id. A
-gate is strict too: a name it cannot match to the compared runs, a threshold
-that is not a finite number, or a gate left with no rule is a configuration
-error, never a rule quietly skipped.
+rule whose scope the baseline never got right cannot fail, and says so ("not
+testable here") instead of passing. A gate is strict too: a name it cannot
+match to the compared runs, a threshold that is not a finite number, or a gate
+left with no rule is a configuration error, never a rule quietly skipped.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from evalrun.evals.config_errors import ConfigError, read_yaml, validation_error
 from evalrun.evals.pairing import Comparison, PackComparison
 from evalrun.contract.types import FieldKind
-from evalrun.evals.verdict import ALL_PACKS, Gap, RuleResult, Verdict
+from evalrun.evals.verdict import ALL_PACKS, Gap, RuleResult, Verdict, untestable_gaps
 
 DEFAULT_MAX_HARMFUL: dict[str, int] = {"amount": 0, "number": 0, "date": 0, "id": 0}
 FIELD_KINDS: tuple[str, ...] = get_args(FieldKind)
@@ -140,6 +141,19 @@ def _delta(pc: PackComparison, metric: str) -> tuple[float, float | None]:
     return pc.delta_points, (100 * st.interval.low if st else None)
 
 
+def _metric_scope(pc: PackComparison, metric: str) -> tuple[int, int]:
+    """(baseline hits, scope) of the gate metric: with no baseline hit the candidate cannot score lower."""
+    if metric == "micro_f1":
+        return pc.baseline_found
+    return pc.baseline_correct, pc.n
+
+
+def _flip_scope(pc: PackComparison, key: str, by_field: bool, own_rule: set[str]) -> tuple[int, int]:
+    """(fields the baseline got right, paired fields) that a harmful-flip rule looks at: a flip needs a baseline hit."""
+    names = [key] if by_field else [n for n, k in pc.field_kind.items() if k == key and n not in own_rule]
+    return sum(pc.field_baseline_right[n] for n in names), sum(pc.field_paired[n] for n in names)
+
+
 def _origin(gate: GateConfig, pack: str, name: str) -> str:
     """A pack rule is the user's when the user's gate set it for this pack (or for '*')."""
     chosen = gate.packs.get(pack) or gate.packs.get(ALL_PACKS)
@@ -150,11 +164,12 @@ def _origin(gate: GateConfig, pack: str, name: str) -> str:
 def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str) -> list[RuleResult]:
     rule = gate.pack_rule(pc.pack)
     delta, low = _delta(pc, gate.metric)
+    right, scope = _metric_scope(pc, gate.metric)
     out: list[RuleResult] = []
     if rule.max_drop is not None:
         out.append(RuleResult(cand, pc.pack, "max_drop", round(-delta, 2) + 0.0, rule.max_drop,
                               -delta <= rule.max_drop + 1e-9, f"{gate.metric} drop in points (baseline - candidate)",
-                              _origin(gate, pc.pack, "max_drop")))
+                              _origin(gate, pc.pack, "max_drop"), baseline_right=right, in_scope=scope))
     if rule.non_inferiority is not None:
         what = f"lower {gate.confidence:.0%} bound of the {gate.metric} delta, points"
         if low is None:
@@ -162,7 +177,8 @@ def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str) -> list[RuleRes
                                   f"{what}: no interval could be computed", "gate", evaluated=False))
         else:
             out.append(RuleResult(cand, pc.pack, "non_inferiority", round(low, 2), -rule.non_inferiority,
-                                  round(low, 2) >= -rule.non_inferiority, what, "gate"))
+                                  round(low, 2) >= -rule.non_inferiority, what, "gate",
+                                  baseline_right=right, in_scope=scope))
     if rule.min_items is not None:
         out.append(RuleResult(cand, pc.pack, "min_items", float(pc.n), float(rule.min_items), pc.n >= rule.min_items,
                               "paired items", "gate"))
@@ -174,15 +190,16 @@ def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str) -> list[RuleRes
         if f.field not in own_rule:
             flips_by[f.kind] = flips_by.get(f.kind, 0) + 1
         flips_by[f"field:{f.field}"] = flips_by.get(f"field:{f.field}", 0) + 1
-    kinds_present = {f.kind for f in pc.harmful} | pc.field_kinds
     for key, (limit, origin) in limits.items():
-        by_field = f"field:{key}" in flips_by or key in pc.field_names
-        if not by_field and key not in kinds_present:
-            continue
+        by_field = key in pc.field_names
+        right, scope = _flip_scope(pc, key, by_field, own_rule)
+        if not scope:
+            continue  # no such field or type here, or each field of the type is judged by its own limit
         measured = flips_by.get(f"field:{key}" if by_field else key, 0)
         what = "field" if by_field else "field type"
         out.append(RuleResult(cand, pc.pack, f"max_harmful_flips[{key}]", float(measured), float(limit),
-                              measured <= limit, f"{what} {key}: correct at baseline, not in the candidate", origin))
+                              measured <= limit, f"{what} {key}: correct at baseline, not in the candidate", origin,
+                              baseline_right=right, in_scope=scope))
     return out
 
 
@@ -212,7 +229,7 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[
                     f"{pc.pack}: {pc.n} items can only detect a difference of about {100 * pc.stats.mde:.1f} points; "
                     f"the threshold of {threshold:g} points needs more items"
                 )
-    verdict = Verdict(cand, rules, notes, list(gaps or []))
+    verdict = Verdict(cand, rules, notes, [*(gaps or []), *untestable_gaps(rules)])
     if not rules and not verdict.gaps:
         verdict.gaps.append(Gap(ALL_PACKS, "no gate rule applied to any paired pack: nothing was checked"))
     return verdict

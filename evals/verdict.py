@@ -7,9 +7,17 @@ A verdict fails closed. Three statuses, worst first:
 - ``fail``: a rule evaluated on paired items failed (a regression was found);
 - ``incomplete``: nothing failed, but the verdict cannot vouch for the
   candidate: items it asked for could not be paired (missing, unreadable or
-  refused generations on either side), a rule could not be evaluated, or no
-  rule applied at all;
-- ``pass``: every rule was evaluated on every item the candidate asked for.
+  refused generations on either side), a rule could not be evaluated, no
+  rule applied at all, or no rule of a pack could fail;
+- ``pass``: every rule was evaluated on every item the candidate asked for,
+  and each pack had a rule that could fail and did not.
+
+A rule can also be ``untestable``: its scope (a field, a field type, a pack's
+gate metric) is one the baseline never got right on the paired items, so no
+candidate could fail it (a harmful flip needs a baseline hit; a drop needs a
+baseline above 0). It is never counted as a pass: the counts say how many
+rules were not testable, and a pack whose every rule is untestable is a gap
+(incomplete), so a verdict where nothing could fail is exit 4, never 0.
 
 A regression outranks a gap: a harmful flip found on the items that could be
 paired is a finding whatever the missing items would have shown.
@@ -21,17 +29,24 @@ from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
 Status = Literal["pass", "fail", "incomplete"]
+RuleStatus = Literal["pass", "fail", "incomplete", "untestable"]
 
 # Exit codes of `compare`, `report` and `sweep`; 2 (usage) and 3 (runtime) come from the CLI.
 EXIT_CODES: dict[str, int] = {"pass": 0, "fail": 1, "incomplete": 4}
-STATUS_TEXT: dict[str, str] = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE"}
+STATUS_TEXT: dict[str, str] = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE",
+                               "untestable": "NOT TESTABLE"}
 ALL_PACKS = "*"
+NOTHING_COULD_FAIL = "no rule here could fail: the baseline got none of it right"
+INCOMPLETE_NOTE = ("Nothing failed, but the verdict cannot vouch for every candidate: items it asked for could not "
+                   "be paired, a rule could not be evaluated, or no rule could fail. This is not a pass.")
 
 
 @dataclass
 class RuleResult:
     """One gate rule measured on one pack. `evaluated` False: the rule could not be
-    computed (no statistics for that pack, say): never a pass."""
+    computed (no statistics for that pack, say): never a pass. `baseline_right` of
+    `in_scope`: what the baseline got right of what the rule looks at (None: the rule
+    can always fail, as min_items and errors can); 0 makes the rule untestable."""
 
     candidate: str
     pack: str
@@ -42,16 +57,25 @@ class RuleResult:
     detail: str = ""
     origin: str = "gate"  # "default" (evalrun's built-in rule) or "gate" (the user's gate)
     evaluated: bool = True
+    baseline_right: int | None = None
+    in_scope: int = 0
 
     @property
     def comparator(self) -> str:
         return ">=" if self.rule in ("min_items", "non_inferiority") else "<="
 
     @property
-    def status(self) -> Status:
+    def status(self) -> RuleStatus:
         if not self.evaluated:
             return "incomplete"
+        if self.baseline_right == 0:
+            return "untestable"
         return "pass" if self.passed else "fail"
+
+    @property
+    def untestable_reason(self) -> str:
+        """The one wording of an untestable rule, in every output."""
+        return f"not testable here (baseline 0 of {self.in_scope})"
 
 
 @dataclass
@@ -64,13 +88,41 @@ class Gap:
 
 
 def worst(statuses: Iterable[str]) -> Status:
-    """fail > incomplete > pass; nothing at all is incomplete, never a pass."""
-    seen = set(statuses)
+    """fail > incomplete > pass; nothing at all, or only rules that could not fail, is incomplete, never a pass."""
+    seen = set(statuses) - {"untestable"}
     if not seen:
         return "incomplete"
     if "fail" in seen:
         return "fail"
     return "incomplete" if "incomplete" in seen else "pass"
+
+
+def untestable_gaps(rules: Iterable[RuleResult]) -> list[Gap]:
+    """A gap for each pack whose every rule is untestable: nothing there could have failed."""
+    by_pack: dict[str, list[RuleResult]] = {}
+    for r in rules:
+        by_pack.setdefault(r.pack, []).append(r)
+    return [Gap(pack, NOTHING_COULD_FAIL) for pack, rs in by_pack.items()
+            if all(r.status == "untestable" for r in rs)]
+
+
+def count_rules(rules: Iterable[RuleResult], gaps: int = 0) -> dict[str, int]:
+    """How many rules passed, failed, were not testable or could not be evaluated, and the gaps."""
+    rules = list(rules)
+    statuses = [r.status for r in rules]
+    return {"rules": len(rules), "passed": statuses.count("pass"), "failed": statuses.count("fail"),
+            "untestable": statuses.count("untestable"), "not_evaluated": statuses.count("incomplete"), "gaps": gaps}
+
+
+def counts_text(counts: dict[str, int]) -> str:
+    """'3 of 5 rules passed, 1 failed, 1 not testable here': the one wording of the counts in every output
+    (a zero part is left out, except the passed one)."""
+    parts = [f"{counts['passed']} of {counts['rules']} rules passed"]
+    for key, words in (("failed", "failed"), ("untestable", "not testable here"),
+                       ("not_evaluated", "could not be evaluated"), ("gaps", "gap(s) in the data")):
+        if counts[key]:
+            parts.append(f"{counts[key]} {words}")
+    return ", ".join(parts)
 
 
 @dataclass
@@ -98,6 +150,11 @@ class Verdict:
         return [r for r in self.rules if not r.evaluated]
 
     @property
+    def untestable(self) -> list[RuleResult]:
+        """Rules no candidate could fail here (the baseline got none of their scope right)."""
+        return [r for r in self.rules if r.status == "untestable"]
+
+    @property
     def rules_passed(self) -> int:
         return sum(r.status == "pass" for r in self.rules)
 
@@ -113,14 +170,22 @@ class Verdict:
     def pack_gaps(self, pack: str) -> list[Gap]:
         return [g for g in self.gaps if g.pack == pack]
 
+    def rule_counts(self) -> dict[str, int]:
+        return count_rules(self.rules, len(self.gaps))
+
     def summary(self) -> str:
-        """'3/4 rules passed' with what else holds the verdict back, for one-line renderers."""
-        text = f"{self.rules_passed}/{len(self.rules)} rules passed"
-        if self.unevaluated:
-            text += f", {len(self.unevaluated)} could not be evaluated"
-        if self.gaps:
-            text += f", {len(self.gaps)} gap(s) in the data"
-        return text
+        """The rule counts in the words every renderer uses (see `counts_text`)."""
+        return counts_text(self.rule_counts())
+
+
+def overall_counts(verdicts: Iterable[Verdict]) -> dict[str, int]:
+    """The counts over every candidate, for a title line."""
+    verdicts = list(verdicts)
+    return count_rules([r for v in verdicts for r in v.rules], sum(len(v.gaps) for v in verdicts))
+
+
+def overall_summary(verdicts: Iterable[Verdict]) -> str:
+    return counts_text(overall_counts(verdicts))
 
 
 def overall_status(verdicts: Iterable[Verdict]) -> Status:

@@ -22,12 +22,14 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from evalrun.evals.verdict import STATUS_TEXT
+from evalrun.evals.verdict import INCOMPLETE_NOTE, STATUS_TEXT
 from evalrun.reports import units
 from evalrun.reports.view.model import ReportView
 from evalrun.reports.output import write_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
+# a rule's row in the verdict table: each status its own look (an untestable rule is not green)
+ROW_CLASS = {"pass": "ok", "fail": "bad", "incomplete": "gap", "untestable": "untestable"}
 
 
 def json_for_script(value: Any) -> str:
@@ -58,7 +60,8 @@ def render_html_text(data: ReportView) -> str:
     csp = (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; img-src data:; "
            "connect-src 'none'; base-uri 'none'; form-action 'none'")
     return _environment().get_template("report.html.j2").render(
-        data=data, csp=csp, status_text=STATUS_TEXT, script=Markup(script), style=Markup(style),
+        data=data, csp=csp, status_text=STATUS_TEXT, row_class=ROW_CLASS, incomplete_note=INCOMPLETE_NOTE,
+        script=Markup(script), style=Markup(style),
         browser_json=Markup(json_for_script(dataclasses.asdict(data.browser) if data.browser else {})),
         # base64: only [A-Za-z0-9+/=], nothing to escape
         texts_blob=Markup(data.texts_blob),

@@ -1,7 +1,9 @@
 """JUnit XML for CI systems: one testcase per candidate x pack x rule, failures
 carrying the measured value; what the verdict cannot vouch for (a gap in the
 data, a rule that could not be evaluated) is a testcase in error, so a CI that
-counts only failures still goes red. Each suite's properties carry the view's
+counts only failures still goes red. A rule that could not fail here is
+skipped (never a green testcase), and the suite's summary property carries the
+verdict's rule counts in the words every output uses. Each suite's properties carry the view's
 per-pack figures and the noise floor, so CI dashboards read the same numbers.
 Built with ElementTree so every string is escaped."""
 
@@ -21,6 +23,8 @@ from evalrun.reports.view.model import CandidateSection, ReportView, RunInfo
 def _properties(suite: ET.Element, section: CandidateSection, view: ReportView) -> None:
     props = ET.SubElement(suite, "properties")
     ET.SubElement(props, "property", name="verdict", value=STATUS_TEXT[section.status])
+    if section.verdict is not None:
+        ET.SubElement(props, "property", name="summary", value=section.verdict.summary())
     for p in section.packs:
         figures = {"items": p.n, "identical_outputs": p.identical_outputs, "harmful_flips": p.harmful_flips,
                    "harmful_items": p.harmful_items}
@@ -46,14 +50,15 @@ def junit_xml(view: ReportView | list[Verdict], seconds: float = 0.0) -> str:
     failures = sum(len(v.failed) for v in verdicts)
     errors = sum(len(v.unevaluated) + len(v.gaps) for v in verdicts)
     tests = sum(len(v.rules) + len(v.gaps) for v in verdicts)
+    skipped = sum(len(v.untestable) for v in verdicts)
     root = ET.Element("testsuites", name="evalrun", tests=str(tests), failures=str(failures), errors=str(errors),
-                      time=f"{seconds:.3f}")
+                      skipped=str(skipped), time=f"{seconds:.3f}")
     for section in view.sections:
         v = section.verdict
         assert v is not None  # candidates are always gated
         suite = ET.SubElement(root, "testsuite", name=f"evalrun.{v.candidate}", tests=str(len(v.rules) + len(v.gaps)),
-                              failures=str(len(v.failed)), errors=str(len(v.unevaluated) + len(v.gaps)), skipped="0",
-                              time="0")
+                              failures=str(len(v.failed)), errors=str(len(v.unevaluated) + len(v.gaps)),
+                              skipped=str(len(v.untestable)), time="0")
         _properties(suite, section, view)
         for r in v.rules:
             case = ET.SubElement(suite, "testcase", classname=f"evalrun.{v.candidate}.{r.pack}", name=r.rule, time="0")
@@ -63,6 +68,8 @@ def junit_xml(view: ReportView | list[Verdict], seconds: float = 0.0) -> str:
             elif r.status == "incomplete":
                 error = ET.SubElement(case, "error", message=rule_text(r), type="RuleNotEvaluated")
                 error.text = rule_text(r)
+            elif r.status == "untestable":
+                ET.SubElement(case, "skipped", message=r.untestable_reason).text = rule_text(r)
             else:
                 ET.SubElement(case, "system-out").text = rule_text(r)
         for i, g in enumerate(v.gaps):

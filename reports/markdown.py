@@ -11,7 +11,7 @@ import html
 
 from evalrun.evals.pairing import Comparison
 from evalrun.evals.speed_table import SPEED_ONLY, SpeedTable
-from evalrun.evals.verdict import STATUS_TEXT, Verdict
+from evalrun.evals.verdict import INCOMPLETE_NOTE, STATUS_TEXT, Verdict, overall_summary
 from evalrun.reports import units
 from evalrun.reports.units import rule_text
 from evalrun.reports.view import comparisons_view
@@ -80,6 +80,10 @@ def _verdict_lines(section: CandidateSection) -> list[str]:
         lines += [f"- {md_cell(g.pack)}: {md_cell(g.reason, 400)}" for g in verdict.gaps]
         lines += [f"- {md_cell(r.pack)}: {md_cell(rule_text(r), 200)}" for r in verdict.unevaluated]
         lines.append("")
+    if verdict.untestable:
+        lines.append("Not testable here (the baseline got none of what the rule looks at right):")
+        lines += [f"- {md_cell(r.pack)}: {md_cell(rule_text(r), 200)}" for r in verdict.untestable]
+        lines.append("")
     flips = section.comparison.harmful
     if flips:
         lines += [f"Top harmful flips ({min(len(flips), TOP_FLIPS)} of {len(flips)}):", "",
@@ -99,12 +103,11 @@ def render_markdown(view: ReportView | list[Comparison], verdicts: list[Verdict]
     if not isinstance(view, ReportView):
         view = comparisons_view(view, verdicts or [])
     status = view.status
-    lines = [f"## evalrun: {_ICON[status]} {STATUS_TEXT[status]}", ""]
+    lines = [f"## evalrun: {_ICON[status]} {STATUS_TEXT[status]} ({overall_summary(view.verdicts)})", ""]
     lines += [f"- **{md_cell(v.candidate)}**: {_cell_status(v.status)} ({v.summary()})" for v in view.verdicts]
     lines.append("")
     if status == "incomplete":
-        lines += ["Nothing failed, but the data does not cover every item the candidates asked for: "
-                  "this is not a pass.", ""]
+        lines += [INCOMPLETE_NOTE, ""]
     if view.noise_floor is not None:
         lines += [md_cell(view.noise_floor.sentence, 400), ""]
     for section in view.sections:

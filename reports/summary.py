@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from evalrun.evals.pairing import Flip
-from evalrun.evals.verdict import STATUS_TEXT, Verdict
+from evalrun.evals.verdict import STATUS_TEXT, RuleResult, Verdict, overall_counts, overall_summary
 from evalrun.reports.units import rule_text
 from evalrun.reports.view.model import CandidateSection, PackRow, ReportView
 
-__all__ = ["comparison_dict", "flip_dict", "pack_dict", "report_json", "rule_text", "verdict_dict"]
+__all__ = ["comparison_dict", "flip_dict", "pack_dict", "report_json", "rule_dict", "rule_text", "verdict_dict"]
 
 
 def verdict_dict(verdict: Verdict) -> dict[str, Any]:
@@ -19,15 +19,23 @@ def verdict_dict(verdict: Verdict) -> dict[str, Any]:
         "verdict": STATUS_TEXT[verdict.status],
         "passed": verdict.passed,
         "exit_code": verdict.exit_code,
-        "rules": [
-            {"pack": r.pack, "rule": r.rule, "measured": r.measured if r.evaluated else None,
-             "threshold": r.threshold, "comparator": r.comparator, "status": r.status, "passed": r.passed,
-             "origin": r.origin, "detail": r.detail}
-            for r in verdict.rules
-        ],
+        "summary": verdict.summary(),
+        "counts": verdict.rule_counts(),
+        "rules": [rule_dict(r) for r in verdict.rules],
         "gaps": [{"pack": g.pack, "reason": g.reason, "items": g.items} for g in verdict.gaps],
         "notes": verdict.notes,
     }
+
+
+def rule_dict(r: RuleResult) -> dict[str, Any]:
+    """One rule; `passed` is true only for a rule that could fail and did not (status "pass")."""
+    out: dict[str, Any] = {
+        "pack": r.pack, "rule": r.rule, "measured": r.measured if r.evaluated else None, "threshold": r.threshold,
+        "comparator": r.comparator, "status": r.status, "passed": r.status == "pass", "origin": r.origin,
+        "detail": r.detail, "text": rule_text(r)}
+    if r.baseline_right is not None:
+        out["baseline_right"], out["in_scope"] = r.baseline_right, r.in_scope
+    return out
 
 
 def pack_dict(row: PackRow) -> dict[str, Any]:
@@ -74,6 +82,8 @@ def report_json(view: ReportView) -> dict[str, Any]:
         "exit_code": view.exit_code,
         "passed": view.passed,
         "baseline": view.baseline.name,
+        "summary": overall_summary(view.verdicts),
+        "counts": overall_counts(view.verdicts),
         "verdicts": [verdict_dict(v) for v in view.verdicts],
         "comparisons": [comparison_dict(s) for s in view.sections],
         "noise_floor": comparison_dict(view.noise_section) | {

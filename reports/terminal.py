@@ -15,11 +15,11 @@ from evalrun.reports.units import rule_text
 from evalrun.reports.view.model import CandidateSection, ReportView
 
 MAX_FLIPS_SHOWN = 25
-_COLOUR = {"pass": "green", "fail": "red", "incomplete": "yellow"}
+_COLOUR = {"pass": "green", "fail": "red", "incomplete": "yellow", "untestable": "cyan"}
 
 
 def status_markup(status: str, bold: bool = False) -> str:
-    """PASS / FAIL / INCOMPLETE in its colour (the one spelling every terminal line uses)."""
+    """PASS / FAIL / INCOMPLETE / NOT TESTABLE in its colour (the one spelling every terminal line uses)."""
     style = f"bold {_COLOUR[status]}" if bold else _COLOUR[status]
     return f"[{style}]{STATUS_TEXT[status]}[/]"
 

@@ -103,10 +103,12 @@ def g(x: float | None) -> str:
 
 
 def rule_text(r: "RuleResult") -> str:
-    """One rule as a sentence: what was measured against what, and where the rule came from."""
+    """One rule as a sentence: what was measured against what, and where the rule came from; a rule
+    that could not fail says so first."""
     origin = ", default rule" if r.origin == "default" else ""
     measured = "not evaluated" if not r.evaluated else f"measured {r.measured:g}"
-    return f"{r.rule}: {measured}, threshold {r.comparator} {r.threshold:g} ({r.detail}{origin})"
+    head = f"{r.untestable_reason}, " if r.status == "untestable" else ""
+    return f"{r.rule}: {head}{measured}, threshold {r.comparator} {r.threshold:g} ({r.detail}{origin})"
 
 
 def speedup_cell(row: "SpeedRow", which: str, short: bool = False) -> str:

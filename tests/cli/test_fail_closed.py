@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from evalrun.evals.verdict import NOTHING_COULD_FAIL
 from tests.conftest import run_cli, tiny_config
 
 
@@ -83,9 +84,30 @@ def test_damaged_baseline_is_regenerated_by_compare(stored: dict[str, Path], tmp
     base, _ = _copy_runs(stored, tmp_path)
     (base / "samples.jsonl").unlink()
     res = run_cli("compare", str(stored["base"]), str(stored["cand"]), "--out", str(tmp_path / "runs"))
-    assert res.returncode in (0, 1), res.stderr
-    assert "verdict: INCOMPLETE" not in res.stdout
     assert len((base / "samples.jsonl").read_text().splitlines()) == 6
+    flat = " ".join(res.stdout.split())
+    assert "items paired" not in flat, "every item was paired again: no gap in the data"
+    # the random tiny model finds no needle, so no rule could fail: that, and only that, keeps it from a pass
+    assert res.returncode == 4, res.stdout + res.stderr
+    assert f"needle_numbers {NOTHING_COULD_FAIL}" in flat and "not testable here (baseline 0 of 6)" in flat
+
+
+def test_a_verdict_where_nothing_could_fail_is_never_a_pass(stored: dict[str, Path], tmp_path: Path) -> None:
+    """The tiny model's baseline gets none of its needles right: a harmful-flip rule and a drop rule cannot
+    fail there, so they are "not testable here" in every output and the verdict is exit 4, not a green."""
+    base, cand = _copy_runs(stored, tmp_path)
+    res = run_cli("report", str(base), str(cand), *_all_formats(tmp_path))
+    _assert_incomplete_everywhere(tmp_path, res)
+    out = tmp_path / "out"
+    phrase = "0 of 2 rules passed, 2 not testable here, 1 gap(s) in the data"
+    assert f"cand: INCOMPLETE ({phrase})" in " ".join(res.stdout.split())
+    data = json.loads((out / "r.json").read_text())
+    assert data["summary"] == phrase and [r["status"] for r in data["verdicts"][0]["rules"]] == ["untestable"] * 2
+    root = ET.parse(out / "j.xml").getroot()
+    assert [s.get("message") for s in root.iter("skipped")] == ["not testable here (baseline 0 of 6)"] * 2
+    assert root.find("testsuite/properties/property[@name='summary']").get("value") == phrase
+    assert phrase in (out / "s.md").read_text().splitlines()[0]
+    assert phrase in (out / "r.html").read_text()
 
 
 GATE_ERRORS = {

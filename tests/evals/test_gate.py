@@ -1,4 +1,5 @@
-"""Gate rules, each tested passing and failing, and the CI artefacts read back."""
+"""Gate rules, each tested passing, failing and (where the baseline got none of it right) untestable,
+and the CI artefacts read back."""
 
 from __future__ import annotations
 
@@ -7,13 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from evalrun.evals import api
 from evalrun.evals.config import ConfigError
 from evalrun.evals.gate import DEFAULT_MAX_HARMFUL, GateConfig, PackRule, evaluate, load_gate, load_gate_file
 from evalrun.evals.pairing import pair
 from evalrun.evals.scoring import ScoredItem
+from evalrun.evals.verdict import NOTHING_COULD_FAIL, RuleResult, Verdict, overall_exit_code, untestable_gaps, worst
 from evalrun.contract.types import FieldScore
 from evalrun.reports.junit import render_junit
 from evalrun.reports.markdown import render_markdown
+from evalrun.reports.units import rule_text
+from tests.conftest import DEPTHS, LENGTHS, doc_items, make_run, needle_items
 
 
 NO_FLIP_RULES: dict[str, int | None] = {k: None for k in DEFAULT_MAX_HARMFUL}
@@ -134,3 +139,112 @@ def test_markdown_escapes_model_text_and_lists_rules() -> None:
     assert "<script>" not in md and "&lt;script&gt;" in md
     table_rows = [line for line in md.splitlines() if line.startswith("| p/")]
     assert table_rows and all(line.count("|") == 6 for line in table_rows), "model text must not add table cells"
+
+
+# --------------------------------------------------------------------------- rules that cannot fail
+# Real scored runs (tests/conftest.py): 12 needle items asking for one number each, and a document
+# pack (an amount, a text and an absent number). A harmful flip needs a baseline hit and a drop needs a
+# baseline above 0: where the baseline got none of a rule's scope right, the rule is "untestable".
+
+ALL_NEEDLES = {(length, depth, i) for length in LENGTHS for depth in DEPTHS for i in range(2)}
+ONE_RIGHT = ALL_NEEDLES - {(512, 0.0, 0)}  # the baseline finds one needle of 12
+
+
+def _verdict(base_wrong: set, cand_wrong: set, gate: GateConfig | None = None, docs: bool = False):
+    items = needle_items() + (doc_items() if docs else [])
+    base, cand = make_run("baseline", items, base_wrong), make_run("int4kv", items, cand_wrong)
+    return api.compare_results(base, [(cand, gate)]).verdicts[0]
+
+
+RULE_KINDS = {
+    "max_drop": ("max_drop", GateConfig(packs={"*": PackRule(max_drop=0)}, max_harmful_flips=NO_FLIP_RULES)),
+    "max_drop_micro_f1": ("max_drop", GateConfig(metric="micro_f1", packs={"*": PackRule(max_drop=0)},
+                                                 max_harmful_flips=NO_FLIP_RULES)),
+    "non_inferiority": ("non_inferiority", GateConfig(packs={"*": PackRule(max_drop=None, non_inferiority=5)},
+                                                      max_harmful_flips=NO_FLIP_RULES)),
+    "flips_by_type": ("max_harmful_flips[number]", GateConfig(packs={"*": PackRule(max_drop=None)})),
+    "flips_by_field": ("max_harmful_flips[value]", GateConfig(packs={"*": PackRule(max_drop=None)},
+                                                              max_harmful_flips={"value": 0})),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(RULE_KINDS))
+def test_a_rule_the_baseline_never_got_right_is_untestable_not_a_pass(kind: str) -> None:
+    name, gate = RULE_KINDS[kind]
+    v = _verdict(ALL_NEEDLES, ALL_NEEDLES, gate)  # baseline 0 of 12: nothing the candidate could lose
+    [r] = v.rules
+    assert r.rule == name and r.status == "untestable" and r.evaluated
+    assert r.untestable_reason == "not testable here (baseline 0 of 12)"
+    assert r.threshold == (-5.0 if name == "non_inferiority" else 0.0) and r.measured == 0.0, "values are kept"
+    assert rule_text(r).startswith(f"{name}: not testable here (baseline 0 of 12), measured 0, threshold")
+    # the pack's only rule could not fail: a gap, so the verdict is incomplete (exit 4), never a pass
+    assert v.status == "incomplete" and not v.passed and v.exit_code == 4 and v.failed == []
+    assert [(g.pack, g.reason) for g in v.gaps] == [("needle", NOTHING_COULD_FAIL)]
+    assert v.pack_status("needle") == "incomplete"
+    assert v.summary() == "0 of 1 rules passed, 1 not testable here, 1 gap(s) in the data"
+
+
+@pytest.mark.parametrize("kind", sorted(RULE_KINDS))
+def test_a_rule_the_baseline_got_right_once_is_testable(kind: str) -> None:
+    name, gate = RULE_KINDS[kind]
+    kept = _verdict(ONE_RIGHT, ONE_RIGHT, gate)  # baseline 1 of 12, the candidate keeps it
+    [r] = kept.rules
+    assert r.rule == name and r.status == "pass" and (r.baseline_right, r.in_scope) == (1, 12)
+    assert kept.status == "pass" and kept.exit_code == 0 and kept.gaps == []
+    assert kept.summary() == "1 of 1 rules passed"
+    lost = _verdict(ONE_RIGHT, ALL_NEEDLES, gate)  # ... and loses it
+    [r] = lost.rules
+    assert r.status == "fail" and lost.exit_code == 1
+    assert lost.summary() == "0 of 1 rules passed, 1 failed"
+
+
+def test_min_items_and_errors_rules_are_always_testable() -> None:
+    gate = GateConfig(packs={"*": PackRule(max_drop=0, min_items=5)}, max_harmful_flips=NO_FLIP_RULES)
+    v = _verdict(ALL_NEEDLES, ALL_NEEDLES, gate)
+    assert {r.rule: r.status for r in v.rules} == {"max_drop": "untestable", "min_items": "pass"}
+    # one rule here could fail (and did not): the pack passes, and the counts say what was not testable
+    assert v.status == "pass" and v.exit_code == 0 and v.gaps == []
+    assert v.summary() == "1 of 2 rules passed, 1 not testable here"
+    short = _verdict(ALL_NEEDLES, ALL_NEEDLES, GateConfig(packs={"*": PackRule(max_drop=0, min_items=13)},
+                                                          max_harmful_flips=NO_FLIP_RULES))
+    assert short.status == "fail" and short.summary() == "0 of 2 rules passed, 1 failed, 1 not testable here"
+    # a speed-only pack (no fields): nothing scored, and the errors rule can still fail
+    speed = [_item(i, {}) for i in range(4)]
+    [errors] = evaluate(pair(speed, speed, "base", "cand", n_resamples=100)).rules
+    assert errors.rule == "errors" and errors.baseline_right is None and errors.status == "pass"
+
+
+def test_a_pack_with_testable_and_untestable_rules_passes_and_counts_both() -> None:
+    # docs: the baseline misses the amount (0 of 1) but gets the item accuracy (2 of 3) and the absent number
+    v = _verdict(ONE_RIGHT | {"docs"}, ONE_RIGHT | {"docs"}, docs=True)
+    by = {(r.pack, r.rule): r for r in v.rules}
+    assert by[("docs", "max_harmful_flips[amount]")].untestable_reason == "not testable here (baseline 0 of 1)"
+    assert by[("docs", "max_harmful_flips[amount]")].status == "untestable"
+    assert [r.status for k, r in by.items() if k != ("docs", "max_harmful_flips[amount]")] == ["pass"] * 4
+    assert v.status == "pass" and v.exit_code == 0 and v.pack_status("docs") == "pass"
+    assert v.summary() == "4 of 5 rules passed, 1 not testable here"
+
+
+def test_a_failure_outranks_a_pack_where_nothing_could_fail() -> None:
+    # the needles cannot fail (baseline 0 of 12); the document amount is lost
+    v = _verdict(ALL_NEEDLES, ALL_NEEDLES | {"docs"}, docs=True)
+    assert v.pack_status("needle") == "incomplete" and v.pack_status("docs") == "fail"
+    assert v.status == "fail" and v.exit_code == 1
+    assert [g.reason for g in v.gaps] == [NOTHING_COULD_FAIL]
+    assert v.summary() == "1 of 5 rules passed, 2 failed, 2 not testable here, 1 gap(s) in the data"
+    assert overall_exit_code([v, _verdict(ALL_NEEDLES, ALL_NEEDLES)]) == 1
+
+
+def test_a_type_rule_whose_every_field_has_its_own_limit_is_not_listed() -> None:
+    gate = GateConfig(max_harmful_flips={"value": 0})  # the needle's only number field has its own limit
+    v = _verdict(ONE_RIGHT, ONE_RIGHT, gate, docs=True)
+    rules = {(r.pack, r.rule) for r in v.rules}
+    assert ("needle", "max_harmful_flips[value]") in rules and ("needle", "max_harmful_flips[number]") not in rules
+    assert ("docs", "max_harmful_flips[number]") in rules, "the document's own number field keeps the type's rule"
+
+
+def test_a_verdict_where_nothing_could_fail_is_exit_4_even_with_many_packs() -> None:
+    rules = [RuleResult("c", pack, "max_drop", 0.0, 0.0, True, baseline_right=0, in_scope=3) for pack in ("a", "b")]
+    assert worst(r.status for r in rules) == "incomplete", "only untestable rules are never a pass"
+    v = Verdict("c", rules, [], untestable_gaps(rules))
+    assert v.status == "incomplete" and v.exit_code == 4 and len(v.gaps) == 2
