@@ -25,6 +25,7 @@ from evalrun.evals import api
 from evalrun.evals.capacity import CapacityInputs
 from evalrun.evals.config import ConfigError
 from evalrun.evals.speed_table import SpeedTable, speed_table
+from evalrun.evals.verdict import INCOMPLETE_NOTE, overall_summary
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -142,11 +143,10 @@ def _print_report(report: "api.CompareReport", started: float, speed: "SpeedTabl
     console.print(
         f"verdict: {status_markup(view.status, bold=True)} — "
         + ", ".join(f"{escape(v.candidate)} {status_markup(v.status)}" for v in view.verdicts)
-        + f"  ({time.perf_counter() - started:.1f} s)"
+        + f" ({escape(overall_summary(view.verdicts))})  ({time.perf_counter() - started:.1f} s)"
     )
     if view.status == "incomplete":
-        console.print("[yellow]nothing failed, but the comparison does not cover every item the candidates asked "
-                      "for (see above): exit 4, not a pass[/]")
+        console.print(f"[yellow]{escape(INCOMPLETE_NOTE)} Exit 4.[/]")
     return view
 
 

@@ -65,15 +65,17 @@ def check(
     out: Path = typer.Option(Path("runs"), "--out", help="Run store the runs would be stored in (and measured from)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N items of each pack."),
 ) -> None:
-    """Dry run: validate configs, gates and data and build every item without loading model weights.
+    """Dry run: validate configs, gates and data; build items without loading model weights.
 
-    Checks each CONFIG and its `extends:` chain, the --gate file and each config's `gate:`
-    (a pack or field the built items do not have is an error), and every data file; builds
-    the items with the model's tokenizer only. Prints per config and pack the item count, the
-    prompt tokens against the model's context, the fields by type, the run directory and what
-    of it is stored, and the expected generation time, measured from this config's stored run
-    or the most recent stored run of the same model on the same device in --out. Exits 0 when
-    everything is valid, 2 on the first problem (one line naming the file and key).
+    Checks each CONFIG and its `extends:` chain, the --gate file and each
+    config's `gate:` (a pack or field the built items lack is an error) and
+    every data file, and builds the items with the model's tokenizer only.
+    Prints per config and pack the item count, prompt tokens against the
+    model's context, the fields by type, the run directory and what of it is
+    stored, and the expected generation time, measured from this config's
+    stored run or the newest stored run of the same model and device in
+    --out. Exits 0 when everything is valid, 2 on the first problem (one
+    line naming the file and key).
     """
     started = time.perf_counter()
 

@@ -34,10 +34,12 @@ Decisions (the spec leaves these open; tests pin them):
   digit ("Not found in the document.") is absent too. For a decoy, a typed
   answer in which no typed value can be found ("There is no due date.") is
   correct_absent, not hallucinated: no value was given. With a gold value, a
-  sentence of more than three words without any digit is `missing` (the field
-  was dropped: "The document does not say.", a broken model's babble); a short
-  value-like answer that does not parse ("five euros", "14,851.2O") is
-  wrong_value/unparseable.
+  sentence of more than three words in which no token could even be a damaged
+  value (none starts with a digit once dates are masked: "The document does
+  not say.", a broken model's babble, copied lines whose digits belong to ids
+  such as "EORI DE1234567890123") is `missing`: the field was dropped; a
+  value-like answer that does not parse ("five euros", "The total is
+  14,851.2O") is wrong_value/unparseable.
 * Refusals (every kind): a clause that says the value is not there ("not
   found/named/stated/listed/specified", "The document does not mention the
   carrier.", "There is no PO number.", "I could not find ...", "No due date is
@@ -78,7 +80,7 @@ Decisions (the spec leaves these open; tests pin them):
 * Decimals: with one separator and three digits after it, an amount reads
   "1.234" and "1,234" as thousands, except after an ungrouped integer part of
   four or more digits ("1234.560" is 1234.56) and in the three-decimal
-  currencies KWD BHD OMR JOD TND LYD IQD ("KWD 12.500" is 12.5).
+  currencies KWD BHD OMR JOD TND LYD (not IQD: whole dinars) ("KWD 12.500" is 12.5).
 * Currencies: a symbol shared by several currencies matches any of them and
   is resolved by the other side: "$" (USD CAD AUD NZD HKD SGD MXN TWD ARS CLP
   COP; also "dollars"), "kr" (SEK NOK DKK ISK), "¥" (JPY CNY), "£" (GBP EGP;
@@ -128,8 +130,16 @@ Decisions (the spec leaves these open; tests pin them):
   allowed values and synonyms are looked up as whole words, longest first (a
   shorter name inside a longer one matched is no second mention: "Canadian
   dollars" is only CAD with synonyms for "dollars" and "canadian dollars"),
-  negated mentions ("not paid") skipped. Without `allowed`, answers are
-  compared whole (no extraction).
+  negated mentions ("not paid") skipped. A name is also found in the other
+  grammatical number ("US dollar" for a synonym "us dollars"; a written entry
+  always wins). In a currency field (every allowed value an ISO code) another
+  ISO code written in capitals is a value too: "Kuwaiti dinar (DKK)" names two
+  currencies and is not credited. Without `allowed`, answers are compared
+  whole (no extraction).
+* Copied lines (evals/scoring.py, which knows the prompt): a free-text answer
+  that only repeats lines of the document and offers several values or none
+  readable is `missing` (the field was dropped, whatever digits the lines
+  hold); a copied line with one value is read as that value.
 * JSON values: numbers are read from their exact repr, booleans as "true" /
   "false", singleton lists unwrapped, lists of scalars joined (several values
   are ambiguous), empty containers absent; an object or nested list is
@@ -148,7 +158,7 @@ from evalrun.values.coerce import coerce
 from evalrun.values.dates import read_date_order
 from evalrun.values.field_clauses import named_value, read_refusal
 from evalrun.values.ids import norm_id
-from evalrun.values.kinds import KINDS, TYPED_KINDS, gold_value, is_absent_value
+from evalrun.values.kinds import KINDS, TYPED_KINDS, gold_value, is_absent_value, states_no_value
 from evalrun.values.text import norm_text
 
 OUTCOMES = ("correct", "near_match", "partial", "wrong_value", "missing", "hallucinated", "correct_absent")
@@ -174,13 +184,6 @@ _NORM_MAX = 1000  # normalised strings stored in a FieldScore are capped
 
 def _cap(s: str | None) -> str | None:
     return s if s is None or len(s) <= _NORM_MAX else s[: _NORM_MAX - 1] + "\u2026"
-
-
-def _is_prose_without_digits(pred: str) -> bool:
-    """A free-text answer of several words and no digit at all ("The document does
-    not say.", a model's babble) offers no value; a short value-like string that
-    fails to parse ("fourteen thousand") is an unparseable value instead."""
-    return not any(ch.isdigit() for ch in pred) and len(pred.split()) > 3
 
 
 def _refusal(kind: str, pred: str, gold_absent: bool, gold_norm: str | None, opts: dict[str, Any]) -> FieldScore | None:
@@ -238,8 +241,8 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
                           pred_norm=_cap(pn), detail=f"gold not parseable as {kind}")
     gold_norm = _cap(gold_norm)
     if not cands:
-        if kind in TYPED_KINDS and _is_prose_without_digits(pred):
-            # a sentence that states no value of the field's type: the field was dropped
+        if kind in TYPED_KINDS and states_no_value(kind, pred):
+            # a sentence that states no value of the field's type, not even a damaged one: the field was dropped
             return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
                               detail=f"no {kind} value in the answer")
         return FieldScore(outcome="wrong_value", subcode=h["unparseable"], gold_norm=gold_norm,

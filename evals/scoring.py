@@ -10,9 +10,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field as PydField
 
-from evalrun.evals.fields import score_field
+from evalrun.evals.fields import AMBIGUOUS, score_field
 from evalrun.evals.json_answer import parse_json_answer
 from evalrun.contract.types import CORRECT_OUTCOMES, Field, FieldScore, Generation, Item, ItemMeta
+from evalrun.values.text import only_copies
+
+COPIED = "the answer only repeats lines of the document: no value stated for the field"
 
 
 class ScoredItem(BaseModel):
@@ -61,6 +64,16 @@ def _score_json(item: Item, output: str) -> tuple[dict[str, FieldScore], str, st
     return scores, answer.status, answer.suspect_key
 
 
+def _copied(score: FieldScore, item: Item, output: str) -> FieldScore:
+    """A free-text answer that only copies document lines and offers no single value (several,
+    or none readable) dropped the field: `missing`, not a wrong value. A copied line with one
+    value is still read as that value (a model quoting the distractor's line picked it)."""
+    undecided = score.detail == AMBIGUOUS or score.subcode in ("unparseable", "invalid_value")
+    if score.outcome != "wrong_value" or not undecided or not only_copies(output, item.prompt):
+        return score
+    return FieldScore(outcome="missing", gold_norm=score.gold_norm, pred_norm=score.pred_norm, detail=COPIED)
+
+
 def score_item(item: Item, gen: Generation) -> ScoredItem:
     parse_status = suspect = None
     if gen.error is not None:
@@ -68,7 +81,8 @@ def score_item(item: Item, gen: Generation) -> ScoredItem:
     elif item.answer_format == "json":
         scores, parse_status, suspect = _score_json(item, gen.output or "")
     else:
-        scores = {f.name: score_field(f.kind, f.gold, gen.output, **_options(f)) for f in item.fields}
+        scores = {f.name: _copied(score_field(f.kind, f.gold, gen.output, **_options(f)), item, gen.output or "")
+                  for f in item.fields}
     return ScoredItem(
         item_id=item.id,
         pack=item.pack,

@@ -15,8 +15,9 @@ ISO_CODES = (
     "TRY BRL MXN ZAR KRW TWD THB IDR MYR PHP VND ILS AED SAR QAR KWD BHD OMR JOD TND "
     "LYD IQD EGP NGN KES ARS CLP COP PEN UAH RON BGN ISK"
 ).split()
-# ISO 4217 currencies with three minor digits: "KWD 12.500" is 12.5, not 12500.
-THREE_DECIMAL = frozenset("KWD BHD OMR JOD TND LYD IQD".split())
+# Currencies written with three minor digits: "KWD 12.500" is 12.5, not 12500. ISO 4217
+# lists IQD too, but Iraqi amounts are written in whole dinars ("IQD 250,000"): not here.
+THREE_DECIMAL = frozenset("KWD BHD OMR JOD TND LYD".split())
 # A symbol shared by several currencies -> the currencies it can stand for.
 SHARED = {
     "$": frozenset("USD CAD AUD NZD HKD SGD MXN TWD ARS CLP COP".split()),

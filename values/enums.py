@@ -5,6 +5,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+import re
+
+from evalrun.values.currencies import ISO_CODES
 from evalrun.values.text import norm_text
 
 _NEGATIONS = frozenset("not no never non isnt arent wasnt werent dont doesnt didnt".split())
@@ -39,6 +42,21 @@ def find_enum_values(norm_pred: str, lookup: dict[str, str]) -> list[str]:
 EnumTable = tuple[dict[str, str], frozenset[str] | None]  # name or synonym -> canonical value; the allowed set
 
 
+def _number_variant(name: str) -> str | None:
+    """The name with its last word in the other grammatical number ("us dollar" <-> "us
+    dollars"), so a synonym list need not spell both; None where a bare "s" is no plural."""
+    head, _, last = name.rpartition(" ")
+    if len(last) < 3 or not last.isalpha():
+        return None
+    if last.endswith("s"):
+        if len(last) < 4 or last.endswith(("ss", "us", "is")):
+            return None
+        other = last[:-1]
+    else:
+        other = last + "s"
+    return f"{head} {other}" if head else other
+
+
 @lru_cache(maxsize=1024)
 def _enum_table(allowed: tuple[str, ...] | None, synonyms: tuple[tuple[str, str], ...]) -> EnumTable:
     lookup: dict[str, str] = {}
@@ -47,7 +65,23 @@ def _enum_table(allowed: tuple[str, ...] | None, synonyms: tuple[tuple[str, str]
         lookup[a] = a
     for k, v in synonyms:
         lookup.setdefault(norm_text(k), norm_text(v))
+    for name, canon in list(lookup.items()):  # spelled names only: a written entry always wins
+        if (variant := _number_variant(name)) is not None and len(name) > 3:
+            lookup.setdefault(variant, canon)
     return lookup, allowed_set
+
+
+_ISO = frozenset(ISO_CODES)
+_CODE_TOKEN = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])")
+
+
+def _other_currency_codes(s: str, allowed: frozenset[str] | None) -> list[str]:
+    """In a currency field (every allowed value an ISO code), another ISO code the answer
+    writes ("Kuwaiti dinar (DKK)") is a second value, not noise: the field knows every
+    currency code, not only the allowed ones. Upper case only: "try" and "pen" are words."""
+    if not allowed or not all(a.upper() in _ISO for a in allowed):
+        return []
+    return list(dict.fromkeys(c.lower() for c in _CODE_TOKEN.findall(s) if c in _ISO and c.lower() not in allowed))
 
 
 def enum_lookup(opts: dict[str, Any]) -> EnumTable:
@@ -74,7 +108,7 @@ def enum_candidates(s: str, opts: dict[str, Any]) -> list[str]:
         return [lookup[n]]
     if allowed is None:
         return [n] if n else []
-    return find_enum_values(n, lookup)
+    return find_enum_values(n, lookup) + _other_currency_codes(s, allowed)
 
 
 def enum_gold(s: str, opts: dict[str, Any]) -> str | None:

@@ -8,15 +8,16 @@ accepts is exactly a gold the scorer can compare against.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, Callable
 
 from evalrun.values.absent import is_absent
 from evalrun.values.amounts import distinct_amounts, extract_amounts
-from evalrun.values.dates import AmbiguousDate, distinct_dates, extract_dates, read_date_order
+from evalrun.values.dates import AmbiguousDate, distinct_dates, extract_dates, mask_dates, read_date_order
 from evalrun.values.enums import enum_candidates, enum_gold, enum_lookup
 from evalrun.values.ids import id_candidates, norm_id
-from evalrun.values.text import norm_text
+from evalrun.values.text import norm_text, prep
 
 KINDS = ("amount", "number", "date", "id", "text", "enum")
 TYPED_KINDS = frozenset({"amount", "number", "date", "id"})
@@ -89,6 +90,20 @@ def _gold_uncached(kind: str, gold: str, opts: dict[str, Any]) -> Any:
 @lru_cache(maxsize=65536)
 def _gold_cached(kind: str, gold: str, decimal: str | None, date_order: str) -> Any:
     return _gold_uncached(kind, gold, {"decimal": decimal, "date_order": date_order})
+
+
+_VALUE_START = re.compile(r"(?<![\w\-/.])[-+\u2212(]?[$€£¥]?[0-9]")
+
+
+def states_no_value(kind: str, s: str) -> bool:
+    """A sentence (more than three words) where no token could even be a damaged value of
+    the kind: none starts with a digit once dates are masked (dates are a date field's
+    values). "Exporter: Kestrel Optics GmbH, EORI DE1234567890123" states no amount (its
+    digits belong to an id), while "The total is 14,851.2O" states a damaged one."""
+    if len(s.split()) <= 3:
+        return False
+    t = prep(s)
+    return not _VALUE_START.search(t if kind == "date" else mask_dates(t))
 
 
 def is_absent_value(kind: str, s: str, opts: dict[str, Any]) -> bool:

@@ -49,3 +49,15 @@ def norm_text(s: str) -> str:
     """NFKC, casefold, punctuation to space (apostrophes dropped), whitespace collapsed."""
     return _norm_text_cached(s) if len(s) <= CACHE_MAX_LEN else _norm_text(s)
 
+
+
+def only_copies(answer: str, document: str, min_chars: int = 20) -> bool:
+    """Is the answer nothing but lines copied from the document (whitespace aside)? A small
+    model that cannot answer often repeats the document instead: such an answer states no
+    value of its own, whatever digits the copied lines hold."""
+    lines = [" ".join(line.split()) for line in answer.splitlines()]
+    lines = [line for line in lines if line]
+    if sum(map(len, lines)) < min_chars:
+        return False
+    flat = " ".join(document.split())
+    return all(line in flat for line in lines)

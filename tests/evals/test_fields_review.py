@@ -170,6 +170,28 @@ ENUM = [
     C("shorter-synonym-alone", "enum", "USD", "The invoice is in dollars.", "correct", **_CUR),
     C("negated-longer-claims-its-words", "enum", "USD", "Dollars, not Canadian dollars.", "correct", **_CUR),
     C("both-named", "enum", "USD", "Either dollars or Canadian dollars.", "wrong_value", **_CUR),
+    # a synonym is found in the other grammatical number too; a written entry always wins
+    C("singular-of-plural-synonym", "enum", "CAD", "paid in Canadian dollar", "correct", **_CUR),
+    C("plural-of-singular-synonym", "enum", "CHF", "Swiss francs", "correct", allowed=["CHF"], synonyms={"swiss franc": "CHF"}),
+    C("written-entry-wins", "enum", "b", "units", "correct", allowed=["a", "b"], synonyms={"unit": "a", "units": "b"}),
+    C("no-variant-of-short-words", "enum", "USD", "uss", "wrong_value", "invalid_value", allowed=["USD"], synonyms={"us": "USD"}),
+    # a currency field knows every ISO code: another one written is a second value
+    C("other-iso-code-is-a-second-value", "enum", "KWD", "Kuwaiti dinar (DKK)", "wrong_value", allowed=["KWD", "USD"],
+      synonyms={"kuwaiti dinar": "KWD"}),
+    C("other-iso-code-alone", "enum", "KWD", "The amounts are in DKK.", "wrong_value", "invalid_value", allowed=["KWD", "USD"]),
+    C("lower-case-word-is-no-code", "enum", "USD", "We try to pay in USD.", "correct", allowed=["KWD", "USD"]),
+    C("codes-only-in-currency-enums", "enum", "paid", "paid (TRY)", "correct", allowed=["paid", "unpaid"]),
+]
+
+DROPPED = [
+    # a sentence with no token that could even be a damaged value: the field was dropped
+    C("copied-id-lines-no-amount", "amount", "EUR 36204.50",
+      "Exporter: Kestrel Optics GmbH, EORI DE1234567890123\nDeclarant reference: KO-EXP-2024-0117", "missing"),
+    C("dates-only-no-amount", "amount", "EUR 5083.20", "La date est le 12 février 2024, c'est le 12 février.", "missing"),
+    C("damaged-value-in-a-sentence", "amount", "EUR 14851.20", "The total is 14,851.2O EUR.", "wrong_value", "unparseable"),
+    C("relative-date-is-a-value", "date", "2024-01-01", "The payment is due in 30 days.", "wrong_value", "unparseable"),
+    C("short-answer-stays-unparseable", "amount", "EUR 5", "five euros", "wrong_value", "unparseable"),
+    C("id-digits-glued-after-a-dash", "number", "388.40", "Office: Hamburg-Waltershof (DE004852), ref KO-EXP-2024-0117", "missing"),
 ]
 
 DIGITS = [
@@ -219,7 +241,7 @@ DATES = [
     C("dmy-gold", "date", "04/09/2024", "4 September 2024", "correct"),
 ]
 
-CASES = LISTS + RESTATED + REFUSALS + CURRENCY + ENUM + DIGITS + DECIMALS + ROUNDING + DATES
+CASES = LISTS + RESTATED + REFUSALS + CURRENCY + ENUM + DROPPED + DIGITS + DECIMALS + ROUNDING + DATES
 
 
 @pytest.mark.parametrize(("kind", "gold", "pred", "outcome", "sub", "opts"), CASES)
@@ -268,3 +290,24 @@ def test_bad_field_name_options_are_harness_errors(opts: dict[str, Any]) -> None
 
 def test_date_order_is_ignored_outside_dates() -> None:
     assert score_field("amount", "5", "5", date_order="nonsense").outcome == "correct"
+
+
+_DOC = "Zahlbar ohne Abzug bis 13.04.2024 auf das Konto DE89 3704 0044 0532 0130 00.\nNettobetrag 2.510,45 €"
+
+
+@pytest.mark.parametrize(("kind", "gold", "output", "outcome"), [
+    ("number", "19", "Zahlbar ohne Abzug bis 13.04.2024 auf das Konto DE89 3704 0044 0532 0130", "missing"),
+    ("amount", "EUR 2987.44", "Nettobetrag 2.510,45 €", "wrong_value"),  # one value quoted: the distractor picked
+    ("number", "19", "The rate is 3704 or 0044.", "wrong_value"),  # its own words: an answer, however poor
+    ("amount", "EUR 2510.45", "Nettobetrag   2.510,45 €", "correct"),
+])
+def test_an_answer_that_only_copies_the_document(kind: str, gold: str, output: str, outcome: str) -> None:
+    """Copied document lines offering several values (or none readable) state no value: missing."""
+    from evalrun.contract.types import CONTEXT_SEPARATOR, Field, Generation, Item
+    from evalrun.evals.scoring import COPIED, score_item
+
+    item = Item(id="d/1/f", pack="d", prompt=_DOC + CONTEXT_SEPARATOR + "Question?", context=_DOC, question="Question?",
+                fields=[Field(name="f", kind=kind, gold=gold)])
+    score = score_item(item, Generation(item_id=item.id, pack="d", prompt_hash="h", output=output)).fields["f"]
+    assert score.outcome == outcome, score
+    assert (score.detail == COPIED) == (outcome == "missing")

@@ -43,7 +43,7 @@ def test_sweep_runs_each_point_and_prints_the_knob_table(tmp_path: Path, tiny_mo
     out = tmp_path / "runs"
     res = run_cli("sweep", str(base), "--set", "acceleration.kv_cache.backend=simulated",
                   "--set", "acceleration.kv_cache.quant=int2,int8", "--out", str(out))
-    assert res.returncode in (0, 1), res.stdout + res.stderr
+    assert res.returncode in (0, 1, 4), res.stdout + res.stderr
     assert "accuracy and speed against the knob" in res.stdout
     assert "int2" in res.stdout and "int8" in res.stdout
     runs = sorted(p.name.rsplit("-", 1)[0] for p in out.iterdir())
