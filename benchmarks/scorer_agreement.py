@@ -53,6 +53,8 @@ def main() -> int:
     ap.add_argument("--labels", type=Path)
     ap.add_argument("--blind", action="store_true", help="print answers and golds to label, without the tool's scores")
     ap.add_argument("--min-agreement", type=float, default=0.98)
+    ap.add_argument("--new-against", metavar="RUN_DIR",
+                    help="count only answers that differ from this run's (a candidate's new answers)")
     args = ap.parse_args()
     scored = rescore(args.run_dir, log=lambda m: print(m, file=sys.stderr)).scored
     if args.blind:
@@ -64,6 +66,11 @@ def main() -> int:
     if args.labels is None:
         ap.error("--labels is required unless --blind")
     labels = _read_labels(args.labels)
+    same: set[str] = set()
+    if args.new_against:
+        before = {s.item_id: s.output for s in rescore(args.new_against, log=lambda m: None).scored}
+        same = {s.item_id for s in scored if s.item_id in before and before[s.item_id] == s.output}
+        print(f"answers identical to {args.new_against}: {len(same)} items left out")
     seen: set[tuple[str, str]] = set()
     pairs: Counter[tuple[str, str]] = Counter()
     disagreements = []
@@ -73,6 +80,8 @@ def main() -> int:
             if key not in labels:
                 raise SystemExit(f"{args.labels}: no label for item {s.item_id!r} field {name!r}")
             seen.add(key)
+            if s.item_id in same:
+                continue
             human, tool = labels[key]["label"], TOOL_LABEL[score.outcome]
             pairs[(human, tool)] += 1
             if human != tool:

@@ -155,11 +155,11 @@ from evalrun.contract.types import FieldScore
 from evalrun.evals.field_compare import HANDLERS as _HANDLERS
 from evalrun.evals.numeric_subcodes import numeric_subcode
 from evalrun.values.coerce import coerce
-from evalrun.values.dates import read_date_order
+from evalrun.values.options import option_problem
 from evalrun.values.field_clauses import named_value, read_refusal
 from evalrun.values.ids import norm_id
 from evalrun.values.kinds import KINDS, TYPED_KINDS, gold_value, is_absent_value, states_no_value
-from evalrun.values.text import norm_text
+from evalrun.values.text import drop_cut_repeat, norm_text
 
 OUTCOMES = ("correct", "near_match", "partial", "wrong_value", "missing", "hallucinated", "correct_absent")
 SELF_CONTRADICTING = "self_contradicting"  # states a value and says the field has none
@@ -260,14 +260,8 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
 
 def _check_options(kind: str, options: dict[str, Any]) -> None:
     """Options are the harness's, not the model's: a bad one is a ValueError."""
-    if kind == "date":
-        read_date_order(options)
-    field, aliases = options.get("field"), options.get("aliases")
-    if field is not None and not isinstance(field, str):
-        raise ValueError(f"option field must be the field's name; got {field!r}")
-    if aliases is not None and not (isinstance(aliases, str) or (
-            isinstance(aliases, (list, tuple)) and all(isinstance(a, str) for a in aliases))):
-        raise ValueError(f"option aliases must be a list of names; got {aliases!r}")
+    if (problem := option_problem(kind, options)) is not None:
+        raise ValueError(f"option {problem[0]}: {problem[1]}")
 
 
 def score_field(kind: str, gold: Any, pred: Any, **options: Any) -> FieldScore:
@@ -283,7 +277,7 @@ def score_field(kind: str, gold: Any, pred: Any, **options: Any) -> FieldScore:
     gold_s, _ = coerce(gold)
     try:
         pred_s, note = coerce(pred)
-        return _score(kind, gold_s, pred_s, note, options)
+        return _score(kind, gold_s, drop_cut_repeat(pred_s) if pred_s else pred_s, note, options)
     except Exception as exc:  # noqa: BLE001 - last line of defence, never crash a run
         detail = f"scorer error: {type(exc).__name__}: {exc}"[:300]
         if gold_s is None:

@@ -13,9 +13,9 @@ from pydantic import BaseModel, Field as PydField
 from evalrun.evals.fields import AMBIGUOUS, score_field
 from evalrun.evals.json_answer import parse_json_answer
 from evalrun.contract.types import CORRECT_OUTCOMES, Field, FieldScore, Generation, Item, ItemMeta
-from evalrun.values.text import only_copies
+from evalrun.values.text import mostly_copied, only_copies
 
-COPIED = "the answer only repeats lines of the document: no value stated for the field"
+COPIED = "the answer only repeats the document's own words: no value stated for the field"
 
 
 class ScoredItem(BaseModel):
@@ -65,11 +65,14 @@ def _score_json(item: Item, output: str) -> tuple[dict[str, FieldScore], str, st
 
 
 def _copied(score: FieldScore, item: Item, output: str) -> FieldScore:
-    """A free-text answer that only copies document lines and offers no single value (several,
-    or none readable) dropped the field: `missing`, not a wrong value. A copied line with one
-    value is still read as that value (a model quoting the distractor's line picked it)."""
+    """A free-text answer that only repeats the prompt's lines, or is (nearly) all the
+    document's own words, and offers no single value (several, or none readable) dropped
+    the field: `missing`, not a wrong value. One that does offer one value is still read as
+    that value (a model quoting the distractor's line picked it)."""
     undecided = score.detail == AMBIGUOUS or score.subcode in ("unparseable", "invalid_value")
-    if score.outcome != "wrong_value" or not undecided or not only_copies(output, item.prompt):
+    if score.outcome != "wrong_value" or not undecided:
+        return score
+    if not (only_copies(output, item.prompt) or mostly_copied(output, item.context or item.prompt)):
         return score
     return FieldScore(outcome="missing", gold_norm=score.gold_norm, pred_norm=score.pred_norm, detail=COPIED)
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field as PydField, ValidationError
 
 from evalrun.contract.types import FieldKind
 from evalrun.tasks.base import ParamError
+from evalrun.values.options import user_option_problem
 
 DateOrder = Literal["dmy", "mdy", "ymd"]
 DATE_ORDERS: tuple[str, ...] = get_args(DateOrder)
@@ -98,13 +99,10 @@ def _spec(value: str | FieldSpec) -> FieldSpec:
     return FieldSpec(type=value) if isinstance(value, str) else value  # type: ignore[arg-type]
 
 
-def _check_date_order(options: dict[str, Any], kind: str, key: str) -> None:
-    if "date_order" not in options:
-        return
-    if kind != "date":
-        raise ParamError(f"date_order is read for date fields only (this field is {kind})", key)
-    if options["date_order"] not in DATE_ORDERS:
-        raise ParamError(f"invalid value {options['date_order']!r}; allowed: {', '.join(DATE_ORDERS)}", key)
+def _check_options(options: dict[str, Any], kind: str, key: str) -> None:
+    """Every option must be one the scorer reads for this kind, with a value it can read."""
+    if (problem := user_option_problem(kind, options)) is not None:
+        raise ParamError(problem[1], f"{key}.{problem[0]}")
 
 
 def resolve_fields(fields: dict[str, str | FieldSpec], gold_columns: dict[str, str],
@@ -129,8 +127,7 @@ def resolve_fields(fields: dict[str, str | FieldSpec], gold_columns: dict[str, s
                 raise ParamError(f"{name!r} is also given as fields.{name}.{attr}; keep one of the two",
                                  f"{old}.{name}" if old != "nullable" else old)
         options = dict(spec.options or field_options.get(name, {}))
-        where = f"fields.{name}.options.date_order" if spec.options else f"field_options.{name}.date_order"
-        _check_date_order(options, spec.type, where)
+        _check_options(options, spec.type, f"fields.{name}.options" if spec.options else f"field_options.{name}")
         if spec.type == "date" and date_order is not None:
             options = {"date_order": date_order, **options}
         out.append(Resolved(name=name, kind=spec.type, column=spec.column or gold_columns.get(name, name),

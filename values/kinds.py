@@ -95,15 +95,19 @@ def _gold_cached(kind: str, gold: str, decimal: str | None, date_order: str) -> 
 _VALUE_START = re.compile(r"(?<![\w\-/.])[-+\u2212(]?[$€£¥]?[0-9]")
 
 
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
 def states_no_value(kind: str, s: str) -> bool:
     """A sentence (more than three words) where no token could even be a damaged value of
     the kind: none starts with a digit once dates are masked (dates are a date field's
     values). "Exporter: Kestrel Optics GmbH, EORI DE1234567890123" states no amount (its
     digits belong to an id), while "The total is 14,851.2O" states a damaged one."""
-    if len(s.split()) <= 3:
+    if sum(not _CJK.search(w) for w in s.split()) + len(_CJK.findall(s)) <= 3:  # an ideograph is a word
         return False
     t = prep(s)
-    return not _VALUE_START.search(t if kind == "date" else mask_dates(t))
+    # a date is a value of a date field, and may be (a wrong) one of an id field
+    return not _VALUE_START.search(t if kind in ("date", "id") else mask_dates(t))
 
 
 def is_absent_value(kind: str, s: str, opts: dict[str, Any]) -> bool:

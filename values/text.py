@@ -51,6 +51,48 @@ def norm_text(s: str) -> str:
 
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|\n+")
+_TERMINAL = ".!?。)\"'”»"
+
+
+def drop_cut_repeat(answer: str) -> str:
+    """The answer without a last fragment that was cut off while repeating an earlier
+    sentence ("USD 38,750.00. The stated value is USD 38,750.00. The stated value is USD
+    38,7"): a model that runs out of tokens mid-repeat has not stated a new value."""
+    stripped = answer.rstrip()
+    if not stripped or stripped[-1] in _TERMINAL or len(stripped) > 20000:
+        return answer
+    parts = [p for p in _SENTENCE_END.split(stripped) if p.strip()]
+    if len(parts) < 2:
+        return answer
+    last = " ".join(parts[-1].split())
+    if any(" ".join(p.split()).startswith(last) and len(" ".join(p.split())) > len(last) for p in parts[:-1]):
+        return stripped[: stripped.rfind(parts[-1])].rstrip()
+    return answer
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def mostly_copied(answer: str, document: str, share: float = 0.8, min_words: int = 6) -> bool:
+    """Are (nearly) all the answer's words the document's own? A model that repeats or
+    garbles its input ("Exporter: KO-EXP-2024-0112-1 / Item 1: Optical measuring
+    instruments, ...") instead of answering is told apart from one that names a value of
+    its own ("the currency of India"). The last word is left out when the answer was cut
+    mid-word (no closing punctuation)."""
+    words = _words(answer)
+    if answer.rstrip()[-1:] not in _TERMINAL and len(words) > 1:
+        words = words[:-1]
+    if len(words) < min_words:
+        return False
+    vocabulary = set(_words(document))
+    return sum(w in vocabulary for w in words) >= share * len(words)
+
+
 def only_copies(answer: str, document: str, min_chars: int = 20) -> bool:
     """Is the answer nothing but lines copied from the document (whitespace aside)? A small
     model that cannot answer often repeats the document instead: such an answer states no

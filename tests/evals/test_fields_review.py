@@ -192,6 +192,12 @@ DROPPED = [
     C("relative-date-is-a-value", "date", "2024-01-01", "The payment is due in 30 days.", "wrong_value", "unparseable"),
     C("short-answer-stays-unparseable", "amount", "EUR 5", "five euros", "wrong_value", "unparseable"),
     C("id-digits-glued-after-a-dash", "number", "388.40", "Office: Hamburg-Waltershof (DE004852), ref KO-EXP-2024-0117", "missing"),
+    C("cjk-babble-no-date", "date", "2024-05-31", "最位最佳最佳最佳最佳最佳最佳最佳", "missing"),
+    C("a-date-offered-as-an-id", "id", "TC-20240612-33091", "The confirmation number is 06-13-2024.", "wrong_value"),
+    # a last fragment cut off while repeating an earlier sentence states no new value
+    C("cut-repeat-is-no-second-value", "amount", "USD 38750.00",
+      "The declared value is USD 38,750.00.\n\nThe stated value is USD 38,750.00.\n\nThe stated value is USD 38,7", "correct"),
+    C("cut-new-sentence-still-counts", "amount", "USD 38750.00", "The value is USD 38,750.00. The tax is USD 1", "wrong_value"),
 ]
 
 DIGITS = [
@@ -300,6 +306,8 @@ _DOC = "Zahlbar ohne Abzug bis 13.04.2024 auf das Konto DE89 3704 0044 0532 0130
     ("amount", "EUR 2987.44", "Nettobetrag 2.510,45 €", "wrong_value"),  # one value quoted: the distractor picked
     ("number", "19", "The rate is 3704 or 0044.", "wrong_value"),  # its own words: an answer, however poor
     ("amount", "EUR 2510.45", "Nettobetrag   2.510,45 €", "correct"),
+    ("number", "19", "Nettobetrag 2.510,45 € Zahlbar ohne Abzug bis 13.04.2024 Konto DE89 3704", "missing"),  # garbled copy
+    ("number", "19", "The rates are 3704 and 44 for this customer in this year", "wrong_value"),  # words of its own
 ])
 def test_an_answer_that_only_copies_the_document(kind: str, gold: str, output: str, outcome: str) -> None:
     """Copied document lines offering several values (or none readable) state no value: missing."""

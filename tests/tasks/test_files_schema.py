@@ -86,6 +86,18 @@ def _error(tmp_path: Path, rows: list[dict[str, Any]] | None = None, **task: Any
         ({"field_options": {"due": {"date_order": "x"}},
           "fields": {"total": Q, "due": {"type": "date", "question": "?"}}},
          "field_options.due.date_order", ["'x'"]),
+        # options the scorer reads: a misspelt or malformed one is an error, never ignored
+        ({"fields": {"total": {**Q, "options": {"decimals": ","}}}}, "fields.total.options.decimals",
+         ["not an option of amount fields", "decimal"]),
+        ({"fields": {"total": {**Q, "options": {"decimal": ";"}}}}, "fields.total.options.decimal", ["'.' or ','"]),
+        ({"fields": {"total": {**Q, "options": {"aliases": 5}}}}, "fields.total.options.aliases", ["list of names"]),
+        ({"fields": {"total": {**Q, "options": {"allowed": ["EUR"]}}}}, "fields.total.options.allowed",
+         ["read for enum fields only"]),
+        ({"fields": {"total": Q, "due": {"type": "date", "question": "?", "options": {"dayfirst": "no"}}}},
+         "fields.due.options.dayfirst", ["true or false"]),
+        ({"fields": {"total": Q, "cur": {"type": "enum", "question": "?", "column": "text",
+                                         "options": {"synonyms": ["euro"]}}}},
+         "fields.cur.options.synonyms", ["map written names"]),
         # the same thing said twice
         ({"gold_columns": {"total": "total_due"}}, "gold_columns.total", ["also given as fields.total.column"]),
         ({"fields": {"total": {**Q, "options": {"a": 1}}}, "field_options": {"total": {"b": 2}}},

@@ -94,3 +94,46 @@ def test_scoring_tells_the_scorer_the_field_name() -> None:
     scored = score_item(item, Generation(item_id="l/1", pack="l", prompt_hash=item.prompt_hash, output=out))
     assert {k: v.outcome for k, v in scored.fields.items()} == {
         "tenancy_deposit": "correct", "monthly_rent": "correct", "late_fee": "correct_absent"}
+
+
+@pytest.mark.parametrize("answer, kept", [
+    ("USD 38,750.00.\n\nThe stated value is USD 38,750.00.\n\nThe stated value is USD 38,7",
+     "USD 38,750.00.\n\nThe stated value is USD 38,750.00."),
+    ("The invoice is 10.10 EUR.\n\nThe invoice is 10.10 EUR.\n\nThe", "The invoice is 10.10 EUR.\n\nThe invoice is 10.10 EUR."),
+    ("The total is EUR 5.00.", "The total is EUR 5.00."),  # complete: nothing cut
+    ("The total is EUR 5.00. The tax is EUR 1", "The total is EUR 5.00. The tax is EUR 1"),  # a new sentence, not a repeat
+    ("EUR 5", "EUR 5"),
+])
+def test_a_cut_repeat_is_no_new_value(answer: str, kept: str) -> None:
+    from evalrun.values.text import drop_cut_repeat
+
+    assert drop_cut_repeat(answer) == kept
+
+
+DOCUMENT = ("Exporter: Kestrel Optics GmbH, EORI DE1234567890123\nDeclarant reference: KO-EXP-2024-0117\n"
+            "Item 1: Optical measuring instruments, HS code 9031.49, country of origin DE\nNet mass 388,40 kg")
+
+
+@pytest.mark.parametrize("answer, copied", [
+    ("Exporter: KO-EXP-2024-0112-1\nItem 1: Optical measuring instruments, HS code 9031.49, country of origin DE\n"
+     "  Net mass 3", True),  # garbled, but the document's own words
+    ("Exporter: Kestrel Optics GmbH", False),  # too short to tell
+    ("The amounts in this document are in the currency of the country of India.", False),  # words of its own
+    ("The net mass is 388,40 kg according to the declaration.", False),
+])
+def test_an_answer_of_the_documents_own_words(answer: str, copied: bool) -> None:
+    from evalrun.values.text import mostly_copied
+
+    assert mostly_copied(answer, DOCUMENT) is copied
+
+
+@pytest.mark.parametrize("kind, answer, none", [
+    ("date", "最位最佳最佳最佳最佳最佳最佳最佳", True),  # ideographs are words: babble, not a value
+    ("amount", "五千円", False),  # three ideographs: a value-like answer
+    ("id", "The confirmation number is 06-13-2024.", False),  # a date may be (a wrong) id
+    ("amount", "The confirmation number is 06-13-2024.", True),  # but it is no amount
+])
+def test_states_no_value(kind: str, answer: str, none: bool) -> None:
+    from evalrun.values.kinds import states_no_value
+
+    assert states_no_value(kind, answer) is none
