@@ -10,6 +10,8 @@ names one currency.
 
 from __future__ import annotations
 
+import re
+
 ISO_CODES = (
     "EUR USD GBP CHF JPY CNY RMB INR CAD AUD NZD HKD SGD SEK NOK DKK PLN CZK HUF RUB "
     "TRY BRL MXN ZAR KRW TWD THB IDR MYR PHP VND ILS AED SAR QAR KWD BHD OMR JOD TND "
@@ -62,3 +64,30 @@ def same_currency(a: str, b: str) -> bool:
 def more_specific(a: str, b: str) -> str:
     """Of two compatible currencies, the one that names a single currency."""
     return b if a in SHARED else a
+
+
+_STATED = re.compile(
+    r"(?<![A-Za-z])(?:[A-Z]{3})(?![A-Za-z])|[$€£¥₹₩₽₺₪₫฿₴₦₱円元]"
+    r"|(?i:(?<![a-z])(?:euros?|dollars?|pounds?|sterling|yen|francs?|dinars?)(?![a-z]))")
+_STATED_WORDS = {"sterling": "GBP", "franc": "CHF", "francs": "CHF"}
+
+
+def stated_currency(text: str) -> str | None:
+    """The one currency an answer names apart from its amount ("The net pay is 2,318.64.
+    The currency is USD."), or None when it names none or several that cannot be one.
+    Codes count in capitals only ("try" and "pen" are words)."""
+    found: list[str] = []
+    for m in _STATED.finditer(text):
+        tok = m.group()
+        cur = _STATED_WORDS.get(tok.lower()) or currency_code(tok)
+        if tok.lower().startswith("dinar"):
+            continue  # several dinars (KWD, BHD, JOD, ...): the word alone names none
+        if cur is None or (tok.isupper() and len(tok) == 3 and tok not in ISO_CODES):
+            continue
+        for i, seen in enumerate(found):
+            if same_currency(seen, cur):
+                found[i] = more_specific(seen, cur)
+                break
+        else:
+            found.append(cur)
+    return found[0] if len(found) == 1 else None

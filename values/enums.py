@@ -7,7 +7,7 @@ from typing import Any
 
 import re
 
-from evalrun.values.currencies import ISO_CODES
+from evalrun.values.currencies import ISO_CODES, SHARED, currency_code
 from evalrun.values.text import norm_text
 
 _NEGATIONS = frozenset("not no never non isnt arent wasnt werent dont doesnt didnt".split())
@@ -72,16 +72,27 @@ def _enum_table(allowed: tuple[str, ...] | None, synonyms: tuple[tuple[str, str]
 
 
 _ISO = frozenset(ISO_CODES)
-_CODE_TOKEN = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])")
+_CODE_TOKEN = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])|[$€£¥₹₩₽₺₪₫฿₴₦₱円元]")
 
 
-def _other_currency_codes(s: str, allowed: frozenset[str] | None) -> list[str]:
-    """In a currency field (every allowed value an ISO code), another ISO code the answer
-    writes ("Kuwaiti dinar (DKK)") is a second value, not noise: the field knows every
-    currency code, not only the allowed ones. Upper case only: "try" and "pen" are words."""
+def _currency_mentions(s: str, allowed: frozenset[str] | None) -> list[str]:
+    """In a currency field (every allowed value an ISO code) the field knows every currency:
+    another ISO code written ("Kuwaiti dinar (DKK)") is a second value, and a symbol names
+    the allowed currency it stands for ("120,00 €" is EUR; "$" only when one allowed
+    currency is written with it). Codes in capitals only: "try" and "pen" are words."""
     if not allowed or not all(a.upper() in _ISO for a in allowed):
         return []
-    return list(dict.fromkeys(c.lower() for c in _CODE_TOKEN.findall(s) if c in _ISO and c.lower() not in allowed))
+    out: list[str] = []
+    for tok in _CODE_TOKEN.findall(s):
+        if len(tok) == 3:
+            code = tok if tok in _ISO else None
+        else:
+            cur = currency_code(tok)
+            members = [m for m in SHARED.get(cur or "", {cur}) if m and m.lower() in allowed]
+            code = members[0] if len(members) == 1 else None
+        if code is not None and code.lower() not in out:
+            out.append(code.lower())
+    return out
 
 
 def enum_lookup(opts: dict[str, Any]) -> EnumTable:
@@ -108,7 +119,8 @@ def enum_candidates(s: str, opts: dict[str, Any]) -> list[str]:
         return [lookup[n]]
     if allowed is None:
         return [n] if n else []
-    return find_enum_values(n, lookup) + _other_currency_codes(s, allowed)
+    named = find_enum_values(n, lookup)
+    return named + [c for c in _currency_mentions(s, allowed) if c not in named]
 
 
 def enum_gold(s: str, opts: dict[str, Any]) -> str | None:

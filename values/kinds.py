@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from evalrun.values.absent import is_absent
 from evalrun.values.amounts import distinct_amounts, extract_amounts
+from evalrun.values.currencies import stated_currency
 from evalrun.values.dates import AmbiguousDate, distinct_dates, extract_dates, mask_dates, read_date_order
 from evalrun.values.enums import enum_candidates, enum_gold, enum_lookup
 from evalrun.values.ids import id_candidates, norm_id
@@ -31,7 +32,11 @@ def _amount_reader(use_currency: bool) -> Reader:
     default_decimal = "auto" if use_currency else "."
 
     def cands(s: str, opts: dict[str, Any]) -> list[Any]:
-        return distinct_amounts(extract_amounts(s, opts.get("decimal") or default_decimal), use_currency)
+        found = distinct_amounts(extract_amounts(s, opts.get("decimal") or default_decimal), use_currency)
+        if use_currency and len(found) == 1 and found[0].currency is None and (cur := stated_currency(s)):
+            # one value and, apart from it, one currency named: "2,318.64. The currency is USD."
+            return [found[0]._replace(currency=cur)]
+        return found
 
     return cands
 

@@ -181,7 +181,26 @@ ENUM = [
     C("other-iso-code-alone", "enum", "KWD", "The amounts are in DKK.", "wrong_value", "invalid_value", allowed=["KWD", "USD"]),
     C("lower-case-word-is-no-code", "enum", "USD", "We try to pay in USD.", "correct", allowed=["KWD", "USD"]),
     C("codes-only-in-currency-enums", "enum", "paid", "paid (TRY)", "correct", allowed=["paid", "unpaid"]),
+    C("symbol-names-its-currency", "enum", "EUR", "The document lists 120,00 € and 236,00 €", "correct",
+      allowed=["EUR", "USD"]),
+    C("symbol-names-the-wrong-currency", "enum", "USD", "The document lists 120,00 €", "wrong_value",
+      allowed=["EUR", "USD"]),
+    C("shared-symbol-with-two-allowed-names-none", "enum", "CAD", "The amounts are $5 and $7", "wrong_value",
+      "invalid_value", allowed=["USD", "CAD"]),
+    C("shared-symbol-with-one-allowed", "enum", "CAD", "The amounts are $5 and $7", "correct", allowed=["CAD", "EUR"]),
 ]
+
+STATED_CURRENCY = [
+    # one value, and apart from it one currency named: that is the value's currency
+    C("currency-in-its-own-sentence-mismatch", "amount", "GBP 2318.64", "The net pay is 2,318.64.\n\nThe currency is USD.",
+      "wrong_value", "currency_mismatch"),
+    C("currency-in-its-own-sentence-match", "amount", "GBP 3402.18",
+      "The closing balance is 3,402.18.\n\nThe currency is British pounds sterling.", "correct"),
+    C("two-currencies-named-none-attached", "amount", "EUR 5", "The total is 5.00 (EUR or USD).", "correct"),
+    C("lower-case-code-is-a-word", "amount", "EUR 5", "The total is 5.00; we try hard.", "correct"),
+    C("dinar-alone-names-no-currency", "amount", "KWD 1234.567", "The total is 1,234.567 in dinars.", "correct"),
+]
+
 
 DROPPED = [
     # a sentence with no token that could even be a damaged value: the field was dropped
@@ -247,7 +266,7 @@ DATES = [
     C("dmy-gold", "date", "04/09/2024", "4 September 2024", "correct"),
 ]
 
-CASES = LISTS + RESTATED + REFUSALS + CURRENCY + ENUM + DROPPED + DIGITS + DECIMALS + ROUNDING + DATES
+CASES = LISTS + RESTATED + REFUSALS + CURRENCY + STATED_CURRENCY + ENUM + DROPPED + DIGITS + DECIMALS + ROUNDING + DATES
 
 
 @pytest.mark.parametrize(("kind", "gold", "pred", "outcome", "sub", "opts"), CASES)
