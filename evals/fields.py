@@ -89,6 +89,9 @@ Decisions (the spec leaves these open; tests pin them):
   name one currency (C$, US$, A$, HK$, R$, ...), as do "Fr."/"SFr." (CHF),
   円 (JPY), 元 (CNY) and "R" (ZAR; only right before an amount with cents or
   thousands groups, so "R12" stays an id).
+* Stated currency: an amount answer with one value and no currency attached,
+  that names one currency elsewhere ("2,318.64. The currency is USD."), gives
+  the value that currency (codes in capitals; "dinar" alone names none).
 * Amount/number wrong-value sub-code priority: sign_flip (|pred| == |gold|,
   signs differ) > scale_error (same significant digits, other power of 10,
   e.g. 0.125 vs 12.5%) > rounding (same sign, and the finer value rounded half
@@ -134,7 +137,8 @@ Decisions (the spec leaves these open; tests pin them):
   grammatical number ("US dollar" for a synonym "us dollars"; a written entry
   always wins). In a currency field (every allowed value an ISO code) another
   ISO code written in capitals is a value too: "Kuwaiti dinar (DKK)" names two
-  currencies and is not credited. Without `allowed`, answers are compared
+  currencies and is not credited; a symbol names the allowed currency it
+  stands for ("120,00 €" is EUR; "$" only when one allowed currency uses it). Without `allowed`, answers are compared
   whole (no extraction).
 * Copied lines (evals/scoring.py, which knows the prompt): a free-text answer
   that only repeats lines of the document and offers several values or none

@@ -78,19 +78,26 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
-def mostly_copied(answer: str, document: str, share: float = 0.8, min_words: int = 6) -> bool:
-    """Are (nearly) all the answer's words the document's own? A model that repeats or
-    garbles its input ("Exporter: KO-EXP-2024-0112-1 / Item 1: Optical measuring
-    instruments, ...") instead of answering is told apart from one that names a value of
-    its own ("the currency of India"). The last word is left out when the answer was cut
+def mostly_copied(answer: str, document: str, share: float = 0.75, min_words: int = 6, n: int = 3) -> bool:
+    """Is (nearly) all of the answer runs of the document's own words? A model that repeats
+    or garbles its input ("Exporter: KO-EXP-2024-0112-1 / Item 1: Optical measuring
+    instruments, ...") instead of answering is told apart from one that answers in its own
+    frame ("The purchase order number is 1200 Harbor Blvd, ..."), even when that frame
+    reuses the document's words: a word counts as copied only inside a run of `n` words
+    the document has in that order. The last word is left out when the answer was cut
     mid-word (no closing punctuation)."""
     words = _words(answer)
     if answer.rstrip()[-1:] not in _TERMINAL and len(words) > 1:
         words = words[:-1]
-    if len(words) < min_words:
+    if len(words) < max(min_words, n):
         return False
-    vocabulary = set(_words(document))
-    return sum(w in vocabulary for w in words) >= share * len(words)
+    doc = _words(document)
+    runs = {tuple(doc[i:i + n]) for i in range(len(doc) - n + 1)}
+    copied = [False] * len(words)
+    for i in range(len(words) - n + 1):
+        if tuple(words[i:i + n]) in runs:
+            copied[i:i + n] = [True] * n
+    return sum(copied) >= share * len(words)
 
 
 def only_copies(answer: str, document: str, min_chars: int = 20) -> bool:

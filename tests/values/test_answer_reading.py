@@ -120,11 +120,22 @@ DOCUMENT = ("Exporter: Kestrel Optics GmbH, EORI DE1234567890123\nDeclarant refe
     ("Exporter: Kestrel Optics GmbH", False),  # too short to tell
     ("The amounts in this document are in the currency of the country of India.", False),  # words of its own
     ("The net mass is 388,40 kg according to the declaration.", False),
+    # its own frame around copied words is an answer, however wrong
+    ("The exporter reference is Optical measuring instruments, HS code 9031.49.", False),
 ])
 def test_an_answer_of_the_documents_own_words(answer: str, copied: bool) -> None:
     from evalrun.values.text import mostly_copied
 
     assert mostly_copied(answer, DOCUMENT) is copied
+
+
+def test_copied_words_count_only_in_the_documents_order() -> None:
+    from evalrun.values.text import mostly_copied
+
+    doc = "PURCHASE ORDER\nPO Number: PO-77412\n1200 Harbor Blvd, Suite 300, Oakland, CA 94607"
+    assert mostly_copied("1200 Harbor Blvd, Suite 300, Oakland, CA 94607", doc)
+    assert not mostly_copied("The purchase order number is 1200 Harbor Blvd, Suite 300, Oakland, NV 94607", doc)
+    assert not mostly_copied("Oakland Harbor Suite Blvd 300 1200 CA", doc)  # the words, not the runs
 
 
 @pytest.mark.parametrize("kind, answer, none", [
