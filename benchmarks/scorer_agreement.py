@@ -80,6 +80,9 @@ def main() -> int:
             if key not in labels:
                 raise SystemExit(f"{args.labels}: no label for item {s.item_id!r} field {name!r}")
             seen.add(key)
+            if "output" in labels[key] and labels[key]["output"] != s.output:
+                raise SystemExit(f"{args.labels}: the label for item {s.item_id!r} field {name!r} is for another answer "
+                                 "than this run's: label the run's own answers (--blind)")
             if s.item_id in same:
                 continue
             human, tool = labels[key]["label"], TOOL_LABEL[score.outcome]
