@@ -150,8 +150,8 @@ def _metric_scope(pc: PackComparison, metric: str) -> tuple[int, int]:
 
 def _flip_scope(pc: PackComparison, key: str, by_field: bool, own_rule: set[str]) -> tuple[int, int]:
     """(fields the baseline got right, paired fields) that a harmful-flip rule looks at: a flip needs a baseline hit."""
-    names = [key] if by_field else [n for n, k in pc.field_kind.items() if k == key and n not in own_rule]
-    return sum(pc.field_baseline_right[n] for n in names), sum(pc.field_paired[n] for n in names)
+    scope = [(n, k) for n, k in pc.field_paired if (n == key if by_field else k == key and n not in own_rule)]
+    return sum(pc.field_baseline_right[nk] for nk in scope), sum(pc.field_paired[nk] for nk in scope)
 
 
 def _origin(gate: GateConfig, pack: str, name: str) -> str:

@@ -100,11 +100,11 @@ class PackComparison(_PairedAccuracy):
     first_divergence: list[int] = field(default_factory=list)  # token index of first difference, per differing pair
     field_kinds: set[str] = field(default_factory=set)
     field_names: set[str] = field(default_factory=set)
-    # per field name, on the paired items: how often it was asked, how often the baseline got it right
-    # (what a harmful-flip rule can catch at most), and its type
+    # per (field name, type), on the paired items: how often it was asked and how often the baseline
+    # got it right (what a harmful-flip rule can catch at most); one name may carry several types
+    # across items (a needle's `value` is a number in some, an amount in others)
     field_paired: Counter = field(default_factory=Counter)
     field_baseline_right: Counter = field(default_factory=Counter)
-    field_kind: dict[str, str] = field(default_factory=dict)
     breakdowns: dict[tuple[str, str], Breakdown] = field(default_factory=dict)
     stats: PackStats | None = None
     # per item, aligned: correctness and (tp, fp, fn) counts, for the statistics
@@ -261,14 +261,13 @@ def _add_pair(pc: PackComparison, base: ScoredItem, cand: ScoredItem) -> None:
         kind = base.kinds[name]
         pc.field_kinds.add(kind)
         pc.field_names.add(name)
-        pc.field_kind[name] = kind
         cscore = cand.fields.get(name)
         c_outcome = cscore.outcome if cscore else "missing"
         pc.transitions[(bscore.outcome, c_outcome)] += 1
         b_ok = bscore.outcome in CORRECT_OUTCOMES
         c_ok = c_outcome in CORRECT_OUTCOMES
-        pc.field_paired[name] += 1
-        pc.field_baseline_right[name] += b_ok
+        pc.field_paired[(name, kind)] += 1
+        pc.field_baseline_right[(name, kind)] += b_ok
         disc = pc._kind_discordant.setdefault(kind, [0, 0])
         if b_ok and not c_ok:
             pc.harmful.append(_flip(base, cand, name))

@@ -248,3 +248,19 @@ def test_a_verdict_where_nothing_could_fail_is_exit_4_even_with_many_packs() -> 
     assert worst(r.status for r in rules) == "incomplete", "only untestable rules are never a pass"
     v = Verdict("c", rules, [], untestable_gaps(rules))
     assert v.status == "incomplete" and v.exit_code == 4 and len(v.gaps) == 2
+
+
+def test_one_field_name_with_two_types_is_judged_per_type() -> None:
+    """A needle's `value` is a number in some items and an amount in others: each type's rule
+    sees its own items (a number flip is no amount flip, and both are testable)."""
+    kinds = ["number", "amount"] * 4
+    base = [_item(i, {"value": (k, "correct", None)}) for i, k in enumerate(kinds)]
+    cand = [_item(i, {"value": (k, "missing" if i < 2 else "correct", None)}) for i, k in enumerate(kinds)]
+    v = evaluate(pair(base, cand, "base", "cand", n_resamples=200))
+    number, amount = _rule(v, "max_harmful_flips[number]"), _rule(v, "max_harmful_flips[amount]")
+    assert (number.measured, number.status, number.in_scope) == (1.0, "fail", 4)
+    assert (amount.measured, amount.status, amount.in_scope) == (1.0, "fail", 4)
+    untested = [_item(i, {"value": (k, "correct" if k == "amount" else "wrong_value", None)}) for i, k in enumerate(kinds)]
+    v = evaluate(pair(untested, untested, "base", "cand", n_resamples=200))
+    assert _rule(v, "max_harmful_flips[number]").status == "untestable"
+    assert _rule(v, "max_harmful_flips[amount]").status == "pass"
