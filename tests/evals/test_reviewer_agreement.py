@@ -1,7 +1,7 @@
 """The scorer against a careful reviewer, on real answers of the default model.
 
 benchmarks/review/ holds 14 business documents with five typed questions each
-and, per answer the model gave (at baseline and under three KV accelerations),
+and, per answer the model gave (at baseline, under three KV accelerations and with int8 weights),
 the label a reviewer gave it blind. Scoring those stored answers again must
 never credit one the reviewer does not, and must keep agreeing at least as
 well as when the labels were made; a scorer change that loses agreement fails
@@ -18,7 +18,7 @@ from evalrun.evals.scoring import score_item
 from evalrun.tasks import get_pack
 
 REVIEW = Path(__file__).resolve().parents[2] / "benchmarks" / "review"
-LABELS = ["labels.jsonl", "labels-int4kv.jsonl", "labels-snapkv.jsonl", "labels-int3sim.jsonl"]
+LABELS = ["labels.jsonl", "labels-int4kv.jsonl", "labels-snapkv.jsonl", "labels-int3sim.jsonl", "labels-w8.jsonl"]
 TOOL = {"correct": "correct", "correct_absent": "correct", "wrong_value": "wrong", "near_match": "wrong",
         "partial": "wrong", "missing": "missing", "hallucinated": "hallucinated"}
 
@@ -42,7 +42,7 @@ def test_the_scorer_agrees_with_the_reviewer() -> None:
     task = load(REVIEW / "review.yaml").tasks[0]
     items = {it.id: it for it in get_pack(task.pack).items(task.params, len)}  # prompts need no tokenizer
     rows = _answers()
-    assert len(rows) == 210 and all(r["item_id"] in items for r in rows)
+    assert len(rows) == 229 and all(r["item_id"] in items for r in rows)
     agree, false_correct, false_wrong = 0, [], []
     for r in rows:
         item = items[r["item_id"]]
@@ -54,5 +54,5 @@ def test_the_scorer_agrees_with_the_reviewer() -> None:
         if r["label"] == "correct" and tool != "correct":
             false_wrong.append((r["item_id"], r["output"]))
     assert false_correct == [], "the scorer credits answers a reviewer would not"
-    assert len(false_wrong) <= 2, false_wrong
-    assert agree >= 193, f"agreement fell to {agree}/{len(rows)}"
+    assert len(false_wrong) <= 3, false_wrong
+    assert agree >= 205, f"agreement fell to {agree}/{len(rows)}"
