@@ -66,24 +66,31 @@ def more_specific(a: str, b: str) -> str:
     return b if a in SHARED else a
 
 
-_STATED = re.compile(
-    r"(?<![A-Za-z])(?:[A-Z]{3})(?![A-Za-z])|[$€£¥₹₩₽₺₪₫฿₴₦₱円元]"
-    r"|(?i:(?<![a-z])(?:euros?|dollars?|pounds?|sterling|yen|francs?|dinars?)(?![a-z]))")
-_STATED_WORDS = {"sterling": "GBP", "franc": "CHF", "francs": "CHF"}
+_MENTION = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])|[$€£¥₹₩₽₺₪₫฿₴₦₱円元]")
+_MENTION_WORDS = re.compile(r"(?i:(?<![a-z])(?:euros?|dollars?|pounds?|sterling|yen|francs?)(?![a-z]))")
+_WORD_CODES = {"sterling": "GBP", "franc": "CHF", "francs": "CHF"}
+
+
+def currency_mentions(text: str, words: bool = False) -> list[tuple[str, str]]:
+    """(as written, ISO code or shared symbol) for each currency the text names, in order:
+    ISO codes in capitals ("try" and "pen" are words), symbols, and with `words` the
+    currency words ("dinar" alone names none: KWD, BHD, JOD, ...)."""
+    found = [(m.start(), m.group()) for m in _MENTION.finditer(text)]
+    if words:
+        found = sorted(found + [(m.start(), m.group()) for m in _MENTION_WORDS.finditer(text)])
+    out = []
+    for _, tok in found:
+        cur = _WORD_CODES.get(tok.lower()) or currency_code(tok)
+        if cur is not None and (len(tok) != 3 or not tok.isupper() or tok in ISO_CODES):
+            out.append((tok, cur))
+    return out
 
 
 def stated_currency(text: str) -> str | None:
     """The one currency an answer names apart from its amount ("The net pay is 2,318.64.
-    The currency is USD."), or None when it names none or several that cannot be one.
-    Codes count in capitals only ("try" and "pen" are words)."""
+    The currency is USD."), or None when it names none or several that cannot be one."""
     found: list[str] = []
-    for m in _STATED.finditer(text):
-        tok = m.group()
-        cur = _STATED_WORDS.get(tok.lower()) or currency_code(tok)
-        if tok.lower().startswith("dinar"):
-            continue  # several dinars (KWD, BHD, JOD, ...): the word alone names none
-        if cur is None or (tok.isupper() and len(tok) == 3 and tok not in ISO_CODES):
-            continue
+    for _, cur in currency_mentions(text, words=True):
         for i, seen in enumerate(found):
             if same_currency(seen, cur):
                 found[i] = more_specific(seen, cur)

@@ -5,9 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-import re
-
-from evalrun.values.currencies import ISO_CODES, SHARED, currency_code
+from evalrun.values.currencies import ISO_CODES, SHARED, currency_mentions
 from evalrun.values.text import norm_text
 
 _NEGATIONS = frozenset("not no never non isnt arent wasnt werent dont doesnt didnt".split())
@@ -72,7 +70,6 @@ def _enum_table(allowed: tuple[str, ...] | None, synonyms: tuple[tuple[str, str]
 
 
 _ISO = frozenset(ISO_CODES)
-_CODE_TOKEN = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])|[$€£¥₹₩₽₺₪₫฿₴₦₱円元]")
 
 
 def _currency_mentions(s: str, allowed: frozenset[str] | None) -> list[str]:
@@ -83,12 +80,11 @@ def _currency_mentions(s: str, allowed: frozenset[str] | None) -> list[str]:
     if not allowed or not all(a.upper() in _ISO for a in allowed):
         return []
     out: list[str] = []
-    for tok in _CODE_TOKEN.findall(s):
-        if len(tok) == 3:
-            code = tok if tok in _ISO else None
-        else:
-            cur = currency_code(tok)
-            members = [m for m in SHARED.get(cur or "", {cur}) if m and m.lower() in allowed]
+    for tok, cur in currency_mentions(s):
+        if len(tok) == 3:  # a code in capitals: a value, allowed or not
+            code: str | None = cur
+        else:  # a symbol: the allowed currency it stands for, if only one
+            members = [m for m in SHARED.get(cur, {cur}) if m.lower() in allowed]
             code = members[0] if len(members) == 1 else None
         if code is not None and code.lower() not in out:
             out.append(code.lower())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from benchmarks.scorer_agreement import TOOL_LABEL
 from evalrun.contract.types import Generation
 from evalrun.evals.api import load
 from evalrun.evals.scoring import score_item
@@ -19,8 +20,6 @@ from evalrun.tasks import get_pack
 
 REVIEW = Path(__file__).resolve().parents[2] / "benchmarks" / "review"
 LABELS = ["labels.jsonl", "labels-int4kv.jsonl", "labels-snapkv.jsonl", "labels-int3sim.jsonl", "labels-w8.jsonl"]
-TOOL = {"correct": "correct", "correct_absent": "correct", "wrong_value": "wrong", "near_match": "wrong",
-        "partial": "wrong", "missing": "missing", "hallucinated": "hallucinated"}
 
 
 def _answers() -> list[dict]:
@@ -47,7 +46,7 @@ def test_the_scorer_agrees_with_the_reviewer() -> None:
     for r in rows:
         item = items[r["item_id"]]
         gen = Generation(item_id=item.id, pack=item.pack, prompt_hash="stored", output=r["output"])
-        tool = TOOL[score_item(item, gen).fields[r["field"]].outcome]
+        tool = TOOL_LABEL[score_item(item, gen).fields[r["field"]].outcome]
         agree += tool == r["label"]
         if tool == "correct" and r["label"] != "correct":
             false_correct.append((r["item_id"], r["output"]))
