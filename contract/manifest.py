@@ -157,6 +157,15 @@ class Batching(_Open):
     oom_halvings: int = 0
 
 
+class EarlyStopRecord(_Open):
+    """A candidate that stopped generating once its FAIL was decided."""
+
+    at: int | None = None  # items stored when it stopped
+    of: int | None = None  # items the run asks
+    rules: list[str] = PydField(default_factory=list)  # "pack: rule" decided to fail
+    seconds_saved: float | None = None  # estimated from the run's own measured seconds per item
+
+
 class ManifestRecreated(_Open):
     at: str | None = None
     reason: str | None = None
@@ -169,6 +178,7 @@ class RunManifest(_Open):
     schema_version: int = 1  # absent: written before versions were recorded
     name: str | None = None
     replicate: int = 0
+    role: str | None = None  # "replicate": a repeat of the baseline under other batches (the noise)
     key: str | None = None
     config_file: str | None = None
     config: ConfigRecord = PydField(default_factory=ConfigRecord)
@@ -179,7 +189,7 @@ class RunManifest(_Open):
     versions: Versions | None = None
     packs: list[PackRecord] = PydField(default_factory=list)
     emulated: list[str] = PydField(default_factory=list)
-    status: str | None = None  # running | failed | complete
+    status: str | None = None  # running | failed | complete | stopped (early, on a decided FAIL)
     failure: str | None = None
     created: str | None = None
     updated: str | None = None
@@ -194,6 +204,7 @@ class RunManifest(_Open):
     prefix_reuse: dict[str, Any] | None = None
     server: dict[str, Any] | None = None
     manifest_recreated: ManifestRecreated | None = None
+    early_stop: EarlyStopRecord | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The manifest as written: what was read or set, unknown keys included, nothing invented."""

@@ -291,6 +291,18 @@ class Generation(BaseModel):
 _DERIVED = frozenset({"decode_tokens_per_second", "decode_seconds_per_token", "batch_shared"})
 
 
+class Reask(BaseModel):
+    """One re-ask of a flipped item to confirm the flip (a line of confirmations.jsonl): which
+    attempt, the batch it ran in, and the generation itself, kept apart from the run's samples."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    attempt: int = PydField(ge=1)
+    batch_size: int = PydField(ge=1)
+    seed: int | None = None  # the batch composition (None: the items in length order)
+    generation: Generation
+
+
 class FieldScore(BaseModel):
     """The single outcome of one field, with the normalised values that led to it."""
 

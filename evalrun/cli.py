@@ -20,6 +20,7 @@ from rich.markup import escape
 from evalrun.cli_app import EXIT_RUNTIME, _guard, _log, app, console, err_console, make_progress
 from evalrun.cli_catalog import accelerations, packs_app
 from evalrun.cli_check import check
+from evalrun.cli_plan import plan
 from evalrun.cli_outputs import Outputs
 from evalrun.evals import api
 from evalrun.evals.capacity import CapacityInputs
@@ -83,8 +84,17 @@ def compare(
     junit: Optional[Path] = junit_option,
     markdown: Optional[Path] = markdown_option,
     json_out: Optional[Path] = json_option,
-    noise_floor: bool = typer.Option(False, "--noise-floor", help="Run the baseline twice and show its A/A flips "
-                                     "next to each candidate's."),
+    noise_floor: bool = typer.Option(False, "--noise-floor", help="Run the baseline twice (as --replicates 2) and "
+                                     "show its A/A flips next to each candidate's."),
+    replicates: int = typer.Option(1, "--replicates", min=1, max=20, help="Generate the baseline K times in all, "
+                                   "each replicate in other batches: flips are gated only on fields stable across "
+                                   "them and tested against their A/A rate (one-sided Fisher)."),
+    confirm: Optional[int] = typer.Option(None, "--confirm", min=0, max=15, help="Re-ask each flipped item N more "
+                                          "times in other batches (batch 1 first); a flip counts only when it "
+                                          "reproduces in the majority. Overrides the gate's `confirm`."),
+    early_stop: bool = typer.Option(True, "--early-stop/--no-early-stop", help="Stop a candidate's generation as "
+                                    "soon as its FAIL is decided (more items could not undo it); a PASS is never "
+                                    "early. --no-early-stop runs every item."),
     fresh: bool = typer.Option(False, "--fresh", "--repeat", help="Generate every run again (stored runs are moved "
                                "aside, not deleted)."),
     html: Optional[Path] = html_option,
@@ -111,7 +121,8 @@ def compare(
         outputs.check()
         cap = _capacity(requests_per_day, peak_factor, output_tokens)
         report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=make_progress, log=_log,
-                             gate=gate_cfg, noise_floor=noise_floor, fresh=fresh)
+                             gate=gate_cfg, noise_floor=noise_floor, fresh=fresh, replicates=replicates,
+                             early_stop=early_stop, confirm_n=confirm)
         table = speed_table(report, cap)
         view = _print_report(report, started, table, html=html is not None)
         return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log, view))
@@ -122,6 +133,7 @@ def compare(
 
 # the dry run of `run` and `compare`, listed beside them in `evalrun --help`
 app.command()(check)
+app.command()(plan)
 
 
 def _capacity(requests_per_day: float | None, peak_factor: float, output_tokens: float | None) -> CapacityInputs:

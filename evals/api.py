@@ -10,23 +10,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from evalrun.evals import jsonl
+from evalrun.evals import confirm, jsonl
+from evalrun.evals.generate import execute_run, run_candidate
+from evalrun.evals.stability import Stability, stability
 from evalrun.evals.check import CheckResult, inspect_run
 from evalrun.evals.config import ConfigError, RunConfig, load_config
-from evalrun.evals.execute import Progress, RunFailed, execute, prepare, set_aside
-from evalrun.evals.runs import PreparedRun, RunResult, manifest_model
+from evalrun.evals.execute import Progress, RunFailed, prepare
+from evalrun.evals.runs import PreparedRun, RunResult, manifest_model, stored_replicates
 from evalrun.evals.coverage import coverage_gaps
 from evalrun.evals.gate import GateConfig, check_gate, evaluate, load_gate
 from evalrun.evals.metrics import PackMetrics, pack_metrics
 from evalrun.evals.pairing import Comparison, pair
 from evalrun.evals.scoring import ScoredItem, score_run
-from evalrun.evals.run_lock import run_lock
 from evalrun.evals.store import SCORES, RunStore
 from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Item
 from evalrun.evals.verdict import Status, Verdict, overall_exit_code, overall_status
+
+if TYPE_CHECKING:
+    from evalrun.evals.plan import Plan
 from evalrun.runners.models import ModelError, ModelNotFound, load_tokenizer, resolve_model
 from evalrun.tasks import get_pack
 
@@ -55,19 +59,7 @@ def run(
     fresh: bool = False,
 ) -> RunResult:
     """Generate (or resume, or reuse) one configuration's run; `fresh` sets a stored run aside first."""
-    return _execute(_prepare(config, out, limit, replicate), progress, log, fresh)
-
-
-def _execute(prepared: PreparedRun, progress: Progress | None, log: Callable[[str], None], fresh: bool) -> RunResult:
-    if fresh and prepared.dir.exists():
-        with run_lock(prepared.dir, log, prepared.label):  # never move a run from under its writer
-            moved = set_aside(prepared.dir)
-        if moved:
-            log(f"{prepared.label}: --fresh: previous run moved to {moved}")
-    try:
-        return execute(prepared, progress=progress, log=log)
-    except ModelError as exc:
-        raise RunFailed(f"{prepared.config.name}: {exc}") from exc
+    return execute_run(_prepare(config, out, limit, replicate), progress, log, fresh)
 
 
 def check_gates(gates: list[GateConfig | None], items: list[Item]) -> None:
@@ -142,7 +134,8 @@ def export_pack(name: str, params: dict, model: str = "smollm2-135m") -> list[It
 @dataclass
 class CompareReport:
     """Everything a renderer needs: the runs, their scores and metrics, each
-    candidate's comparison and verdict, and the A/A noise floor if one was run."""
+    candidate's comparison and verdict, the baseline's replicates and their
+    stability, and the A/A noise floor if one was run."""
 
     baseline: RunResult
     candidates: list[RunResult]
@@ -152,6 +145,8 @@ class CompareReport:
     scored: dict[str, list[ScoredItem]]
     noise_floor: Comparison | None = None
     noise_floor_run: RunResult | None = None
+    replicates: list[RunResult] = field(default_factory=list)  # the baseline's, beyond the baseline itself
+    stability: Stability | None = None
 
     @property
     def status(self) -> Status:
@@ -172,32 +167,62 @@ def compare_results(
     candidates: list[tuple[RunResult, GateConfig | None]],
     gate: GateConfig | None = None,
     noise_floor: RunResult | None = None,
+    replicates: list[RunResult] | None = None,
 ) -> CompareReport:
     """Score, pair and gate stored results; no model is involved from here on.
 
-    `gate` (e.g. from --gate) overrides each candidate's own; the noise-floor
-    run is compared but never gated.
+    `gate` (e.g. from --gate) overrides each candidate's own. `replicates` are the
+    baseline's repeats: the gate counts flips only on fields stable across them
+    and tests against their A/A rate; the first is shown as the noise floor (or
+    `noise_floor`), compared but never gated. Re-asks stored with a candidate
+    (`confirm`) decide which of its flips reproduce.
     """
     base_scored = score(baseline)
+    replicates = list(replicates or [])
+    rep_scored = [score(r) for r in replicates]
+    stab = stability([base_scored, *rep_scored])
     report = CompareReport(baseline, [], [], [], {baseline.name: pack_metrics(base_scored)},
-                           {baseline.name: base_scored})
+                           {baseline.name: base_scored}, replicates=replicates, stability=stab)
 
-    def add(result: RunResult, chosen: GateConfig) -> Comparison:
-        cand_scored = score(result)
+    def add(result: RunResult, chosen: GateConfig, scored: list[ScoredItem] | None = None) -> Comparison:
+        cand_scored = scored if scored is not None else score(result)
         report.scored[result.name] = cand_scored
         report.metrics[result.name] = pack_metrics(cand_scored)
         return pair(base_scored, cand_scored, baseline.name, result.name, confidence=chosen.confidence)
 
+    noise_floor = noise_floor or (replicates[0] if replicates else None)
     if noise_floor is not None:
-        report.noise_floor = add(noise_floor, gate or GateConfig())
+        scored = rep_scored[0] if replicates and noise_floor is replicates[0] else None
+        report.noise_floor = add(noise_floor, gate or GateConfig(), scored)
         report.noise_floor_run = noise_floor
     for result, cand_gate in candidates:
         chosen = gate or cand_gate or GateConfig()
         comparison = add(result, chosen)
+        confirm.apply(comparison, RunStore(result.dir).read_confirmations(), result.items, chosen.confirm)
+        stop = result.manifest.early_stop if result.manifest.status == "stopped" else None
+        verdict = evaluate(comparison, chosen, coverage_gaps(baseline, result), stab,
+                           decided=stop.rules if stop is not None else None)
+        verdict.stopped = stopped_text(result)
+        if verdict.stopped:
+            verdict.notes.insert(0, verdict.stopped)
         report.candidates.append(result)
         report.comparisons.append(comparison)
-        report.verdicts.append(evaluate(comparison, chosen, coverage_gaps(baseline, result)))
+        report.verdicts.append(verdict)
     return report
+
+
+def stopped_text(result: RunResult) -> str | None:
+    """"stopped at k of n items" for a candidate that stopped early, with what it decided."""
+    stop = result.manifest.early_stop
+    if result.manifest.status != "stopped" or stop is None:
+        return None
+    saved = f"; about {stop.seconds_saved:.0f} s of generation saved" if stop.seconds_saved else ""
+    return (f"stopped at {stop.at} of {stop.of} items: the FAIL was decided ({'; '.join(stop.rules)}){saved}; "
+            "--no-early-stop runs the rest")
+
+
+def _with_confirm(gate: GateConfig, confirm_n: int | None) -> GateConfig:
+    return gate if confirm_n is None else gate.model_copy(update={"confirm": confirm_n})
 
 
 def compare(
@@ -210,31 +235,45 @@ def compare(
     gate: GateConfig | None = None,
     noise_floor: bool = False,
     fresh: bool = False,
+    replicates: int = 1,
+    early_stop: bool = True,
+    confirm_n: int | None = None,
 ) -> CompareReport:
     """Run (or reuse) the baseline and every candidate, pair each with the baseline and gate it.
 
-    A candidate with the baseline's name is a repeat of it (an A/A comparison):
-    it is generated again as a replicate instead of reusing the stored run.
-    `noise_floor` adds that A/A comparison to any compare.
+    `replicates` runs the baseline that many times in all, each replicate in other
+    batches (`noise_floor` asks for at least 2): the gate then knows the noise. A
+    candidate with the baseline's name is a repeat of it (an A/A comparison): it
+    is generated again as a further replicate instead of reusing the stored run.
+    A candidate stops generating once its FAIL is decided, unless not `early_stop`.
+    `confirm_n` overrides each gate's `confirm` (re-asks per flipped item).
     """
     _distinct_names([baseline, *candidates])
+    replicates = max(replicates, 2 if noise_floor else 1)
 
     # prepare everything first (items, keys; no model weights): a gate naming an unknown pack
     # or field is an error before any generation, not a rule lost after an hour of it
-    replicas: dict[str, int] = {baseline.name: 0}
     plan: list[PreparedRun] = [_prepare(baseline, out, limit)]
-    if noise_floor:
-        replicas[baseline.name] = 1
-        plan.append(_prepare(baseline, out, limit, 1))
+    for j in range(1, replicates):
+        plan.append(_prepare(baseline, out, limit, j))
+        plan[-1].role = "replicate"
+    replicas: dict[str, int] = {baseline.name: replicates - 1}
     for cand in candidates:
         replicas[cand.name] = replicas[cand.name] + 1 if cand.name in replicas else 0
         plan.append(_prepare(cand, out, limit, replicas[cand.name]))
     check_gates([gate, *(c.gate for c in candidates)], [it for p in plan for it in p.items])
 
-    results = [_execute(p, progress_factory() if progress_factory else None, log, fresh) for p in plan]
-    base_result, rest = results[0], results[1:]
-    aa = rest.pop(0) if noise_floor else None
-    return compare_results(base_result, [(r, c.gate) for r, c in zip(rest, candidates)], gate, aa)
+    def progress() -> Progress | None:
+        return progress_factory() if progress_factory else None
+
+    base_runs = [execute_run(p, progress(), log, fresh) for p in plan[:replicates]]
+    base_scored = score(base_runs[0])
+    stab = stability([base_scored, *(score(r) for r in base_runs[1:])])
+    results = []
+    for p, cand in zip(plan[replicates:], candidates):
+        chosen = _with_confirm(gate or cand.gate or GateConfig(), confirm_n)
+        results.append((run_candidate(p, base_scored, stab, chosen, early_stop, progress(), log, fresh), chosen))
+    return compare_results(base_runs[0], results, replicates=base_runs[1:])
 
 
 def _distinct_names(configs: list[RunConfig]) -> None:
@@ -296,4 +335,19 @@ def report(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edi
         raise ConfigError(f"the same run is given twice ({', '.join(names)})")
     stored_gates = [_stored_gate(r) for r in results[1:]]
     check_gates([gate, *stored_gates], [it for r in results for it in r.items])
-    return compare_results(results[0], list(zip(results[1:], stored_gates)), gate)
+    return compare_results(results[0], list(zip(results[1:], stored_gates)), gate,
+                           replicates=stored_replicates(results[0], trust_edited_items, log))
+
+
+def plan(config: RunConfig, rate: float, power: float = 0.95, out: str | Path = "runs", limit: int | None = None,
+         gate: GateConfig | None = None, log: Callable[[str], None] = print) -> "Plan":
+    """Items each pack would need to detect a harmful flip rate `rate` with probability `power`,
+    measured from the config's stored run (and replicates stored beside it); no model is loaded."""
+    from evalrun.evals.plan import plan_from_run
+
+    prepared = _prepare(config, out, limit)
+    if not prepared.store.exists() or not prepared.store.samples_path.exists():
+        raise ConfigError(f"no stored run of this config at {prepared.dir}: plan measures from one; "
+                          f"run `evalrun run {config.source or 'CONFIG'}` first", file=config.source)
+    base = RunResult.load(prepared.dir, log=log)
+    return plan_from_run(base, stored_replicates(base, log=log), rate, power, gate)

@@ -28,6 +28,11 @@ def _warnings(run: StoredRun) -> str:
     return f"; {len(warnings)} unreadable line(s) skipped, first: {warnings[0]}" if warnings else ""
 
 
+def _stopped(run: StoredRun) -> bool:
+    manifest = getattr(run, "manifest", None)
+    return getattr(manifest, "status", None) == "stopped"
+
+
 def coverage_gaps(baseline: StoredRun, candidate: StoredRun) -> list[Gap]:
     """One gap per pack and cause: candidate items unanswered, or without a baseline answer."""
     if not candidate.items:
@@ -42,7 +47,10 @@ def coverage_gaps(baseline: StoredRun, candidate: StoredRun) -> list[Gap]:
         not_asked = [i for i in ids if i not in base_asked]
         no_base = [i for i in ids if i in base_asked and i not in baseline.generations]
         causes = []
-        if no_cand:
+        if no_cand and _stopped(candidate):
+            causes.append((len(no_cand), f"{len(no_cand)} not generated: {candidate.name} stopped early once its "
+                                         "FAIL was decided (--no-early-stop generates them)"))
+        elif no_cand:
             causes.append((len(no_cand), f"{candidate.dir} has no readable generation for {len(no_cand)} "
                                          f"(e.g. {no_cand[0]}){_warnings(candidate)}"))
         if no_base:

@@ -12,6 +12,7 @@ from typing import Any, Callable, Protocol
 from evalrun.evals import jsonl, memory
 from evalrun.evals import run_manifest as rm
 from evalrun.evals.config import ConfigError, RunConfig
+from evalrun.evals.early_stop import EarlyStop, StopGeneration
 from evalrun.evals.run_lock import run_lock
 from evalrun.evals.runs import PreparedRun, RunResult, manifest_model
 from evalrun.evals.store import RunStore, run_key
@@ -142,6 +143,8 @@ def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, re
                               path=f"tasks[{i}]" + (f".{exc.key}" if exc.key else "")) from None
     key = run_key(key_payload(config, source, device, dtype))
     run_dir = Path(out_dir) / run_dir_name(config.name, key, replicate)
+    # a replicate sees other batches than the first run: the noise a GPU server's batching makes
+    runner.batch_seed = replicate or None
     return PreparedRun(config, source, device, dtype, items, key, run_dir, runner, replicate)
 
 
@@ -191,14 +194,16 @@ def _check_stored_items(store: RunStore, items: list[Item]) -> None:
             "the run aside with --fresh)", file=store.items_path)
 
 
-def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callable[[str], None] = print) -> RunResult:
+def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callable[[str], None] = print,
+            watch: EarlyStop | None = None) -> RunResult:
     """Generate whatever the run directory does not hold yet, then record the manifest.
 
     The run's lock is held throughout, so concurrent processes on one run wait for each
-    other and each item is generated once; a waiter re-reads what is stored first."""
+    other and each item is generated once; a waiter re-reads what is stored first. With
+    `watch`, generation stops (status "stopped") as soon as the candidate's FAIL is decided."""
     store = RunStore(prepared.dir, log=log)
     with run_lock(prepared.dir, log, prepared.label) as waited:
-        return _execute_locked(prepared, store, progress, log, waited)
+        return _execute_locked(prepared, store, progress, log, waited, watch)
 
 
 def _reuse(prepared: PreparedRun, store: RunStore, manifest: RunManifest, recreated: str | None,
@@ -217,8 +222,54 @@ def _reuse(prepared: PreparedRun, store: RunStore, manifest: RunManifest, recrea
                      manifest, True, 0, store.warnings)
 
 
+class _Emitter:
+    """Stores each generation as the runner hands it over; with a watch, raises StopGeneration at
+    the end of the batch in which the FAIL became decided (its other items are generated already)."""
+
+    def __init__(self, store: RunStore, done: dict[str, Generation], progress: Progress | None,
+                 watch: EarlyStop | None) -> None:
+        self.store, self.done, self.progress, self.watch = store, done, progress, watch
+        self.generated = self.errors = 0
+        self.decided = False
+        self.in_batch = 0
+
+    def __call__(self, gen: Generation) -> None:
+        self.store.append(gen)
+        self.done[gen.item_id] = gen
+        self.generated += 1
+        self.errors += gen.error is not None
+        if self.progress:
+            self.progress.advance(1)
+        if self.watch is not None and self.watch.observe(gen):
+            self.decided = True
+        self.in_batch += 1
+        if self.in_batch >= max(1, gen.batch_size):
+            self.in_batch = 0
+            if self.decided:
+                raise StopGeneration()
+
+
+def _early_stop_record(prepared: PreparedRun, watch: EarlyStop | None, stored: int, wanted: int, elapsed: float,
+                       generated: int, log: Callable[[str], None]) -> dict[str, Any]:
+    assert watch is not None
+    saved = round((wanted - stored) * elapsed / max(generated, 1), 1)
+    log(f"{prepared.label}: stopped at {stored} of {wanted} items: FAIL decided ({'; '.join(watch.decided())}); "
+        f"about {saved:.0f} s of generation saved (--no-early-stop runs to the end)")
+    return {"early_stop": {"at": stored, "of": wanted, "rules": watch.decided(), "seconds_saved": saved}}
+
+
+def _stored_partial(prepared: PreparedRun, store: RunStore, manifest: RunManifest, done: dict[str, Generation],
+                    items_hash: str) -> RunResult:
+    """A stopped run whose stored items still decide its FAIL: reused as it is."""
+    if manifest.items_sha256 != items_hash:
+        manifest = manifest.merged({"items_sha256": items_hash})
+        store.write_manifest(manifest)
+    kept = {it.id: done[it.id] for it in prepared.items if it.id in done}
+    return RunResult(prepared.label, prepared.dir, prepared.items, kept, manifest, True, 0, store.warnings)
+
+
 def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress | None,
-                    log: Callable[[str], None], waited: bool) -> RunResult:
+                    log: Callable[[str], None], waited: bool, watch: EarlyStop | None = None) -> RunResult:
     started_at = rm.now()
     manifest, recreated = _stored_manifest(store, prepared.label, log)
     _check_stored_items(store, prepared.items)
@@ -228,6 +279,10 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     missing = [it for it in prepared.items if it.id not in done]
     if not missing:
         return _reuse(prepared, store, manifest, recreated, done, items_hash, log)
+    if watch is not None and any([watch.observe(done[it.id]) for it in prepared.items if it.id in done]):
+        log(f"{prepared.label}: the stored items already decide a FAIL ({'; '.join(watch.decided())}): "
+            f"not generating the other {len(missing)} (--no-early-stop runs them)")
+        return _stored_partial(prepared, store, manifest, done, items_hash)
     if done:
         log(f"{prepared.label}: resuming {prepared.dir}: {len(wanted) - len(missing)} of {len(wanted)} items stored")
 
@@ -240,51 +295,51 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
                                                         "updated": rm.now(), "items_sha256": items_hash})
     store.write_manifest(manifest)
 
-    generated = 0
-    errors = 0
+    emit = _Emitter(store, done, progress, watch)
     if progress:
         progress.start(prepared.label, len(wanted), len(wanted) - len(missing))
-
-    def emit(gen: Generation) -> None:
-        nonlocal generated, errors
-        store.append(gen)
-        done[gen.item_id] = gen
-        generated += 1
-        errors += gen.error is not None
-        if progress:
-            progress.advance(1)
-
     started = time.perf_counter()
     peak_reset = memory.reset_peak(prepared.device)
+    stopped = False
     try:
         runner.run(missing, emit)
+    except StopGeneration:
+        stopped = True
     except Exception as exc:
         manifest = manifest.with_session(
-            rm.session_entry(started_at, generated, errors, time.perf_counter() - started, waited, "failed"),
+            rm.session_entry(started_at, emit.generated, emit.errors, time.perf_counter() - started, waited, "failed"),
             rm.runner_extras(runner) | {"status": "failed", "failure": f"{type(exc).__name__}: {exc}",
                                         "updated": rm.now()})
         store.write_manifest(manifest)
         stored = sum(1 for k in wanted if k in done)
-        kept = f" ({stored} of {len(wanted)} items are stored; the same command resumes)" if generated else ""
+        kept = f" ({stored} of {len(wanted)} items are stored; the same command resumes)" if emit.generated else ""
         raise RunFailed(f"{prepared.label}: {exc}{kept}") from exc
     finally:
         if progress:
             progress.finish()
-    all_errors = sum(1 for k in wanted if done[k].error is not None)
+    elapsed = time.perf_counter() - started
+    stored = [done[k] for k in wanted if k in done]
+    all_errors = sum(1 for g in stored if g.error is not None)
     effects = {a.name: a.effects() for a in runner.accelerations}
-    manifest = manifest.merged(rm.runner_extras(runner), drop=("failure",)).with_session(
-        rm.session_entry(started_at, generated, errors, time.perf_counter() - started, waited, "complete"),
+    record = _early_stop_record(prepared, watch, len(stored), len(wanted), elapsed, emit.generated, log) \
+        if stopped else {}
+    manifest = manifest.merged(rm.runner_extras(runner), drop=("failure", "early_stop")).with_session(
+        rm.session_entry(started_at, emit.generated, emit.errors, elapsed, waited, "stopped" if stopped else "complete"),
         {
-            "status": "complete",
+            "status": "stopped" if stopped else "complete",
             "updated": rm.now(),
             "items_total": len(wanted),
             "items_error": all_errors,
             "load_seconds": round(runner.load_seconds, 3),
             "effects": effects,
-            "speed": rm.run_speed(prepared, [done[k] for k in wanted], runner, effects, peak_reset,
-                                  (generated, time.perf_counter() - started)),
-        })
+            "speed": rm.run_speed(prepared, stored, runner, effects, peak_reset, (emit.generated, elapsed)),
+        } | record)
     store.write_manifest(manifest)
+    generated = emit.generated
+    if stopped:
+        return RunResult(prepared.label, prepared.dir, prepared.items,
+                         {it.id: done[it.id] for it in prepared.items if it.id in done}, manifest, False,
+                         generated, store.warnings)
     if all_errors == len(wanted):
         first = next(iter(done[k].error for k in wanted))
         raise RunFailed(f"{prepared.label}: every item failed; first error: {first}")

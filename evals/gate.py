@@ -19,7 +19,10 @@ from typing import Annotated, Any, Iterable, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from evalrun.evals.config_errors import ConfigError, read_yaml, validation_error
-from evalrun.evals.pairing import Comparison, PackComparison
+from evalrun.evals.flip_rules import FlipFindings, PackPower, detect_rate_rule, flip_rules
+from evalrun.evals.pairing import Comparison, Flip, PackComparison
+from evalrun.evals.power import FlipTest
+from evalrun.evals.stability import Stability
 from evalrun.contract.types import FieldKind
 from evalrun.evals.verdict import ALL_PACKS, Gap, RuleResult, Verdict, untestable_gaps
 
@@ -42,9 +45,12 @@ class PackRule(_Strict):
         None, ge=0, le=100, description="margin in points: fail when the CI lower bound of the delta is below -margin"
     )
     min_items: int | None = Field(None, ge=1, description="refuse to pass a pack with fewer paired items")
+    detect_rate: float | None = Field(
+        None, gt=0, lt=1, description="refuse to pass a pack whose harmful-flip rules cannot detect this flip rate "
+        "(a share of the fields right at baseline) with the gate's `power`")
 
     def has_rule(self) -> bool:
-        return any(v is not None for v in (self.max_drop, self.non_inferiority, self.min_items))
+        return any(v is not None for v in (self.max_drop, self.non_inferiority, self.min_items, self.detect_rate))
 
 
 class GateConfig(_Strict):
@@ -52,6 +58,11 @@ class GateConfig(_Strict):
 
     metric: Literal["accuracy", "micro_f1"] = "accuracy"
     confidence: float = Field(0.95, gt=0.5, lt=1.0)
+    # the probability at which each verdict states the smallest harmful-flip rate it detects
+    power: float = Field(0.95, gt=0.5, lt=1.0)
+    # re-ask each harmful flip this many more times (other batches, batch 1 first); a flip counts only
+    # when it reproduces in the majority; 0: every flip counts as found
+    confirm: int = Field(0, ge=0, le=15)
     packs: dict[str, PackRule] = Field(default_factory=lambda: {ALL_PACKS: PackRule()})
     # field type (amount, number, date, id, text, enum) or field name -> allowed harmful flips.
     # Added to the defaults key by key; null disables a default explicitly (and the verdict says so).
@@ -148,12 +159,6 @@ def _metric_scope(pc: PackComparison, metric: str) -> tuple[int, int]:
     return pc.baseline_correct, pc.n
 
 
-def _flip_scope(pc: PackComparison, key: str, by_field: bool, own_rule: set[str]) -> tuple[int, int]:
-    """(fields the baseline got right, paired fields) that a harmful-flip rule looks at: a flip needs a baseline hit."""
-    scope = [(n, k) for n, k in pc.field_paired if (n == key if by_field else k == key and n not in own_rule)]
-    return sum(pc.field_baseline_right[nk] for nk in scope), sum(pc.field_paired[nk] for nk in scope)
-
-
 def _origin(gate: GateConfig, pack: str, name: str) -> str:
     """A pack rule is the user's when the user's gate set it for this pack (or for '*')."""
     chosen = gate.packs.get(pack) or gate.packs.get(ALL_PACKS)
@@ -161,15 +166,36 @@ def _origin(gate: GateConfig, pack: str, name: str) -> str:
     return "gate" if user_set else "default"
 
 
-def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str) -> list[RuleResult]:
+def _max_drop(gate: GateConfig, pc: PackComparison, cand: str, limit: float, drop: float,
+              stab: Stability | None, right: int, scope: int) -> RuleResult:
+    """The drop in points; with baseline replicates, a drop past the limit fails only when the items
+    lost (of those right in every replicate) are beyond the A/A rate of lost items (one-sided Fisher)."""
+    what = f"{gate.metric} drop in points (baseline - candidate)"
+    over = drop > limit + 1e-9
+    if stab is None or not stab.measured or not stab.aa_item_trials[pc.pack]:
+        return RuleResult(cand, pc.pack, "max_drop", round(drop, 2) + 0.0, limit, not over, what,
+                          _origin(gate, pc.pack, "max_drop"), baseline_right=right, in_scope=scope)
+    gated = [i for i in pc.item_ids if stab.item_gated(i)]
+    x = sum(1 for i in pc.lost_items() if stab.item_gated(i))
+    test = FlipTest(0, 1.0 - gate.confidence, stab.aa_item_flips[pc.pack], stab.aa_item_trials[pc.pack])
+    p = test.p_value(x, len(gated))
+    beyond = p is not None and p < test.alpha
+    what += (f"; items lost of the {len(gated)} right in all {stab.replicates} baseline replicates: {x} against A/A "
+             f"{test.aa_flips}/{test.aa_trials}, one-sided Fisher p = {p if p is not None else float('nan'):.3g} "
+             f"(a drop fails only below {test.alpha:.3g})")
+    return RuleResult(cand, pc.pack, "max_drop", round(drop, 2) + 0.0, limit, not (over and beyond), what,
+                      _origin(gate, pc.pack, "max_drop"), baseline_right=right, in_scope=scope, p_value=p,
+                      aa_flips=test.aa_flips, aa_trials=test.aa_trials)
+
+
+def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str,
+                stab: Stability | None) -> tuple[list[RuleResult], FlipFindings]:
     rule = gate.pack_rule(pc.pack)
     delta, low = _delta(pc, gate.metric)
     right, scope = _metric_scope(pc, gate.metric)
     out: list[RuleResult] = []
     if rule.max_drop is not None:
-        out.append(RuleResult(cand, pc.pack, "max_drop", round(-delta, 2) + 0.0, rule.max_drop,
-                              -delta <= rule.max_drop + 1e-9, f"{gate.metric} drop in points (baseline - candidate)",
-                              _origin(gate, pc.pack, "max_drop"), baseline_right=right, in_scope=scope))
+        out.append(_max_drop(gate, pc, cand, rule.max_drop, -delta, stab, right, scope))
     if rule.non_inferiority is not None:
         what = f"lower {gate.confidence:.0%} bound of the {gate.metric} delta, points"
         if low is None:
@@ -182,34 +208,29 @@ def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str) -> list[RuleRes
     if rule.min_items is not None:
         out.append(RuleResult(cand, pc.pack, "min_items", float(pc.n), float(rule.min_items), pc.n >= rule.min_items,
                               "paired items", "gate"))
-    limits = gate.flip_limits()
-    # a field with its own limit is judged by it, not also by its type's (the more specific rule wins)
-    own_rule = {k for k in limits if k in pc.field_names}
-    flips_by: dict[str, int] = {}
-    for f in pc.harmful:
-        if f.field not in own_rule:
-            flips_by[f.kind] = flips_by.get(f.kind, 0) + 1
-        flips_by[f"field:{f.field}"] = flips_by.get(f"field:{f.field}", 0) + 1
-    for key, (limit, origin) in limits.items():
-        by_field = key in pc.field_names
-        right, scope = _flip_scope(pc, key, by_field, own_rule)
-        if not scope:
-            continue  # no such field or type here, or each field of the type is judged by its own limit
-        measured = flips_by.get(f"field:{key}" if by_field else key, 0)
-        what = "field" if by_field else "field type"
-        out.append(RuleResult(cand, pc.pack, f"max_harmful_flips[{key}]", float(measured), float(limit),
-                              measured <= limit, f"{what} {key}: correct at baseline, not in the candidate", origin,
-                              baseline_right=right, in_scope=scope))
-    return out
+    findings = flip_rules(gate.flip_limits(), gate.confidence, gate.power, pc, cand, stab)
+    out.extend(findings.rules)
+    if rule.detect_rate is not None:
+        out.append(detect_rate_rule(rule.detect_rate, findings.power, cand))
+    return out, findings
 
 
-def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[Gap] | None = None) -> Verdict:
-    """The verdict over the paired items; `gaps` are what the pairing could not cover (see evals.coverage)."""
+def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[Gap] | None = None,
+             stab: Stability | None = None, decided: list[str] | None = None) -> Verdict:
+    """The verdict over the paired items; `gaps` are what the pairing could not cover (see evals.coverage);
+    `stab` is the baseline's stability over its replicates (None: every field it got right is gated).
+    `decided` ("pack: rule"): the candidate stopped early on these FAILs, so every other rule is left
+    undecided (not evaluated), never judged on the items it happened to reach."""
     gate = gate or GateConfig()
     rules: list[RuleResult] = []
     cand = comparison.candidate
     notes = [f"max_harmful_flips[{k}] is disabled by the gate (default {DEFAULT_MAX_HARMFUL[k]})"
              for k in gate.disabled_defaults()]
+    if stab is not None and stab.measured:
+        notes.append(stab.summary())
+    power: dict[str, PackPower] = {}
+    noise: list[Flip] = []
+    unconfirmed: list[Flip] = []
     for pc in comparison.packs:
         if pc.speed_only:
             # nothing scored: no accuracy rule applies, but a candidate that fails to generate still fails
@@ -217,7 +238,13 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[
                                     "items whose generation raised (speed-only pack: no fields to score)", "default"))
             notes.append(f"{pc.pack}: speed only (items ask for no fields): no accuracy rules")
             continue
-        rules.extend(_pack_rules(gate, pc, cand))
+        pack_rules, findings = _pack_rules(gate, pc, cand, stab)
+        rules.extend(pack_rules)
+        noise.extend(findings.noise)
+        unconfirmed.extend(findings.unconfirmed)
+        if findings.power.scopes:
+            power[pc.pack] = findings.power
+            notes.append(findings.power.sentence)
     if comparison.missing_in_baseline:
         notes.append(f"{len(comparison.missing_in_baseline)} candidate item(s) have no baseline answer")
     for pc in comparison.packs:
@@ -229,7 +256,13 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[
                     f"{pc.pack}: {pc.n} items can only detect a difference of about {100 * pc.stats.mde:.1f} points; "
                     f"the threshold of {threshold:g} points needs more items"
                 )
-    verdict = Verdict(cand, rules, notes, [*(gaps or []), *untestable_gaps(rules)])
+    if decided is not None:
+        for r in rules:
+            if f"{r.pack}: {r.rule}" not in decided and r.evaluated and r.status in ("pass", "fail"):
+                r.evaluated = False
+                r.detail += "; not decided: the candidate stopped early"
+    verdict = Verdict(cand, rules, notes, [*(gaps or []), *untestable_gaps(rules)], power=power,
+                      noise_flips=noise, unconfirmed=unconfirmed)
     if not rules and not verdict.gaps:
         verdict.gaps.append(Gap(ALL_PACKS, "no gate rule applied to any paired pack: nothing was checked"))
     return verdict

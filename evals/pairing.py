@@ -40,6 +40,20 @@ class Flip:
     subcode: str | None
     candidate_output: str | None
     meta: ItemMeta = field(default_factory=ItemMeta)
+    # (re-asks that reproduced the flip, re-asks), when the gate's `confirm` re-asked the item
+    confirmations: tuple[int, int] | None = None
+
+    @property
+    def confirmed(self) -> bool | None:
+        """None: not re-asked; True: the flip reproduced in the majority of re-asks."""
+        if self.confirmations is None:
+            return None
+        reproduced, asked = self.confirmations
+        return 2 * reproduced > asked
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.item_id, self.field)
 
 
 class _PairedAccuracy:
@@ -105,9 +119,11 @@ class PackComparison(_PairedAccuracy):
     # across items (a needle's `value` is a number in some, an amount in others)
     field_paired: Counter = field(default_factory=Counter)
     field_baseline_right: Counter = field(default_factory=Counter)
+    right_fields: list[tuple[str, str, str]] = field(default_factory=list)  # (item, name, type) right at baseline
     breakdowns: dict[tuple[str, str], Breakdown] = field(default_factory=dict)
     stats: PackStats | None = None
     # per item, aligned: correctness and (tp, fp, fn) counts, for the statistics
+    item_ids: list[str] = field(default_factory=list, repr=False)  # aligned with the two lists below
     _base_ok: list[bool] = field(default_factory=list, repr=False)
     _cand_ok: list[bool] = field(default_factory=list, repr=False)
     _base_counts: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
@@ -152,6 +168,10 @@ class PackComparison(_PairedAccuracy):
     def speed_only(self) -> bool:
         """The pack's items ask for no fields (e.g. `latency`): nothing to score, no accuracy claim."""
         return self.n > 0 and not self.field_names
+
+    def lost_items(self) -> list[str]:
+        """Items correct at baseline and not in the candidate."""
+        return [i for i, b, c in zip(self.item_ids, self._base_ok, self._cand_ok) if b and not c]
 
     def correctness(self) -> tuple[list[bool], list[bool]]:
         """Per paired item, aligned: baseline correct, candidate correct."""
@@ -241,6 +261,7 @@ def _add_pair(pc: PackComparison, base: ScoredItem, cand: ScoredItem) -> None:
     pc.n += 1
     pc.baseline_correct += base.correct
     pc.candidate_correct += cand.correct
+    pc.item_ids.append(base.item_id)
     pc._base_ok.append(base.correct)
     pc._cand_ok.append(cand.correct)
     pc._base_counts.append(_counts(base))
@@ -268,6 +289,8 @@ def _add_pair(pc: PackComparison, base: ScoredItem, cand: ScoredItem) -> None:
         c_ok = c_outcome in CORRECT_OUTCOMES
         pc.field_paired[(name, kind)] += 1
         pc.field_baseline_right[(name, kind)] += b_ok
+        if b_ok:
+            pc.right_fields.append((base.item_id, name, kind))
         disc = pc._kind_discordant.setdefault(kind, [0, 0])
         if b_ok and not c_ok:
             pc.harmful.append(_flip(base, cand, name))

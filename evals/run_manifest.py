@@ -48,6 +48,7 @@ def describe(prepared: "PreparedRun") -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "name": config.name,
         "replicate": prepared.replicate,
+        **({"role": prepared.role} if prepared.role else {}),
         "key": prepared.key,
         "config_file": config.source,
         "config": config.model_dump(mode="json", exclude={"source", "tasks"}) | {"tasks": config.tasks_dump()},

@@ -31,6 +31,7 @@ class PreparedRun:
     dir: Path
     runner: Any = field(repr=False, default=None)
     replicate: int = 0
+    role: str | None = None  # "replicate": a repeat of the baseline the gate measures the noise with
 
     @property
     def store(self) -> RunStore:
@@ -84,3 +85,17 @@ def manifest_model(data: dict[str, Any], path: Path) -> RunManifest:
         where = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "(top level)"
         raise ConfigError(f"the run's manifest does not fit its schema at {where}: {exc.errors()[0]['msg']}",
                           file=path) from None
+
+
+def stored_replicates(baseline: RunResult, trust_edited_items: bool = False,
+                      log: Callable[[str], None] = print) -> list[RunResult]:
+    """The baseline's replicates stored beside it (`<dir>-r1`, `-r2`, ... recorded as replicates)."""
+    out = []
+    for j in range(1, 1000):
+        d = baseline.dir.with_name(f"{baseline.dir.name}-r{j}")
+        if not (d / "manifest.json").exists():
+            break
+        run = RunResult.load(d, trust_edited_items, log)
+        if run.manifest.role == "replicate" and run.manifest.key == baseline.manifest.key:
+            out.append(run)
+    return out

@@ -22,13 +22,14 @@ from typing import Any, Callable, Iterable
 from evalrun.evals import jsonl
 from evalrun.evals.atomic import write_atomic
 from evalrun.evals.config import ConfigError
-from evalrun.contract.types import Generation, Item
+from evalrun.contract.types import Generation, Item, Reask
 from evalrun.contract.manifest import RunManifest
 
 SAMPLES = "samples.jsonl"
 MANIFEST = "manifest.json"
 ITEMS = "items.jsonl"
 SCORES = "scores.jsonl"
+CONFIRMATIONS = "confirmations.jsonl"  # re-asks of flipped items (the gate's `confirm`), apart from the samples
 LOCK = "lock"
 
 
@@ -177,6 +178,23 @@ class RunStore:
 
     def append(self, gen: Generation) -> None:
         jsonl.append(self.samples_path, [gen], sync=True)
+
+    @property
+    def confirmations_path(self) -> Path:
+        return self.dir / CONFIRMATIONS
+
+    def read_confirmations(self) -> dict[str, list[Reask]]:
+        """Re-asks per item, by attempt; an unreadable line is skipped with a warning, never removed."""
+        if not self.confirmations_path.exists():
+            return {}
+        records, _ = jsonl.read(self.confirmations_path, Reask, self.warn)
+        out: dict[str, list[Reask]] = {}
+        for _, r in records:
+            out.setdefault(r.generation.item_id, []).append(r)
+        return {k: sorted(v, key=lambda r: r.attempt) for k, v in out.items()}
+
+    def append_confirmation(self, reask: Reask) -> None:
+        jsonl.append(self.confirmations_path, [reask], sync=True)
 
     def read_manifest(self) -> dict[str, Any]:
         """The manifest, {} when there is none; an unreadable one is a ConfigError naming the file

@@ -26,7 +26,7 @@ paired is a finding whatever the missing items would have shown.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Literal
+from typing import Any, Iterable, Literal
 
 Status = Literal["pass", "fail", "incomplete"]
 RuleStatus = Literal["pass", "fail", "incomplete", "untestable"]
@@ -59,6 +59,14 @@ class RuleResult:
     evaluated: bool = True
     baseline_right: int | None = None
     in_scope: int = 0
+    # a harmful-flip rule tested against the noise: its one-sided p-value and the A/A counts
+    p_value: float | None = None
+    aa_flips: int | None = None
+    aa_trials: int | None = None
+    # what a rule that is not met makes of the verdict: "fail" (a regression), or "incomplete"
+    # (detect_rate: the pack is too small to vouch for, which is no finding either way)
+    on_fail: RuleStatus = "fail"
+    items_needed: int | None = None
 
     @property
     def comparator(self) -> str:
@@ -70,7 +78,7 @@ class RuleResult:
             return "incomplete"
         if self.baseline_right == 0:
             return "untestable"
-        return "pass" if self.passed else "fail"
+        return "pass" if self.passed else self.on_fail
 
     @property
     def untestable_reason(self) -> str:
@@ -107,11 +115,14 @@ def untestable_gaps(rules: Iterable[RuleResult]) -> list[Gap]:
 
 
 def count_rules(rules: Iterable[RuleResult], gaps: int = 0) -> dict[str, int]:
-    """How many rules passed, failed, were not testable or could not be evaluated, and the gaps."""
+    """How many rules passed, failed, were not testable, could not be evaluated, or found the pack too
+    small to vouch for (detect_rate), and the gaps."""
     rules = list(rules)
     statuses = [r.status for r in rules]
+    short = sum(1 for r in rules if r.evaluated and r.status == "incomplete")
     return {"rules": len(rules), "passed": statuses.count("pass"), "failed": statuses.count("fail"),
-            "untestable": statuses.count("untestable"), "not_evaluated": statuses.count("incomplete"), "gaps": gaps}
+            "untestable": statuses.count("untestable"), "not_evaluated": statuses.count("incomplete") - short,
+            "underpowered": short, "gaps": gaps}
 
 
 def counts_text(counts: dict[str, int]) -> str:
@@ -119,7 +130,8 @@ def counts_text(counts: dict[str, int]) -> str:
     (a zero part is left out, except the passed one)."""
     parts = [f"{counts['passed']} of {counts['rules']} rules passed"]
     for key, words in (("failed", "failed"), ("untestable", "not testable here"),
-                       ("not_evaluated", "could not be evaluated"), ("gaps", "gap(s) in the data")):
+                       ("not_evaluated", "could not be evaluated"), ("underpowered", "too small to vouch for"),
+                       ("gaps", "gap(s) in the data")):
         if counts[key]:
             parts.append(f"{counts[key]} {words}")
     return ", ".join(parts)
@@ -131,6 +143,13 @@ class Verdict:
     rules: list[RuleResult]
     notes: list[str]
     gaps: list[Gap] = field(default_factory=list)
+    # per pack: what its harmful-flip rules can detect (evals.flip_rules.PackPower)
+    power: dict[str, Any] = field(default_factory=dict)
+    # harmful flips no rule counted: on fields unstable at baseline, or not reproduced when re-asked
+    noise_flips: list[Any] = field(default_factory=list)
+    unconfirmed: list[Any] = field(default_factory=list)
+    # "stopped at k of n items" when the candidate stopped early on a decided FAIL
+    stopped: str | None = None
 
     @property
     def status(self) -> Status:
@@ -147,7 +166,8 @@ class Verdict:
 
     @property
     def unevaluated(self) -> list[RuleResult]:
-        return [r for r in self.rules if not r.evaluated]
+        """Rules that cannot vouch for the candidate: not computed, or a pack too small (detect_rate)."""
+        return [r for r in self.rules if r.status == "incomplete"]
 
     @property
     def untestable(self) -> list[RuleResult]:

@@ -66,7 +66,8 @@ def junit_xml(view: ReportView | list[Verdict], seconds: float = 0.0) -> str:
                 failure = ET.SubElement(case, "failure", message=rule_text(r), type="GateRuleFailed")
                 failure.text = rule_text(r)
             elif r.status == "incomplete":
-                error = ET.SubElement(case, "error", message=rule_text(r), type="RuleNotEvaluated")
+                kind = "PackTooSmall" if r.evaluated else "RuleNotEvaluated"
+                error = ET.SubElement(case, "error", message=rule_text(r), type=kind)
                 error.text = rule_text(r)
             elif r.status == "untestable":
                 ET.SubElement(case, "skipped", message=r.untestable_reason).text = rule_text(r)

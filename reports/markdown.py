@@ -87,10 +87,11 @@ def _verdict_lines(section: CandidateSection) -> list[str]:
     flips = section.comparison.harmful
     if flips:
         lines += [f"Top harmful flips ({min(len(flips), TOP_FLIPS)} of {len(flips)}):", "",
-                  "| item | field | gold | candidate | code |", "|---|---|---|---|---|"]
+                  "| item | field | gold | candidate | code | gate |", "|---|---|---|---|---|---|"]
         for f in flips[:TOP_FLIPS]:
             lines.append(f"| {md_cell(f.item_id)} | {md_cell(f.field)} | {md_cell(f.gold, 30)} | "
-                         f"{md_cell(f.candidate_value)} | {md_cell(f.subcode or f.candidate_outcome)} |")
+                         f"{md_cell(f.candidate_value)} | {md_cell(f.subcode or f.candidate_outcome)} | "
+                         f"{md_cell(units.flip_status(f, verdict) or 'counted')} |")
         lines.append("")
     lines += [f"> note: {md_cell(note, 300)}" for note in verdict.notes]
     if verdict.notes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from evalrun.evals.pairing import Flip
@@ -24,17 +25,29 @@ def verdict_dict(verdict: Verdict) -> dict[str, Any]:
         "rules": [rule_dict(r) for r in verdict.rules],
         "gaps": [{"pack": g.pack, "reason": g.reason, "items": g.items} for g in verdict.gaps],
         "notes": verdict.notes,
+        "power": {pack: {"items": pw.items, "fields": pw.fields, "detectable_rate": pw.rate, "power": pw.power,
+                         "noise_aware": pw.noise_aware, "summary": pw.sentence} for pack, pw in verdict.power.items()},
+        "noise_flips": [flip_dict(f) for f in verdict.noise_flips],
+        "unconfirmed_flips": [flip_dict(f) for f in verdict.unconfirmed],
+        "stopped": verdict.stopped,
     }
 
 
 def rule_dict(r: RuleResult) -> dict[str, Any]:
     """One rule; `passed` is true only for a rule that could fail and did not (status "pass")."""
+    measured = r.measured if r.evaluated and math.isfinite(r.measured) else None
     out: dict[str, Any] = {
-        "pack": r.pack, "rule": r.rule, "measured": r.measured if r.evaluated else None, "threshold": r.threshold,
+        "pack": r.pack, "rule": r.rule, "measured": measured, "threshold": r.threshold,
         "comparator": r.comparator, "status": r.status, "passed": r.status == "pass", "origin": r.origin,
         "detail": r.detail, "text": rule_text(r)}
     if r.baseline_right is not None:
         out["baseline_right"], out["in_scope"] = r.baseline_right, r.in_scope
+    if r.p_value is not None:
+        out["p_value"] = r.p_value
+    if r.aa_trials is not None:
+        out["aa_flips"], out["aa_trials"] = r.aa_flips, r.aa_trials
+    if r.rule == "detect_rate":
+        out["items_needed"] = r.items_needed
     return out
 
 
@@ -54,6 +67,8 @@ def flip_dict(f: Flip) -> dict[str, Any]:
         "item_id": f.item_id, "pack": f.pack, "field": f.field, "type": f.kind, "gold": f.gold,
         "baseline_outcome": f.baseline_outcome, "candidate_outcome": f.candidate_outcome,
         "baseline_value": f.baseline_value, "candidate_value": f.candidate_value, "subcode": f.subcode,
+        "confirmations": None if f.confirmations is None else {
+            "reproduced": f.confirmations[0], "asked": f.confirmations[1], "confirmed": f.confirmed},
     }
 
 
@@ -89,5 +104,6 @@ def report_json(view: ReportView) -> dict[str, Any]:
         "noise_floor": comparison_dict(view.noise_section) | {
             "harmful_items": nf.harmful_items, "identical_outputs": nf.identical_outputs, "items": nf.items,
             "summary": nf.sentence} if view.noise_section and nf else None,
+        "stability": view.stability,
         "speed": view.speed_table.model_dump(mode="json"),
     }

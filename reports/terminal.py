@@ -110,9 +110,11 @@ def render_comparison(console: Console, section: CandidateSection) -> None:
                       f"not in {escape(comparison.candidate)}")
         for f in flips[:MAX_FLIPS_SHOWN]:
             code = f.subcode or f.candidate_outcome
+            status = units.flip_status(f, verdict)
             console.print(
                 f"  {escape(f.item_id)}  {escape(f.field)}  {escape(units.flat_clip(f.gold, 28))} -> "
-                f"{escape(units.flat_clip(f.candidate_value))}  [yellow]{escape(code)}[/]",
+                f"{escape(units.flat_clip(f.candidate_value))}  [yellow]{escape(code)}[/]"
+                + (f"  ({escape(status)})" if status else ""),
                 soft_wrap=True,
             )
         if len(flips) > MAX_FLIPS_SHOWN:

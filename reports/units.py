@@ -12,7 +12,8 @@ from evalrun.evals.speed_table import EMULATED_NOTE, SPEED_ONLY
 
 if TYPE_CHECKING:
     from evalrun.evals.speed_table import SpeedRow
-    from evalrun.evals.verdict import RuleResult
+    from evalrun.evals.pairing import Flip
+    from evalrun.evals.verdict import RuleResult, Verdict
 
 DASH = "–"
 
@@ -107,8 +108,22 @@ def rule_text(r: "RuleResult") -> str:
     that could not fail says so first."""
     origin = ", default rule" if r.origin == "default" else ""
     measured = "not evaluated" if not r.evaluated else f"measured {r.measured:g}"
+    if r.evaluated and r.p_value is not None:
+        measured += f" (p = {r.p_value:.3g} against the A/A rate)"
     head = f"{r.untestable_reason}, " if r.status == "untestable" else ""
     return f"{r.rule}: {head}{measured}, threshold {r.comparator} {r.threshold:g} ({r.detail}{origin})"
+
+
+def flip_status(f: "Flip", verdict: "Verdict | None") -> str:
+    """How the gate took one harmful flip: counted and confirmed, or set aside as noise (one wording everywhere)."""
+    if verdict is not None and any(n.key == f.key for n in verdict.noise_flips):
+        return "noise: unstable at baseline, not gated"
+    if f.confirmations is None:
+        return ""
+    reproduced, asked = f.confirmations
+    if f.confirmed:
+        return f"confirmed: reproduced in {reproduced} of {asked} re-asks"
+    return f"noise: reproduced in {reproduced} of {asked} re-asks, not counted"
 
 
 def speedup_cell(row: "SpeedRow", which: str, short: bool = False) -> str:

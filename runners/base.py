@@ -26,6 +26,9 @@ class Runner(abc.ABC):
         self.load_seconds = 0.0  # seconds spent loading the model, 0 when nothing was loaded here
         # every item of the run (not only those still missing), for methods that calibrate on them
         self.run_items: list[Item] | None = None
+        # batch composition: None, the runner's own plan; a seed, items shuffled into other batches
+        # (a replicate or a re-ask sees other neighbours and padding, as a GPU server's batches would)
+        self.batch_seed: int | None = None
 
     @abc.abstractmethod
     def render(self, item: Item) -> str:

@@ -8,6 +8,7 @@ a harness failure.
 
 from __future__ import annotations
 
+import random
 import time
 from typing import Any, Callable, Iterable
 
@@ -104,7 +105,8 @@ class HFRunner(Runner):
         """Batch sizes as run (after any out-of-memory halving) and what prefix reuse shared."""
         return {
             "batching": {"configured": self.batch_configured, "final": self.batch_size,
-                         "oom_halvings": self.oom_halvings},
+                         "oom_halvings": self.oom_halvings,
+                         "order": "length" if self.batch_seed is None else "shuffled", "seed": self.batch_seed},
             **({"prefix_reuse": self.prefix_stats} if self.prefix_reuse else {}),
         }
 
@@ -307,10 +309,14 @@ class HFRunner(Runner):
         )
 
     def batches(self, items: Iterable[Item]) -> list[list[Item]]:
-        """Length-sorted batches, so padding wastes little; items with different
-        generation overrides (fixed output lengths) never share a batch."""
+        """Length-sorted batches, so padding wastes little (or, with a `batch_seed`, shuffled ones:
+        other neighbours, other padding); items with different generation overrides (fixed output
+        lengths) never share a batch."""
         groups: dict[GenerationOverride | None, list[Item]] = {}
-        for it in sorted(items, key=lambda it: (len(it.prompt), it.id)):
+        ordered = sorted(items, key=lambda it: (len(it.prompt), it.id))
+        if self.batch_seed is not None:
+            random.Random(self.batch_seed).shuffle(ordered)
+        for it in ordered:
             groups.setdefault(it.generation, []).append(it)
         return [g[i : i + self.batch_size] for g in groups.values() for i in range(0, len(g), self.batch_size)]
 

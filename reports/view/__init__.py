@@ -43,7 +43,7 @@ def _section(report: Any, run: Any, comp: Any, verdict: Any, role: str, html: bo
     if html:
         section.heatmaps = [h for pc in comp.packs
                             if (h := heatmaps(pc.pack, base_scored, cand_scored, run.name, report.baseline.name))]
-        section.flips = listed_flips(comp, base_scored, cand_scored)
+        section.flips = listed_flips(comp, base_scored, cand_scored, verdict)
     return section
 
 
@@ -65,10 +65,21 @@ def build_view(report: Any, title: str | None = None, speed: SpeedTable | None =
         baseline=run_info(report.baseline, "baseline"), sections=sections,
         speed_table=speed or speed_table(report, capacity),
         noise_floor=noise_floor(report.noise_floor), noise_section=noise_section,
+        stability=stability_dict(getattr(report, "stability", None)),
     )
     if html:
         view.browser, view.texts_blob, view.texts_cut = browser_data(report, max_text_bytes)
     return view
+
+
+def stability_dict(stab: Any) -> dict[str, Any] | None:
+    """The baseline's replicates as every renderer states them (None: no replicates beyond it)."""
+    if stab is None or not stab.measured:
+        return None
+    flips, trials = sum(stab.aa_flips.values()), sum(stab.aa_trials.values())
+    return {"replicates": stab.replicates, "fields": stab.fields, "unstable": len(stab.unstable),
+            "stable_right": len(stab.stable_right), "aa_flips": flips, "aa_trials": trials,
+            "summary": stab.summary()}
 
 
 def comparisons_view(comparisons: list[Comparison], verdicts: list[Verdict],

@@ -38,6 +38,7 @@ from evalrun.evals import diffs
 from evalrun.evals.pairing import Comparison, display_value
 from evalrun.evals.runs import RunResult
 from evalrun.evals.scoring import ScoredItem
+from evalrun.evals.verdict import Verdict
 from evalrun.reports import units
 from evalrun.reports.view.model import NOSCRIPT_FLIPS, OUTCOMES, BrowserData, ListedFlip, LONG_DOCUMENT_CHARS
 from evalrun.reports.view.tables import candidate_outcome
@@ -331,8 +332,10 @@ def browser_data(report: Any, max_text_bytes: int = MAX_TEXT_BYTES) -> tuple[Bro
     return browser, blob, len({d[0] for d in details if d[6]})
 
 
-def listed_flips(comparison: Comparison, base: list[ScoredItem], cand: list[ScoredItem]) -> list[ListedFlip]:
-    """The first NOSCRIPT_FLIPS harmful flips, in the order every renderer lists them, as the page shows them."""
+def listed_flips(comparison: Comparison, base: list[ScoredItem], cand: list[ScoredItem],
+                 verdict: Verdict | None = None) -> list[ListedFlip]:
+    """The first NOSCRIPT_FLIPS harmful flips, in the order every renderer lists them, as the page shows them,
+    each with how the gate took it (counted, confirmed, or noise)."""
     b_by_id, c_by_id = {s.item_id: s for s in base}, {s.item_id: s for s in cand}
     out = []
     for f in comparison.harmful[:NOSCRIPT_FLIPS]:
@@ -341,5 +344,6 @@ def listed_flips(comparison: Comparison, base: list[ScoredItem], cand: list[Scor
         c_val, c_out, c_sub = _outcome(c, f.field)
         segments = diffs.segments(gold, c_val) if _wants_diff(c_out, c_sub) and diffs.diffable(gold, c_val) else None
         out.append(ListedFlip(flip=f, gold=gold, baseline_value=_display_value(b, f.field), candidate_value=c_val,
-                              gold_segments=segments))  # type: ignore[arg-type]
+                              gold_segments=segments,  # type: ignore[arg-type]
+                              status=units.flip_status(f, verdict) or "counted"))
     return out

@@ -138,6 +138,7 @@ class ListedFlip:
     baseline_value: str | None
     candidate_value: str | None
     gold_segments: list[diffs.Segment] | None = None
+    status: str = "counted"  # how the gate took it: counted, confirmed, or noise (reports.units.flip_status)
 
 
 @dataclass
@@ -198,6 +199,8 @@ class ReportView:
     speed_table: SpeedTable
     noise_floor: NoiseFloor | None = None
     noise_section: CandidateSection | None = None  # the A/A comparison's own tables
+    # the baseline's replicates: how many, fields stable and unstable, the A/A harmful-flip rate
+    stability: dict[str, Any] | None = None
     browser: BrowserData | None = None
     texts_blob: str = ""  # base64(gzip(JSON list of texts))
     texts_cut: int = 0  # documents shortened to fit the text budget

@@ -138,7 +138,7 @@ def test_markdown_escapes_model_text_and_lists_rules() -> None:
     assert "❌ FAIL" in md and "max_harmful_flips[amount]" in md
     assert "<script>" not in md and "&lt;script&gt;" in md
     table_rows = [line for line in md.splitlines() if line.startswith("| p/")]
-    assert table_rows and all(line.count("|") == 6 for line in table_rows), "model text must not add table cells"
+    assert table_rows and all(line.count("|") == 7 for line in table_rows), "model text must not add table cells"
 
 
 # --------------------------------------------------------------------------- rules that cannot fail

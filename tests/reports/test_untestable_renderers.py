@@ -62,7 +62,7 @@ def test_the_counts_read_the_same_in_every_output() -> None:
     html = _html_text(out["html"].split('id="verdict"', 1)[1].split("</section>", 1)[0])
     assert markdown[0] == f"## evalrun: ❌ FAIL ({overall})"
     assert data["summary"] == overall and data["counts"] == {"rules": 10, "passed": 6, "failed": 2, "untestable": 2,
-                                                            "not_evaluated": 0, "gaps": 0}
+                                                            "not_evaluated": 0, "underpowered": 0, "gaps": 0}
     for cand, status, phrase in (("int8kv", "PASS", phrases["int8kv"]), ("int4kv", "FAIL", phrases["int4kv"])):
         assert f"{cand}: {status} ({phrase})" in terminal
         assert any(line.startswith(f"- **{cand}**: ") and line.endswith(f" ({phrase})") for line in markdown)

@@ -41,7 +41,7 @@ def test_out_of_memory_halves_the_batch_and_loses_nothing(tiny_model_dir: Path, 
     lines = (run.dir / "samples.jsonl").read_text().splitlines()
     assert len(lines) == len(run.items), "no item written twice"
     assert {k: g.output for k, g in run.generations.items()} == {k: g.output for k, g in reference.generations.items()}
-    assert run.manifest["batching"] == {"configured": 4, "final": 1, "oom_halvings": 3}
+    assert run.manifest["batching"] == {"configured": 4, "final": 1, "oom_halvings": 3, "order": "length", "seed": None}
 
 
 def test_out_of_memory_on_a_single_item_is_that_items_error(tiny_model_dir: Path, tmp_path: Path) -> None:

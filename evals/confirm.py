@@ -1,0 +1,114 @@
+"""Confirming harmful flips by asking the candidate again (the gate's `confirm: N`).
+
+Only the flipped items are re-asked, so the cost is proportional to the flips,
+not to the pack. Each attempt runs in another batch composition: the first at
+batch size 1, the others in shuffled batches of the flipped items at the run's
+batch size. A flip counts when it reproduces in the majority of the N re-asks
+(evals.pairing.Flip.confirmed); a noise flip, which depends on its neighbours in
+the batch, rarely does. Re-asks are stored in the candidate's run directory
+(`confirmations.jsonl`, apart from its samples, which they never replace) and
+reused by the next compare or report.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Callable
+
+from evalrun.contract.types import CORRECT_OUTCOMES, Item, Reask
+from evalrun.evals.pairing import Comparison, Flip
+from evalrun.evals.run_lock import run_lock
+from evalrun.evals.runs import PreparedRun
+from evalrun.evals.scoring import score_item
+from evalrun.evals.flip_rules import rule_key
+from evalrun.evals.stability import Stability
+
+RESHUFFLE_SEED = 1000  # attempt k >= 2 runs shuffled with seed RESHUFFLE_SEED + k
+
+
+def attempt_plan(attempt: int, batch_size: int) -> tuple[int, int | None]:
+    """(batch size, batch seed) of re-ask `attempt`: batch 1 first, then shuffled batches."""
+    return (1, None) if attempt == 1 else (batch_size, RESHUFFLE_SEED + attempt)
+
+
+def reask(prepared: PreparedRun, item_ids: list[str], attempts: int,
+          log: Callable[[str], None] = print) -> dict[str, list[Reask]]:
+    """Re-ask `item_ids` until each has `attempts` stored re-asks; returns every stored re-ask."""
+    store = prepared.store
+    by_id = {it.id: it for it in prepared.items}
+    runner = prepared.runner
+    with run_lock(prepared.dir, log, prepared.label):
+        have = store.read_confirmations()
+        asked = 0
+        started = time.perf_counter()
+        for attempt in range(1, attempts + 1):
+            need = [by_id[i] for i in item_ids if i in by_id and all(r.attempt != attempt for r in have.get(i, []))]
+            if not need:
+                continue
+            configured = getattr(runner, "batch_size", 1)
+            size, seed = attempt_plan(attempt, configured)
+            saved = (configured, runner.batch_seed)
+            if hasattr(runner, "batch_size"):
+                runner.batch_size = min(size, configured)
+            runner.batch_seed = seed
+            runner.run_items = prepared.items
+
+            def keep(gen, attempt=attempt, size=size, seed=seed) -> None:  # type: ignore[no-untyped-def]
+                store.append_confirmation(Reask(attempt=attempt, batch_size=max(1, gen.batch_size or size),
+                                                seed=seed, generation=gen))
+
+            wanted = {it.id for it in need}
+            fillers: list[Item] = []
+            if seed is not None and len(need) < configured:
+                # a batch of fewer flipped items than the run's batch size gets neighbours from the run,
+                # so the re-ask sees another composition than batch 1 (their outputs are not kept)
+                others = [it for it in prepared.items if it.id not in wanted]
+                fillers = random.Random(seed).sample(others, min(len(others), configured - len(need)))
+
+            def keep_wanted(gen, keep=keep) -> None:  # type: ignore[no-untyped-def]
+                if gen.item_id in wanted:
+                    keep(gen)
+
+            try:
+                runner.run(need + fillers, keep_wanted)
+            finally:
+                if hasattr(runner, "batch_size"):
+                    runner.batch_size = saved[0]
+                runner.batch_seed = saved[1]
+            asked += len(need)
+        if asked:
+            log(f"{prepared.label}: confirmed {len(item_ids)} flipped item(s) with {asked} re-ask(s) in "
+                f"{time.perf_counter() - started:.1f} s")
+        return store.read_confirmations()
+
+
+def to_confirm(comparison: Comparison, limits: dict[str, tuple[int, str]], stab: Stability | None) -> list[str]:
+    """The items whose harmful flips a rule of `limits` counts (on gated fields), in item order, each once."""
+    out: dict[str, None] = {}
+    for pc in comparison.packs:
+        for f in pc.harmful:
+            if rule_key(f.field, f.kind, limits, pc.field_names) and (stab is None or stab.gated(f.item_id, f.field)):
+                out[f.item_id] = None
+    return list(out)
+
+
+def apply(comparison: Comparison, reasks: dict[str, list[Reask]], items: list[Item], attempts: int) -> None:
+    """Set each harmful flip's confirmations (reproduced, asked) from the first `attempts` stored re-asks."""
+    if attempts <= 0:
+        return
+    by_id = {it.id: it for it in items}
+    scored: dict[str, list] = {}
+    for flip in comparison.harmful:
+        item = by_id.get(flip.item_id)
+        tries = [r for r in reasks.get(flip.item_id, []) if r.attempt <= attempts]
+        if item is None or not tries:
+            continue
+        if flip.item_id not in scored:
+            scored[flip.item_id] = [score_item(item, r.generation) for r in tries]
+        flip.confirmations = (sum(_reproduces(s, flip) for s in scored[flip.item_id]), len(tries))
+
+
+def _reproduces(scored, flip: Flip) -> bool:  # type: ignore[no-untyped-def]
+    score = scored.fields.get(flip.field)
+    return scored.error is not None or score is None or score.outcome not in CORRECT_OUTCOMES

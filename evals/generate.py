@@ -1,0 +1,70 @@
+"""Generating the runs of a comparison: a stored run set aside for --fresh, a candidate
+stopped once its FAIL is decided, and its flipped items re-asked (`confirm`); a stop that
+the re-asks undo is resumed, so a stopped run always stands on confirmed flips.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from evalrun.evals import confirm
+from evalrun.evals.early_stop import EarlyStop
+from evalrun.evals.execute import Progress, RunFailed, execute, set_aside
+from evalrun.evals.gate import GateConfig
+from evalrun.evals.pairing import pair
+from evalrun.evals.run_lock import run_lock
+from evalrun.evals.runs import PreparedRun, RunResult
+from evalrun.evals.scoring import ScoredItem, score_run
+from evalrun.evals.stability import Stability
+from evalrun.runners.models import ModelError
+
+
+def execute_run(prepared: PreparedRun, progress: Progress | None, log: Callable[[str], None], fresh: bool,
+                watch: EarlyStop | None = None) -> RunResult:
+    """Generate (or resume, or reuse) one prepared run; `fresh` sets a stored one aside first."""
+    if fresh and prepared.dir.exists():
+        with run_lock(prepared.dir, log, prepared.label):  # never move a run from under its writer
+            moved = set_aside(prepared.dir)
+        if moved:
+            log(f"{prepared.label}: --fresh: previous run moved to {moved}")
+    try:
+        return execute(prepared, progress=progress, log=log, watch=watch)
+    except ModelError as exc:
+        raise RunFailed(f"{prepared.config.name}: {exc}") from exc
+
+
+def run_candidate(prepared: PreparedRun, base_scored: list[ScoredItem], stab: Stability, gate: GateConfig,
+                  early_stop: bool, progress: Progress | None, log: Callable[[str], None],
+                  fresh: bool) -> RunResult:
+    """Generate a candidate, stopping once its FAIL is decided (unless not `early_stop`), and re-ask
+    its flipped items (`gate.confirm`); a stop that re-asks undo is resumed."""
+    watch = EarlyStop(base_scored, prepared.items, gate.flip_limits(), gate.confidence, stab) if early_stop else None
+    while True:
+        result = execute_run(prepared, progress, log, fresh, watch)
+        fresh = False
+        if gate.confirm:
+            scored = score_run(result.items, result.generations)
+            comparison = pair(base_scored, scored, "baseline", result.name, confidence=gate.confidence)
+            ids = confirm.to_confirm(comparison, gate.flip_limits(), stab)
+            reasks = confirm.reask(prepared, ids, gate.confirm, log) if ids else {}
+            confirm.apply(comparison, reasks, prepared.items, gate.confirm)
+            if watch is not None:
+                watch.refute({f.key for f in comparison.harmful if f.confirmed is False})
+        if watch is None or result.manifest.status != "stopped":
+            return result
+        if watch.decided():
+            return _record_decided(prepared, result, watch.decided(), log)
+        log(f"{prepared.label}: the re-asks did not reproduce the flips that decided the FAIL: resuming")
+
+
+def _record_decided(prepared: PreparedRun, result: RunResult, rules: list[str], log: Callable[[str], None]) -> RunResult:
+    """The rules a stopped run decided, as they stand after its flips were re-asked."""
+    stop = result.manifest.early_stop
+    if stop is None or stop.rules == rules:
+        return result
+    with run_lock(prepared.dir, log, prepared.label):
+        result.manifest = result.manifest.merged({"early_stop": stop.model_dump(mode="json") | {"rules": rules}})
+        prepared.store.write_manifest(result.manifest)
+    return result
+
+

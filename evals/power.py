@@ -1,0 +1,156 @@
+"""Harmful flips against noise: does a candidate flip more than the baseline flips
+against itself, and what flip rate can a pack detect at all.
+
+A harmful-flip rule sees x flips among the n fields the baseline got right (and,
+with replicates, got right in every replicate). Without replicates the noise is
+not measured and every flip counts: the rule fails when x > limit, so its power
+at a true flip rate r is P(Bin(n, r) > limit), 1 - (1 - r)^n for a zero-flip
+rule. With replicates, the A/A comparisons give y flips in m trials, and the rule
+fails only when x > limit *and* a one-sided Fisher exact test on
+[[x, n - x], [y, m - y]] rejects "the candidate flips no more often than the
+baseline flips against itself" at the gate's confidence. The exact test is
+conservative at small counts, which is the point: noise must not fail a gate.
+
+Power is exact, conditional on the measured A/A counts: the critical flip count
+x* (the fewest flips that fail the rule) is found once, and the candidate's flips
+are Bin(n, q) with q = 1 - (1 - p_aa)(1 - r), its own noise at the A/A rate plus
+a harmful rate r of its own. A pack fails when any of its rules fails, so its
+power is 1 - prod(1 - power_k).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+from scipy import stats as _sps
+
+__all__ = ["FlipTest", "Scope", "detectable_rate", "fisher_greater", "items_needed", "pack_power"]
+
+
+@lru_cache(maxsize=65536)
+def fisher_greater(x: int, n: int, y: int, m: int) -> float:
+    """One-sided Fisher exact p-value that x/n exceeds y/m."""
+    return float(_sps.fisher_exact([[x, n - x], [y, m - y]], alternative="greater").pvalue)
+
+
+@dataclass(frozen=True)
+class FlipTest:
+    """One harmful-flip rule's decision: `limit` flips are tolerated; with A/A counts, only a rate
+    beyond the A/A rate at level `alpha` fails."""
+
+    limit: int
+    alpha: float
+    aa_flips: int = 0
+    aa_trials: int = 0  # 0: no replicates, the noise is not measured
+
+    @property
+    def noise_aware(self) -> bool:
+        return self.aa_trials > 0
+
+    @property
+    def aa_rate(self) -> float:
+        return self.aa_flips / self.aa_trials if self.aa_trials else 0.0
+
+    def p_value(self, x: int, n: int) -> float | None:
+        """None without A/A counts (every flip counts)."""
+        if not self.noise_aware or n <= 0:
+            return None
+        return fisher_greater(x, n, self.aa_flips, self.aa_trials)
+
+    def fails(self, x: int, n: int) -> bool:
+        if x <= self.limit:
+            return False
+        p = self.p_value(x, n)
+        return p is None or p < self.alpha
+
+    def critical(self, n: int) -> int | None:
+        """The fewest flips among n fields that fail the rule; None when even n flips pass."""
+        lo = self.limit + 1
+        if lo > n or not self.fails(n, n):
+            return None
+        if self.fails(lo, n):
+            return lo
+        hi = n  # fails(hi); not fails(lo): the p-value falls as x grows
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.fails(mid, n):
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    def power(self, n: int, rate: float) -> float:
+        """P(the rule fails) when the candidate adds a harmful flip rate `rate` to its own noise."""
+        x_star = self.critical(n)
+        if x_star is None:
+            return 0.0
+        q = 1.0 - (1.0 - self.aa_rate) * (1.0 - rate)
+        return float(_sps.binom.sf(x_star - 1, n, min(1.0, max(0.0, q))))
+
+    def scaled(self, factor: float) -> "FlipTest":
+        """The same test with A/A counts grown as a pack `factor` times larger would give them."""
+        if not self.noise_aware:
+            return self
+        return FlipTest(self.limit, self.alpha, round(self.aa_flips * factor), max(1, round(self.aa_trials * factor)))
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One harmful-flip rule on one pack: its test and the n fields it can catch a flip on."""
+
+    rule: str
+    test: FlipTest
+    fields: int
+
+
+def pack_power(scopes: Sequence[Scope], rate: float) -> float:
+    """P(some rule of the pack fails) at a harmful flip rate `rate` in every scope."""
+    miss = 1.0
+    for s in scopes:
+        miss *= 1.0 - s.test.power(s.fields, rate)
+    return 1.0 - miss
+
+
+def detectable_rate(scopes: Sequence[Scope], power: float = 0.95) -> float | None:
+    """The smallest harmful flip rate the pack detects with probability `power`; None when no rate
+    would (no field to flip, or a tolerance larger than the fields)."""
+    if not scopes or pack_power(scopes, 1.0) < power:
+        return None
+    lo, hi = 0.0, 1.0
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        if pack_power(scopes, mid) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def items_needed(scopes: Sequence[Scope], items: int, rate: float, power: float = 0.95,
+                 most: int = 10_000_000) -> int | None:
+    """Paired items a pack like this one (same fields per item, same share right at baseline, same
+    A/A rate) would need to detect `rate` with probability `power`; None beyond `most`."""
+    if items <= 0 or not scopes or all(s.fields == 0 for s in scopes):
+        return None
+
+    def enough(n_items: int) -> bool:
+        f = n_items / items
+        grown = [Scope(s.rule, s.test.scaled(f), math.floor(s.fields * f)) for s in scopes]
+        return pack_power(grown, rate) >= power
+
+    hi = max(1, items)
+    while not enough(hi):
+        hi *= 2
+        if hi > most:
+            return None
+    lo = 0  # no item detects anything
+    while hi - lo > 1:  # enough(hi), not enough(lo)
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi

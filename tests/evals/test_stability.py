@@ -1,0 +1,84 @@
+"""Counting over baseline replicates (stable fields, the leave-one-out A/A rate) and the gate
+that uses it. These check the arithmetic on scored items built by hand; that the noise is real
+and the gate survives it is tests/cli/test_noise_gate.py, on the real model."""
+
+from __future__ import annotations
+
+from evalrun.contract.types import FieldScore
+from evalrun.evals.gate import GateConfig, evaluate
+from evalrun.evals.pairing import pair
+from evalrun.evals.scoring import ScoredItem
+from evalrun.evals.stability import stability
+
+
+def _item(i: int, right: bool, value: str = "EUR 10.00", pack: str = "docs") -> ScoredItem:
+    outcome = "correct" if right else "wrong_value"
+    return ScoredItem(item_id=f"{pack}/{i}", pack=pack, prompt_hash=f"h{i}", output=value,
+                      fields={"total": FieldScore(outcome=outcome, pred_norm=value if right else "EUR 1.00")},
+                      kinds={"total": "amount"}, golds={"total": "EUR 10.00"})
+
+
+def _run(wrong: set[int], n: int = 100) -> list[ScoredItem]:
+    return [_item(i, i not in wrong) for i in range(n)]
+
+
+def test_stable_unstable_and_leave_one_out_counts() -> None:
+    r0, r1, r2 = _run({1}), _run({2}), _run(set())
+    stab = stability([r0, r1, r2])
+    assert ("docs/2", "total") in stab.unstable and ("docs/1", "total") in stab.unstable
+    assert ("docs/0", "total") in stab.stable_right and len(stab.stable_right) == 98
+    # 98 fields right everywhere give 3 trials each; item 1 is a trial only when r0 is held out
+    # (r1, r2 right) and flips there; item 2 likewise for r1
+    assert stab.aa_trials[("docs", "total", "amount")] == 98 * 3 + 2
+    assert stab.aa_flips[("docs", "total", "amount")] == 2
+    assert stab.aa_item_trials["docs"] == 98 * 3 + 2 and stab.aa_item_flips["docs"] == 2
+
+
+def test_one_run_measures_nothing_and_gates_every_right_field() -> None:
+    stab = stability([_run({1})])
+    assert not stab.measured and len(stab.stable_right) == 99 and not stab.aa_trials
+
+
+def test_a_replicate_missing_an_item_never_makes_it_unstable() -> None:
+    r0, r1 = _run(set()), _run(set())[1:]
+    stab = stability([r0, r1])
+    assert stab.gated("docs/0", "total") and not stab.unstable
+
+
+def test_a_flip_on_an_unstable_field_is_noise_not_a_failure() -> None:
+    base, rep = _run(set()), _run({5})
+    cand = _run({5})
+    verdict = evaluate(pair(base, cand, "b", "c"), GateConfig(), stab=stability([base, rep]))
+    flips = next(r for r in verdict.rules if r.rule == "max_harmful_flips[amount]")
+    assert flips.status == "pass" and flips.measured == 0 and [f.item_id for f in verdict.noise_flips] == ["docs/5"]
+    assert "unstable at baseline listed as noise" in flips.detail
+    drop = next(r for r in verdict.rules if r.rule == "max_drop")
+    assert drop.status == "pass" and drop.p_value is not None  # 1 point lost, but not beyond the A/A rate
+
+
+def test_flips_within_the_a_a_rate_pass_and_beyond_it_fail() -> None:
+    base, rep1, rep2 = _run(set(), 300), _run({7}, 300), _run({9}, 300)  # A/A: 2 flips in 3 x 298 + 2 trials
+    stab = stability([base, rep1, rep2])
+    near = evaluate(pair(base, _run({20}, 300), "b", "c"), GateConfig(), stab=stab)
+    rule = next(r for r in near.rules if r.rule == "max_harmful_flips[amount]")
+    assert rule.status == "pass" and rule.measured == 1 and rule.p_value > 0.05
+    assert rule.aa_flips == 2 and rule.aa_trials == 3 * 298 + 2
+    far = evaluate(pair(base, _run(set(range(20, 30)), 300), "b", "c"), GateConfig(), stab=stab)
+    rule = next(r for r in far.rules if r.rule == "max_harmful_flips[amount]")
+    assert rule.status == "fail" and rule.p_value < 0.05 and "one-sided Fisher" in rule.detail
+    assert far.status == "fail"
+    assert any("baseline replicates" in n for n in far.notes)
+
+
+def test_every_verdict_states_its_power_and_detect_rate_refuses_a_small_pack() -> None:
+    base = _run(set(), 13)
+    gate = GateConfig.model_validate({"packs": {"*": {"max_drop": 0, "detect_rate": 0.01}}})
+    verdict = evaluate(pair(base, base, "b", "c"), gate)
+    power = verdict.power["docs"]
+    assert power.rate == 1 - 0.05 ** (1 / 13) or abs(power.rate - (1 - 0.05 ** (1 / 13))) < 1e-6
+    assert any("detect a harmful flip rate of 21% with 95% probability" in n for n in verdict.notes)
+    rule = next(r for r in verdict.rules if r.rule == "detect_rate")
+    assert rule.status == "incomplete" and rule.items_needed == 299 and "about 299 paired items" in rule.detail
+    assert verdict.status == "incomplete" and "too small to vouch for" in verdict.summary()
+    big = _run(set(), 300)
+    assert evaluate(pair(big, big, "b", "c"), gate).status == "pass"
