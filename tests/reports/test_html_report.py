@@ -190,3 +190,34 @@ def test_report_command_rerenders_stored_runs(tmp_path: Path) -> None:
     bad = run_cli("report", str(dirs[0]), "--html", str(out), timeout=120)
     assert bad.returncode == 2 and "at least one candidate" in bad.stderr
     assert "--html" in run_cli("compare", "--help", timeout=120).stdout
+
+
+def test_replicates_noise_and_power_in_the_page(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The page states the baseline's replicates, lists each flip the gate did not count and why,
+    and each pack's power (runs built by hand: this checks rendering, not noise)."""
+    from evalrun.evals.api import compare_results
+    from evalrun.evals.gate import GateConfig, evaluate
+    from tests.conftest import BASE_WRONG, CAND_WRONG, doc_items, make_run, needle_items
+
+    items = needle_items() + doc_items()
+    base = make_run("baseline", items, BASE_WRONG)
+    rep = make_run("baseline~r1", items, BASE_WRONG | {(512, 0.5, 0)})
+    cand = make_run("int4kv", items, CAND_WRONG | {(512, 0.5, 0), "docs"}, hostile=True)
+    report = compare_results(base, [(cand, None)], replicates=[rep])
+    comp = report.comparisons[0]
+    total = next(f for f in comp.harmful if f.item_id == "docs/INV1/total")
+    total.confirmations = (0, 3)  # a re-ask result, as evals.confirm.apply records one
+    report.verdicts[0] = evaluate(comp, GateConfig(), stab=report.stability)
+    path = render_html(build_report_data(report), tmp_path / "noise.html")
+    page, state = _open(browser, path, javascript=False)
+    assert "2 baseline replicates" in page.locator("#stability").inner_text()
+    noise = page.locator("table.noise").inner_text()
+    assert "needle/L512-D0.50-0" in noise and "noise: unstable at baseline, not gated" in noise
+    assert "docs/INV1/total" in noise and "noise: reproduced in 0 of 3 re-asks, not counted" in noise
+    verdict = page.locator("#verdict").inner_text()
+    assert "harmful flip rate of" in verdict and "with 95% probability" in verdict
+    assert "one-sided Fisher" in verdict
+    flips = page.locator("#items table.flips").first.inner_text()
+    assert "noise: reproduced in 0 of 3" in flips and "counted" in flips
+    assert state["errors"] == [] and state["dialogs"] == []
+    page.context.close()

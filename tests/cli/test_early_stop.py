@@ -1,0 +1,64 @@
+"""Early stop and confirmation on the real model (fp32 on the CPU, deterministic): int2kv's FAIL
+is decided after a few items; the full run (--no-early-stop, resuming the stopped one) fails the
+same rules and more; its flips reproduce when re-asked, so confirmation keeps them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalrun.evals.store import RunStore
+from tests.conftest import CONFIGS, run_cli
+
+pytestmark = pytest.mark.model
+
+ARGS = ("compare", str(CONFIGS / "baseline.yaml"), str(CONFIGS / "int2kv.yaml"), "--limit", "6")
+
+
+def _failing(data: dict) -> set[str]:
+    return {f"{r['pack']}: {r['rule']}" for r in data["verdicts"][0]["rules"] if r["status"] == "fail"}
+
+
+def _manifest(runs: Path, name: str) -> dict:
+    return json.loads(next(runs.glob(f"{name}-*/manifest.json")).read_text())
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("early")
+
+
+def test_a_decided_fail_stops_early_and_the_full_run_agrees(runs: Path, tmp_path: Path) -> None:
+    early = run_cli(*ARGS, "--out", str(runs), "--json", str(tmp_path / "early.json"),
+                    "--markdown", str(tmp_path / "early.md"))
+    assert early.returncode == 1, early.stdout + early.stderr
+    stop = _manifest(runs, "int2kv")
+    assert stop["status"] == "stopped" and stop["early_stop"]["at"] < stop["early_stop"]["of"] == 12
+    assert "stopped at" in early.stderr and "saved" in early.stderr
+    data = json.loads((tmp_path / "early.json").read_text())
+    verdict = data["verdicts"][0]
+    assert verdict["stopped"].startswith(f"stopped at {stop['early_stop']['at']} of 12 items")
+    decided = set(stop["early_stop"]["rules"])
+    assert decided and _failing(data) == decided  # nothing else is judged on the items it happened to reach
+    assert "stopped at" in (tmp_path / "early.md").read_text()
+
+    full = run_cli(*ARGS, "--out", str(runs), "--no-early-stop", "--json", str(tmp_path / "full.json"))
+    assert full.returncode == 1, full.stdout + full.stderr
+    assert f"resuming" in full.stderr
+    done = _manifest(runs, "int2kv")
+    assert done["status"] == "complete" and "early_stop" not in done and done["items_total"] == 12
+    assert decided <= _failing(json.loads((tmp_path / "full.json").read_text()))
+
+
+def test_confirmation_keeps_flips_that_reproduce(runs: Path, tmp_path: Path) -> None:
+    cand = next(runs.glob("int2kv-*"))
+    before = RunStore(cand).samples_path.read_bytes()
+    res = run_cli(*ARGS, "--out", str(runs), "--confirm", "2", "--json", str(tmp_path / "c.json"))
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert RunStore(cand).samples_path.read_bytes() == before
+    flips = json.loads((tmp_path / "c.json").read_text())["comparisons"][0]["harmful_flips"]
+    counted = [f for f in flips if f["confirmations"] is not None]
+    assert counted and all(f["confirmations"]["asked"] == 2 and f["confirmations"]["confirmed"] for f in counted)
+    assert "confirmed: reproduced in 2 of 2 re-asks" in res.stdout
