@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "compare_results": "evalrun.evals.api",
     "report": "evalrun.evals.api",
     "rescore": "evalrun.evals.api",
+    "plan": "evalrun.evals.api",
     "CompareReport": "evalrun.evals.api",
     "Rescored": "evalrun.evals.api",
     "RunResult": "evalrun.evals.runs",
@@ -64,7 +65,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from evalrun.contract import Field, FieldScore, Generation, Item
-    from evalrun.evals.api import CompareReport, Rescored, compare, compare_results, report, rescore, run
+    from evalrun.evals.api import CompareReport, Rescored, compare, compare_results, plan, report, rescore, run
     from evalrun.evals.config import ConfigError, RunConfig, load_config
     from evalrun.evals.execute import RunFailed
     from evalrun.evals.runs import RunResult

@@ -79,6 +79,7 @@ def stability_dict(stab: Any) -> dict[str, Any] | None:
     flips, trials = sum(stab.aa_flips.values()), sum(stab.aa_trials.values())
     return {"replicates": stab.replicates, "fields": stab.fields, "unstable": len(stab.unstable),
             "stable_right": len(stab.stable_right), "aa_flips": flips, "aa_trials": trials,
+            "unstable_fields": [{"item_id": i, "field": f} for i, f in sorted(stab.unstable)],
             "summary": stab.summary()}
 
 

@@ -46,7 +46,7 @@ def test_a_decided_fail_stops_early_and_the_full_run_agrees(runs: Path, tmp_path
 
     full = run_cli(*ARGS, "--out", str(runs), "--no-early-stop", "--json", str(tmp_path / "full.json"))
     assert full.returncode == 1, full.stdout + full.stderr
-    assert f"resuming" in full.stderr
+    assert "resuming" in full.stderr
     done = _manifest(runs, "int2kv")
     assert done["status"] == "complete" and "early_stop" not in done and done["items_total"] == 12
     assert decided <= _failing(json.loads((tmp_path / "full.json").read_text()))
@@ -62,3 +62,39 @@ def test_confirmation_keeps_flips_that_reproduce(runs: Path, tmp_path: Path) -> 
     counted = [f for f in flips if f["confirmations"] is not None]
     assert counted and all(f["confirmations"]["asked"] == 2 and f["confirmations"]["confirmed"] for f in counted)
     assert "confirmed: reproduced in 2 of 2 re-asks" in res.stdout
+
+
+def test_injected_digit_changes_are_detected_at_the_predicted_rate(runs: Path) -> None:
+    """benchmarks/gate_power.py on the stored baseline: the real outputs with one digit of the answer
+    changed in a share r of the gated fields, scored again. All changed: the gate fails; none: it passes;
+    at r = 0.15 over 300 seeds the failure rate matches 1 - (1 - r)^n for the zero-flip rules."""
+    import random
+    import sys
+
+    from evalrun.evals.api import score
+    from evalrun.evals.gate import GateConfig, evaluate
+    from evalrun.evals.pairing import pair
+    from evalrun.evals.runs import RunResult
+    from evalrun.evals.stability import stability
+    from tests.conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import gate_power
+
+    run = RunResult.load(next(runs.glob("baseline-*")))
+    base = score(run)
+    stab = stability([base])
+    gate = GateConfig()
+    targets = gate_power.gated_fields(base, gate, stab)
+    assert len(targets) >= 5
+    cand, flipped = gate_power.synthetic(run, base, targets, 1.0, random.Random(0))
+    assert flipped == len(targets)
+    assert evaluate(pair(base, cand, "b", "c"), gate, stab=stab).status == "fail"
+    same, none = gate_power.synthetic(run, base, targets, 0.0, random.Random(0))
+    assert none == 0 and evaluate(pair(base, same, "b", "c"), gate, stab=stab).status == "pass"
+    rate, seeds = 0.15, 300
+    failed = sum(evaluate(pair(base, gate_power.synthetic(run, base, targets, rate, random.Random(s))[0], "b", "c",
+                               n_resamples=50), gate, stab=stab).status == "fail" for s in range(seeds))
+    predicted = gate_power.predicted(base, gate, stab, rate)
+    assert predicted == pytest.approx(1 - (1 - rate) ** len(targets), rel=1e-9)
+    assert abs(failed / seeds - predicted) < 0.08, (failed / seeds, predicted)

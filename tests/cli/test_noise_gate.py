@@ -53,6 +53,14 @@ def test_report_finds_the_stored_replicates(aa: tuple[Path, api.CompareReport]) 
     again = api.report([report.baseline.dir, report.candidates[0].dir], log=lambda m: None)
     assert len(again.replicates) == 2 and again.verdicts[0].status == report.verdicts[0].status
     assert again.verdicts[0].noise_flips == report.verdicts[0].noise_flips
+    from evalrun.reports.summary import report_json
+    from evalrun.reports.view import build_view
+
+    data = report_json(build_view(again, html=False))
+    assert data["stability"]["replicates"] == 3 and data["stability"]["unstable_fields"]
+    rules = data["verdicts"][0]["rules"]
+    assert all("p_value" in r and "aa_trials" in r for r in rules if r["rule"].startswith("max_harmful_flips"))
+    assert data["verdicts"][0]["power"]  # each pack's detectable rate
 
 
 def test_confirmation_discards_flips_that_do_not_reproduce(aa: tuple[Path, api.CompareReport]) -> None:
