@@ -29,7 +29,7 @@ install-dev: $(VENV)/.installed-dev
 demo: $(VENV)/.installed
 	@start=$$(date +%s); \
 	$(VENV)/bin/evalrun compare configs/baseline.yaml configs/int4kv.yaml configs/int2kv.yaml \
-		--html reports-out/demo.html; code=$$?; \
+		--no-early-stop --html reports-out/demo.html; code=$$?; \
 	echo "demo finished in $$(( $$(date +%s) - start )) s (exit $$code: 0 all candidates pass, 1 a candidate regressed, 4 incomplete: nothing failed but not everything could be checked)"; \
 	test -f reports-out/demo.html && echo "HTML report: $$(pwd)/reports-out/demo.html"; \
 	test $$code -le 1 -o $$code -eq 4

@@ -106,9 +106,13 @@ def compare(
 
     A stored baseline with the same cache key is reused, so CI pays only for
     the candidates. Giving the baseline again as a candidate (A.yaml A.yaml)
-    generates it a second time: an A/A comparison. Exits 1 when any candidate
-    fails the gate, 4 when nothing failed but the comparison is incomplete.
-    Output paths are checked before any generation.
+    generates it a second time: an A/A comparison. With --replicates K the
+    baseline is generated K times in other batches and the gate counts flips
+    only on fields stable across them, tested against their A/A rate; every
+    verdict states the flip rate its packs can detect. A candidate stops
+    generating once its FAIL is decided (--no-early-stop runs every item).
+    Exits 1 when any candidate fails the gate, 4 when nothing failed but the
+    comparison is incomplete. Output paths are checked before any generation.
     """
     started = time.perf_counter()
 

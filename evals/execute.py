@@ -213,9 +213,12 @@ def _reuse(prepared: PreparedRun, store: RunStore, manifest: RunManifest, recrea
     if recreated:
         manifest = rm.rebuilt(prepared, [done[k] for k in wanted], recreated).merged({"items_sha256": items_hash})
         store.write_manifest(manifest)
-    elif manifest.items_sha256 != items_hash:
-        # an older run: record what its items are from now on
-        manifest = manifest.merged({"items_sha256": items_hash})
+    elif manifest.items_sha256 != items_hash or manifest.status == "stopped":
+        # an older run: record what its items are from now on; a stopped one that has every item is complete
+        updates: dict[str, Any] = {"items_sha256": items_hash}
+        if manifest.status == "stopped":
+            updates["status"] = "complete"
+        manifest = manifest.merged(updates, drop=("early_stop",))
         store.write_manifest(manifest)
     log(f"{prepared.label}: reusing stored run {prepared.dir} ({len(wanted)} items, key {prepared.key[:12]})")
     return RunResult(prepared.label, prepared.dir, prepared.items, {it.id: done[it.id] for it in prepared.items},
@@ -319,6 +322,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
             progress.finish()
     elapsed = time.perf_counter() - started
     stored = [done[k] for k in wanted if k in done]
+    stopped = stopped and len(stored) < len(wanted)  # a stop after the last batch is a complete run
     all_errors = sum(1 for g in stored if g.error is not None)
     effects = {a.name: a.effects() for a in runner.accelerations}
     record = _early_stop_record(prepared, watch, len(stored), len(wanted), elapsed, emit.generated, log) \

@@ -39,6 +39,7 @@ def run_candidate(prepared: PreparedRun, base_scored: list[ScoredItem], stab: St
     """Generate a candidate, stopping once its FAIL is decided (unless not `early_stop`), and re-ask
     its flipped items (`gate.confirm`); a stop that re-asks undo is resumed."""
     watch = EarlyStop(base_scored, prepared.items, gate.flip_limits(), gate.confidence, stab) if early_stop else None
+    refuted = -1
     while True:
         result = execute_run(prepared, progress, log, fresh, watch)
         fresh = False
@@ -50,10 +51,13 @@ def run_candidate(prepared: PreparedRun, base_scored: list[ScoredItem], stab: St
             confirm.apply(comparison, reasks, prepared.items, gate.confirm)
             if watch is not None:
                 watch.refute({f.key for f in comparison.harmful if f.confirmed is False})
-        if watch is None or result.manifest.status != "stopped":
+        if watch is None or result.manifest.status != "stopped" or len(result.generations) == len(prepared.items):
             return result
         if watch.decided():
             return _record_decided(prepared, result, watch.decided(), log)
+        if len(watch.refuted) == refuted:
+            return result  # nothing new was refuted: resuming again would stop at the same place
+        refuted = len(watch.refuted)
         log(f"{prepared.label}: the re-asks did not reproduce the flips that decided the FAIL: resuming")
 
 

@@ -33,8 +33,9 @@ def test_int4kv_keeps_the_needles_and_says_what_it_could_not_test(runs: Path) ->
 
 
 def test_int2kv_fails_listing_flips_and_reuses_the_baseline(runs: Path) -> None:
+    # every item (--no-early-stop): the test reads every flip; tests/cli/test_early_stop.py covers the stop
     res = run_cli("compare", str(CONFIGS / "baseline.yaml"), str(CONFIGS / "int2kv.yaml"), "--limit", "4",
-                  "--out", str(runs))
+                  "--out", str(runs), "--no-early-stop")
     assert res.returncode == 1, res.stdout + res.stderr
     assert "baseline: reusing stored run" in res.stderr
     assert "int2kv: FAIL" in res.stdout
@@ -135,7 +136,8 @@ def test_doc_fields_int2kv_flips_amount_fields(tmp_path: Path, cfg_file) -> None
         acceleration: {kv_cache: {quant: int2}}
         """)
     js = tmp_path / "c.json"
-    res = run_cli("compare", str(base), str(cand), "--out", str(tmp_path / "runs"), "--json", str(js))
+    res = run_cli("compare", str(base), str(cand), "--out", str(tmp_path / "runs"), "--json", str(js),
+                  "--no-early-stop")
     assert res.returncode == 1, res.stdout + res.stderr
     assert "docs-int2 vs docs-base: fields" in res.stdout, "the per-field table must be shown"
     data = json.loads(js.read_text())["comparisons"][0]

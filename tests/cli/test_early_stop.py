@@ -98,3 +98,15 @@ def test_injected_digit_changes_are_detected_at_the_predicted_rate(runs: Path) -
     predicted = gate_power.predicted(base, gate, stab, rate)
     assert predicted == pytest.approx(1 - (1 - rate) ** len(targets), rel=1e-9)
     assert abs(failed / seeds - predicted) < 0.08, (failed / seeds, predicted)
+
+
+def test_a_stop_in_the_last_batch_is_a_complete_run(tmp_path: Path) -> None:
+    """--limit 1: both items share the one batch, so a FAIL decided there leaves nothing to stop: the run
+    is complete, and comparing again reuses it (once looped, waiting for a stop that could not come)."""
+    args = ("compare", str(CONFIGS / "baseline.yaml"), str(CONFIGS / "int2kv.yaml"), "--limit", "1",
+            "--out", str(tmp_path))
+    first = run_cli(*args)
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert _manifest(tmp_path, "int2kv")["status"] == "complete"
+    again = run_cli(*args, timeout=180)
+    assert again.returncode == 1 and "int2kv: reusing stored run" in again.stderr
