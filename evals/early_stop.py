@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from evalrun.contract.types import Generation, Item
+from evalrun.contract.types import CORRECT_OUTCOMES, Generation, Item
 from evalrun.evals.flip_rules import rule_key
 from evalrun.evals.power import FlipTest
 from evalrun.evals.scoring import ScoredItem, score_item
 from evalrun.evals.stability import FieldKey, Stability
-from evalrun.contract.types import CORRECT_OUTCOMES
 
 RuleId = tuple[str, str]  # (pack, rule key)
 
@@ -49,21 +48,16 @@ class EarlyStop:
             base = self.base.get(it.id)
             for key in self._gated_fields(base):
                 self.fields[self._rule(base, key)] += 1
+        scopes = {(b.pack, n, k) for b in self.base.values() for n, k in b.kinds.items()}
         self.tests: dict[RuleId, FlipTest] = {}
         for pack, key in self.fields:
-            limit = limits[key][0]
-            if stab is not None and stab.measured:
-                scope = [(pack, n, k) for p, n, k in self._scope_keys() if p == pack and self._key_of(p, n, k) == key]
-                y, m = stab.aa_counts(scope)
-            else:
-                y, m = 0, 0
-            self.tests[(pack, key)] = FlipTest(limit, 1.0 - confidence, y, m)
+            y, m = 0, 0
+            if stab is not None and stab.measured:  # the A/A counts of the rule's scope, as flip_rules takes them
+                y, m = stab.aa_counts([s for s in scopes if s[0] == pack and self._key_of(*s) == key])
+            self.tests[(pack, key)] = FlipTest(limits[key][0], 1.0 - confidence, y, m)
 
     def _key_of(self, pack: str, name: str, kind: str) -> str | None:
         return rule_key(name, kind, self.limits, self.names.get(pack, set()))
-
-    def _scope_keys(self) -> set[tuple[str, str, str]]:
-        return {(b.pack, n, k) for b in self.base.values() for n, k in b.kinds.items()}
 
     def _rule(self, base: ScoredItem, name: str) -> RuleId:
         return (base.pack, self._key_of(base.pack, name, base.kinds[name]) or "")
