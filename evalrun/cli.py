@@ -244,8 +244,9 @@ def sweep(
         gate_cfg = load_gate_file(gate) if gate else None
         outputs = Outputs(html=html, json=json_out)
         outputs.check()
+        # a sweep is a curve: every point runs every item, even one whose FAIL is decided early
         report = api.compare(base_cfg, [p.config for p in points], out=out, limit=limit,
-                             progress_factory=make_progress, log=_log, gate=gate_cfg)
+                             progress_factory=make_progress, log=_log, gate=gate_cfg, early_stop=False)
         console.print(_sweep_table(base_cfg.name, points, report))
         return _finish(report, outputs, outputs.write(report, speed_table(report), time.perf_counter() - started, _log))
 
