@@ -110,3 +110,27 @@ def test_a_stop_in_the_last_batch_is_a_complete_run(tmp_path: Path) -> None:
     assert _manifest(tmp_path, "int2kv")["status"] == "complete"
     again = run_cli(*args, timeout=180)
     assert again.returncode == 1 and "int2kv: reusing stored run" in again.stderr
+
+
+def test_plan_says_how_many_items_a_rate_needs(runs: Path, tmp_path: Path) -> None:
+    """`evalrun plan` on the stored baseline: the items each pack needs for 1% at 95%, from the closed
+    form 1 - 0.99^n >= 0.95 (n = 299 watched fields), and the time at the run's measured speed."""
+    import math
+
+    from evalrun.evals import api
+
+    res = run_cli("plan", str(CONFIGS / "baseline.yaml"), "--rate", "0.01", "--power", "0.95", "--out", str(runs))
+    assert res.returncode == 0, res.stdout + res.stderr
+    text = " ".join(res.stdout.split())  # the table's title wraps at the terminal width
+    assert "Items needed to detect a 1% harmful flip rate with 95% probability" in text
+    assert "no replicates stored: every flip counts" in text
+    result = api.plan(api.load(CONFIGS / "baseline.yaml"), 0.01, 0.95, out=runs, log=lambda m: None)
+    needle = next(p for p in result.packs if p.pack == "needle_numbers")
+    assert needle.fields > 0 and needle.seconds_per_item and needle.seconds_per_item > 0
+    # 299 watched fields at this pack's share per item; each rule's share (amount, number) is rounded
+    # down on its own, which can cost an item or two
+    least = math.ceil(299 * needle.items / needle.fields)
+    assert least <= needle.needed <= least + 2
+    assert f"{needle.needed:,}" in res.stdout
+    missing = run_cli("plan", str(CONFIGS / "baseline.yaml"), "--out", str(tmp_path / "empty"))
+    assert missing.returncode == 2 and "no stored run of this config" in missing.stderr
