@@ -28,7 +28,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evalrun.contract.types import CORRECT_OUTCOMES  # noqa: E402
 from evalrun.evals.api import score, stored_replicates  # noqa: E402
 from evalrun.evals.gate import GateConfig, evaluate, load_gate_file  # noqa: E402
 from evalrun.evals.flip_rules import rule_key  # noqa: E402
@@ -71,9 +70,8 @@ def gated_fields(base: list[ScoredItem], gate: GateConfig, stab: Stability) -> l
         names.setdefault(s.pack, set()).update(s.fields)
     out = []
     for s in base:
-        for name, fs in s.fields.items():
-            if (s.error is None and fs.outcome in CORRECT_OUTCOMES and stab.gated(s.item_id, name)
-                    and rule_key(name, s.kinds[name], limits, names[s.pack])):
+        for name in s.fields:
+            if stab.gated(s.item_id, name) and rule_key(name, s.kinds[name], limits, names[s.pack]):
                 out.append((s.item_id, name))
     return out
 
@@ -97,7 +95,7 @@ def synthetic(run: RunResult, base: list[ScoredItem], targets: list[tuple[str, s
         texts[item_id] = changed
         scored = score_item(items[item_id], gen.model_copy(update={"output": changed, "output_ids": None}))
         out[item_id] = scored
-        flipped += scored.fields[name].outcome not in CORRECT_OUTCOMES
+        flipped += not scored.field_right(name)
     return [out[s.item_id] for s in base], flipped
 
 

@@ -168,6 +168,7 @@ def compare_results(
     gate: GateConfig | None = None,
     noise_floor: RunResult | None = None,
     replicates: list[RunResult] | None = None,
+    scored: dict[Path, list[ScoredItem]] | None = None,
 ) -> CompareReport:
     """Score, pair and gate stored results; no model is involved from here on.
 
@@ -175,25 +176,30 @@ def compare_results(
     baseline's repeats: the gate counts flips only on fields stable across them
     and tests against their A/A rate; the first is shown as the noise floor (or
     `noise_floor`), compared but never gated. Re-asks stored with a candidate
-    (`confirm`) decide which of its flips reproduce.
+    (`confirm`) decide which of its flips reproduce. `scored`: runs already scored,
+    by directory (compare has scored the baseline and its replicates for the early stop).
     """
-    base_scored = score(baseline)
+    done = scored or {}
+
+    def scored_once(result: RunResult) -> list[ScoredItem]:
+        return done[result.dir] if result.dir in done else score(result)
+
+    base_scored = scored_once(baseline)
     replicates = list(replicates or [])
-    rep_scored = [score(r) for r in replicates]
+    rep_scored = [scored_once(r) for r in replicates]
     stab = stability([base_scored, *rep_scored])
     report = CompareReport(baseline, [], [], [], {baseline.name: pack_metrics(base_scored)},
                            {baseline.name: base_scored}, replicates=replicates, stability=stab)
 
-    def add(result: RunResult, chosen: GateConfig, scored: list[ScoredItem] | None = None) -> Comparison:
-        cand_scored = scored if scored is not None else score(result)
+    def add(result: RunResult, chosen: GateConfig) -> Comparison:
+        cand_scored = scored_once(result)
         report.scored[result.name] = cand_scored
         report.metrics[result.name] = pack_metrics(cand_scored)
         return pair(base_scored, cand_scored, baseline.name, result.name, confidence=chosen.confidence)
 
     noise_floor = noise_floor or (replicates[0] if replicates else None)
     if noise_floor is not None:
-        scored = rep_scored[0] if replicates and noise_floor is replicates[0] else None
-        report.noise_floor = add(noise_floor, gate or GateConfig(), scored)
+        report.noise_floor = add(noise_floor, gate or GateConfig())
         report.noise_floor_run = noise_floor
     for result, cand_gate in candidates:
         chosen = gate or cand_gate or GateConfig()
@@ -267,13 +273,14 @@ def compare(
         return progress_factory() if progress_factory else None
 
     base_runs = [execute_run(p, progress(), log, fresh) for p in plan[:replicates]]
-    base_scored = score(base_runs[0])
-    stab = stability([base_scored, *(score(r) for r in base_runs[1:])])
+    scored = {r.dir: score(r) for r in base_runs}
+    base_scored = scored[base_runs[0].dir]
+    stab = stability([scored[r.dir] for r in base_runs])
     results = []
     for p, cand in zip(plan[replicates:], candidates):
         chosen = _with_confirm(gate or cand.gate or GateConfig(), confirm_n)
         results.append((run_candidate(p, base_scored, stab, chosen, early_stop, progress(), log, fresh), chosen))
-    return compare_results(base_runs[0], results, replicates=base_runs[1:])
+    return compare_results(base_runs[0], results, replicates=base_runs[1:], scored=scored)
 
 
 def _distinct_names(configs: list[RunConfig]) -> None:

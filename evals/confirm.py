@@ -16,11 +16,11 @@ import random
 import time
 from typing import Callable
 
-from evalrun.contract.types import CORRECT_OUTCOMES, Item, Reask
-from evalrun.evals.pairing import Comparison, Flip
+from evalrun.contract.types import Item, Reask
+from evalrun.evals.pairing import Comparison
 from evalrun.evals.run_lock import run_lock
 from evalrun.evals.runs import PreparedRun
-from evalrun.evals.scoring import score_item
+from evalrun.evals.scoring import ScoredItem, score_item
 from evalrun.evals.flip_rules import rule_key
 from evalrun.evals.stability import Stability
 
@@ -54,10 +54,6 @@ def reask(prepared: PreparedRun, item_ids: list[str], attempts: int,
             runner.batch_seed = seed
             runner.run_items = prepared.items
 
-            def keep(gen, attempt=attempt, size=size, seed=seed) -> None:  # type: ignore[no-untyped-def]
-                store.append_confirmation(Reask(attempt=attempt, batch_size=max(1, gen.batch_size or size),
-                                                seed=seed, generation=gen))
-
             wanted = {it.id for it in need}
             fillers: list[Item] = []
             if seed is not None and len(need) < configured:
@@ -66,12 +62,13 @@ def reask(prepared: PreparedRun, item_ids: list[str], attempts: int,
                 others = [it for it in prepared.items if it.id not in wanted]
                 fillers = random.Random(seed).sample(others, min(len(others), configured - len(need)))
 
-            def keep_wanted(gen, keep=keep) -> None:  # type: ignore[no-untyped-def]
+            def keep(gen, attempt=attempt, seed=seed, wanted=wanted) -> None:  # type: ignore[no-untyped-def]
                 if gen.item_id in wanted:
-                    keep(gen)
+                    store.append_confirmation(Reask(attempt=attempt, batch_size=gen.batch_size, seed=seed,
+                                                    generation=gen))
 
             try:
-                runner.run(need + fillers, keep_wanted)
+                runner.run(need + fillers, keep)
             finally:
                 if hasattr(runner, "batch_size"):
                     runner.batch_size = saved[0]
@@ -98,7 +95,7 @@ def apply(comparison: Comparison, reasks: dict[str, list[Reask]], items: list[It
     if attempts <= 0:
         return
     by_id = {it.id: it for it in items}
-    scored: dict[str, list] = {}
+    scored: dict[str, list[ScoredItem]] = {}
     for flip in comparison.harmful:
         item = by_id.get(flip.item_id)
         tries = [r for r in reasks.get(flip.item_id, []) if r.attempt <= attempts]
@@ -106,9 +103,4 @@ def apply(comparison: Comparison, reasks: dict[str, list[Reask]], items: list[It
             continue
         if flip.item_id not in scored:
             scored[flip.item_id] = [score_item(item, r.generation) for r in tries]
-        flip.confirmations = (sum(_reproduces(s, flip) for s in scored[flip.item_id]), len(tries))
-
-
-def _reproduces(scored, flip: Flip) -> bool:  # type: ignore[no-untyped-def]
-    score = scored.fields.get(flip.field)
-    return scored.error is not None or score is None or score.outcome not in CORRECT_OUTCOMES
+        flip.confirmations = (sum(not s.field_right(flip.field) for s in scored[flip.item_id]), len(tries))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from evalrun.contract.types import CORRECT_OUTCOMES, Generation, Item
+from evalrun.contract.types import Generation, Item
 from evalrun.evals.flip_rules import rule_key
 from evalrun.evals.power import FlipTest
 from evalrun.evals.scoring import ScoredItem, score_item
@@ -31,7 +31,7 @@ class EarlyStop:
     """Watches a candidate's generations, one at a time, against the complete baseline."""
 
     def __init__(self, baseline: list[ScoredItem], items: list[Item], limits: dict[str, tuple[int, str]],
-                 confidence: float, stab: Stability | None = None) -> None:
+                 confidence: float, stab: Stability) -> None:
         self.base = {s.item_id: s for s in baseline}
         self.items = {it.id: it for it in items}
         self.stab = stab
@@ -52,7 +52,7 @@ class EarlyStop:
         self.tests: dict[RuleId, FlipTest] = {}
         for pack, key in self.fields:
             y, m = 0, 0
-            if stab is not None and stab.measured:  # the A/A counts of the rule's scope, as flip_rules takes them
+            if stab.measured:  # the A/A counts of the rule's scope, as flip_rules takes them
                 y, m = stab.aa_counts([s for s in scopes if s[0] == pack and self._key_of(*s) == key])
             self.tests[(pack, key)] = FlipTest(limits[key][0], 1.0 - confidence, y, m)
 
@@ -63,16 +63,11 @@ class EarlyStop:
         return (base.pack, self._key_of(base.pack, name, base.kinds[name]) or "")
 
     def _gated_fields(self, base: ScoredItem | None) -> list[str]:
-        """The fields of a baseline item a flip rule counts a flip on."""
+        """The fields of a baseline item a flip rule counts a flip on (stable and right at baseline)."""
         if base is None:
             return []
-        out = []
-        for name, score in base.fields.items():
-            right = base.error is None and score.outcome in CORRECT_OUTCOMES
-            gated = self.stab.gated(base.item_id, name) if self.stab is not None else right
-            if right and gated and self._key_of(base.pack, name, base.kinds[name]) is not None:
-                out.append(name)
-        return out
+        return [name for name in base.fields
+                if self.stab.gated(base.item_id, name) and self._key_of(base.pack, name, base.kinds[name])]
 
     def observe(self, gen: Generation) -> bool:
         """Take one generation; True when some rule's FAIL is now decided."""
@@ -81,8 +76,7 @@ class EarlyStop:
             self.seen.add(gen.item_id)
             cand = score_item(item, gen)
             for name in self._gated_fields(base):
-                score = cand.fields.get(name)
-                if cand.error is not None or score is None or score.outcome not in CORRECT_OUTCOMES:
+                if not cand.field_right(name):
                     self.flipped[(gen.item_id, name)] = self._rule(base, name)
         return bool(self.decided())
 

@@ -41,6 +41,11 @@ class ScoredItem(BaseModel):
     def correct(self) -> bool:
         return self.error is None and all(s.outcome in CORRECT_OUTCOMES for s in self.fields.values())
 
+    def field_right(self, name: str) -> bool:
+        """The field was answered right (a generation error gets no field right)."""
+        score = self.fields.get(name)
+        return self.error is None and score is not None and score.outcome in CORRECT_OUTCOMES
+
 
 def _options(f: Field) -> dict[str, Any]:
     """The field's options and its name, which lets the scorer read list answers

@@ -19,7 +19,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from evalrun.contract.types import CORRECT_OUTCOMES
 from evalrun.evals.scoring import ScoredItem
 
 FieldKey = tuple[str, str]  # (item id, field name)
@@ -31,10 +30,6 @@ def _signature(item: ScoredItem, name: str) -> tuple[str, str | None]:
         return ("error", None)
     score = item.fields.get(name)
     return ("missing", None) if score is None else (score.outcome, score.pred_norm)
-
-
-def _right(item: ScoredItem, name: str) -> bool:
-    return item.error is None and name in item.fields and item.fields[name].outcome in CORRECT_OUTCOMES
 
 
 @dataclass
@@ -101,12 +96,12 @@ def stability(replicates: Sequence[Sequence[ScoredItem]]) -> Stability:
             key = (item_id, name)
             if len({_signature(c, name) for c in copies}) > 1:
                 out.unstable.add(key)
-            elif _right(base, name):
+            elif base.field_right(name):
                 out.stable_right.add(key)
             scope = (base.pack, name, kind)
             for j, held_out in enumerate(copies):
                 others = copies[:j] + copies[j + 1:]
-                if others and all(_right(o, name) for o in others):
+                if others and all(o.field_right(name) for o in others):
                     out.aa_trials[scope] += 1
-                    out.aa_flips[scope] += not _right(held_out, name)
+                    out.aa_flips[scope] += not held_out.field_right(name)
     return out
