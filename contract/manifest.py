@@ -68,31 +68,62 @@ class ConfigRecord(_Open):
 
 
 class Distribution(_Open):
+    """One metric's distribution; other percentiles asked for are kept as extra keys (p99.9)."""
+
+    mean: float | None = None
     p50: float | None = None
+    p90: float | None = None
     p95: float | None = None
+    p99: float | None = None
     n: int = 0
 
 
+class Goodput(_Open):
+    slo: str | None = None
+    good: int = 0
+    requests: int = 0
+    share: float | None = None
+    rate: float | None = None
+
+
 class TimingFigures(_Open):
-    """Throughput and latency of a set of generations (evals.speed.timing_figures)."""
+    """Request metrics of a set of generations by vLLM's definitions (evals.latency, evals.speed)."""
 
     items: int = 0
     items_timed: int = 0
     batch_size_max: int | None = None
     generation_seconds: float | None = None
-    items_per_second: float | None = None
     new_tokens: int = 0
     mean_new_tokens: float | None = None
     mean_prompt_tokens: float | None = None
-    tokens_per_second: float | None = None
     decode_throughput_tokens_per_second: float | None = None
-    ttft_seconds: Distribution = PydField(default_factory=Distribution)
-    decode_seconds_per_token: Distribution = PydField(default_factory=Distribution)
-    decode_tokens_per_second: Distribution = PydField(default_factory=Distribution)
+    requests: int = 0
+    completed: int = 0
+    failed: int = 0
+    duration_seconds: float | None = None
+    throughput_basis: str | None = None
+    request_throughput: float | None = None
+    output_throughput: float | None = None
+    total_token_throughput: float | None = None
+    total_output_tokens: int = 0
+    total_input_tokens: int = 0
+    ttft: Distribution = PydField(default_factory=Distribution)
+    tpot: Distribution = PydField(default_factory=Distribution)
+    itl: Distribution = PydField(default_factory=Distribution)
+    e2el: Distribution = PydField(default_factory=Distribution)
+    goodput: Goodput | None = None
 
 
 class BucketFigures(TimingFigures):
     bucket: str
+
+
+class PackFigures(TimingFigures):
+    pack: str
+
+
+class ShapeFigures(TimingFigures):
+    shape: str
 
 
 class PeakMemory(_Open):
@@ -118,11 +149,15 @@ class SpeedFigures(TimingFigures):
 
     speed_schema: int | None = PydField(default=None, alias="schema")
     bucket_edges_prompt_tokens: list[int] = PydField(default_factory=list)
+    definitions: str | None = None
+    clock: str | None = None  # how the runner took its timestamps
+    percentiles: list[float] = PydField(default_factory=list)
     buckets: list[BucketFigures] = PydField(default_factory=list)
+    packs: list[PackFigures] = PydField(default_factory=list)
+    shapes: list[ShapeFigures] = PydField(default_factory=list)
     peak_memory: PeakMemory | None = None
     kv_cache: KvCacheFigures | None = None
     load_seconds: float | None = None
-    throughput_basis: str | None = None
 
 
 class AccelEffects(_Open):

@@ -253,6 +253,13 @@ class Generation(BaseModel):
     # the runner could not time them (older runs, a backend without streaming).
     prefill_seconds: float | None = None
     decode_seconds: float | None = None
+    # Unix time when the request was sent (openai) or its batch started (hf): the run's wall
+    # clock is the union of [started_at, started_at + seconds] (throughput, goodput rate)
+    started_at: float | None = None
+    # gaps between this sequence's successive output chunks after the first (a streamed chunk,
+    # or a decoding step that gave it tokens): vLLM's ITL, which several tokens per chunk
+    # (speculative decoding) make longer than TPOT; None where not recorded (older runs)
+    itl_seconds: list[float] | None = None
 
     # Derived figures, written to samples.jsonl for readers and recomputed (never
     # trusted) when a line is read back, so every runner gets them the same way.

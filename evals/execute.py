@@ -336,7 +336,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
             "items_error": all_errors,
             "load_seconds": round(runner.load_seconds, 3),
             "effects": effects,
-            "speed": rm.run_speed(prepared, stored, runner, effects, peak_reset, (emit.generated, elapsed)),
+            "speed": rm.run_speed(prepared, stored, runner, effects, peak_reset),
         } | record)
     store.write_manifest(manifest)
     generated = emit.generated

@@ -72,23 +72,16 @@ def runner_extras(runner: Runner) -> dict[str, Any]:
 
 
 def run_speed(prepared: "PreparedRun", generations: list[Generation], runner: Runner, effects: dict[str, Any],
-              peak_reset: bool, session: tuple[int, float]) -> dict[str, Any]:
+              peak_reset: bool) -> dict[str, Any]:
     """The run's speed figures over all its generations (resumed sessions included); the
-    peak memory is this session's. A remote server's requests overlap, so its throughput is
-    the session's wall clock when the session generated every item."""
+    peak memory is this session's. Throughput is over the union of the requests' intervals,
+    so a remote server's overlapping requests are counted once."""
     model_config, element_size = runner.kv_source() or (None, None)
     kv = speed.kv_cache_figures(model_config, element_size, effects, speed.longest_context(generations))
     remote = prepared.device == "remote"
-    figures = speed.run_speed(generations, load_seconds=round(runner.load_seconds, 3),
-                              peak_memory=None if remote else memory.read_peak(prepared.device, peak_reset),
-                              kv_cache=kv)
-    generated, wall = session
-    if remote and generated == len(generations) and wall > 0:
-        ok = [g for g in generations if g.error is None]
-        figures.update({"generation_seconds": round(wall, 6), "items_per_second": len(ok) / wall,
-                        "tokens_per_second": sum(g.new_tokens for g in ok) / wall,
-                        "throughput_basis": "wall clock of concurrent requests"})
-    return figures
+    return speed.run_speed(generations, items=prepared.items, load_seconds=round(runner.load_seconds, 3),
+                           peak_memory=None if remote else memory.read_peak(prepared.device, peak_reset),
+                           kv_cache=kv, clock=runner.clock())
 
 
 def session_entry(started: str, generated: int, errors: int, seconds: float, waited: bool,

@@ -1,33 +1,34 @@
 """Speed as the runs record it, summarised per run: the manifest's `speed` section.
 
-Works from `Generation` fields only (any runner that fills them is measured the
-same way) and treats missing prefill/decode times (older runs, backends
-without streaming) as "not timed", never as zero.
+The request metrics (TTFT, TPOT, ITL, E2EL, throughput, goodput) follow vLLM
+`bench serve` and are defined once, in evals/latency.py; this module groups
+them per run, pack, latency shape and prompt-length bucket, and adds what the
+cost side needs (decode throughput for estimates, KV bytes, peak memory).
+Missing timings (older runs, backends without streaming) are "not timed",
+never zero.
 
-Conventions:
 - A batch's wall time (`seconds`) is shared by its items, so summing
   seconds / batch_size over items counts each batch's time once.
-- Time to first token (TTFT) is `prefill_seconds`; the first token belongs to
-  prefill, decode produces the other new_tokens - 1, so per-token latency is
-  decode_seconds / (new_tokens - 1) and its inverse is the decode tokens/s.
-- p50 and p95 use linear interpolation between order statistics
-  (`evals.stats.percentile`, numpy's default).
 - Context-length buckets are by prompt tokens, the edges of evals.buckets
   (powers of two, the same as the accuracy heatmaps and breakdowns).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from evalrun.evals import latency
 from evalrun.evals.buckets import bucket_edge, edge_label
-from evalrun.evals.stats import percentile
-from evalrun.contract.types import Generation
+from evalrun.evals.slo import SLO
+from evalrun.contract.types import Generation, Item
 
 if TYPE_CHECKING:
     from evalrun.evals.runs import RunResult
 
-SPEED_SCHEMA = 2  # 2: power-of-two buckets (evals.buckets); 1: <=512, 513-2048, 2049-8192, >8192
+# 3: vLLM definitions (ttft/tpot/itl/e2el with p50/p90/p95/p99, throughput over the wall clock,
+#    per pack and shape); 2: power-of-two buckets; 1: <=512, 513-2048, 2049-8192, >8192
+SPEED_SCHEMA = 3
+DEFINITIONS = "vLLM bench serve (TTFT, TPOT, ITL, E2EL, request and output-token throughput over the wall clock)"
 
 
 def run_timing(run: RunResult) -> tuple[int, float | None, float | None]:
@@ -41,34 +42,13 @@ def run_timing(run: RunResult) -> tuple[int, float | None, float | None]:
     return len(per_item), total / len(per_item), (tokens / total if total > 0 else None)
 
 
-def distribution(values: Iterable[float | None]) -> dict[str, Any]:
-    """{"p50", "p95", "n"} of the values that are present; p50/p95 None when none are."""
-    present = [v for v in values if v is not None]
-    return {"p50": percentile(present, 50), "p95": percentile(present, 95), "n": len(present)}
-
-
-def ttft(g: Generation) -> float | None:
-    return g.prefill_seconds if g.error is None else None
-
-
-def decode_tokens_per_second(g: Generation) -> float | None:
-    """(new_tokens - 1) / decode_seconds from the raw fields (not the rounded copy in samples.jsonl)."""
-    if g.error is not None or g.decode_seconds is None or g.decode_seconds <= 0 or g.new_tokens < 2:
-        return None
-    return (g.new_tokens - 1) / g.decode_seconds
-
-
-def decode_seconds_per_token(g: Generation) -> float | None:
-    tps = decode_tokens_per_second(g)
-    return 1.0 / tps if tps else None
-
-
-def timing_figures(generations: Iterable[Generation]) -> dict[str, Any]:
-    """Throughput and latency distributions of a set of generations (a run, or one bucket of it)."""
-    ok = [g for g in generations if g.error is None]
-    wall = sum(g.seconds / max(g.batch_size, 1) for g in ok if g.seconds > 0)
+def timing_figures(generations: Iterable[Generation], percentiles: Sequence[float] = latency.PERCENTILES,
+                   slo: SLO | None = None) -> dict[str, Any]:
+    """The request metrics of a set of generations, with the counts and the aggregate decode rate
+    that estimates scale by (decode tokens over each batch's decode wall time)."""
+    gens = list(generations)
+    ok = [g for g in gens if g.error is None]
     new_tokens = sum(g.new_tokens for g in ok)
-    # aggregate decode throughput at the measured batch size: decode tokens over each batch's decode wall time
     timed = [g for g in ok if g.prefill_seconds is not None and g.seconds > 0]
     decode_wall = sum(max(g.seconds - (g.prefill_seconds or 0.0), 0.0) / max(g.batch_size, 1) for g in timed)
     decode_tokens = sum(max(g.new_tokens - 1, 0) for g in timed)
@@ -76,25 +56,40 @@ def timing_figures(generations: Iterable[Generation]) -> dict[str, Any]:
         "items": len(ok),
         "items_timed": len(timed),
         "batch_size_max": max((g.batch_size for g in ok), default=None),
-        "generation_seconds": round(wall, 6),
-        "items_per_second": len(ok) / wall if wall > 0 else None,
+        "generation_seconds": round(sum(g.seconds / max(g.batch_size, 1) for g in ok if g.seconds > 0), 6),
         "new_tokens": new_tokens,
         "mean_new_tokens": new_tokens / len(ok) if ok else None,
         "mean_prompt_tokens": sum(g.prompt_tokens for g in ok) / len(ok) if ok else None,
-        "tokens_per_second": new_tokens / wall if wall > 0 else None,
         "decode_throughput_tokens_per_second": decode_tokens / decode_wall if decode_wall > 0 else None,
-        "ttft_seconds": distribution(ttft(g) for g in ok),
-        "decode_seconds_per_token": distribution(decode_seconds_per_token(g) for g in ok),
-        "decode_tokens_per_second": distribution(decode_tokens_per_second(g) for g in ok),
+        **latency.request_metrics(gens, percentiles, slo),
     }
+
+
+def groups(generations: Iterable[Generation], items: Iterable[Item] = ()) -> dict[str, dict[str, list[Generation]]]:
+    """The generations per pack, per latency shape (items that have one) and per prompt-length bucket."""
+    shape = {it.id: it.meta.shape for it in items if it.meta.shape}
+    out: dict[str, dict[str, list[Generation]]] = {"packs": {}, "shapes": {}, "buckets": {}}
+    by_edge: dict[int, list[Generation]] = {}
+    for g in generations:
+        out["packs"].setdefault(g.pack, []).append(g)
+        if g.item_id in shape:
+            out["shapes"].setdefault(shape[g.item_id], []).append(g)
+        by_edge.setdefault(bucket_edge(g.prompt_tokens), []).append(g)
+    out["buckets"] = {edge_label(e): by_edge[e] for e in sorted(by_edge)}
+    return out
+
+
+def by_group(generations: Iterable[Generation], items: Iterable[Item] = (),
+             percentiles: Sequence[float] = latency.PERCENTILES, slo: SLO | None = None) -> dict[str, list[dict[str, Any]]]:
+    """`timing_figures` per pack, shape and bucket (the manifest's `packs`, `shapes`, `buckets`)."""
+    key = {"packs": "pack", "shapes": "shape", "buckets": "bucket"}
+    return {kind: [{key[kind]: name, **timing_figures(gens, percentiles, slo)} for name, gens in members.items()]
+            for kind, members in groups(generations, items).items()}
 
 
 def by_bucket(generations: Iterable[Generation]) -> list[dict[str, Any]]:
     """`timing_figures` per context-length bucket, shortest first; empty buckets left out."""
-    groups: dict[int, list[Generation]] = {}
-    for g in generations:
-        groups.setdefault(bucket_edge(g.prompt_tokens), []).append(g)
-    return [{"bucket": edge_label(e), **timing_figures(groups[e])} for e in sorted(groups)]
+    return by_group(generations)["buckets"]
 
 
 def kv_cache_figures(model_config: Any, element_size: int | None, effects: dict[str, Any] | None,
@@ -133,15 +128,19 @@ def kv_cache_figures(model_config: Any, element_size: int | None, effects: dict[
     }
 
 
-def run_speed(generations: Iterable[Generation], *, load_seconds: float | None = None,
-              peak_memory: dict[str, Any] | None = None, kv_cache: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_speed(generations: Iterable[Generation], *, items: Iterable[Item] = (), load_seconds: float | None = None,
+              peak_memory: dict[str, Any] | None = None, kv_cache: dict[str, Any] | None = None,
+              clock: str | None = None) -> dict[str, Any]:
     """The manifest's `speed` section (see the module docstring for the conventions)."""
     gens = list(generations)
     return {
         "schema": SPEED_SCHEMA,
+        "definitions": DEFINITIONS,
+        "clock": clock,
+        "percentiles": list(latency.PERCENTILES),
         **timing_figures(gens),
         "bucket_edges_prompt_tokens": sorted({bucket_edge(g.prompt_tokens) for g in gens}),
-        "buckets": by_bucket(gens),
+        **by_group(gens, items),
         "peak_memory": peak_memory,
         "kv_cache": kv_cache,
         "load_seconds": load_seconds,

@@ -55,6 +55,10 @@ class Runner(abc.ABC):
         """What each acceleration measured, by its config key."""
         return {a.name: a.effects() for a in self.accelerations}
 
+    def clock(self) -> str:
+        """How this runner takes its timestamps, in words (the manifest's `speed.clock`)."""
+        return "not timed"
+
     def kv_source(self) -> tuple[Any, int] | None:
         """(model config, element size in bytes) of the model loaded here, for the KV-cache
         figures; None when no model is loaded in this process."""

@@ -18,7 +18,7 @@ from evalrun.runners.base import Runner
 from evalrun.runners.kv_layout import KVLayout, element_size
 from evalrun.runners.prefix import SharedPrefix, group_by_prefix, prefill
 from evalrun.runners.models import ModelSource, load_model, load_tokenizer
-from evalrun.runners.token_clock import TokenClock
+from evalrun.runners.token_clock import CLOCK_CPU, CLOCK_CUDA, TokenClock
 
 
 MAX_PLAUSIBLE_CONTEXT = 1 << 24  # larger values are "no limit" placeholders, not a context
@@ -119,6 +119,9 @@ class HFRunner(Runner):
             return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return f"{item.system}\n\n{item.prompt}" if item.system else item.prompt
 
+    def clock(self) -> str:
+        return CLOCK_CUDA if self.device == "cuda" else CLOCK_CPU
+
     def kv_source(self) -> tuple[Any, int] | None:
         if self.model is None:
             return None
@@ -187,6 +190,7 @@ class HFRunner(Runner):
         if override and override.ignore_eos:
             kwargs["min_new_tokens"] = max_new  # end-of-sequence is suppressed until the fixed length
         clock = TokenClock(torch.cuda.synchronize if self.device == "cuda" else None)
+        started_at = time.time()
         start = time.perf_counter()
         with torch.no_grad():  # not inference_mode: quantized tensor subclasses (quanto int4) reject it
             if len(items) == 1 and any(c.context_prefill for c in self.capabilities):
@@ -234,6 +238,8 @@ class HFRunner(Runner):
                     batch_size=len(items),
                     prefill_seconds=round(first - start + lead, 6) if first is not None else None,
                     decode_seconds=round(last - first, 6) if first is not None and last is not None else None,
+                    started_at=round(started_at, 6),
+                    itl_seconds=clock.gaps(n_new) if first is not None else None,
                 )
             )
         return results

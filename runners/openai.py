@@ -84,6 +84,11 @@ class OpenAIRunner(Runner):
         """Unknown: the server's context is its own (a prompt past it is the server's 400)."""
         return None
 
+    def clock(self) -> str:
+        return ("client time.perf_counter: TTFT from the request's send to its first streamed text chunk, "
+                "ITL between chunks" if self.settings.stream else "client time.perf_counter of whole answers "
+                "(not streamed: no TTFT, TPOT or ITL)")
+
     def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
         """Send every item (at most `concurrency` at once) and emit each answer as it arrives."""
         if items:
@@ -117,6 +122,8 @@ class OpenAIRunner(Runner):
                 "streamed": self.streamed,
                 "not_streamed": self.not_streamed,
                 "max_in_flight": self.max_in_flight,
+                "concurrency": self.settings.concurrency,
+                "request_rate": self.settings.request_rate,
                 "api_key_env": self.settings.api_key_env,
             }
         }
@@ -189,12 +196,11 @@ class OpenAIRunner(Runner):
         self.not_streamed += 1
         if data.get("model"):
             self.response_models.add(str(data["model"]))
-        return self._generation(item, self._text_of(choice, False) or "", data.get("usage"),
-                                time.perf_counter() - start, None, None)
+        return self._generation(item, self._text_of(choice, False) or "", data.get("usage"), start, None)
 
     async def _read_stream(self, item: Item, resp: Any, start: float) -> Generation:
         parts: list[str] = []
-        first = last = None
+        stamps: list[float] = []  # perf_counter at each chunk that carried text
         usage = None
         finished = False
         async for data in sse_data(resp.aiter_lines()):
@@ -216,21 +222,21 @@ class OpenAIRunner(Runner):
             for choice in chunk.get("choices") or []:
                 piece = self._text_of(choice, True)
                 if piece:
-                    last = time.perf_counter()
-                    first = first if first is not None else last
+                    stamps.append(time.perf_counter())
                     parts.append(piece)
                 if choice.get("finish_reason"):
                     finished = True
         if not finished:
             raise Transient("stream cut: it ended before the server said it was finished")
         self.streamed += 1
-        end = time.perf_counter()
-        ttft = None if first is None else first - start
-        decode = None if first is None or last is None else last - first
-        return self._generation(item, "".join(parts), usage, end - start, ttft, decode)
+        return self._generation(item, "".join(parts), usage, start, stamps)
 
-    def _generation(self, item: Item, text: str, usage: Any, seconds: float, ttft: float | None,
-                    decode: float | None) -> Generation:
+    def _generation(self, item: Item, text: str, usage: Any, start: float, stamps: list[float] | None) -> Generation:
+        """TTFT from the request's send to its first text chunk, decode to its last, ITL between chunks;
+        `stamps` None: an answer that was not streamed (only its whole time is known)."""
+        end = time.perf_counter()
+        ttft = stamps[0] - start if stamps else None
+        decode = stamps[-1] - stamps[0] if stamps else None
         usage = usage if isinstance(usage, dict) else {}
         prompt_tokens = usage.get("prompt_tokens")
         new_tokens = usage.get("completion_tokens")
@@ -241,10 +247,12 @@ class OpenAIRunner(Runner):
             output=text,
             prompt_tokens=int(prompt_tokens) if isinstance(prompt_tokens, int) else self.count_tokens(self.render(item)),
             new_tokens=int(new_tokens) if isinstance(new_tokens, int) else self.count_tokens(text),
-            seconds=round(seconds, 4),
+            seconds=round(end - start, 6),
             batch_size=1,
-            prefill_seconds=None if ttft is None else round(ttft, 4),
-            decode_seconds=None if decode is None else round(decode, 4),
+            prefill_seconds=None if ttft is None else round(ttft, 6),
+            decode_seconds=None if decode is None else round(decode, 6),
+            started_at=round(time.time() - (end - start), 6),
+            itl_seconds=[round(b - a, 6) for a, b in zip(stamps, stamps[1:])] if stamps is not None else None,
         )
 
     async def _generate(self, client: Any, item: Item) -> Generation:
@@ -257,12 +265,28 @@ class OpenAIRunner(Runner):
             what,
         )
 
+    def arrivals(self, n: int) -> list[float]:
+        """Seconds after the run's start at which each request may be sent: 0 for all without a
+        `request_rate`, else a Poisson process (exponential gaps at that rate, seeded)."""
+        if not self.settings.request_rate:
+            return [0.0] * n
+        rng = random.Random(self.settings.arrival_seed)
+        out, t = [], 0.0
+        for _ in range(n):
+            out.append(t)
+            t += rng.expovariate(self.settings.request_rate)
+        return out
+
     async def _run_all(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
-        pending = list(reversed(items))
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        pending = list(reversed(list(zip(items, self.arrivals(len(items))))))
 
         async def worker() -> None:
             while pending:
-                item = pending.pop()
+                item, at = pending.pop()
+                if at > 0:
+                    await asyncio.sleep(max(0.0, t0 + at - loop.time()))
                 self._in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self._in_flight)
                 try:

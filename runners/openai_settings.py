@@ -25,6 +25,10 @@ class OpenAISettings(BaseModel):
     endpoint: Literal["chat", "completions"] = "chat"
     stream: bool = True
     concurrency: int = Field(8, ge=1, le=1024)
+    # requests per second arriving as a Poisson process (vLLM's --request-rate), still at most
+    # `concurrency` in flight; None: every request as soon as a slot is free
+    request_rate: float | None = Field(None, gt=0, le=1_000_000)
+    arrival_seed: int = 0  # the arrival times' random draw, so a sweep point is repeatable
     # seconds to wait for a connection or for the server's next bytes (a stream that keeps sending is never cut)
     timeout: float = Field(300.0, gt=0)
     max_retries: int = Field(5, ge=0, le=100)

@@ -1,4 +1,5 @@
-"""When `generate` hands out each new token, for time to first token and per-item decode time.
+"""When `generate` hands out each new token: time to first token, per-item decode time and
+the gaps between decoding steps (inter-token latency).
 
 A transformers streamer: `generate` calls `put` once with the prompt, then once
 per decoding step with that step's tokens (one per sequence; several at once in
@@ -19,9 +20,9 @@ from transformers.generation.streamers import BaseStreamer
 class TokenClock(BaseStreamer):
     """Timestamps of every decoding step after the prompt.
 
-    `sync` (torch.cuda.synchronize on CUDA) runs once, at the first token, so
-    time to first token is not read before the device finished the prefill;
-    later steps are already synchronised by generate's own host copies.
+    With `sync` (torch.cuda.synchronize on CUDA) every timestamp follows a
+    synchronisation, so no step is read before the device finished it; the
+    manifest's `speed.clock` says so.
     """
 
     def __init__(self, sync: Callable[[], None] | None = None):
@@ -34,7 +35,7 @@ class TokenClock(BaseStreamer):
         if not self._prompt_seen:
             self._prompt_seen = True
             return
-        if not self.times and self._sync is not None:
+        if self._sync is not None:
             self._sync()
         self.times.append(time.perf_counter())
         step = int(value.shape[-1]) if value.dim() > 1 else 1
@@ -47,8 +48,23 @@ class TokenClock(BaseStreamer):
         """perf_counter when the first new token was out, None if none came."""
         return self.times[0] if self.times else None
 
+    def _step_of(self, n: int) -> int:
+        return min(bisect.bisect_left(self.tokens, n), len(self.times) - 1)
+
     def token_at(self, n: int) -> float | None:
         """perf_counter when a sequence had its first `n` new tokens (n >= 1)."""
         if n < 1 or not self.tokens:
             return None
-        return self.times[min(bisect.bisect_left(self.tokens, n), len(self.times) - 1)]
+        return self.times[self._step_of(n)]
+
+    def gaps(self, n: int) -> list[float]:
+        """Seconds between the successive steps that gave a sequence its first `n` tokens (ITL)."""
+        if n < 2 or not self.tokens:
+            return []
+        steps = self.times[: self._step_of(n) + 1]
+        return [round(b - a, 6) for a, b in zip(steps, steps[1:])]
+
+
+CLOCK_CPU = "time.perf_counter at each decoding step (a transformers streamer); CPU: no device synchronisation needed"
+CLOCK_CUDA = ("time.perf_counter at each decoding step (a transformers streamer), each after "
+              "torch.cuda.synchronize()")
