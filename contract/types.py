@@ -310,6 +310,19 @@ class Reask(BaseModel):
     generation: Generation
 
 
+class Retiming(BaseModel):
+    """One generation re-timed for an interleaved speed comparison (a line of interleaved.jsonl in
+    the candidate's run): which baseline it was timed against, which pair of batches, which side."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    baseline_key: str
+    pair: int = PydField(ge=0)
+    side: Literal["baseline", "candidate"]
+    first: bool  # this side's batch ran first in its pair (the order alternates: A B, then B A)
+    generation: Generation
+
+
 class FieldScore(BaseModel):
     """The single outcome of one field, with the normalised values that led to it."""
 

@@ -31,6 +31,8 @@ from evalrun.evals.verdict import INCOMPLETE_NOTE, overall_summary
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from evalrun.evals.slo import SLO
+
     from evalrun.evals.sweep import SweepPoint
     from evalrun.reports.view.model import ReportView
 
@@ -46,8 +48,29 @@ junit_option = typer.Option(None, "--junit", help="Write JUnit XML (a testcase p
 markdown_option = typer.Option(None, "--markdown", help="Write a Markdown summary (also appended to "
                                "$GITHUB_STEP_SUMMARY when set).")
 json_option = typer.Option(None, "--json", help="Write the full comparison and verdict as JSON.")
-output_tokens_option = typer.Option(None, "--output-tokens", min=1, help="Mean output tokens per request for the "
-                                    "capacity estimate (default: the baseline run's mean).")
+slo_option = typer.Option(None, "--slo", help="Service-level objectives for goodput, e.g. "
+                          "ttft=500ms,tpot=50ms,e2el=10s (a bare number is ms): a request is good only when it meets "
+                          "every one. Default: the baseline config's `slo:`.")
+percentiles_option = typer.Option("50,90,95,99", "--percentiles", help="Latency percentiles to report, e.g. 50,99 "
+                                  "(vLLM's --metric-percentiles).")
+
+
+def _speed_options(slo: str | None, percentiles: str) -> tuple["SLO | None", list[float]]:
+    """--slo and --percentiles, checked before any work (exit 2 naming the option)."""
+    from evalrun.evals.slo import SLOError, parse_slo
+
+    try:
+        chosen = parse_slo(slo) if slo else None
+    except SLOError as exc:
+        raise ConfigError(str(exc), path="--slo") from None
+    try:
+        qs = [float(q) for q in percentiles.split(",") if q.strip()]
+    except ValueError:
+        qs = []
+    if not qs or not all(0 < q < 100 for q in qs):
+        raise ConfigError(f"expected percentiles between 0 and 100 such as 50,90,99, got {percentiles!r}",
+                          path="--percentiles")
+    return chosen, qs
 
 @app.command()
 def run(
@@ -100,7 +123,8 @@ def compare(
     html: Optional[Path] = html_option,
     requests_per_day: Optional[float] = rpd_option,
     peak_factor: float = peak_option,
-    output_tokens: Optional[float] = output_tokens_option,
+    slo: Optional[str] = slo_option,
+    percentiles: str = percentiles_option,
 ) -> None:
     """Run BASELINE and each CANDIDATE on identical items, pair them and gate.
 
@@ -123,11 +147,12 @@ def compare(
         gate_cfg = load_gate_file(gate) if gate else None
         outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
         outputs.check()
-        cap = _capacity(requests_per_day, peak_factor, output_tokens)
+        cap = _capacity(requests_per_day, peak_factor)
+        chosen_slo, qs = _speed_options(slo, percentiles)
         report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=make_progress, log=_log,
                              gate=gate_cfg, noise_floor=noise_floor, fresh=fresh, replicates=replicates,
-                             early_stop=early_stop, confirm_n=confirm)
-        table = speed_table(report, cap)
+                             early_stop=early_stop, confirm_n=confirm, slo=chosen_slo)
+        table = speed_table(report, cap, qs, report.slo)
         view = _print_report(report, started, table, html=html is not None)
         return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log, view))
 
@@ -140,8 +165,8 @@ app.command()(check)
 app.command()(plan)
 
 
-def _capacity(requests_per_day: float | None, peak_factor: float, output_tokens: float | None) -> CapacityInputs:
-    return CapacityInputs(requests_per_day=requests_per_day, peak_factor=peak_factor, output_tokens=output_tokens)
+def _capacity(requests_per_day: float | None, peak_factor: float) -> CapacityInputs:
+    return CapacityInputs(requests_per_day=requests_per_day, peak_factor=peak_factor)
 
 
 def _print_report(report: "api.CompareReport", started: float, speed: "SpeedTable | None" = None,
@@ -190,7 +215,8 @@ def report(
     json_out: Optional[Path] = json_option,
     requests_per_day: Optional[float] = rpd_option,
     peak_factor: float = peak_option,
-    output_tokens: Optional[float] = output_tokens_option,
+    slo: Optional[str] = slo_option,
+    percentiles: str = percentiles_option,
     trust_edited_items: bool = trust_option,
 ) -> None:
     """Compare stored runs again and render the reports, without loading a model.
@@ -209,9 +235,10 @@ def report(
         gate_cfg = load_gate_file(gate) if gate else None
         outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
         outputs.check()
-        cap = _capacity(requests_per_day, peak_factor, output_tokens)
-        stored = api.report(list(run_dirs), gate_cfg, trust_edited_items, log=_log)
-        table = speed_table(stored, cap)
+        cap = _capacity(requests_per_day, peak_factor)
+        chosen_slo, qs = _speed_options(slo, percentiles)
+        stored = api.report(list(run_dirs), gate_cfg, trust_edited_items, log=_log, slo=chosen_slo)
+        table = speed_table(stored, cap, qs, stored.slo)
         view = _print_report(stored, started, table, html=html is not None)
         return _finish(stored, outputs, outputs.write(stored, table, time.perf_counter() - started, _log, view))
 

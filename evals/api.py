@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from evalrun.evals import confirm, jsonl
+from evalrun.evals import confirm, interleave, jsonl
 from evalrun.evals.generate import execute_run, run_candidate
 from evalrun.evals.stability import Stability, stability
 from evalrun.evals.check import CheckResult, inspect_run
@@ -24,6 +24,8 @@ from evalrun.evals.gate import GateConfig, check_gate, evaluate, load_gate
 from evalrun.evals.metrics import PackMetrics, pack_metrics
 from evalrun.evals.pairing import Comparison, pair
 from evalrun.evals.scoring import ScoredItem, score_run
+from evalrun.evals.slo import SLO
+from evalrun.evals.speed_rules import evaluate_speed
 from evalrun.evals.store import SCORES, RunStore
 from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Item
@@ -63,12 +65,13 @@ def run(
 
 
 def check_gates(gates: list[GateConfig | None], items: list[Item]) -> None:
-    """Every gate against the packs and fields of the compared runs (ConfigError on an unknown name)."""
+    """Every gate against the packs, fields and shapes of the compared runs (ConfigError on an unknown name)."""
     packs = {it.pack for it in items}
     names = {f.name for it in items for f in it.fields}
+    shapes = {it.meta.shape for it in items if it.meta.shape}
     for gate in gates:
         if gate is not None:
-            check_gate(gate, packs, names)
+            check_gate(gate, packs, names, shapes)
 
 
 def score(result: RunResult) -> list[ScoredItem]:
@@ -147,6 +150,7 @@ class CompareReport:
     noise_floor_run: RunResult | None = None
     replicates: list[RunResult] = field(default_factory=list)  # the baseline's, beyond the baseline itself
     stability: Stability | None = None
+    slo: SLO | None = None
 
     @property
     def status(self) -> Status:
@@ -169,6 +173,7 @@ def compare_results(
     noise_floor: RunResult | None = None,
     replicates: list[RunResult] | None = None,
     scored: dict[Path, list[ScoredItem]] | None = None,
+    slo: SLO | None = None,
 ) -> CompareReport:
     """Score, pair and gate stored results; no model is involved from here on.
 
@@ -189,7 +194,7 @@ def compare_results(
     rep_scored = [scored_once(r) for r in replicates]
     stab = stability([base_scored, *rep_scored])
     report = CompareReport(baseline, [], [], [], {baseline.name: pack_metrics(base_scored)},
-                           {baseline.name: base_scored}, replicates=replicates, stability=stab)
+                           {baseline.name: base_scored}, replicates=replicates, stability=stab, slo=slo)
 
     def add(result: RunResult, chosen: GateConfig) -> Comparison:
         cand_scored = scored_once(result)
@@ -206,8 +211,10 @@ def compare_results(
         comparison = add(result, chosen)
         confirm.apply(comparison, RunStore(result.dir).read_confirmations(), result.items, chosen.confirm)
         stop = result.manifest.early_stop if result.manifest.status == "stopped" else None
+        interleave.attach(result, baseline)
+        speed = evaluate_speed(chosen.speed, result.name, baseline, result, slo, chosen.confidence)
         verdict = evaluate(comparison, chosen, coverage_gaps(baseline, result), stab,
-                           decided=stop.rules if stop is not None else None)
+                           decided=stop.rules if stop is not None else None, speed=speed)
         verdict.stopped = stopped_text(result)
         if verdict.stopped:
             verdict.notes.insert(0, verdict.stopped)
@@ -244,6 +251,7 @@ def compare(
     replicates: int = 1,
     early_stop: bool = True,
     confirm_n: int | None = None,
+    slo: SLO | None = None,
 ) -> CompareReport:
     """Run (or reuse) the baseline and every candidate, pair each with the baseline and gate it.
 
@@ -252,7 +260,9 @@ def compare(
     candidate with the baseline's name is a repeat of it (an A/A comparison): it
     is generated again as a further replicate instead of reusing the stored run.
     A candidate stops generating once its FAIL is decided, unless not `early_stop`.
-    `confirm_n` overrides each gate's `confirm` (re-asks per flipped item).
+    `confirm_n` overrides each gate's `confirm` (re-asks per flipped item). `slo` (default: the
+    baseline config's `slo:`) is what goodput counts against. A candidate timed `interleaved`
+    (or `auto` with speed rules) has a sample of batches of both re-timed side by side.
     """
     _distinct_names([baseline, *candidates])
     replicates = max(replicates, 2 if noise_floor else 1)
@@ -279,8 +289,24 @@ def compare(
     results = []
     for p, cand in zip(plan[replicates:], candidates):
         chosen = _with_confirm(gate or cand.gate or GateConfig(), confirm_n)
-        results.append((run_candidate(p, base_scored, stab, chosen, early_stop, progress(), log, fresh), chosen))
-    return compare_results(base_runs[0], results, replicates=base_runs[1:], scored=scored)
+        result = run_candidate(p, base_scored, stab, chosen, early_stop, progress(), log, fresh)
+        if interleave.wanted(p, bool(chosen.speed)) and result.manifest.status == "complete":
+            _interleave(plan[0], base_runs[0], p, result, log)
+        results.append((result, chosen))
+    return compare_results(base_runs[0], results, replicates=base_runs[1:], scored=scored,
+                           slo=slo or baseline.slo_value())
+
+
+def _interleave(base: PreparedRun, base_run: RunResult, cand: PreparedRun, result: RunResult,
+                log: Callable[[str], None]) -> None:
+    """Re-time a sample of both side by side, unless both runs are stored and already were."""
+    key = base_run.manifest.key or base.key
+    if base_run.reused and result.reused and cand.store.read_interleaved(key):
+        log(f"{cand.label}: reusing its interleaved timing against {base.label}")
+        return
+    cand.runner.run_items = cand.items
+    base.runner.run_items = base.items
+    interleave.retime(base, cand, cand.config.timing_batches, log)
 
 
 def _distinct_names(configs: list[RunConfig]) -> None:
@@ -327,7 +353,7 @@ def _stored_gate(result: RunResult) -> GateConfig | None:
 
 
 def report(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edited_items: bool = False,
-                   log: Callable[[str], None] = print) -> CompareReport:
+                   log: Callable[[str], None] = print, slo: SLO | None = None) -> CompareReport:
     """Re-compare stored runs, the first as the baseline, without loading any model.
 
     Each run's items must still be the ones it was asked (see `rescore`), unless `trust_edited_items`."""
@@ -343,7 +369,7 @@ def report(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edi
     stored_gates = [_stored_gate(r) for r in results[1:]]
     check_gates([gate, *stored_gates], [it for r in results for it in r.items])
     return compare_results(results[0], list(zip(results[1:], stored_gates)), gate,
-                           replicates=stored_replicates(results[0], trust_edited_items, log))
+                           replicates=stored_replicates(results[0], trust_edited_items, log), slo=slo)
 
 
 def plan(config: RunConfig, rate: float, power: float = 0.95, out: str | Path = "runs", limit: int | None = None,

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 # stay importable from here, where every caller has always found them.
 from evalrun.evals.config_errors import ConfigError, validation_error
 from evalrun.evals.config_errors import read_yaml as _read_yaml
+from evalrun.evals.slo import SLO, SLOError, slo_from_mapping
 from evalrun.evals.gate import GateConfig, load_gate
 from evalrun.evals.yaml_load import (
     MAX_EXTENDS_DEPTH,
@@ -82,7 +83,28 @@ class RunConfig(_Strict):
     tasks: list[TaskRef]
     # rules this config is gated by when it is a candidate; never part of the cache key
     gate: GateConfig | None = None
+    # the SLOs goodput counts against ({ttft: 500ms, tpot: 50ms, e2el: 10s}; a bare number is ms); not in the key
+    slo: dict[str, Any] | None = None
+    # how a comparison times this candidate against the baseline: "interleaved" re-times a sample of
+    # batches of both alternately in one process (A B, then B A), so a machine whose load changes between
+    # the runs cannot bias the speedup; "sequential" uses each run's own timings; "auto": interleaved
+    # when the gate has speed rules
+    timing: Literal["auto", "sequential", "interleaved"] = "auto"
+    timing_batches: int = Field(8, ge=2, le=10_000, description="batches per side re-timed when interleaved")
     source: str = ""
+
+    @field_validator("slo")
+    @classmethod
+    def _slo(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            try:
+                slo_from_mapping(value)
+            except SLOError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    def slo_value(self) -> SLO | None:
+        return slo_from_mapping(self.slo) if self.slo else None
 
     @field_validator("batch_size", mode="before")
     @classmethod

@@ -22,6 +22,7 @@ from evalrun.evals.config_errors import ConfigError, read_yaml, validation_error
 from evalrun.evals.flip_rules import FlipFindings, PackPower, detect_rate_rule, flip_rules
 from evalrun.evals.pairing import Comparison, Flip, PackComparison
 from evalrun.evals.power import FlipTest
+from evalrun.evals.speed_rules import SpeedRule
 from evalrun.evals.stability import Stability
 from evalrun.contract.types import FieldKind
 from evalrun.evals.verdict import ALL_PACKS, Gap, RuleResult, Verdict, untestable_gaps
@@ -68,6 +69,8 @@ class GateConfig(_Strict):
     # Added to the defaults key by key; null disables a default explicitly (and the verdict says so).
     # A field named here is judged by its own limit instead of its type's.
     max_harmful_flips: dict[str, Annotated[int, Field(ge=0)] | None] = Field(default_factory=dict)
+    # speed claims the candidate must back with a paired interval (evals/speed_rules.py)
+    speed: list[SpeedRule] = Field(default_factory=list)
 
     _file: str = PrivateAttr(default="<gate>")
     _prefix: str = PrivateAttr(default="gate")
@@ -89,7 +92,8 @@ class GateConfig(_Strict):
         return [k for k, v in self.max_harmful_flips.items() if v is None and k in DEFAULT_MAX_HARMFUL]
 
     def has_rule(self) -> bool:
-        return bool(self.flip_limits()) or any(r.has_rule() for r in self.packs.values()) or not self.packs
+        return (bool(self.flip_limits()) or any(r.has_rule() for r in self.packs.values()) or not self.packs
+                or bool(self.speed))
 
     def where(self, key: str = "") -> str:
         return ".".join(p for p in (self._prefix, key) if p)
@@ -123,9 +127,17 @@ def load_gate_file(path: str | Path) -> GateConfig:
     return load_gate(data, path, "")
 
 
-def check_gate(gate: GateConfig, packs: Iterable[str], field_names: Iterable[str]) -> None:
-    """Every pack and field the gate names must exist in the compared runs: a typo is exit 2, not a lost rule."""
-    packs, names = sorted(set(packs)), sorted(set(field_names))
+def check_gate(gate: GateConfig, packs: Iterable[str], field_names: Iterable[str], shapes: Iterable[str] = ()) -> None:
+    """Every pack, field and shape the gate names must exist in the compared runs: a typo is exit 2, not a lost rule."""
+    packs, names, shapes = sorted(set(packs)), sorted(set(field_names)), sorted(set(shapes))
+    for i, rule in enumerate(gate.speed):
+        b, where = rule.bound, gate.where(f"speed[{i}].{rule.kind}")
+        if b.pack is not None and b.pack not in packs:
+            raise ConfigError(f"unknown pack {b.pack!r}{_suggest(b.pack, packs)}; the compared runs have: "
+                              f"{', '.join(packs) or 'none'}", file=gate._file, path=f"{where}.pack")
+        if b.shape is not None and b.shape not in shapes:
+            raise ConfigError(f"unknown shape {b.shape!r}{_suggest(b.shape, shapes)}; the compared items have: "
+                              f"{', '.join(shapes) or 'no latency shapes'}", file=gate._file, path=f"{where}.shape")
     for pack in gate.packs:
         if pack != ALL_PACKS and pack not in packs:
             raise ConfigError(f"unknown pack {pack!r}{_suggest(pack, packs)}; the compared runs have: "
@@ -216,7 +228,8 @@ def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str,
 
 
 def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[Gap] | None = None,
-             stab: Stability | None = None, decided: list[str] | None = None) -> Verdict:
+             stab: Stability | None = None, decided: list[str] | None = None,
+             speed: list[RuleResult] | None = None) -> Verdict:
     """The verdict over the paired items; `gaps` are what the pairing could not cover (see evals.coverage);
     `stab` is the baseline's stability over its replicates (None: every field it got right is gated).
     `decided` ("pack: rule"): the candidate stopped early on these FAILs, so every other rule is left
@@ -256,6 +269,7 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[
                     f"{pc.pack}: {pc.n} items can only detect a difference of about {100 * pc.stats.mde:.1f} points; "
                     f"the threshold of {threshold:g} points needs more items"
                 )
+    rules.extend(speed or [])  # the speed rules, measured by evals/speed_rules.py
     if decided is not None:
         for r in rules:
             if f"{r.pack}: {r.rule}" not in decided and r.evaluated and r.status in ("pass", "fail"):

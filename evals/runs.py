@@ -44,6 +44,21 @@ class PreparedRun:
 
 
 @dataclass
+class Interleaved:
+    """A sample of batches of the baseline and of this candidate re-timed alternately (A B A B)
+    in one process (evals/interleave.py): the timings a speedup should use."""
+
+    baseline: str  # the baseline's label
+    base: dict[str, Generation]
+    cand: dict[str, Generation]
+    batches: int  # batch pairs timed
+
+    @property
+    def basis(self) -> str:
+        return f"interleaved re-timing ({self.batches} batch pairs, A B A B)"
+
+
+@dataclass
 class RunResult:
     """A stored run as the later stages see it; built by `execute` or read back from disk."""
 
@@ -56,6 +71,7 @@ class RunResult:
     generated: int = 0
     # what reading the store found (skipped lines, unknown keys, a rebuilt manifest)
     warnings: list[str] = field(default_factory=list)
+    interleaved: Interleaved | None = None
 
     def __post_init__(self) -> None:
         # builders (tests, scripts) may pass the manifest as the JSON dict it is on disk

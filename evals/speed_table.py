@@ -3,9 +3,10 @@
 One computation for every renderer (terminal, Markdown, HTML): the reports lay
 out a `SpeedTable` and compute nothing.
 
-- Speedups are ratios of medians over the items both runs timed (TTFT:
-  baseline / candidate; decode tokens/s: candidate / baseline), with a 95%
-  paired bootstrap interval of that ratio (items resampled).
+- Every figure follows vLLM `bench serve` (evals/latency.py); speedups are
+  baseline / candidate of a latency's p50 over the requests both runs timed,
+  with a 95% paired bootstrap interval (evals/speedups.py), from interleaved
+  re-timings when the candidate has them.
 - No speed claim where it would not be honest: a method marked `emulated`
   (masked dense matmuls cost the same) says EMULATED_NOTE; a run on another
   device or dtype than the baseline is not comparable.
@@ -17,36 +18,38 @@ out a `SpeedTable` and compute nothing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from pydantic import BaseModel, Field as PydField
 
 from evalrun.contract.manifest import PeakMemory, RunManifest
-from evalrun.evals import capacity, speed, stats
+from evalrun.evals import capacity, latency, speed, speedups, stats
+from evalrun.evals.slo import SLO
+from evalrun.evals.speedups import BOOTSTRAP_RESAMPLES, Speedup
 from evalrun.runners import accel
 
 EMULATED_NOTE = "emulated — no speed claim"
 NOT_COMPARABLE_NOTE = "different device or dtype than the baseline: not comparable"
 SPEED_ONLY = "speed only"
-SPREAD_NOTE = ("Speedups are ratios of medians over the items both runs timed (TTFT: baseline / candidate; decode "
-               "tokens/s: candidate / baseline); [low, high] is a 95% paired bootstrap interval of the ratio, items "
-               "resampled. In batched runs items share their batch's timings, so the interval is narrower than "
-               "independent requests would give.")
-BOOTSTRAP_RESAMPLES = 2000
+SPREAD_NOTE = ("Speedups are baseline / candidate of each latency's p50 over the requests both runs timed (above 1 "
+               "is faster); [low, high] is a 95% paired bootstrap interval, requests resampled. In batched runs "
+               "requests share their batch's steps, so the interval is narrower than independent requests would "
+               "give.")
+SPEEDUP_METRICS = ("ttft_p50", "tpot_p50", "itl_p50", "e2el_p50")
+Figures = dict[str, dict[str, float | None]]  # metric -> {"mean", "p50", ..., "n"}
 
 
-class BucketRow(BaseModel):
-    """One context-length bucket of one run."""
+class GroupRow(BaseModel):
+    """One pack, latency shape or context-length bucket of one run."""
 
-    bucket: str
+    kind: str  # pack | shape | bucket
+    name: str
     items: int
-    ttft_p50: float | None
-    ttft_p95: float | None
-    per_token_p50: float | None
-    per_token_p95: float | None
-    decode_tps_p50: float | None
-    decode_tps_p95: float | None
+    metrics: Figures
+    request_throughput: float | None = None
+    output_throughput: float | None = None
+    goodput_share: float | None = None
 
 
 class SpeedRow(BaseModel):
@@ -61,23 +64,19 @@ class SpeedRow(BaseModel):
     harmful_flips: int | None
     load_seconds: float | None
     effects: list[str]
-    # per-generation timing: medians and 95th percentiles
+    clock: str | None = None
     batch_size: int | None = None
-    items_per_second: float | None = None
-    ttft_p50: float | None = None
-    ttft_p95: float | None = None
-    per_token_p50: float | None = None
-    per_token_p95: float | None = None
-    decode_tps_p50: float | None = None
-    decode_tps_p95: float | None = None
-    decode_throughput: float | None = None  # aggregate decode tokens/s at the run's batch size
-    # against the baseline (None for the baseline itself or without an honest claim)
-    ttft_speedup: float | None = None
-    ttft_speedup_low: float | None = None
-    ttft_speedup_high: float | None = None
-    decode_speedup: float | None = None
-    decode_speedup_low: float | None = None
-    decode_speedup_high: float | None = None
+    concurrency: int | None = None
+    # vLLM's figures: each latency's distribution, throughput over the run's wall clock, goodput
+    metrics: Figures = PydField(default_factory=dict)
+    duration_seconds: float | None = None
+    throughput_basis: str | None = None
+    request_throughput: float | None = None
+    output_throughput: float | None = None
+    goodput: dict[str, Any] | None = None
+    # against the baseline, at SPEEDUP_METRICS (absent for the baseline or without an honest claim)
+    speedups: dict[str, Speedup] = PydField(default_factory=dict)
+    speedup_basis: str | None = None
     # memory
     peak_memory_bytes: int | None = None
     peak_memory_kind: str | None = None  # what the peak measures, in words
@@ -92,7 +91,12 @@ class SpeedRow(BaseModel):
     # capacity
     requests_per_second_per_device: float | None = None
     devices_needed: int | None = None
-    buckets: list[BucketRow] = PydField(default_factory=list)
+    groups: list[GroupRow] = PydField(default_factory=list)
+    # the per-request values the distribution pictures draw (not written to JSON)
+    samples: dict[str, list[float]] = PydField(default_factory=dict, exclude=True)
+
+    def speedup(self, metric: str) -> Speedup | None:
+        return self.speedups.get(metric)
 
 
 class SpeedTable(BaseModel):
@@ -100,6 +104,8 @@ class SpeedTable(BaseModel):
     spread_note: str = SPREAD_NOTE
     capacity_note: str | None = None
     output_tokens: float | None = None
+    percentiles: list[float] = PydField(default_factory=lambda: list(latency.PERCENTILES))
+    slo: str | None = None
 
 
 def method_label(manifest: dict[str, Any]) -> str:
@@ -117,48 +123,38 @@ def _memory_kind(peak: PeakMemory) -> str:
     return what + ("" if peak.scope == "run" else " (process lifetime)")
 
 
-def _row(run: Any, role: str) -> SpeedRow:
+def _figures(fig: dict[str, Any]) -> Figures:
+    return {m: {k: v for k, v in fig[m].items()} for m in latency.METRICS}
+
+
+def _row(run: Any, role: str, percentiles: Sequence[float], slo: SLO | None) -> SpeedRow:
     m: RunManifest = run.manifest
     gens = list(run.generations.values())
-    fig = speed.timing_figures(gens)
+    fig = speed.timing_figures(gens, percentiles, slo)
     peak = m.speed.peak_memory if m.speed else None
     kv = m.speed.kv_cache if m.speed else None
-    buckets = [BucketRow(bucket=b["bucket"], items=b["items"],
-                         ttft_p50=b["ttft_seconds"]["p50"], ttft_p95=b["ttft_seconds"]["p95"],
-                         per_token_p50=b["decode_seconds_per_token"]["p50"],
-                         per_token_p95=b["decode_seconds_per_token"]["p95"],
-                         decode_tps_p50=b["decode_tokens_per_second"]["p50"],
-                         decode_tps_p95=b["decode_tokens_per_second"]["p95"]) for b in speed.by_bucket(gens)]
+    kinds = {"packs": "pack", "shapes": "shape", "buckets": "bucket"}
+    groups = [GroupRow(kind=kinds[kind], name=g[kinds[kind]], items=g["items"], metrics=_figures(g),
+                       request_throughput=g["request_throughput"], output_throughput=g["output_throughput"],
+                       goodput_share=(g.get("goodput") or {}).get("share"))
+              for kind, rows in speed.by_group(gens, run.items, percentiles, slo).items() for g in rows]
     as_written = m.to_dict()  # the label and effects functions read the manifest as written
+    server = as_written.get("server") or {}
+    ok = [g for g in gens if g.error is None]
     return SpeedRow(
         run=run.name, role=role, method=method_label(as_written), device=m.device or "", dtype=m.dtype or "",
         items_timed=speed.run_timing(run)[0], speed_note=None, accuracy_delta_points=None, harmful_flips=None,
-        load_seconds=m.load_seconds, effects=effects_facts(as_written),
-        batch_size=fig["batch_size_max"], items_per_second=fig["items_per_second"],
-        ttft_p50=fig["ttft_seconds"]["p50"], ttft_p95=fig["ttft_seconds"]["p95"],
-        per_token_p50=fig["decode_seconds_per_token"]["p50"], per_token_p95=fig["decode_seconds_per_token"]["p95"],
-        decode_tps_p50=fig["decode_tokens_per_second"]["p50"], decode_tps_p95=fig["decode_tokens_per_second"]["p95"],
-        decode_throughput=fig["decode_throughput_tokens_per_second"],
+        load_seconds=m.load_seconds, effects=effects_facts(as_written), clock=m.speed.clock if m.speed else None,
+        batch_size=fig["batch_size_max"], concurrency=server.get("concurrency"),
+        metrics=_figures(fig), duration_seconds=fig["duration_seconds"], throughput_basis=fig["throughput_basis"],
+        request_throughput=fig["request_throughput"], output_throughput=fig["output_throughput"],
+        goodput=fig.get("goodput"),
         peak_memory_bytes=peak.bytes if peak else None, peak_memory_kind=_memory_kind(peak) if peak else None,
         kv_bytes_per_token=kv.bytes_per_token if kv else None,
         kv_bytes_at_longest=kv.bytes_at_longest_context if kv else None,
         kv_longest_tokens=kv.longest_context_tokens if kv else None,
-        buckets=buckets,
+        groups=groups, samples={"ttft": latency.values(ok, "ttft"), "tpot": latency.values(ok, "tpot")},
     )
-
-
-def _paired(base: Any, cand: Any, value: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Per item timed in both runs: (baseline value, candidate value)."""
-    b_vals, c_vals = [], []
-    for item_id, bg in sorted(base.generations.items()):  # by id: the same runs give the same interval
-        cg = cand.generations.get(item_id)
-        if cg is None:
-            continue
-        b, c = value(bg), value(cg)
-        if b is not None and c is not None:
-            b_vals.append(b)
-            c_vals.append(c)
-    return np.asarray(b_vals, dtype=float), np.asarray(c_vals, dtype=float)
 
 
 def _accuracy(comp: Any) -> tuple[float | None, float | None, float | None, bool]:
@@ -191,31 +187,31 @@ def _claim_against(row: SpeedRow, base_row: SpeedRow, base: Any, run: Any) -> No
         if row.items_timed and base_row.items_timed:
             row.speed_note = NOT_COMPARABLE_NOTE
         return
-    iv = stats.bootstrap_ratio_of_medians(*_paired(base, run, speed.ttft), n_resamples=BOOTSTRAP_RESAMPLES)
-    if iv is not None:
-        row.ttft_speedup, row.ttft_speedup_low, row.ttft_speedup_high = iv.delta, iv.low, iv.high
-    b_tps, c_tps = _paired(base, run, speed.decode_tokens_per_second)
-    iv = stats.bootstrap_ratio_of_medians(c_tps, b_tps, n_resamples=BOOTSTRAP_RESAMPLES)
-    if iv is not None:
-        row.decode_speedup, row.decode_speedup_low, row.decode_speedup_high = iv.delta, iv.low, iv.high
+    b_gens, c_gens, basis = speedups.pair_timings(base, run)
+    row.speedup_basis = basis
+    for name in SPEEDUP_METRICS:
+        if (sp := speedups.speedup(b_gens, c_gens, name, basis=basis)) is not None:
+            row.speedups[name] = sp
     bp = (bm.speed.peak_memory if bm.speed else None) or PeakMemory()
     cp = (m.speed.peak_memory if m.speed else None) or PeakMemory()
     if bp.scope == cp.scope == "run" and bp.kind == cp.kind and bp.bytes is not None and cp.bytes is not None:
         row.memory_saved_bytes = bp.bytes - cp.bytes
 
 
-def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None) -> SpeedTable:
+def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None,
+                percentiles: Sequence[float] = latency.PERCENTILES, slo: SLO | None = None) -> SpeedTable:
     """The table for a `CompareReport` (evals.api): baseline first, then the A/A repeat and the candidates."""
     inputs = inputs or capacity.CapacityInputs()
+    slo = slo if slo is not None else getattr(report, "slo", None)
     base = report.baseline
-    base_row = _row(base, "baseline")
+    base_row = _row(base, "baseline", percentiles, slo)
     rows = [base_row]
     extra = [(c, comp, "candidate") for c, comp in zip(report.candidates, report.comparisons)]
     if report.noise_floor is not None and report.noise_floor_run is not None:
         extra.insert(0, (report.noise_floor_run, report.noise_floor, "repeat (A/A)"))
     all_speed_only = True
     for run, comp, role in extra:
-        row = _row(run, role)
+        row = _row(run, role, percentiles, slo)
         row.accuracy_delta_points, row.accuracy_ci_low_points, row.accuracy_ci_high_points, row.speed_only = \
             _accuracy(comp)
         all_speed_only &= row.speed_only
@@ -223,26 +219,31 @@ def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None) -> S
         _claim_against(row, base_row, base, run)
         rows.append(row)
     base_row.speed_only = bool(extra) and all_speed_only
-
-    mean_out = speed.timing_figures(base.generations.values())["mean_new_tokens"]
-    output_tokens = inputs.output_tokens or mean_out
     note = None
-    if output_tokens:
-        for row in rows:
-            if row.decode_throughput and (row.role == "baseline" or row.speed_note is None):
-                est = capacity.estimate(row.decode_throughput, output_tokens, inputs)
-                row.requests_per_second_per_device, row.devices_needed = est.requests_per_second, est.devices
-        note = capacity.assumptions(inputs, output_tokens, base_row.batch_size, base_row.device)
+    for row in rows:
+        if row.request_throughput and (row.role == "baseline" or row.speed_note is None):
+            est = capacity.estimate(row.request_throughput, inputs)
+            row.requests_per_second_per_device, row.devices_needed = est.requests_per_second, est.devices
+    if base_row.request_throughput:
+        note = capacity.assumptions(inputs, base_row.batch_size, base_row.concurrency, base_row.device)
+    return SpeedTable(rows=rows, spread_note=_spread_note(base, base_row, rows, extra), capacity_note=note,
+                      output_tokens=speed.timing_figures(base.generations.values())["mean_new_tokens"],
+                      percentiles=list(percentiles), slo=slo.text() if slo is not None and slo.given() else None)
+
+
+def _spread_note(base: Any, base_row: SpeedRow, rows: list[SpeedRow], extra: list[tuple[Any, Any, str]]) -> str:
+    """What a reader must know before trusting the ratios: stored timings, other batch sizes."""
     spread = SPREAD_NOTE
-    timed_now = [run.name for run, _comp, _role in extra if not getattr(run, "reused", True)]
+    timed_now = [run.name for run, _comp, _role in extra if not getattr(run, "reused", True) and run.interleaved is None]
     if getattr(base, "reused", False) and timed_now:
         sessions = base.manifest.sessions
         finished = (sessions[-1].finished if sessions else None) or "an earlier session"
         spread += (f" The baseline's timings are stored from {finished}, while {', '.join(timed_now)} ran now: "
-                   "the ratios compare two states of the machine; pass --fresh for speed claims.")
+                   "the ratios compare two states of the machine; use `timing: interleaved` (or --fresh) for speed "
+                   "claims.")
     other_batch = [f"{r.run} (batch {r.batch_size})" for r in rows[1:]
                    if r.batch_size and base_row.batch_size and r.batch_size != base_row.batch_size]
     if other_batch:
         spread += (f" {', '.join(other_batch)} ran at another batch size than the baseline ({base_row.batch_size}): "
-                   "its speedups are per-sequence latency at that batch; throughput is in req/s per device.")
-    return SpeedTable(rows=rows, spread_note=spread, capacity_note=note, output_tokens=output_tokens)
+                   "its speedups are per-request latency at that batch; throughput is in req/s per device.")
+    return spread

@@ -31,6 +31,7 @@ __all__ = [
     "bootstrap_accuracy_delta",
     "bootstrap_micro_f1_delta",
     "bootstrap_ratio_of_medians",
+    "bootstrap_ratio_of_quantiles",
     "mcnemar_exact",
     "mean_stat",
     "micro_f1",
@@ -316,12 +317,26 @@ def bootstrap_ratio_of_medians(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Interval | None:
-    """median(numerator) / median(denominator) with a paired percentile-bootstrap interval.
+    """median(numerator) / median(denominator) with a paired percentile-bootstrap interval."""
+    return bootstrap_ratio_of_quantiles(numerator, denominator, 50.0, n_resamples, confidence, seed)
+
+
+def bootstrap_ratio_of_quantiles(
+    numerator: Sequence[float] | np.ndarray,
+    denominator: Sequence[float] | np.ndarray,
+    q: float = 50.0,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Interval | None:
+    """q-th percentile(numerator) / q-th percentile(denominator) with a paired percentile-bootstrap
+    interval (a speedup at p50 or p99).
 
     The arrays are aligned by item (e.g. baseline and candidate time to first
     token of the same items); the same resampled indices are used for both, so
-    the pairing is kept. `delta` holds the ratio. None when fewer than two
-    items, or a median is not positive.
+    the pairing is kept, and a drift that slows both sides of a pair cancels.
+    `delta` holds the ratio. None when fewer than two items, or a quantile is
+    not positive.
     """
     num = np.asarray(numerator, dtype=float).ravel()
     den = np.asarray(denominator, dtype=float).ravel()
@@ -330,9 +345,9 @@ def bootstrap_ratio_of_medians(
     keep = np.isfinite(num) & np.isfinite(den)
     num, den = num[keep], den[keep]
     n = int(num.size)
-    if n < 2 or np.median(num) <= 0 or np.median(den) <= 0:
+    if n < 2 or np.percentile(num, q) <= 0 or np.percentile(den, q) <= 0:
         return None
-    ratio = float(np.median(num) / np.median(den))
+    ratio = float(np.percentile(num, q) / np.percentile(den, q))
     rng = np.random.default_rng(seed)
     ratios = np.empty(n_resamples)
     chunk = max(1, _CHUNK_ELEMENTS // n)
@@ -340,7 +355,7 @@ def bootstrap_ratio_of_medians(
         m = min(chunk, n_resamples - start)
         idx = rng.integers(0, n, size=(m, n))
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratios[start : start + m] = np.median(num[idx], axis=1) / np.median(den[idx], axis=1)
+            ratios[start : start + m] = np.percentile(num[idx], q, axis=1) / np.percentile(den[idx], q, axis=1)
     tail = 100.0 * (1.0 - confidence) / 2.0
     low, high = np.nanpercentile(ratios, [tail, 100.0 - tail])
     return Interval(ratio, float(low), float(high), confidence, n_resamples, n)

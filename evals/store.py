@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable
 from evalrun.evals import jsonl
 from evalrun.evals.atomic import write_atomic
 from evalrun.evals.config import ConfigError
-from evalrun.contract.types import Generation, Item, Reask
+from evalrun.contract.types import Generation, Item, Reask, Retiming
 from evalrun.contract.manifest import RunManifest
 
 SAMPLES = "samples.jsonl"
@@ -30,6 +30,7 @@ MANIFEST = "manifest.json"
 ITEMS = "items.jsonl"
 SCORES = "scores.jsonl"
 CONFIRMATIONS = "confirmations.jsonl"  # re-asks of flipped items (the gate's `confirm`), apart from the samples
+INTERLEAVED = "interleaved.jsonl"  # batches of the baseline and this candidate re-timed side by side
 LOCK = "lock"
 
 
@@ -195,6 +196,20 @@ class RunStore:
 
     def append_confirmation(self, reask: Reask) -> None:
         jsonl.append(self.confirmations_path, [reask], sync=True)
+
+    @property
+    def interleaved_path(self) -> Path:
+        return self.dir / INTERLEAVED
+
+    def read_interleaved(self, baseline_key: str) -> list[Retiming]:
+        """Re-timings against that baseline; an unreadable line is skipped with a warning, never removed."""
+        if not self.interleaved_path.exists():
+            return []
+        records, _ = jsonl.read(self.interleaved_path, Retiming, self.warn)
+        return [r for _, r in records if r.baseline_key == baseline_key]
+
+    def append_interleaved(self, records: list[Retiming]) -> None:
+        jsonl.append(self.interleaved_path, records, sync=True)
 
     def read_manifest(self) -> dict[str, Any]:
         """The manifest, {} when there is none; an unreadable one is a ConfigError naming the file

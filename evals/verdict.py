@@ -70,7 +70,9 @@ class RuleResult:
 
     @property
     def comparator(self) -> str:
-        return ">=" if self.rule in ("min_items", "non_inferiority") else "<="
+        at_least = self.rule in ("min_items", "non_inferiority") or self.rule.startswith(
+            ("min_speedup", "max_regression", "min_goodput"))
+        return ">=" if at_least else "<="
 
     @property
     def status(self) -> RuleStatus:

@@ -145,44 +145,46 @@ def render_view(console: Console, view: ReportView) -> None:
 
 
 def render_speed(console: Console, table: SpeedTable) -> None:
-    """The speed-accuracy table, the per-context-length breakdown and what the figures assume."""
+    """The speed-accuracy table (vLLM's definitions), the per-pack/shape/length breakdown and what
+    the figures assume."""
     if not table.rows:
         return
-    main = _table("Speed vs accuracy", ["run", "acceleration", "batch", "TTFT p50 / p95", "TTFT speedup",
-                                        "decode tok/s p50 / p95", "decode speedup", "peak memory", "memory saved",
-                                        "KV / token", "accuracy delta (95% CI)", "harmful", "req/s / device",
-                                        "devices"])
+    main = _table("Speed vs accuracy (vLLM bench serve definitions; latency p50 / p99)",
+                  ["run", "acceleration", "load", "TTFT", "TTFT speedup", "TPOT", "TPOT speedup", "ITL p99", "E2EL",
+                   "E2EL speedup", "req/s", "out tok/s", "goodput", "peak memory", "memory saved", "KV / token",
+                   "accuracy delta (95% CI)", "harmful", "devices"])
     for r in table.rows:
         main.add_row(
             escape(r.run + ("" if r.role in ("baseline", "candidate") else f" ({r.role})")), escape(r.method),
-            str(r.batch_size or "-"),
-            f"{units.seconds(r.ttft_p50)} / {units.seconds(r.ttft_p95)}",
-            units.speedup_cell(r, "ttft", short=True),
-            f"{units.rate(r.decode_tps_p50)} / {units.rate(r.decode_tps_p95)}",
-            units.speedup_cell(r, "decode", short=True),
+            units.load_cell(r),
+            units.latency_cell(r.metrics, "ttft"), units.speedup_cell(r, "ttft_p50", short=True),
+            units.latency_cell(r.metrics, "tpot"), units.speedup_cell(r, "tpot_p50", short=True),
+            units.latency_cell(r.metrics, "itl", ("p99",)),
+            units.latency_cell(r.metrics, "e2el"), units.speedup_cell(r, "e2el_p50", short=True),
+            units.rate(r.request_throughput, 2), units.rate(r.output_throughput),
+            escape(units.goodput_cell(r.goodput)),
             units.size(r.peak_memory_bytes),
             units.memory_saved_cell(r),
             units.size(r.kv_bytes_per_token),
             escape(units.accuracy_cell(r)),
             "-" if r.harmful_flips is None else str(r.harmful_flips),
-            units.rate(r.requests_per_second_per_device, 2) if r.requests_per_second_per_device else "-",
             str(r.devices_needed) if r.devices_needed is not None else "-",
         )
     console.print(main)
-    if any(r.buckets for r in table.rows):
-        bt = _table("Speed by context length (prompt tokens)", ["run", "bucket", "items", "TTFT p50", "TTFT p95",
-                                                                 "per token p50", "per token p95", "decode tok/s p50",
-                                                                 "decode tok/s p95"])
+    if any(len(r.groups) > 2 for r in table.rows):
+        bt = _table("Speed by pack, shape and context length (p50 / p99)",
+                    ["run", "by", "group", "items", "TTFT", "TPOT", "E2EL", "req/s", "goodput"])
         for r in table.rows:
-            for b in r.buckets:
-                bt.add_row(escape(r.run), escape(b.bucket), str(b.items), units.seconds(b.ttft_p50),
-                           units.seconds(b.ttft_p95), units.seconds(b.per_token_p50), units.seconds(b.per_token_p95),
-                           units.rate(b.decode_tps_p50), units.rate(b.decode_tps_p95))
+            for g in r.groups:
+                bt.add_row(escape(r.run), g.kind, escape(g.name), str(g.items), units.latency_cell(g.metrics, "ttft"),
+                           units.latency_cell(g.metrics, "tpot"), units.latency_cell(g.metrics, "e2el"),
+                           units.rate(g.request_throughput, 2), units.pct(g.goodput_share))
         console.print(bt)
     for r in table.rows:
         if r.speed_note and r.role != "baseline":
             console.print(escape(f"{r.run}: {r.speed_note}"), soft_wrap=True)
     console.print(escape(table.spread_note), soft_wrap=True)
+    console.print(escape(units.definitions_note(table)), soft_wrap=True)
     kinds = sorted({r.peak_memory_kind for r in table.rows if r.peak_memory_kind})
     if kinds:
         console.print(escape(f"Peak memory: {', '.join(kinds)}; memory saved is claimed only between peaks of the "

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from evalrun.evals.speed_table import EMULATED_NOTE, SPEED_ONLY
 
 if TYPE_CHECKING:
-    from evalrun.evals.speed_table import SpeedRow
+    from evalrun.evals.speed_table import SpeedRow, SpeedTable
     from evalrun.evals.pairing import Flip
     from evalrun.evals.verdict import RuleResult, Verdict
 
@@ -126,19 +126,48 @@ def flip_status(f: "Flip", verdict: "Verdict | None") -> str:
     return f"noise: reproduced in {reproduced} of {asked} re-asks, not counted"
 
 
-def speedup_cell(row: "SpeedRow", which: str, short: bool = False) -> str:
-    """The TTFT or decode speedup cell of a speed row (`which`: "ttft" or "decode"): 1.00× for the
+def speedup_cell(row: "SpeedRow", metric: str, short: bool = False) -> str:
+    """A speedup cell of a speed row (`metric`: "ttft_p50", "tpot_p50", ...): 1.00× for the
     baseline, the ratio with its interval, or why there is no claim (`short`: in two words)."""
-    base = row.role == "baseline"
-    if base:
-        timed = row.ttft_p50 if which == "ttft" else row.decode_tps_p50
-        return "1.00×" if timed is not None else DASH
+    if row.role == "baseline":
+        timed = (row.metrics.get(metric.split("_")[0]) or {}).get("n")
+        return "1.00×" if timed else DASH
     if row.speed_note:
         if not short:
             return row.speed_note
         return EMULATED_NOTE if EMULATED_NOTE in row.speed_note else "not comparable"
-    return ratio(getattr(row, f"{which}_speedup"), getattr(row, f"{which}_speedup_low"),
-                 getattr(row, f"{which}_speedup_high"))
+    sp = row.speedup(metric)
+    return ratio(sp.value, sp.low, sp.high) if sp is not None else DASH
+
+
+def latency_cell(metrics: dict, metric: str, stats: tuple[str, ...] = ("p50", "p99")) -> str:
+    """'12.3 ms / 20.1 ms': a latency's percentiles from a speed row's or group's figures."""
+    figs = metrics.get(metric) or {}
+    return " / ".join(seconds(figs.get(s)) for s in stats)
+
+
+def load_cell(row: "SpeedRow") -> str:
+    """The load a run was timed at: its batch size (hf) or concurrency (a server)."""
+    if row.concurrency:
+        return f"{row.concurrency} concurrent"
+    return f"batch {row.batch_size}" if row.batch_size else DASH
+
+
+def definitions_note(table: "SpeedTable") -> str:
+    """The one sentence saying which definition each speed column follows, in every output."""
+    slo = f" Goodput: requests meeting every SLO ({table.slo}), share of all requests and per second." \
+        if table.slo else " Goodput: give --slo (or a config's `slo:`)."
+    return ("Definitions (vLLM bench serve): TTFT = time to the first token; TPOT = (E2EL - TTFT) / (output tokens "
+            "- 1) per request (GuideLLM calls this ITL); ITL = every gap between streamed chunks or decoding steps, "
+            "pooled; E2EL = time to the last token; req/s and out tok/s over the run's wall clock. Percentiles: "
+            f"{', '.join(f'p{q:g}' for q in table.percentiles)} (linear interpolation)." + slo)
+
+
+def goodput_cell(goodput: dict | None) -> str:
+    """'75.0% (3.10 req/s)': the share of requests meeting every SLO and their rate."""
+    if not goodput:
+        return DASH
+    return f"{pct(goodput.get('share'))} ({rate(goodput.get('rate'), 2)} req/s)"
 
 
 def accuracy_cell(row: "SpeedRow") -> str:

@@ -56,23 +56,27 @@ def test_missing_or_degenerate_timings_give_none_not_zero() -> None:
 def test_p50_p95_on_known_data() -> None:
     # TTFT 0.01 .. 1.00 s: linear interpolation gives p50 0.505, p95 0.9505
     gens = [gen(i, prefill=(i + 1) / 100) for i in range(100)]
-    d = speed.timing_figures(gens)["ttft_seconds"]
+    d = speed.timing_figures(gens)["ttft"]
     assert d["n"] == 100 and d["p50"] == pytest.approx(0.505) and d["p95"] == pytest.approx(0.9505)
+    assert d["p90"] == pytest.approx(0.901) and d["p99"] == pytest.approx(0.9901) and d["mean"] == pytest.approx(0.505)
     # per-token latency of 0.1 .. 0.4 s (decode of 10 tokens over 1..4 s): p50 is the middle pair's mean
     gens = [gen(i, new_tokens=11, decode=float(s)) for i, s in enumerate([4, 1, 3, 2])]
     d = speed.timing_figures(gens)
-    assert d["decode_seconds_per_token"]["p50"] == pytest.approx(0.25)
+    assert d["tpot"]["p50"] == pytest.approx(0.25)
     # p95 sits at rank 0.95 x 3 = 2.85 of the sorted 0.1, 0.2, 0.3, 0.4: 0.3 + 0.85 x 0.1
-    assert d["decode_seconds_per_token"]["p95"] == pytest.approx(0.385)
-    assert d["decode_tokens_per_second"]["p50"] == pytest.approx(np.median([10 / 4, 10, 10 / 3, 5]))
+    assert d["tpot"]["p95"] == pytest.approx(0.385)
+    # E2EL is TTFT + decode: 0.2 + 1..4 s
+    assert d["e2el"]["p50"] == pytest.approx(2.7)
 
 
 def test_errors_and_untimed_generations_are_left_out() -> None:
     gens = [gen(0, prefill=0.4), gen(1, prefill=None, decode=None), gen(2, error="boom", prefill=None)]
     d = speed.timing_figures(gens)
     assert d["items"] == 2 and d["items_timed"] == 1
-    assert d["ttft_seconds"] == {"p50": 0.4, "p95": 0.4, "n": 1}
-    assert speed.timing_figures([])["ttft_seconds"] == {"p50": None, "p95": None, "n": 0}
+    assert d["ttft"] == {"mean": 0.4, "p50": 0.4, "p90": 0.4, "p95": 0.4, "p99": 0.4, "n": 1}
+    assert d["failed"] == 1 and d["completed"] == 2
+    assert speed.timing_figures([])["ttft"] == {"mean": None, "p50": None, "p90": None, "p95": None, "p99": None,
+                                                "n": 0}
 
 
 def test_batch_time_is_counted_once_per_batch() -> None:
@@ -81,8 +85,10 @@ def test_batch_time_is_counted_once_per_batch() -> None:
     gens += [gen(4 + i, seconds=1.0, prefill=0.2, decode=0.7, batch=4) for i in range(4)]
     d = speed.timing_figures(gens)
     assert d["generation_seconds"] == pytest.approx(3.0)
-    assert d["items_per_second"] == pytest.approx(8 / 3.0)
-    assert d["tokens_per_second"] == pytest.approx(88 / 3.0)
+    # no start times stored: the duration sums each batch once, and says so
+    assert d["duration_seconds"] == pytest.approx(3.0) and "summed" in d["throughput_basis"]
+    assert d["request_throughput"] == pytest.approx(8 / 3.0)
+    assert d["output_throughput"] == pytest.approx(88 / 3.0)
     # aggregate decode: 80 decode tokens over (2 - 0.4) + (1 - 0.2) s of batch decode wall time
     assert d["decode_throughput_tokens_per_second"] == pytest.approx(80 / 2.4)
     assert d["batch_size_max"] == 4 and d["mean_new_tokens"] == 11
@@ -94,7 +100,7 @@ def test_context_buckets() -> None:
     gens = [gen(0, prompt_tokens=9000), gen(1, prompt_tokens=100, prefill=0.1), gen(2, prompt_tokens=300, prefill=0.3)]
     buckets = speed.by_bucket(gens)
     assert [b["bucket"] for b in buckets] == ["<=256", "<=512", "<=16k"]
-    assert buckets[0]["items"] == 1 and buckets[0]["ttft_seconds"]["p50"] == pytest.approx(0.1)
+    assert buckets[0]["items"] == 1 and buckets[0]["ttft"]["p50"] == pytest.approx(0.1)
     assert speed.run_speed(gens)["bucket_edges_prompt_tokens"] == [256, 512, 16384]
 
 
@@ -128,20 +134,18 @@ def test_ratio_of_medians_and_its_interval() -> None:
 
 
 def test_capacity_on_known_numbers() -> None:
-    # 1,000 decode tokens/s, 250 tokens per request: 4 requests/s per device
-    assert capacity.requests_per_second(1000, 250) == 4.0
-    # 1,000,000 requests/day x 3 at peak = 34.72 requests/s -> 8.68 devices -> 9
-    est = capacity.estimate(1000, 250, capacity.CapacityInputs(requests_per_day=1_000_000, peak_factor=3))
+    # 4 requests/s measured per device; 1,000,000 requests/day x 3 at peak = 34.72 requests/s -> 8.68 devices -> 9
+    est = capacity.estimate(4.0, capacity.CapacityInputs(requests_per_day=1_000_000, peak_factor=3))
     assert est.peak_requests_per_second == pytest.approx(1_000_000 * 3 / 86_400)
     assert est.devices == 9
     # exactly on a boundary: 8 requests/s at peak on 4 per device is 2 devices, not 3
     assert capacity.devices_needed(8 * 86_400, 1.0, 4.0) == 2
     assert capacity.devices_needed(0, 2.0, 4.0) == 0
-    assert capacity.estimate(1000, 250, capacity.CapacityInputs()).devices is None
+    assert capacity.estimate(4.0, capacity.CapacityInputs()).devices is None
     with pytest.raises(ValueError):
         capacity.CapacityInputs(peak_factor=0.5)
     with pytest.raises(ValueError):
-        capacity.requests_per_second(0, 100)
+        capacity.estimate(0, capacity.CapacityInputs())
 
 
 # --------------------------------------------------------------------------- the table's claims
@@ -171,17 +175,21 @@ def test_table_claims_speed_only_where_honest() -> None:
                                         (_run("old", 0.5, timed=False), None)])
     rows = {r.run: r for r in speed_table(report, capacity.CapacityInputs(requests_per_day=86_400)).rows}
     fast = rows["fast"]
-    assert fast.ttft_speedup == pytest.approx(2.0) and fast.decode_speedup == pytest.approx(2.0)
+    assert fast.speedups["ttft_p50"].value == pytest.approx(2.0)
+    assert fast.speedups["tpot_p50"].value == pytest.approx(2.0)
+    assert fast.speedups["e2el_p50"].value == pytest.approx(2.0)
     assert fast.accuracy_delta_points == pytest.approx(-100 / 6)
-    assert fast.devices_needed == 1 and fast.requests_per_second_per_device == pytest.approx(
-        fast.decode_throughput / 21)
-    assert EMULATED_NOTE in (rows["emul"].speed_note or "") and rows["emul"].ttft_speedup is None
-    assert rows["gpu"].speed_note == NOT_COMPARABLE_NOTE and rows["gpu"].decode_speedup is None
+    # capacity from the E2E request throughput: 6 requests over 6 x 0.5 s summed
+    assert fast.request_throughput == pytest.approx(2.0)
+    assert fast.devices_needed == 1 and fast.requests_per_second_per_device == pytest.approx(2.0)
+    assert EMULATED_NOTE in (rows["emul"].speed_note or "") and not rows["emul"].speedups
+    assert rows["gpu"].speed_note == NOT_COMPARABLE_NOTE and not rows["gpu"].speedups
     assert rows["gpu"].devices_needed is None
     # a run stored before timings existed: end-to-end figures only, no crash, no invented zeros
     old = rows["old"]
-    assert old.ttft_p50 is None and old.ttft_speedup is None and old.decode_speedup is None
+    assert old.metrics["ttft"]["p50"] is None and "ttft_p50" not in old.speedups and "tpot_p50" not in old.speedups
     assert old.items_timed == 6 and old.speed_note is None
+    assert old.metrics["e2el"]["n"] == 6  # batch 1: the whole call is its E2EL
 
 
 def test_speed_only_packs_make_no_accuracy_claim_and_gate_on_errors() -> None:
@@ -197,7 +205,7 @@ def test_speed_only_packs_make_no_accuracy_claim_and_gate_on_errors() -> None:
     assert any("speed only" in n for n in verdict.notes)
     table = speed_table(report)
     assert table.rows[0].speed_only and table.rows[1].speed_only
-    assert table.rows[1].accuracy_delta_points is None and table.rows[1].ttft_speedup == pytest.approx(2.0)
+    assert table.rows[1].accuracy_delta_points is None and table.rows[1].speedups["ttft_p50"].value == pytest.approx(2.0)
     ok = api.compare_results(base, [(_run("fast", 0.5, fields=False), None)])
     assert ok.passed
 
@@ -208,9 +216,9 @@ def test_a_stored_baseline_against_a_fresh_candidate_is_flagged() -> None:
     fresh = _run("fast", 0.5)
     fresh.reused = False
     note = speed_table(api.compare_results(base, [(fresh, None)])).spread_note
-    assert "2026-11-01T09:00:00+00:00" in note and "fast ran now" in note and "--fresh" in note
+    assert "2026-11-01T09:00:00+00:00" in note and "fast ran now" in note and "interleaved" in note
     both_stored = speed_table(api.compare_results(base, [(_run("fast", 0.5), None)])).spread_note
-    assert "--fresh" not in both_stored
+    assert "interleaved" not in both_stored
 
 
 def test_a_candidate_at_another_batch_size_is_flagged_as_latency() -> None:
@@ -239,5 +247,4 @@ def test_speedup_interval_does_not_depend_on_the_order_runs_were_read() -> None:
     forward = speed_table(api.compare_results(base, [(cand, None)])).rows[1]
     shuffled = replace(base, generations={k: base.generations[k] for k in sorted(base.generations, key=hash)})
     backward = speed_table(api.compare_results(shuffled, [(cand, None)])).rows[1]
-    assert (forward.ttft_speedup_low, forward.ttft_speedup_high) == (backward.ttft_speedup_low,
-                                                                    backward.ttft_speedup_high)
+    assert forward.speedups["ttft_p50"] == backward.speedups["ttft_p50"]
