@@ -13,9 +13,11 @@ timed at the client from the moment it was sent).
   speculative decoding make ITL longer than TPOT, vllm#19776).
 - E2EL: time to the last output token (TTFT + decode); for an untimed older
   run at batch 1, the whole call.
-- Duration: the run's wall clock, the union of its requests' intervals
-  [started_at, started_at + seconds]; older runs without start times sum
-  each batch's time once (the basis says which).
+- Duration: the run's wall clock, from its first request's start to its
+  last one's end (vLLM's benchmark duration: idle time between Poisson
+  arrivals counts), less any gap of more than IDLE_LIMIT seconds with no
+  request in flight (a run stopped and resumed later); older runs without
+  start times sum each batch's time once (the basis says which).
 - Request / output / total token throughput: completed requests, output
   tokens, prompt + output tokens, each over the duration.
 - Goodput: requests meeting every SLO given, over the duration; its share is
@@ -35,7 +37,8 @@ from evalrun.evals.stats import percentile
 
 PERCENTILES: tuple[float, ...] = (50, 90, 95, 99)
 METRICS: tuple[str, ...] = ("ttft", "tpot", "itl", "e2el")
-BASIS_UNION = "wall clock: union of the requests' [start, end] intervals"
+IDLE_LIMIT = 60.0  # seconds with nothing in flight after which a run counts as stopped (resumed later)
+BASIS_UNION = "wall clock from the first request's start to the last one's end (pauses over 60 s left out)"
 BASIS_SUMMED = "summed batch times (no start times stored): each batch counted once"
 
 
@@ -99,11 +102,11 @@ def duration(gens: Sequence[Generation]) -> tuple[float, str]:
     untimed = [g for g in gens if g.started_at is None and g.seconds > 0]
     total, end = 0.0, None
     for a, b in sorted(timed):
-        if end is None or a > end:
+        if end is None or a > end + IDLE_LIMIT:
             total += b - a
             end = b
         elif b > end:
-            total += b - end
+            total += b - max(end, a) + max(0.0, a - end)  # an idle gap under the limit counts
             end = b
     total += sum(g.seconds / max(g.batch_size, 1) for g in untimed)
     return total, BASIS_UNION if not untimed else BASIS_SUMMED

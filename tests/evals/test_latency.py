@@ -41,11 +41,15 @@ def test_itl_is_pooled_over_requests_not_averaged_per_request() -> None:
     assert latency.request_metrics(gens)["tpot"]["p50"] == pytest.approx((0.01 + 1.0) / 2)  # one per request
 
 
-def test_duration_is_the_union_of_overlapping_requests() -> None:
-    # three concurrent requests over [0, 1.1], then one alone over [5, 5.6]: 1.701 s in flight, not 3.9
+def test_duration_is_the_wall_clock_of_overlapping_requests() -> None:
+    # three concurrent requests over [0, 1.101], then one alone over [5, 5.601]: 5.601 s of wall clock
+    # (the idle wait for the last arrival counts, as in vLLM), not the 3.9 s the requests sum to
     gens = [req(0, 0.0, 0.5, [0.6]), req(1, 0.2, 0.3, [0.5]), req(2, 0.4, 0.3, [0.3]), req(3, 5.0, 0.3, [0.3])]
     seconds, basis = latency.duration(gens)
-    assert seconds == pytest.approx(1.101 + 0.601) and basis == latency.BASIS_UNION
+    assert seconds == pytest.approx(5.601) and basis == latency.BASIS_UNION
+    # a run stopped and resumed an hour later: the pause is not counted
+    later = [*gens, req(4, 3600.0, 0.3, [0.3])]
+    assert latency.duration(later)[0] == pytest.approx(5.601 + 0.601)
     m = latency.request_metrics(gens)
     assert m["request_throughput"] == pytest.approx(4 / seconds)
     assert m["output_throughput"] == pytest.approx(8 / seconds)

@@ -166,7 +166,8 @@ def test_speed_table_escaped_and_claims_shown(browser, tmp_path: Path) -> None: 
     assert hostile in speed and "<script>window.pwned=true</script>" in speed, "shown as text"
     assert "2.00× [2.00, 2.00]" in speed  # TTFT and decode speedups with their interval
     assert "activation_sparsity: emulated — no speed claim" in speed
-    assert "decode-bound" in speed and "Speed by context length" in speed
+    assert "prefill included" in speed and "Speed by pack, latency shape and context length" in speed
+    assert "Definitions (vLLM bench serve)" in speed and "TPOT p50 / p99" in speed
     assert page.locator("#speed img, #speed script").count() == 0
     assert page.evaluate("window.pwned") is None and state["errors"] == [] and state["dialogs"] == []
     page.context.close()
@@ -180,9 +181,13 @@ def test_report_command_rerenders_stored_runs(tmp_path: Path) -> None:
     assert "verdict: FAIL" in res.stdout and str(out) in res.stdout.replace("\n", "")
     assert "Speed vs accuracy" in res.stdout and "emulated — no speed claim" in res.stdout
     cap = run_cli("report", *map(str, dirs), "--html", str(out), "--requests-per-day", "1000000",
-                  "--peak-factor", "3", "--output-tokens", "250", timeout=120)
-    assert "1,000,000 requests/day at peak factor 3" in cap.stdout.replace("\n", " ") and \
-        "250 output tokens per request" in cap.stdout.replace("\n", " ")
+                  "--peak-factor", "3", "--slo", "ttft=1s", "--percentiles", "50,99", timeout=120)
+    flat = cap.stdout.replace("\n", " ")
+    assert "1,000,000 requests/day at peak factor 3" in flat and "prefill included" in flat
+    assert "ttft<=1000ms" in flat and "Percentiles: p50, p99" in flat
+    for option, value in (("--slo", "ttft=soon"), ("--percentiles", "50,150")):
+        bad = run_cli("report", *map(str, dirs), option, value, timeout=120)
+        assert bad.returncode == 2 and option in bad.stderr
     html = out.read_text(encoding="utf-8")
     assert "verdict: FAIL" in html and "int4kv" in html
     ok = run_cli("report", str(dirs[0]), str(dirs[2]), "--html", str(out), timeout=120)

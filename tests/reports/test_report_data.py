@@ -94,33 +94,31 @@ def test_tables_and_verdict(data) -> None:  # type: ignore[no-untyped-def]
 
 def test_speed_table_per_item_seconds_tokens_and_emulated(data) -> None:  # type: ignore[no-untyped-def]
     base, int4, sparse = data.speed
-    assert base.items_timed == 15 and base.items_per_second == pytest.approx(15 / (15 * 0.8 / 4))  # batch time shared
-    assert int4.ttft_speedup == pytest.approx(2.0) and int4.speed_note is None
+    assert base.items_timed == 15 and base.request_throughput == pytest.approx(15 / (15 * 0.8 / 4))  # batch shared
+    assert int4.speedups["ttft_p50"].value == pytest.approx(2.0) and int4.speed_note is None
     assert int4.accuracy_delta_points == pytest.approx(100 * (9 - 14) / 15)  # 12 needles + 3 document items
     assert int4.effects == ["kv_cache: kv bytes ratio 0.25"]
-    assert sparse.ttft_speedup is None and EMULATED_NOTE in (sparse.speed_note or "")
+    assert not sparse.speedups and EMULATED_NOTE in (sparse.speed_note or "")
 
 
 def test_speed_table_speedups_memory_and_accuracy_interval(data) -> None:  # type: ignore[no-untyped-def]
     base, int4, sparse = data.speed
     # every int4kv item is exactly twice as fast: the ratio of medians is 2 and so is every resample's
-    assert base.ttft_p50 == pytest.approx(0.8 * (0.25 + 0.01 * 7))  # median of 15 items: the 8th
-    assert int4.ttft_speedup == pytest.approx(2.0) and int4.ttft_speedup_low == pytest.approx(2.0)
-    assert int4.decode_speedup == pytest.approx(2.0) and int4.decode_speedup_high == pytest.approx(2.0)
-    assert base.decode_tps_p50 == pytest.approx(9 / (0.8 * 0.7))  # (new tokens - 1) / decode seconds
+    assert base.metrics["ttft"]["p50"] == pytest.approx(0.8 * (0.25 + 0.01 * 7))  # median of 15 items: the 8th
+    ttft, tpot = int4.speedups["ttft_p50"], int4.speedups["tpot_p50"]
+    assert (ttft.value, ttft.low, ttft.high) == pytest.approx((2.0, 2.0, 2.0))
+    assert (tpot.value, tpot.low, tpot.high) == pytest.approx((2.0, 2.0, 2.0))
+    assert base.metrics["tpot"]["p50"] == pytest.approx(0.8 * 0.7 / 9)  # decode seconds / (new tokens - 1)
     assert int4.memory_saved_bytes == int(2e9 * 0.8) - int(2e9 * 0.4)
     assert int4.kv_bytes_per_token == pytest.approx(46080 * 0.25)
     lo, hi = int4.accuracy_ci_low_points, int4.accuracy_ci_high_points
     assert lo is not None and hi is not None and lo <= int4.accuracy_delta_points <= hi <= 0 and lo < -20
     # the emulated method claims nothing about speed, memory or capacity, but still shows its accuracy
-    assert sparse.ttft_speedup is sparse.decode_speedup is sparse.memory_saved_bytes is None
+    assert not sparse.speedups and sparse.memory_saved_bytes is None
     assert sparse.requests_per_second_per_device is None and sparse.accuracy_delta_points == pytest.approx(0.0)
-    # capacity: decode-bound at the run's aggregate decode throughput and the baseline's mean output length
-    # each batch's decode wall time counted once: (seconds - prefill) / batch size summed over the 15 items
-    decode_wall = sum((0.8 - 0.8 * (0.25 + 0.01 * k)) / 4 for k in range(15))
-    assert base.decode_throughput == pytest.approx(15 * 9 / decode_wall)
-    assert base.requests_per_second_per_device == pytest.approx(base.decode_throughput / 10)
-    assert data.capacity_note and "decode-bound" in data.capacity_note and "batch size" in data.capacity_note
+    # capacity: the measured request throughput (prefill included), each batch's time counted once
+    assert base.requests_per_second_per_device == pytest.approx(base.request_throughput) == pytest.approx(15 / 3.0)
+    assert data.capacity_note and "prefill included" in data.capacity_note and "batch size" in data.capacity_note
 
 
 # --------------------------------------------------------------------------- item browser

@@ -92,7 +92,12 @@ def test_exact_output_lengths_timings_and_manifest(eos_model_dir: Path, tmp_path
         assert g.batch_shared == (g.batch_size > 1)
     sp = result.manifest["speed"]
     assert sp["items"] == sp["items_timed"] == 6 and sp["new_tokens"] == 3 * 12 + 3 * 7
-    assert sp["ttft_seconds"]["p50"] > 0 and sp["ttft_seconds"]["p95"] >= sp["ttft_seconds"]["p50"]
+    assert sp["ttft"]["p50"] > 0 and sp["ttft"]["p99"] >= sp["ttft"]["p95"] >= sp["ttft"]["p50"]
+    assert sp["definitions"].startswith("vLLM") and "perf_counter" in sp["clock"]
+    assert sorted(s["shape"] for s in sp["shapes"]) == ["a", "b"] and [p["pack"] for p in sp["packs"]] == ["latency"]
+    # one ITL gap per decoding step after the first token: new_tokens - 1 of them per request
+    assert sp["itl"]["n"] == sum(g.new_tokens - 1 for g in gens.values())
+    assert all(len(g.itl_seconds or []) == g.new_tokens - 1 and g.started_at for g in gens.values())
     assert [b["bucket"] for b in sp["buckets"]] == sorted({length_bucket(g.prompt_tokens) for g in gens.values()})
     # the tiny model: 2 layers x 2 KV heads x 16 dims x 2 (K and V) x 4 bytes (float32)
     assert sp["kv_cache"]["bytes_per_token"] == 2 * 2 * 2 * 16 * 4
@@ -115,5 +120,7 @@ def test_speed_only_compare_reports_speed_and_passes(eos_model_dir: Path, tmp_pa
                for it in report.candidates[0].items for g in [report.candidates[0].generations[it.id]])
     base_row, cand_row = speed_table(report).rows
     assert base_row.speed_only and cand_row.speed_only and cand_row.accuracy_delta_points is None
-    assert cand_row.ttft_speedup is not None and cand_row.decode_speedup is not None
+    assert {"ttft_p50", "tpot_p50", "e2el_p50"} <= set(cand_row.speedups)
+    shapes = [g for g in cand_row.groups if g.kind == "shape"]
+    assert sorted(g.name for g in shapes) == ["a", "b"] and all(g.metrics["tpot"]["p99"] for g in shapes)
     assert cand_row.kv_bytes_per_token is not None and cand_row.kv_bytes_per_token < base_row.kv_bytes_per_token
