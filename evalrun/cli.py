@@ -21,6 +21,7 @@ from evalrun.cli_app import EXIT_RUNTIME, _guard, _log, app, console, err_consol
 from evalrun.cli_catalog import accelerations, packs_app
 from evalrun.cli_check import check
 from evalrun.cli_plan import plan
+from evalrun.cli_sweep import COUNT_HELP, LOAD_HELP, SLO_HELP, WORKLOAD_HELP, check_usage, run_load
 from evalrun.cli_outputs import Outputs
 from evalrun.evals import api
 from evalrun.evals.capacity import CapacityInputs
@@ -248,18 +249,33 @@ def report(
 
 @app.command()
 def sweep(
-    base: Path = typer.Argument(..., help="The base configuration: the baseline, and the template of every point."),
-    set_: list[str] = typer.Option(..., "--set", help="KEY.PATH=V1,V2,... one candidate per value (several --set "
-                                   "give every combination), e.g. acceleration.kv_cache.quant=int2,int3,int4."),
+    base: Path = typer.Argument(..., help="The base configuration: the baseline and template of every --set "
+                                "point, or the first config of a --load sweep."),
+    configs: Optional[list[Path]] = typer.Argument(None, help="With --load: more configs, each its own curve."),
+    set_: Optional[list[str]] = typer.Option(None, "--set", help="KEY.PATH=V1,V2,... one candidate per value "
+                                             "(several --set give every combination), e.g. "
+                                             "acceleration.kv_cache.quant=int2,int3,int4."),
+    load: Optional[str] = typer.Option(None, "--load", help=LOAD_HELP),
+    slo: Optional[str] = typer.Option(None, "--slo", help=SLO_HELP),
+    workload: Optional[str] = typer.Option(None, "--workload", help=WORKLOAD_HELP),
+    count: Optional[int] = typer.Option(None, "--count", min=1, max=10_000, help=COUNT_HELP),
     out: Path = out_option,
     limit: Optional[int] = limit_option,
-    gate: Optional[Path] = typer.Option(None, "--gate", help="Gate rules YAML for every point."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full comparison as JSON."),
+    gate: Optional[Path] = typer.Option(None, "--gate", help="With --set: gate rules YAML for every point."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full comparison (--set) or the "
+                                            "load curves (--load) as JSON."),
+    markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write a Markdown summary (also appended "
+                                            "to $GITHUB_STEP_SUMMARY when set)."),
     html: Optional[Path] = html_option,
 ) -> None:
-    """Run one candidate per knob value against BASE and print accuracy and speed against the knob.
+    """Sweep a knob: accuracy against BASE (--set), or throughput and latency against the load (--load).
 
-    Exit code as compare: 1 when any point fails the gate, 4 when one is incomplete.
+    --set runs one candidate per knob value against BASE and prints accuracy and speed
+    against the knob; exit code as compare: 1 when any point fails the gate, 4 when one
+    is incomplete. --load runs BASE and every CONFIG at each load (each point timed
+    afresh in OUT/load/KNOB-VALUE/) and prints each config's curve and its best setting
+    (the most good requests/s under --slo, else the highest request throughput); exit 0,
+    2 for a usage or config error (a knob the config's runner does not read), 3 when a run fails.
     """
     started = time.perf_counter()
 
@@ -267,9 +283,12 @@ def sweep(
         from evalrun.evals.gate import load_gate_file
         from evalrun.evals.sweep import sweep_points
 
-        base_cfg, points = sweep_points(base, set_)
+        check_usage(set_, load, configs, slo, workload, count, gate, html)
+        if load:
+            return run_load(base, list(configs or []), load, slo, workload, count, out, limit, json_out, markdown)
+        base_cfg, points = sweep_points(base, list(set_ or []))
         gate_cfg = load_gate_file(gate) if gate else None
-        outputs = Outputs(html=html, json=json_out)
+        outputs = Outputs(html=html, json=json_out, markdown=markdown)
         outputs.check()
         # a sweep is a curve: every point runs every item, even one whose FAIL is decided early
         report = api.compare(base_cfg, [p.config for p in points], out=out, limit=limit,

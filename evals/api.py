@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable
 
 from evalrun.evals import confirm, interleave, jsonl
 from evalrun.evals.generate import execute_run, run_candidate
+from evalrun.evals.load_sweep import LoadSweep, load_sweep  # noqa: F401 - re-exported: api.load_sweep
 from evalrun.evals.stability import Stability, stability
 from evalrun.evals.check import CheckResult, inspect_run
 from evalrun.evals.config import ConfigError, RunConfig, load_config

@@ -1,0 +1,107 @@
+"""`evalrun sweep ... --load KNOB=V1,...`: the load-sweep half of the sweep command, a thin
+layer over evals.load_sweep (the accuracy sweep, --set, stays in cli.py). Which options go
+with which kind of sweep is checked here, before any config is read."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
+
+from evalrun.cli_app import EXIT_PASS, EXIT_RUNTIME, _log, console, err_console, make_progress
+from evalrun.cli_outputs import Outputs, _finite
+from evalrun.evals.config import ConfigError
+
+if TYPE_CHECKING:
+    from evalrun.evals.load_sweep import LoadSweep
+
+LOAD_HELP = ("KNOB=V1,V2,...: run every config at each value and report its throughput-latency curve and the "
+             "best setting: batch_size (hf runner), concurrency or request_rate (openai runner, requests/s, "
+             "Poisson arrivals). Instead of --set.")
+SLO_HELP = ("With --load: goodput and the best setting under these SLOs, e.g. ttft=500ms,tpot=50ms,e2el=10s "
+            "(a bare number is milliseconds).")
+WORKLOAD_HELP = ("With --load: replace every config's tasks with the latency pack at these shapes: short "
+                 "(~200 tokens in, 300 out), long (~2,000 in, 1,000 out) or NAME:IN:OUT; default: the "
+                 "configs' own tasks.")
+COUNT_HELP = "With --workload: items per shape (default 8)."
+USAGE = "evalrun sweep BASE --set KEY.PATH=V1,V2,... | evalrun sweep BASE [CONFIG ...] --load KNOB=V1,V2,..."
+
+
+def check_usage(set_: list[str] | None, load: str | None, configs: list[Path] | None, slo: str | None,
+                workload: str | None, count: int | None, gate: Path | None, html: Path | None) -> None:
+    """Exactly one of --set and --load, and only the options that kind of sweep reads: a usage
+    error (exit 2, as every bad option of this CLI) otherwise."""
+    if bool(set_) == bool(load):
+        raise ConfigError("give exactly one of --set KEY.PATH=V1,V2,... (accuracy against BASE) or "
+                          "--load KNOB=V1,V2,... (throughput and latency against the load); usage: " + USAGE)
+    if load:
+        wrong = [name for name, v in (("--gate", gate), ("--html", html)) if v is not None]
+        if wrong:
+            raise ConfigError(f"{', '.join(wrong)}: only for --set (an accuracy sweep), not --load; usage: " + USAGE)
+    else:
+        wrong = [name for name, v in (("more configs after BASE", configs), ("--slo", slo),
+                                      ("--workload", workload), ("--count", count)) if v]
+        if wrong:
+            raise ConfigError(f"{', '.join(wrong)}: only for --load, not --set; usage: " + USAGE)
+    if count is not None and not workload:
+        raise ConfigError("--count is the items per shape of --workload: give --workload too")
+
+
+def run_load(base: Path, configs: list[Path], load: str, slo: str | None, workload: str | None,
+             count: int | None, out: Path, limit: int | None, json_out: Path | None,
+             markdown: Path | None) -> int:
+    """Validate everything, run the sweep, print a table per config and write the files; the
+    exit code (0, or 3 when an output could not be written)."""
+    from evalrun.evals import api
+    from evalrun.evals.load_knobs import DEFAULT_COUNT, parse_load, parse_workload
+    from evalrun.evals.slo import SLOError, parse_slo
+    from evalrun.reports.load_sweep import render_load_sweep
+
+    knob, values = parse_load(load)
+    cfgs = [api.load(p) for p in [base, *configs]]
+    try:
+        chosen = parse_slo(slo) if slo else None
+    except SLOError as exc:
+        raise ConfigError(str(exc), path="--slo") from None
+    shapes = parse_workload(workload, count or DEFAULT_COUNT) if workload else None
+    outputs = Outputs(markdown=markdown, json=json_out)
+    outputs.check()
+    sweep = api.load_sweep(cfgs, knob, values, chosen, out=out, limit=limit, log=_log,
+                           progress_factory=make_progress, workload=shapes)
+    render_load_sweep(console, sweep)
+    failures = write_outputs(sweep, json_out, markdown)
+    for line in failures:
+        err_console.print(f"[bold red]error:[/] {escape(line)}")
+    return EXIT_RUNTIME if failures else EXIT_PASS
+
+
+def write_outputs(sweep: "LoadSweep", json_out: Path | None, markdown: Path | None) -> list[str]:
+    """--json (the LoadSweep model) and --markdown (also appended to $GITHUB_STEP_SUMMARY when
+    set); one line per output that failed, and one failing never stops the other."""
+    from evalrun.reports.load_sweep import load_sweep_markdown
+    from evalrun.reports.output import write_atomic
+
+    md = load_sweep_markdown(sweep)
+    jobs = [("JSON", json_out, lambda: json.dumps(_finite(sweep.model_dump(mode="json")), indent=2,
+                                                  allow_nan=False) + "\n"),
+            ("Markdown summary", markdown, lambda: md)]
+    failures = []
+    for what, path, render in jobs:
+        if path is None:
+            continue
+        try:
+            write_atomic(path, render())
+            _log(f"{what} written to {path}")
+        except Exception as exc:  # noqa: BLE001 - one output's failure must not cost the other
+            failures.append(f"{path}: {what} not written: {type(exc).__name__}: {exc}")
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        try:
+            with open(summary, "a", encoding="utf-8") as fh:
+                fh.write(md)
+        except OSError as exc:
+            failures.append(f"{summary}: GITHUB_STEP_SUMMARY not appended: {exc}")
+    return failures
