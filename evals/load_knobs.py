@@ -6,7 +6,6 @@ that does not apply to a config is one ConfigError naming the file and the key."
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -14,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from evalrun.evals.config import ConfigError, RunConfig, TaskRef
 from evalrun.evals.config_errors import validation_error
-from evalrun.evals.slo import SLO, SLO_METRICS, SLOError, slo_from_mapping
+from evalrun.evals.slo import SLO
 from evalrun.runners.openai_settings import OpenAISettings
 from evalrun.tasks import get_pack
 from evalrun.tasks.latency import PRESETS, LatencyShape
@@ -154,14 +153,5 @@ def with_workload(config: RunConfig, workload: Workload | None) -> RunConfig:
 
 
 def config_slo(config: RunConfig) -> SLO | None:
-    """The config's own SLOs, where RunConfig has an `slo:` section: a mapping as written
-    ({ttft: 500ms}) or an object whose ttft/tpot/e2el are seconds; None without one."""
-    raw = getattr(config, "slo", None)
-    if raw is None or isinstance(raw, SLO):
-        return raw
-    if not isinstance(raw, Mapping):
-        return SLO(**{k: getattr(raw, k, None) for k in SLO_METRICS})
-    try:
-        return slo_from_mapping(dict(raw))
-    except SLOError as exc:
-        raise ConfigError(str(exc), file=config.source or None, path=".".join(p for p in ("slo", exc.key) if p)) from None
+    """The config's own `slo:` section (validated when the config was loaded); None without one."""
+    return config.slo_value()
