@@ -152,6 +152,7 @@ class CompareReport:
     replicates: list[RunResult] = field(default_factory=list)  # the baseline's, beyond the baseline itself
     stability: Stability | None = None
     slo: SLO | None = None
+    gates: list[GateConfig] = field(default_factory=list)  # the gate each candidate was judged by
 
     @property
     def status(self) -> Status:
@@ -220,6 +221,7 @@ def compare_results(
         if verdict.stopped:
             verdict.notes.insert(0, verdict.stopped)
         report.candidates.append(result)
+        report.gates.append(chosen)
         report.comparisons.append(comparison)
         report.verdicts.append(verdict)
     return report

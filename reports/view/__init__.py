@@ -14,6 +14,7 @@ from evalrun.evals.capacity import CapacityInputs
 from evalrun.evals.pairing import Comparison
 from evalrun.evals.speed_table import EMULATED_NOTE, SpeedTable, speed_table
 from evalrun.evals.verdict import Verdict, overall_exit_code, overall_status
+from evalrun.reports.view.pictures import pictures
 from evalrun.reports.view.browser import MAX_TEXT_BYTES, browser_data, listed_flips
 from evalrun.reports.view.heatmaps import heatmaps
 from evalrun.reports.view.model import (
@@ -69,6 +70,7 @@ def build_view(report: Any, title: str | None = None, speed: SpeedTable | None =
     )
     if html:
         view.browser, view.texts_blob, view.texts_cut = browser_data(report, max_text_bytes)
+        view.pictures = pictures(report, view.speed_table) if hasattr(report, "gates") else []
     return view
 
 

@@ -205,6 +205,7 @@ class ReportView:
     texts_blob: str = ""  # base64(gzip(JSON list of texts))
     texts_cut: int = 0  # documents shortened to fit the text budget
     flips_listed_max: int = NOSCRIPT_FLIPS
+    pictures: list[Any] = field(default_factory=list)  # inline SVG (markupsafe.Markup), drawn by evalrun
     long_document_chars: int = LONG_DOCUMENT_CHARS
 
     @property

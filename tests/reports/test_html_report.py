@@ -226,3 +226,37 @@ def test_replicates_noise_and_power_in_the_page(browser, tmp_path: Path) -> None
     assert "noise: reproduced in 0 of 3" in flips and "counted" in flips
     assert state["errors"] == [] and state["dialogs"] == []
     page.context.close()
+
+
+def test_speed_pictures_are_inline_svg_labelled_and_escaped(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The scatter (a point per candidate and pack, the gate's region shaded) and the TTFT/TPOT
+    distributions with p50/p95/p99 marked: drawn by evalrun, readable without JavaScript, no
+    run name able to become markup."""
+    from evalrun.evals.gate import load_gate
+
+    from evalrun.evals.api import compare_results as api_compare_results
+    from tests.conftest import doc_items, make_run, needle_items
+
+    items = needle_items() + doc_items()
+    base = make_run("baseline", items, set(), seconds=0.8, batch=4, new_tokens=10)
+    hostile = '<script>window.pwned=1</script>"x'
+    cand = make_run(hostile, items, set(), seconds=0.4, batch=4, new_tokens=10)
+    gate = load_gate({"speed": [{"min_speedup": {"metric": "e2el_p50", "value": 1.5}}]})
+    report = api_compare_results(base, [(cand, gate)])
+    path = render_html(build_report_data(report), tmp_path / "pictures.html")
+    html = path.read_text(encoding="utf-8")
+    assert "<script>window.pwned" not in html
+    for javascript in (False, True):
+        page, state = _open(browser, path, javascript=javascript)
+        svgs = page.locator("#speed figure.chart svg")
+        assert svgs.count() == 3  # scatter, TTFT, TPOT
+        titles = [svgs.nth(i).locator("title").first.text_content() for i in range(3)]
+        assert "Speed against accuracy" in titles[0] and "TTFT" in titles[1] and "TPOT" in titles[2]
+        scatter = svgs.nth(0)
+        assert scatter.locator(".ch-point").count() == 2  # one per pack (needle, docs)
+        assert scatter.locator(".ch-gate").count() == 1 and "gate passes here" in scatter.inner_html()
+        assert f"{hostile} · needle" in scatter.text_content()  # shown as text
+        assert "p99" in svgs.nth(1).text_content() and "ms" in svgs.nth(1).text_content()
+        assert page.locator("#speed svg script").count() == 0 and page.evaluate("window.pwned") is None
+        assert state["errors"] == [] and all(r.startswith("file:") for r in state["requests"])
+        page.context.close()
