@@ -17,6 +17,7 @@ from evalrun.evals.config import ConfigError
 
 if TYPE_CHECKING:
     from evalrun.evals.load_sweep import LoadSweep
+    from evalrun.evals.slo import SLO
 
 LOAD_HELP = ("KNOB=V1,V2,...: run every config at each value and report its throughput-latency curve and the "
              "best setting: batch_size (hf runner), concurrency or request_rate (openai runner, requests/s, "
@@ -38,7 +39,7 @@ def check_usage(set_: list[str] | None, load: str | None, configs: list[Path] | 
         raise ConfigError("give exactly one of --set KEY.PATH=V1,V2,... (accuracy against BASE) or "
                           "--load KNOB=V1,V2,... (throughput and latency against the load); usage: " + USAGE)
     if load:
-        wrong = [name for name, v in (("--gate", gate), ("--html", html)) if v is not None]
+        wrong = [name for name, v in (("--gate", gate),) if v is not None]
         if wrong:
             raise ConfigError(f"{', '.join(wrong)}: only for --set (an accuracy sweep), not --load; usage: " + USAGE)
     else:
@@ -52,7 +53,7 @@ def check_usage(set_: list[str] | None, load: str | None, configs: list[Path] | 
 
 def run_load(base: Path, configs: list[Path], load: str, slo: str | None, workload: str | None,
              count: int | None, out: Path, limit: int | None, json_out: Path | None,
-             markdown: Path | None) -> int:
+             markdown: Path | None, html: Path | None = None) -> int:
     """Validate everything, run the sweep, print a table per config and write the files; the
     exit code (0, or 3 when an output could not be written)."""
     from evalrun.evals import api
@@ -67,18 +68,25 @@ def run_load(base: Path, configs: list[Path], load: str, slo: str | None, worklo
     except SLOError as exc:
         raise ConfigError(str(exc), path="--slo") from None
     shapes = parse_workload(workload, count or DEFAULT_COUNT) if workload else None
-    outputs = Outputs(markdown=markdown, json=json_out)
+    outputs = Outputs(markdown=markdown, json=json_out, html=html)
     outputs.check()
     sweep = api.load_sweep(cfgs, knob, values, chosen, out=out, limit=limit, log=_log,
                            progress_factory=make_progress, workload=shapes)
     render_load_sweep(console, sweep)
-    failures = write_outputs(sweep, json_out, markdown)
+    failures = write_outputs(sweep, json_out, markdown, html, chosen)
     for line in failures:
         err_console.print(f"[bold red]error:[/] {escape(line)}")
     return EXIT_RUNTIME if failures else EXIT_PASS
 
 
-def write_outputs(sweep: "LoadSweep", json_out: Path | None, markdown: Path | None) -> list[str]:
+def _html(sweep: "LoadSweep", slo: "SLO | None") -> str:
+    from evalrun.reports.load_sweep_html import load_sweep_html
+
+    return load_sweep_html(sweep, slo)
+
+
+def write_outputs(sweep: "LoadSweep", json_out: Path | None, markdown: Path | None, html: Path | None = None,
+                  slo: "SLO | None" = None) -> list[str]:
     """--json (the LoadSweep model) and --markdown (also appended to $GITHUB_STEP_SUMMARY when
     set); one line per output that failed, and one failing never stops the other."""
     from evalrun.reports.load_sweep import load_sweep_markdown
@@ -87,7 +95,7 @@ def write_outputs(sweep: "LoadSweep", json_out: Path | None, markdown: Path | No
     md = load_sweep_markdown(sweep)
     jobs = [("JSON", json_out, lambda: json.dumps(_finite(sweep.model_dump(mode="json")), indent=2,
                                                   allow_nan=False) + "\n"),
-            ("Markdown summary", markdown, lambda: md)]
+            ("Markdown summary", markdown, lambda: md), ("HTML report", html, lambda: _html(sweep, slo))]
     failures = []
     for what, path, render in jobs:
         if path is None:

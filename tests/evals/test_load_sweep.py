@@ -151,6 +151,10 @@ def test_untrusted_names_are_escaped_in_every_table() -> None:
     console = Console(record=True, width=200)
     console.print(load_table(curve))
     assert "[bold red]boom[/]" in console.export_text()
+    from evalrun.reports.load_sweep_html import load_sweep_html
+
+    page = load_sweep_html(LoadSweep(knob="batch_size", values=[1, 4, 8], curves=[curve]))
+    assert "<script>x" not in page and "&lt;script&gt;x" in page
 
 
 # --------------------------------------------------------------------------- real runs
@@ -164,7 +168,7 @@ def test_cli_sweeps_batch_sizes_each_point_in_its_own_directory(tmp_path: Path, 
     out, report = tmp_path / "runs", tmp_path / "sweep.json"
     res = run_cli("sweep", *map(str, paths), "--load", "batch_size=4,1,2", "--workload", "tiny:40:4",
                   "--count", "4", "--slo", "e2el=60s", "--out", str(out), "--json", str(report),
-                  "--markdown", str(tmp_path / "sweep.md"))
+                  "--markdown", str(tmp_path / "sweep.md"), "--html", str(tmp_path / "sweep.html"))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "load sweep of tiny" in res.stdout and "best batch_size" in res.stdout
     assert "load point 6/6" in res.stderr
@@ -183,6 +187,10 @@ def test_cli_sweeps_batch_sizes_each_point_in_its_own_directory(tmp_path: Path, 
             dirs.add(run_dir)
     assert len(dirs) == 6
     assert "### tiny-b" in (tmp_path / "sweep.md").read_text()
+    # the curves: one chart per latency, a curve per config with a point per batch size, the best ringed
+    page = (tmp_path / "sweep.html").read_text()
+    assert page.count("<svg") == 3 and "<script" not in page and "TPOT p99 against output tokens/s" in page
+    assert page.count('class="ch-best') >= 2 and "batch_size 4" in page and "tiny-b" in page
 
 
 def test_cli_knob_of_the_other_runner_and_set_with_load_are_exit_2(tmp_path: Path, tiny_model_dir: Path) -> None:
