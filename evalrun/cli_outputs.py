@@ -73,20 +73,27 @@ class Outputs:
                                                    allow_nan=False) + "\n"),
             ("HTML report", self.html, lambda: render_html_text(view)),
         ]
-        failures: list[str] = []
-        for what, path, render in jobs:
-            if path is None:
-                continue
-            try:
-                write_atomic(path, render())
-                log(f"{what} written to {path}")
-            except Exception as exc:  # one output's failure must not cost the others
-                failures.append(f"{path}: {what} not written: {type(exc).__name__}: {exc}")
-        summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary:
-            try:
-                with open(summary, "a", encoding="utf-8") as fh:
-                    fh.write(md)
-            except OSError as exc:
-                failures.append(f"{summary}: GITHUB_STEP_SUMMARY not appended: {exc}")
-        return failures
+        return write_outputs(jobs, md, log)
+
+
+def write_outputs(jobs: list[tuple[str, Path | None, Callable[[], str]]], markdown: str,
+                  log: Callable[[str], None]) -> list[str]:
+    """Write each (what, path, render) whose path is set, and append `markdown` to
+    $GITHUB_STEP_SUMMARY when set; one line per output that failed (one failing never stops the others)."""
+    failures: list[str] = []
+    for what, path, render in jobs:
+        if path is None:
+            continue
+        try:
+            write_atomic(path, render())
+            log(f"{what} written to {path}")
+        except Exception as exc:  # one output's failure must not cost the others
+            failures.append(f"{path}: {what} not written: {type(exc).__name__}: {exc}")
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        try:
+            with open(summary, "a", encoding="utf-8") as fh:
+                fh.write(markdown)
+        except OSError as exc:
+            failures.append(f"{summary}: GITHUB_STEP_SUMMARY not appended: {exc}")
+    return failures

@@ -5,14 +5,13 @@ with which kind of sweep is checked here, before any config is read."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
 from evalrun.cli_app import EXIT_PASS, EXIT_RUNTIME, _log, console, err_console, make_progress
-from evalrun.cli_outputs import Outputs, _finite
+from evalrun.cli_outputs import Outputs, _finite, write_outputs as write_files
 from evalrun.evals.config import ConfigError
 
 if TYPE_CHECKING:
@@ -90,26 +89,9 @@ def write_outputs(sweep: "LoadSweep", json_out: Path | None, markdown: Path | No
     """--json (the LoadSweep model) and --markdown (also appended to $GITHUB_STEP_SUMMARY when
     set); one line per output that failed, and one failing never stops the other."""
     from evalrun.reports.load_sweep import load_sweep_markdown
-    from evalrun.reports.output import write_atomic
 
     md = load_sweep_markdown(sweep)
     jobs = [("JSON", json_out, lambda: json.dumps(_finite(sweep.model_dump(mode="json")), indent=2,
                                                   allow_nan=False) + "\n"),
             ("Markdown summary", markdown, lambda: md), ("HTML report", html, lambda: _html(sweep, slo))]
-    failures = []
-    for what, path, render in jobs:
-        if path is None:
-            continue
-        try:
-            write_atomic(path, render())
-            _log(f"{what} written to {path}")
-        except Exception as exc:  # noqa: BLE001 - one output's failure must not cost the other
-            failures.append(f"{path}: {what} not written: {type(exc).__name__}: {exc}")
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        try:
-            with open(summary, "a", encoding="utf-8") as fh:
-                fh.write(md)
-        except OSError as exc:
-            failures.append(f"{summary}: GITHUB_STEP_SUMMARY not appended: {exc}")
-    return failures
+    return write_files(jobs, md, _log)

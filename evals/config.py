@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 # stay importable from here, where every caller has always found them.
 from evalrun.evals.config_errors import ConfigError, validation_error
 from evalrun.evals.config_errors import read_yaml as _read_yaml
-from evalrun.evals.slo import SLO, SLOError, slo_from_mapping
+from evalrun.evals.slo import SLO, checked_mapping, slo_from_mapping
 from evalrun.evals.gate import GateConfig, load_gate
 from evalrun.evals.yaml_load import (
     MAX_EXTENDS_DEPTH,
@@ -96,12 +96,7 @@ class RunConfig(_Strict):
     @field_validator("slo")
     @classmethod
     def _slo(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is not None:
-            try:
-                slo_from_mapping(value)
-            except SLOError as exc:
-                raise ValueError(str(exc)) from None
-        return value
+        return checked_mapping(value)
 
     def slo_value(self) -> SLO | None:
         return slo_from_mapping(self.slo) if self.slo else None

@@ -38,8 +38,10 @@ def _timed(prepared: PreparedRun, batch: list[Item]) -> list[Generation]:
     return out
 
 
-def retime(base: PreparedRun, cand: PreparedRun, batches: int, log: Callable[[str], None] = print) -> list[Retiming]:
-    """Time the sampled batches on both runners, alternating, and store the re-timings with the candidate."""
+def retime(base: PreparedRun, cand: PreparedRun, batches: int, log: Callable[[str], None] = print,
+           on_pair: Callable[[int, int], None] | None = None) -> list[Retiming]:
+    """Time the sampled batches on both runners, alternating, and store the re-timings with the candidate;
+    `on_pair(done, total)` is told before each pair (progress)."""
     size = max(1, int(cand.config.batch_size) if cand.config.batch_size != "auto" else 1)
     chosen = sample_batches(cand.items, size, batches)
     log(f"{cand.label}: interleaved timing against {base.label}: {len(chosen)} batch pairs of {size}, "
@@ -47,6 +49,8 @@ def retime(base: PreparedRun, cand: PreparedRun, batches: int, log: Callable[[st
     started = time.perf_counter()
     records: list[Retiming] = []
     for pair, batch in enumerate(chosen):
+        if on_pair is not None:
+            on_pair(pair, len(chosen))
         sides = [("baseline", base), ("candidate", cand)]
         if pair % 2:
             sides.reverse()

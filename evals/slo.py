@@ -68,6 +68,16 @@ def slo_from_mapping(data: Any) -> SLO:
     return SLO(**{k: seconds_of(k, v) for k, v in data.items()})
 
 
+def checked_mapping(data: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A config's `slo:` as written, for pydantic validators: ValueError (naming the key) if it is bad."""
+    if data is not None:
+        try:
+            slo_from_mapping(data)
+        except SLOError as exc:
+            raise ValueError(str(exc)) from None
+    return data
+
+
 def parse_slo(option: str) -> SLO:
     """`ttft=500ms,tpot=50ms,e2el=10s` (the --slo option)."""
     data: dict[str, str] = {}

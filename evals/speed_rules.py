@@ -28,7 +28,7 @@ from scipy import stats as _sps
 
 from evalrun.contract.types import Generation, Item
 from evalrun.evals import latency
-from evalrun.evals.slo import SLO, SLOError, slo_from_mapping
+from evalrun.evals.slo import SLO, checked_mapping, slo_from_mapping
 from evalrun.evals.speedups import Speedup, pair_timings, parse_metric, speedup
 from evalrun.evals.verdict import ALL_PACKS, RuleResult
 
@@ -60,12 +60,7 @@ class GoodputBound(_Scope):
     @field_validator("slo")
     @classmethod
     def _slo(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
-        if v is not None:
-            try:
-                slo_from_mapping(v)
-            except SLOError as exc:
-                raise ValueError(str(exc)) from None
-        return v
+        return checked_mapping(v)
 
 
 class SpeedRule(_Strict):

@@ -29,7 +29,8 @@ def test_int4kv_keeps_the_needles_and_says_what_it_could_not_test(runs: Path) ->
     assert "failed" not in res.stdout.split("int4kv: INCOMPLETE", 1)[1].split("\n", 1)[0]
     assert "no rule here could fail" in res.stdout
     assert "Traceback" not in res.stderr
-    assert "Speed vs accuracy" in res.stdout and "decode-bound" in res.stdout  # what `make demo` prints
+    assert "Speed vs accuracy" in res.stdout and "prefill included" in res.stdout  # what `make demo` prints
+    assert "Definitions (vLLM bench serve)" in res.stdout
 
 
 def test_int2kv_fails_listing_flips_and_reuses_the_baseline(runs: Path) -> None:
@@ -56,8 +57,10 @@ def test_manifests_prove_the_kv_cache_was_quantized(runs: Path) -> None:
         assert {"python", "torch", "transformers", "evalrun"} <= set(m["versions"])
     for m in manifests.values():  # speed figures beside the accuracy, per run
         sp = m["speed"]
-        assert sp["items_timed"] == 8 and 0 < sp["ttft_seconds"]["p50"] <= sp["ttft_seconds"]["p95"]
-        assert sp["decode_tokens_per_second"]["p50"] > 0 and sp["peak_memory"]["bytes"] > 0
+        assert sp["items_timed"] == 8 and 0 < sp["ttft"]["p50"] <= sp["ttft"]["p95"] <= sp["ttft"]["p99"]
+        assert sp["tpot"]["p50"] > 0 and sp["itl"]["n"] > 0 and sp["e2el"]["p50"] > sp["ttft"]["p50"]
+        assert sp["request_throughput"] > 0 and sp["peak_memory"]["bytes"] > 0
+        assert "perf_counter" in sp["clock"] and sp["schema"] == 3
     # SmolLM2-135M in float32: 2 x 30 layers x 3 KV heads x 64 dims x 4 bytes; quantized caches store less
     assert manifests["baseline"]["speed"]["kv_cache"]["bytes_per_token"] == 46080
     assert manifests["int2kv"]["speed"]["kv_cache"]["bytes_per_token"] < \
@@ -81,7 +84,7 @@ def test_ci_artefacts_show_the_failing_rules(runs: Path, tmp_path: Path) -> None
     assert "max_drop" in failed and "max_harmful_flips[number]" in failed
     text = md.read_text()
     assert "❌ FAIL" in text and "max_harmful_flips[number]" in text and "Top harmful flips" in text
-    assert "### Speed vs accuracy" in text and "decode-bound" in text
+    assert "### Speed vs accuracy" in text and "prefill included" in text and "TPOT" in text
     assert summary.read_text().startswith("earlier step\n") and "❌ FAIL" in summary.read_text()
     data = json.loads(js.read_text())
     assert data["passed"] is False
