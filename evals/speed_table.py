@@ -32,8 +32,8 @@ from evalrun.runners import accel
 EMULATED_NOTE = "emulated — no speed claim"
 NOT_COMPARABLE_NOTE = "different device or dtype than the baseline: not comparable"
 SPEED_ONLY = "speed only"
-SPREAD_NOTE = ("Speedups are baseline / candidate of each latency's p50 over the requests both runs timed (above 1 "
-               "is faster); [low, high] is a 95% paired bootstrap interval, requests resampled. In batched runs "
+SPREAD_NOTE = ("Speedups are the median over the requests both runs timed of baseline / candidate of each latency "
+               "(above 1 is faster); [low, high] is a 95% paired bootstrap interval, requests resampled. In batched runs "
                "requests share their batch's steps, so the interval is narrower than independent requests would "
                "give.")
 SPEEDUP_METRICS = ("ttft_p50", "tpot_p50", "itl_p50", "e2el_p50")

@@ -2,10 +2,12 @@
 percentile, with the interval a gate can stand on.
 
 The one computation behind the speed table's ratios, the `speed:` gate rules and
-the sweeps. A speedup is baseline / candidate of a latency percentile (TTFT,
-TPOT, ITL, E2EL: above 1 is faster), over the requests both runs timed, with a
-95% paired bootstrap interval (requests resampled, the same ones on both
-sides). ITL pairs each request's median gap. When interleaved timings exist
+the sweeps. A speedup is baseline / candidate of a latency (TTFT, TPOT, ITL,
+E2EL: above 1 is faster) over the requests both runs timed, with a 95% paired
+bootstrap interval (requests resampled, the same ones on both sides). At p50 it
+is the median of the per-request ratios (a load that slows both sides of a pair
+cancels in its ratio); at another percentile, the ratio of the two sides'
+percentiles (a tail is not one request's). ITL pairs each request's median gap. When interleaved timings exist
 (evals/interleave.py), they are used instead of the runs' own: both sides were
 timed side by side, so a machine whose load changed between the runs does not
 bias the ratio.
@@ -68,7 +70,10 @@ def speedup(base: Mapping[str, Generation], cand: Mapping[str, Generation], name
     """The speedup at `name` (e.g. 'tpot_p50') over the paired requests; None when fewer than two pair."""
     metric, q = parse_metric(name)
     b, c = paired(base, cand, metric, ids)
-    iv = stats.bootstrap_ratio_of_quantiles(b, c, q, n_resamples=BOOTSTRAP_RESAMPLES, confidence=confidence)
+    if q == 50:
+        iv = stats.bootstrap_median_of_ratios(b, c, n_resamples=BOOTSTRAP_RESAMPLES, confidence=confidence)
+    else:
+        iv = stats.bootstrap_ratio_of_quantiles(b, c, q, n_resamples=BOOTSTRAP_RESAMPLES, confidence=confidence)
     if iv is None:
         return None
     return Speedup(name, iv.delta, iv.low, iv.high, iv.n, confidence, basis)

@@ -32,6 +32,7 @@ __all__ = [
     "bootstrap_micro_f1_delta",
     "bootstrap_ratio_of_medians",
     "bootstrap_ratio_of_quantiles",
+    "bootstrap_median_of_ratios",
     "mcnemar_exact",
     "mean_stat",
     "micro_f1",
@@ -359,3 +360,36 @@ def bootstrap_ratio_of_quantiles(
     tail = 100.0 * (1.0 - confidence) / 2.0
     low, high = np.nanpercentile(ratios, [tail, 100.0 - tail])
     return Interval(ratio, float(low), float(high), confidence, n_resamples, n)
+
+
+def bootstrap_median_of_ratios(
+    numerator: Sequence[float] | np.ndarray,
+    denominator: Sequence[float] | np.ndarray,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Interval | None:
+    """median(numerator_i / denominator_i) over aligned pairs, with a percentile-bootstrap interval.
+
+    The speedup of a typical request when each pair was timed side by side: a load that
+    slows both members of a pair cancels in its ratio, where a ratio of two medians over a
+    run half of which was loaded would put each median between the loaded and the unloaded
+    requests. None when fewer than two pairs, or a value is not positive."""
+    num = np.asarray(numerator, dtype=float).ravel()
+    den = np.asarray(denominator, dtype=float).ravel()
+    if num.shape != den.shape:
+        raise ValueError(f"arrays must be aligned by item: {num.shape} vs {den.shape}")
+    keep = np.isfinite(num) & np.isfinite(den) & (num > 0) & (den > 0)
+    ratios = num[keep] / den[keep]
+    n = int(ratios.size)
+    if n < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    boot = np.empty(n_resamples)
+    chunk = max(1, _CHUNK_ELEMENTS // n)
+    for start in range(0, n_resamples, chunk):
+        m = min(chunk, n_resamples - start)
+        boot[start : start + m] = np.median(ratios[rng.integers(0, n, size=(m, n))], axis=1)
+    tail = 100.0 * (1.0 - confidence) / 2.0
+    low, high = np.percentile(boot, [tail, 100.0 - tail])
+    return Interval(float(np.median(ratios)), float(low), float(high), confidence, n_resamples, n)

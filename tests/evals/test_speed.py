@@ -248,3 +248,20 @@ def test_speedup_interval_does_not_depend_on_the_order_runs_were_read() -> None:
     shuffled = replace(base, generations={k: base.generations[k] for k in sorted(base.generations, key=hash)})
     backward = speed_table(api.compare_results(shuffled, [(cand, None)])).rows[1]
     assert forward.speedups["ttft_p50"] == backward.speedups["ttft_p50"]
+
+
+def test_median_of_paired_ratios_cancels_a_load_both_sides_of_a_pair_saw() -> None:
+    """Half the pairs timed under a load that triples both sides: every pair's ratio is still 1.25,
+    while a ratio of medians falls between the loaded and the unloaded requests."""
+    from evalrun.evals.stats import bootstrap_median_of_ratios, bootstrap_ratio_of_quantiles
+
+    rng = np.random.default_rng(3)
+    load = np.where(np.arange(20) < 10, 1.0, 3.0)
+    base = rng.uniform(0.9, 1.1, 20) * load
+    cand = base / 1.25
+    iv = bootstrap_median_of_ratios(base, cand)
+    assert iv is not None and (iv.delta, iv.low, iv.high) == pytest.approx((1.25, 1.25, 1.25))
+    # unpaired medians of a bimodal run: the interval spans the gap between the two loads
+    wide = bootstrap_ratio_of_quantiles(base, np.roll(cand, 1), 50)
+    assert wide is not None and wide.high - wide.low > 0.5
+    assert bootstrap_median_of_ratios([1.0], [1.0]) is None
