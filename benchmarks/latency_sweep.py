@@ -4,7 +4,7 @@
                                        [--limit N] [--out runs/bench-latency-sweep] [--json PATH] [--markdown PATH]
 
 Runs `configs/latency.yaml` (the baseline), `configs/latency-int4kv.yaml` (4-bit quanto KV
-cache) and `configs/specdec-pld.yaml` (prompt-lookup speculative decoding) on the default
+cache) and `configs/latency-pld.yaml` (prompt-lookup speculative decoding) on the default
 model at every batch size, all three on the latency pack (`--workload`, default `short`:
 about 200 tokens in, 300 out, `--count` items), each point timed afresh in its own run
 directory (evals/load_sweep.py, the same code as `evalrun sweep --load`). Prints per config
@@ -41,7 +41,7 @@ from evalrun.reports.load_sweep import render_load_sweep  # noqa: E402
 from evalrun.reports.units import seconds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ["configs/latency.yaml", "configs/latency-int4kv.yaml", "configs/specdec-pld.yaml"]
+CONFIGS = ["configs/latency.yaml", "configs/latency-int4kv.yaml", "configs/latency-pld.yaml"]
 
 
 def print_p99(console: Console, sweep: LoadSweep) -> None:

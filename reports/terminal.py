@@ -149,28 +149,28 @@ def render_speed(console: Console, table: SpeedTable) -> None:
     the figures assume."""
     if not table.rows:
         return
-    main = _table("Speed vs accuracy (vLLM bench serve definitions; latency p50 / p99)",
+    main = _table("Speed (vLLM bench serve definitions; latency p50 / p99)",
                   ["run", "acceleration", "load", "TTFT", "TTFT speedup", "TPOT", "TPOT speedup", "ITL p99", "E2EL",
-                   "E2EL speedup", "req/s", "out tok/s", "goodput", "peak memory", "memory saved", "KV / token",
-                   "accuracy delta (95% CI)", "harmful", "devices"])
+                   "E2EL speedup", "req/s", "out tok/s", "goodput"])
+    cost = _table("Speed vs accuracy: what it costs", ["run", "peak memory", "memory saved", "KV / token",
+                                                       "accuracy delta (95% CI)", "harmful", "req/s / device",
+                                                       "devices"])
     for r in table.rows:
+        name = escape(r.run + ("" if r.role in ("baseline", "candidate") else f" ({r.role})"))
         main.add_row(
-            escape(r.run + ("" if r.role in ("baseline", "candidate") else f" ({r.role})")), escape(r.method),
-            units.load_cell(r),
+            name, escape(r.method), units.load_cell(r),
             units.latency_cell(r.metrics, "ttft"), units.speedup_cell(r, "ttft_p50", short=True),
             units.latency_cell(r.metrics, "tpot"), units.speedup_cell(r, "tpot_p50", short=True),
             units.latency_cell(r.metrics, "itl", ("p99",)),
             units.latency_cell(r.metrics, "e2el"), units.speedup_cell(r, "e2el_p50", short=True),
-            units.rate(r.request_throughput, 2), units.rate(r.output_throughput),
-            escape(units.goodput_cell(r.goodput)),
-            units.size(r.peak_memory_bytes),
-            units.memory_saved_cell(r),
-            units.size(r.kv_bytes_per_token),
-            escape(units.accuracy_cell(r)),
-            "-" if r.harmful_flips is None else str(r.harmful_flips),
-            str(r.devices_needed) if r.devices_needed is not None else "-",
-        )
+            units.rate(r.request_throughput, 2), units.rate(r.output_throughput), escape(units.goodput_cell(r.goodput)))
+        cost.add_row(
+            name, units.size(r.peak_memory_bytes), units.memory_saved_cell(r), units.size(r.kv_bytes_per_token),
+            escape(units.accuracy_cell(r)), "-" if r.harmful_flips is None else str(r.harmful_flips),
+            units.rate(r.requests_per_second_per_device, 2) if r.requests_per_second_per_device else "-",
+            str(r.devices_needed) if r.devices_needed is not None else "-")
     console.print(main)
+    console.print(cost)
     if any(len(r.groups) > 2 for r in table.rows):
         bt = _table("Speed by pack, shape and context length (p50 / p99)",
                     ["run", "by", "group", "items", "TTFT", "TPOT", "E2EL", "req/s", "goodput"])
