@@ -57,6 +57,9 @@ def retime(base: PreparedRun, cand: PreparedRun, batches: int, log: Callable[[st
         for k, (side, prepared) in enumerate(sides):
             for g in _timed(prepared, batch):
                 records.append(Retiming(baseline_key=base.key, pair=pair, side=side, first=k == 0, generation=g))
+        elapsed = time.perf_counter() - started
+        log(f"{cand.label}: interleaved pair {pair + 1}/{len(chosen)}, elapsed {elapsed:.0f} s, "
+            f"ETA {elapsed / (pair + 1) * (len(chosen) - pair - 1):.0f} s")
     cand.store.append_interleaved(records)
     log(f"{cand.label}: interleaved timing done in {time.perf_counter() - started:.1f} s")
     return records
