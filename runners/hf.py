@@ -18,6 +18,7 @@ from evalrun.runners.base import Runner
 from evalrun.runners.kv_layout import KVLayout, element_size
 from evalrun.runners.prefix import SharedPrefix, group_by_prefix, prefill
 from evalrun.runners.models import ModelSource, load_model, load_tokenizer
+from evalrun.runners.quiet_gc import frozen_heap
 from evalrun.runners.token_clock import CLOCK_CPU, CLOCK_CUDA, TokenClock
 
 
@@ -336,21 +337,26 @@ class HFRunner(Runner):
             accel.set_calibration_texts(texts)
             accel.attach(self.model)
         try:
-            groups, items = self._shared_prefixes(items)
-            for prefix, members in groups:
-                shared = prefill(self.model, prefix, self.device, cache_kwarg())
-                shared.questions = len(members)
-                for batch in self.batches(members):
-                    for result in self._generate_or_split(batch, shared):
-                        emit(result)
-                self.prefix_stats["documents"] += 1
-                self.prefix_stats["questions"] += len(members)
-                self.prefix_stats["tokens_saved"] += len(prefix) * (len(members) - 1)
-            for batch in self.batches(items):
-                # a halving after an out-of-memory error also shrinks the batches still to come
-                for start in range(0, len(batch), self.batch_size):
-                    for result in self._generate_or_split(batch[start : start + self.batch_size]):
-                        emit(result)
+            with frozen_heap():  # no full collection inside a timed step (runners/quiet_gc.py)
+                self._run_batches(items, emit)
         finally:
             for accel in self.accelerations:
                 accel.detach(self.model)
+
+    def _run_batches(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
+        """Items sharing a document first (its prefix prefilled once), then the rest, in batches."""
+        groups, items = self._shared_prefixes(items)
+        for prefix, members in groups:
+            shared = prefill(self.model, prefix, self.device, cache_kwarg())
+            shared.questions = len(members)
+            for batch in self.batches(members):
+                for result in self._generate_or_split(batch, shared):
+                    emit(result)
+            self.prefix_stats["documents"] += 1
+            self.prefix_stats["questions"] += len(members)
+            self.prefix_stats["tokens_saved"] += len(prefix) * (len(members) - 1)
+        for batch in self.batches(items):
+            # a halving after an out-of-memory error also shrinks the batches still to come
+            for start in range(0, len(batch), self.batch_size):
+                for result in self._generate_or_split(batch[start : start + self.batch_size]):
+                    emit(result)

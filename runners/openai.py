@@ -19,13 +19,15 @@ import asyncio
 import json
 import random
 import time
-from typing import Any, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, AsyncIterator, Callable
 
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.base import Runner
 from evalrun.runners.models import ModelSource, load_tokenizer
 from evalrun.runners.openai_http import ServerClient, ServerError, Transient, run_sync
 from evalrun.runners.openai_settings import EngineInfo, OpenAISettings, api_key_from_env
+from evalrun.runners.quiet_gc import frozen_heap
 from evalrun.runners.sse import sse_data
 
 
@@ -41,6 +43,22 @@ def messages(item: Item) -> list[dict[str, str]]:
     return ([{"role": "system", "content": item.system}] if item.system else []) + [
         {"role": "user", "content": item.prompt}
     ]
+
+
+async def _drain(events: AsyncIterator[str], seconds: float = 1.0) -> None:
+    """Read what follows [DONE] (the end of the chunked body, normally received with it) so the
+    connection goes back to the pool: a response left unread is closed instead, and every request
+    then opened a new connection (and on https a TLS handshake) of its own. A server that keeps
+    the stream open after [DONE] is given `seconds`, then the connection is closed as before."""
+
+    async def rest() -> None:
+        async for _ in events:
+            pass
+
+    try:
+        await asyncio.wait_for(rest(), seconds)
+    except asyncio.TimeoutError:
+        pass
 
 
 class OpenAIRunner(Runner):
@@ -85,14 +103,15 @@ class OpenAIRunner(Runner):
         return None
 
     def clock(self) -> str:
-        return ("client time.perf_counter: TTFT from the request's send to its first streamed text chunk, "
-                "ITL between chunks" if self.settings.stream else "client time.perf_counter of whole answers "
+        return ("client time.perf_counter: TTFT from the request's send (its last bytes written) to its first "
+                "streamed text chunk, ITL between chunks" if self.settings.stream else "client time.perf_counter of whole answers "
                 "(not streamed: no TTFT, TPOT or ITL)")
 
     def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
         """Send every item (at most `concurrency` at once) and emit each answer as it arrives."""
         if items:
-            run_sync(self._run_all(items, emit))
+            with frozen_heap():
+                run_sync(self._run_all(items, emit))
 
     # -- identity ---------------------------------------------------------------------------------------
 
@@ -203,9 +222,11 @@ class OpenAIRunner(Runner):
         stamps: list[float] = []  # perf_counter at each chunk that carried text
         usage = None
         finished = False
-        async for data in sse_data(resp.aiter_lines()):
+        events = sse_data(resp.aiter_lines())
+        async for data in events:
             if data.strip() == "[DONE]":
                 finished = True
+                await _drain(events)
                 break
             try:
                 chunk = json.loads(data)
@@ -279,7 +300,6 @@ class OpenAIRunner(Runner):
 
     async def _run_all(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
         loop = asyncio.get_running_loop()
-        t0 = loop.time()
         pending = list(reversed(list(zip(items, self.arrivals(len(items))))))
 
         async def worker() -> None:
@@ -293,18 +313,22 @@ class OpenAIRunner(Runner):
                     gen = await self._generate(client, item)
                 finally:
                     self._in_flight -= 1
-                emit(gen)
+                # storing an answer (a write and an fsync) runs on a thread of its own: on the event loop it
+                # would stall every other stream, and the timestamps of their chunks with it
+                await loop.run_in_executor(store, emit, gen)
 
-        async with self.http.client() as client:
-            workers = [asyncio.create_task(worker()) for _ in range(min(self.settings.concurrency, len(items)))]
-            try:
-                await asyncio.gather(*workers)
-            except BaseException:
-                # one item stopped the run: the others' requests are abandoned, what was emitted stays stored
-                for task in workers:
-                    task.cancel()
-                await asyncio.gather(*workers, return_exceptions=True)
-                raise
+        with ThreadPoolExecutor(1, thread_name_prefix="evalrun-store") as store:
+            async with self.http.client() as client:
+                t0 = loop.time()  # the arrival schedule starts once the client is ready to send
+                workers = [asyncio.create_task(worker()) for _ in range(min(self.settings.concurrency, len(items)))]
+                try:
+                    await asyncio.gather(*workers)
+                except BaseException:
+                    # one item stopped the run: the others' requests are abandoned, what was emitted stays stored
+                    for task in workers:
+                        task.cancel()
+                    await asyncio.gather(*workers, return_exceptions=True)
+                    raise
 
 
 __all__ = ["EngineInfo", "OpenAIRunner", "OpenAISettings", "ServerError", "api_key_from_env", "messages",

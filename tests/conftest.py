@@ -41,10 +41,16 @@ def smol_dir() -> str:
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, smol_dir: str) -> Path:
     """A randomly initialised 2-layer Llama with the default model's tokenizer: fast, no download."""
+    return write_tiny_model(tmp_path_factory.mktemp("tiny-llama"), smol_dir)
+
+
+def write_tiny_model(out: Path, tokenizer_dir: str) -> Path:
+    """The tiny random Llama (seed 0) saved to `out` with the tokenizer from `tokenizer_dir`
+    (also for benchmarks that need a model whose compute is negligible)."""
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    tok = AutoTokenizer.from_pretrained(smol_dir)
+    tok = AutoTokenizer.from_pretrained(tokenizer_dir)
     cfg = LlamaConfig(
         vocab_size=len(tok),
         hidden_size=64,
@@ -59,7 +65,6 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, smol_dir: str) -> P
     )
     torch.manual_seed(0)
     model = LlamaForCausalLM(cfg)
-    out = tmp_path_factory.mktemp("tiny-llama")
     model.save_pretrained(out)
     tok.save_pretrained(out)
     return out
