@@ -339,27 +339,16 @@ def bootstrap_ratio_of_quantiles(
     `delta` holds the ratio. None when fewer than two items, or a quantile is
     not positive.
     """
-    num = np.asarray(numerator, dtype=float).ravel()
-    den = np.asarray(denominator, dtype=float).ravel()
-    if num.shape != den.shape:
-        raise ValueError(f"arrays must be aligned by item: {num.shape} vs {den.shape}")
+    num, den = _aligned(numerator, denominator)
     keep = np.isfinite(num) & np.isfinite(den)
     num, den = num[keep], den[keep]
     n = int(num.size)
     if n < 2 or np.percentile(num, q) <= 0 or np.percentile(den, q) <= 0:
         return None
     ratio = float(np.percentile(num, q) / np.percentile(den, q))
-    rng = np.random.default_rng(seed)
-    ratios = np.empty(n_resamples)
-    chunk = max(1, _CHUNK_ELEMENTS // n)
-    for start in range(0, n_resamples, chunk):
-        m = min(chunk, n_resamples - start)
-        idx = rng.integers(0, n, size=(m, n))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratios[start : start + m] = np.percentile(num[idx], q, axis=1) / np.percentile(den[idx], q, axis=1)
-    tail = 100.0 * (1.0 - confidence) / 2.0
-    low, high = np.nanpercentile(ratios, [tail, 100.0 - tail])
-    return Interval(ratio, float(low), float(high), confidence, n_resamples, n)
+    low, high = _resampled(lambda idx: np.percentile(num[idx], q, axis=1) / np.percentile(den[idx], q, axis=1),
+                           n, n_resamples, confidence, seed)
+    return Interval(ratio, low, high, confidence, n_resamples, n)
 
 
 def bootstrap_median_of_ratios(
@@ -375,21 +364,36 @@ def bootstrap_median_of_ratios(
     slows both members of a pair cancels in its ratio, where a ratio of two medians over a
     run half of which was loaded would put each median between the loaded and the unloaded
     requests. None when fewer than two pairs, or a value is not positive."""
-    num = np.asarray(numerator, dtype=float).ravel()
-    den = np.asarray(denominator, dtype=float).ravel()
-    if num.shape != den.shape:
-        raise ValueError(f"arrays must be aligned by item: {num.shape} vs {den.shape}")
+    num, den = _aligned(numerator, denominator)
     keep = np.isfinite(num) & np.isfinite(den) & (num > 0) & (den > 0)
     ratios = num[keep] / den[keep]
     n = int(ratios.size)
     if n < 2:
         return None
+    low, high = _resampled(lambda idx: np.median(ratios[idx], axis=1), n, n_resamples, confidence, seed)
+    return Interval(float(np.median(ratios)), low, high, confidence, n_resamples, n)
+
+
+def _aligned(numerator: Sequence[float] | np.ndarray, denominator: Sequence[float] | np.ndarray,
+             ) -> tuple[np.ndarray, np.ndarray]:
+    num = np.asarray(numerator, dtype=float).ravel()
+    den = np.asarray(denominator, dtype=float).ravel()
+    if num.shape != den.shape:
+        raise ValueError(f"arrays must be aligned by item: {num.shape} vs {den.shape}")
+    return num, den
+
+
+def _resampled(stat: Callable[[np.ndarray], np.ndarray], n: int, n_resamples: int, confidence: float,
+               seed: int) -> tuple[float, float]:
+    """The percentile-bootstrap interval of `stat` (rows of resampled indices -> one value per row),
+    resampling in chunks so memory stays bounded for large n."""
     rng = np.random.default_rng(seed)
-    boot = np.empty(n_resamples)
+    out = np.empty(n_resamples)
     chunk = max(1, _CHUNK_ELEMENTS // n)
     for start in range(0, n_resamples, chunk):
         m = min(chunk, n_resamples - start)
-        boot[start : start + m] = np.median(ratios[rng.integers(0, n, size=(m, n))], axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[start : start + m] = stat(rng.integers(0, n, size=(m, n)))
     tail = 100.0 * (1.0 - confidence) / 2.0
-    low, high = np.percentile(boot, [tail, 100.0 - tail])
-    return Interval(float(np.median(ratios)), float(low), float(high), confidence, n_resamples, n)
+    low, high = np.nanpercentile(out, [tail, 100.0 - tail])
+    return float(low), float(high)
