@@ -151,9 +151,15 @@ def _shortfall(point: LoadPoint, gens: Sequence[Generation], knob: str, value: N
 
 def best_index(points: Sequence[LoadPoint], slo_given: bool) -> int | None:
     """The most good requests/s under an SLO (a point with none good never qualifies), else the
-    highest request throughput; the lower load on a tie; None when no point qualifies."""
+    highest request throughput; the lower load on a tie; None when no point qualifies. A point the
+    runner capped to the load an earlier point ran at is that setting again, not a candidate of its own."""
     scored = []
+    ran: set[float] = set()
     for i, p in enumerate(points):
+        load = float(p.effective if p.effective is not None else p.value)
+        if load in ran:
+            continue
+        ran.add(load)
         if slo_given:
             score = p.goodput.rate if p.goodput is not None and p.goodput.good > 0 else None
         else:

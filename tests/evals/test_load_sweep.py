@@ -20,7 +20,7 @@ from evalrun.evals.load_knobs import (
     point_config,
     with_workload,
 )
-from evalrun.evals.load_sweep import LoadCurve, LoadSweep, best_index, load_sweep, make_curve, point_metrics
+from evalrun.evals.load_sweep import LoadCurve, LoadPoint, LoadSweep, best_index, load_sweep, make_curve, point_metrics
 from evalrun.evals.slo import parse_slo
 from evalrun.reports.load_sweep import load_sweep_markdown, load_table
 from tests.conftest import run_cli
@@ -225,3 +225,14 @@ def test_openai_points_get_their_own_directories_and_are_timed_afresh(tmp_path: 
     assert all(p.requests == 3 and p.request_throughput > 0 for p in first.curves[0].points)
     assert Path(again.curves[0].points[0].run_dir) == b and (b / "samples.jsonl").exists()
     assert [p.name for p in b.parent.iterdir() if ".replaced-" in p.name]  # the earlier run, kept
+
+
+def test_points_the_runner_capped_to_an_earlier_load_are_not_best_of_their_own() -> None:
+    """Prompt lookup runs at batch 1 whatever is asked: its batch-8 point is batch 1 again, and
+    noise between repeats of one setting must not make "batch 8" its best."""
+    points = [LoadPoint(value=v, effective=1, requests=8, completed=8, request_throughput=rate)
+              for v, rate in ((1, 0.50), (2, 0.52), (4, 0.49), (8, 0.53))]
+    assert best_index(points, slo_given=False) == 0
+    grown = [LoadPoint(value=1, effective=1, requests=8, completed=8, request_throughput=0.5),
+             LoadPoint(value=2, effective=2, requests=8, completed=8, request_throughput=0.9)]
+    assert best_index(grown, slo_given=False) == 1
