@@ -103,7 +103,6 @@ class SpeedTable(BaseModel):
     rows: list[SpeedRow]
     spread_note: str = SPREAD_NOTE
     capacity_note: str | None = None
-    output_tokens: float | None = None
     percentiles: list[float] = PydField(default_factory=lambda: list(latency.PERCENTILES))
     slo: str | None = None
 
@@ -227,7 +226,6 @@ def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None,
     if base_row.request_throughput:
         note = capacity.assumptions(inputs, base_row.batch_size, base_row.concurrency, base_row.device)
     return SpeedTable(rows=rows, spread_note=_spread_note(base, base_row, rows, extra), capacity_note=note,
-                      output_tokens=speed.timing_figures(base.generations.values())["mean_new_tokens"],
                       percentiles=list(percentiles), slo=slo.text() if slo is not None and slo.given() else None)
 
 

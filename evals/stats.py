@@ -12,7 +12,7 @@ and only the discordant items carry information about the difference.
 - `min_detectable_difference`: how large a paired difference n items can see.
 - `summarize_paired`: all of the above for 0/1 correctness arrays.
 - `percentile`: latency p50/p95 that never returns nan.
-- `bootstrap_ratio_of_medians`: a speedup (ratio of medians) with its paired interval.
+- `bootstrap_median_of_ratios`, `bootstrap_ratio_of_quantiles`: a speedup with its paired interval.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ async def _drain(events: AsyncIterator[str], seconds: float = 1.0) -> None:
     try:
         await asyncio.wait_for(rest(), seconds)
     except asyncio.TimeoutError:
-        pass
+        pass  # a server that keeps the stream open after [DONE]: its connection is closed, as before
 
 
 class OpenAIRunner(Runner):
