@@ -43,7 +43,8 @@ def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
     env.filters.update(num=units.num, pct=units.pct, ci=units.ci, p=units.p_value, g=units.g, size=units.size,
-                       secs=units.seconds, rate=units.rate, ratio=units.ratio, dpts=units.delta_points)
+                       secs=units.seconds, rate=units.rate, ratio=units.ratio, dpts=units.delta_points,
+                       divergence=units.divergence_cell)
     env.globals.update(flip_status=units.flip_status, speedup_cell=units.speedup_cell, latency_cell=units.latency_cell,
                        goodput_cell=units.goodput_cell, load_cell=units.load_cell, definitions_note=units.definitions_note,
                        memory_saved_cell=units.memory_saved_cell, accuracy_cell=units.accuracy_cell)

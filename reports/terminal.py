@@ -64,16 +64,18 @@ def _pack_table(title: str, section: CandidateSection) -> Table:
     gated = section.verdict is not None
     aa = any(p.aa_harmful is not None for p in section.packs)
     columns = ["pack", "items", "baseline", "candidate", "delta", "95% CI", "McNemar p", "MDE", "harmful",
-               "helpful", "errors", "identical"] + (["A/A harmful"] if aa else []) + (["verdict"] if gated else [])
+               "helpful", "errors", "identical", "1st diff tok"] + (["A/A harmful"] if aa else []) + (["verdict"] if gated else [])
     table = _table(title, columns)
     for p in section.packs:
         if p.speed_only:
-            row = [escape(p.pack), str(p.n), SPEED_ONLY, SPEED_ONLY, *["-"] * 6, str(p.errors), units.pct(p.agreement, 0)]
+            row = [escape(p.pack), str(p.n), SPEED_ONLY, SPEED_ONLY, *["-"] * 6, str(p.errors), units.pct(p.agreement, 0),
+                   units.divergence_cell(p.first_divergence, p.identical_outputs, p.n)]
         else:
             row = [escape(p.pack), str(p.n), units.pct(p.baseline_accuracy), units.pct(p.candidate_accuracy),
                    units.num(p.delta_points, 1, True), units.ci(p.ci_low_points, p.ci_high_points),
                    units.p_value(p.p_value), units.num(p.mde_points), str(p.harmful_items), str(p.helpful_items),
-                   str(p.errors), units.pct(p.agreement, 0)]
+                   str(p.errors), units.pct(p.agreement, 0),
+                   units.divergence_cell(p.first_divergence, p.identical_outputs, p.n)]
         if aa:
             row.append("-" if p.speed_only or p.aa_harmful is None else str(p.aa_harmful))
         if gated:

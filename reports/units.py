@@ -95,6 +95,17 @@ def ci(low: float | None, high: float | None) -> str:
     return DASH if low is None or high is None else f"[{num(low, 1, True)}, {num(high, 1, True)}]"
 
 
+def divergence_cell(first: list[int] | tuple[int, ...], identical: int, n: int) -> str:
+    """Where differing outputs first part from the baseline's, in generated tokens (0 = the first
+    token): "-" when all are identical, else the earliest and the median, e.g. "3 (med 7)"."""
+    if not first:
+        return "-" if identical == n else "n/a"
+    ordered = sorted(first)
+    mid = len(ordered) // 2
+    median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    return f"{ordered[0]} (med {median:g})"
+
+
 def p_value(x: float | None) -> str:
     return DASH if x is None else f"{x:.3g}"
 

@@ -180,8 +180,10 @@ def make_run(name: str, items: list[Item], wrong: set, *, hostile: bool = False,
         m = it.meta
         is_wrong = (m.get("target_tokens"), m.get("depth"), int(it.id[-1]) if it.id[-1].isdigit() else 0) in wrong \
             if it.pack == "needle" else ("docs" in wrong)
-        gens[it.id] = Generation(item_id=it.id, pack=it.pack, prompt_hash=it.prompt_hash,
-                                 output=_answer(it, is_wrong, hostile), new_tokens=new_tokens, seconds=seconds,
+        output = _answer(it, is_wrong, hostile)
+        # one "token" per character: outputs that differ part at a known position
+        gens[it.id] = Generation(item_id=it.id, pack=it.pack, prompt_hash=it.prompt_hash, output=output,
+                                 output_ids=[ord(c) for c in output], new_tokens=new_tokens, seconds=seconds,
                                  batch_size=batch, prompt_tokens=it.meta.get("context_tokens", 100),
                                  prefill_seconds=seconds * (0.25 + 0.01 * k), decode_seconds=seconds * 0.7)
     accel = {} if name == "baseline" else {"kv_cache": {"quant": name, "backend": "quanto"}}

@@ -57,6 +57,8 @@ class PackRow:
     errors: int
     identical_outputs: int
     agreement: float
+    # generated-token index where each non-identical output first differs from the baseline's
+    first_divergence: tuple[int, ...] = ()
     aa_harmful: int | None = None
     status: str | None = None  # the verdict's pack_status; None for the ungated noise floor
     speed_only: bool = False  # the pack asks for no fields: nothing scored

@@ -73,6 +73,7 @@ def pack_row(pc: PackComparison, verdict: Verdict | None, aa: PackComparison | N
         mde_points=_pct(st.mde) if st and st.mde is not None else None,
         harmful_flips=len(pc.harmful), harmful_items=pc.harmful_items, helpful_items=pc.helpful_items,
         errors=pc.errors, identical_outputs=pc.identical_outputs, agreement=pc.agreement,
+        first_divergence=tuple(sorted(pc.first_divergence)),
         aa_harmful=aa.harmful_items if aa else None,
         status=verdict.pack_status(pc.pack) if verdict else None,
         speed_only=pc.speed_only, detail=_detail(pc),

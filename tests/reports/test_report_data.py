@@ -192,3 +192,33 @@ def test_non_bmp_text_offsets_are_utf16() -> None:
     s, e, _ = details[0][5][0]
     js = head.encode("utf-16-le")  # what a browser's string indices count
     assert js[2 * s:2 * e].decode("utf-16-le") == emoji.meta["needle"]
+
+
+@pytest.mark.parametrize(("first", "identical", "n", "cell"), [
+    ((), 4, 4, "-"),  # every output identical: nothing diverged
+    ((), 2, 4, "n/a"),  # outputs differ but the runs kept no token ids to say where
+    ((5,), 3, 4, "5 (med 5)"),
+    ((9, 0, 4), 1, 4, "0 (med 4)"),  # token 0: the very first generated token already differs
+    ((2, 6, 3, 8), 0, 4, "2 (med 4.5)"),
+])
+def test_the_first_divergent_token_reads_earliest_and_median(first: tuple, identical: int, n: int, cell: str) -> None:
+    from evalrun.reports import units
+
+    assert units.divergence_cell(first, identical, n) == cell
+
+
+def test_the_first_divergent_token_of_each_pack_is_where_the_outputs_part() -> None:
+    report = make_report()
+    comp = report.comparisons[0]
+    for pc in comp.packs:
+        base, cand = report.baseline.generations, comp_run(report, comp.candidate).generations
+        expected = []
+        for item_id in pc.item_ids:
+            a, b = base[item_id].output_ids, cand[item_id].output_ids
+            if a != b:
+                expected.append(next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b))))
+        assert sorted(pc.first_divergence) == sorted(expected) and len(expected) == pc.n - pc.identical_outputs
+
+
+def comp_run(report: "api.CompareReport", name: str):  # type: ignore[no-untyped-def]
+    return next(r for r in report.candidates if r.name == name)

@@ -108,6 +108,7 @@ def _expected(report: "api.CompareReport") -> dict[tuple[str, str], dict[str, ob
                 "items": pc.n, "baseline": pc.baseline_accuracy, "candidate": pc.candidate_accuracy,
                 "delta": pc.delta_points, "low": 100 * iv.low, "high": 100 * iv.high,
                 "harmful": pc.harmful_items, "identical": pc.identical_outputs,
+                "first": sorted(pc.first_divergence),
             }
     return out
 
@@ -116,7 +117,8 @@ def _as_text(e: dict[str, object]) -> dict[str, str]:
     """The figures as the text renderers spell them (reports.units)."""
     return {"items": str(e["items"]), "baseline": units.pct(e["baseline"]), "candidate": units.pct(e["candidate"]),
             "delta": units.num(e["delta"], 1, True), "ci": units.ci(e["low"], e["high"]),
-            "harmful": str(e["harmful"]), "identical": units.pct(e["identical"] / e["items"], 0)}
+            "harmful": str(e["harmful"]), "identical": units.pct(e["identical"] / e["items"], 0),
+            "first": units.divergence_cell(e["first"], e["identical"], e["items"])}
 
 
 def _terminal_rows(text: str, candidate: str) -> dict[str, list[str]]:
@@ -160,6 +162,7 @@ def _assert_same_numbers(report: "api.CompareReport", texts: dict[str, str]) -> 
         assert jp["baseline_accuracy"] == pytest.approx(e["baseline"]) and jp["delta_points"] == pytest.approx(e["delta"])
         assert jp["candidate_accuracy"] == pytest.approx(e["candidate"])
         assert jp["delta_ci_points"] == pytest.approx([e["low"], e["high"]])
+        assert jp["first_divergent_token"] == e["first"]
         suite = next(s for s in junit.findall("testsuite") if s.get("name") == f"evalrun.{cand}")
         props = {p.get("name"): p.get("value") for p in suite.iter("property")}
         for key, name in (("items", "items"), ("harmful", "harmful_items"), ("identical", "identical_outputs"),
@@ -168,17 +171,19 @@ def _assert_same_numbers(report: "api.CompareReport", texts: dict[str, str]) -> 
             assert float(props[f"{pack}.{name}"]) == pytest.approx(e[key]), (cand, pack, name)
         # terminal: pack, items, baseline, candidate, delta, CI, p, MDE, harmful, helpful, errors, identical
         row = _terminal_rows(texts["terminal"], cand)[pack]
-        assert [row[i] for i in (1, 2, 3, 4, 5, 8, 11)] == [t[k] for k in ("items", "baseline", "candidate", "delta",
-                                                                            "ci", "harmful", "identical")], cand
+        assert [row[i] for i in (1, 2, 3, 4, 5, 8, 11, 12)] == [t[k] for k in ("items", "baseline", "candidate",
+                                                                                "delta", "ci", "harmful", "identical",
+                                                                                "first")], cand
         # Markdown: pack, items, baseline, candidate, delta (CI), p, harmful, identical, verdict
         row = _markdown_rows(texts["--markdown"], cand)[pack]
-        assert [row[1], row[2], row[3], row[4], row[6], row[7]] == [
-            t["items"], t["baseline"], t["candidate"], f"{t['delta']} {t['ci']}", t["harmful"], t["identical"]]
+        assert [row[1], row[2], row[3], row[4], row[6], row[7], row[8]] == [
+            t["items"], t["baseline"], t["candidate"], f"{t['delta']} {t['ci']}", t["harmful"], t["identical"],
+            t["first"]]
         # HTML: pack, items, baseline, candidate, delta, CI, p, MDE, harmful (items), helpful, errors, identical
         index = [c.candidate for c in report.comparisons].index(cand) + 1
         row = _html_rows(texts["--html"], index)[pack]
-        assert [row[1], row[2], row[3], row[4], row[5], row[11]] == [t[k] for k in ("items", "baseline", "candidate",
-                                                                                   "delta", "ci", "identical")]
+        assert [row[1], row[2], row[3], row[4], row[5], row[11], row[12]] == [
+            t[k] for k in ("items", "baseline", "candidate", "delta", "ci", "identical", "first")]
         assert row[8].endswith(f"({t['harmful']} items)")
         assert row[-1] == {"pack": pack, "items": t["items"], "harmful": t["harmful"], "identical": str(e["identical"])}
     # the noise floor's harmful count, the same in each
