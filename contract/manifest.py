@@ -190,6 +190,10 @@ class Batching(_Open):
     configured: int | str | None = None  # a number or "auto"
     final: int | None = None
     oom_halvings: int = 0
+    plan: str | None = None  # how batches were composed: "tokens, longest first, least padding" or "shuffled"
+    prompt_tokens: int | None = None  # the prompts' tokens, over the batches this session generated
+    padded_prefill_tokens: int | None = None  # what their prefill computed: rows x longest prompt, per batch
+    padding_share: float | None = None  # the part of those that was padding
 
 
 class EarlyStopRecord(_Open):

@@ -20,6 +20,7 @@ from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel import build_accelerations
 from evalrun.runners.base import Runner
+from evalrun.runners.batch_plan import PLAN_KEY
 from evalrun.runners.models import ModelSource, resolve_device, resolve_dtype, resolve_model
 from evalrun.tasks import get_pack
 
@@ -64,6 +65,7 @@ def key_payload(config: RunConfig, source: ModelSource, device: str, dtype: str)
         "device": device,
         "dtype": dtype,
         "batch_size": config.batch_size,
+        "batch_plan": PLAN_KEY,  # batch composition changes outputs: a run of another plan is not reused
         "acceleration": config.acceleration,
     }
 

@@ -2,10 +2,10 @@
 
 Timing the baseline, then the candidate, compares two states of the machine when
 another tenant, a background job or thermal throttling comes or goes between
-them. Here a sample of batches (evenly spaced over the run, in the runner's
-length order) is re-timed with both runners loaded in one process, the two
-sides of each pair back to back and the order alternating (A B, then B A) so a
-steady drift cancels too. A stored baseline is refreshed this way at the cost
+them. Here a sample of the run's own batches (evenly spaced over the runner's
+plan, runners/batch_plan.py: by prompt tokens, longest first) is re-timed with
+both runners loaded in one process, the two sides of each pair back to back and
+the order alternating (A B, then B A) so a steady drift cancels too. A stored baseline is refreshed this way at the cost
 of the sample only, so CI still pays mostly for the candidate's own run.
 
 The re-timings are kept apart from the samples (interleaved.jsonl in the
@@ -20,12 +20,14 @@ from typing import Callable
 
 from evalrun.contract.types import Generation, Item, Retiming
 from evalrun.evals.runs import Interleaved, PreparedRun, RunResult
+from evalrun.runners.batch_plan import plan_batches
 
 
-def sample_batches(items: list[Item], batch_size: int, batches: int) -> list[list[Item]]:
-    """`batches` batches of `batch_size` items, evenly spaced over the items in prompt-length order."""
-    ordered = sorted(items, key=lambda it: (it.meta.context_tokens or len(it.prompt), it.id))
-    chunks = [ordered[i:i + batch_size] for i in range(0, len(ordered), batch_size)]
+def sample_batches(items: list[Item], batch_size: int, batches: int,
+                   tokens: Callable[[Item], int]) -> list[list[Item]]:
+    """`batches` of the batches the runner plans for `items` (by `tokens`, their rendered prompts'
+    lengths, at most `batch_size` each), evenly spaced over the plan: the batches the run timed."""
+    chunks = plan_batches(items, tokens, batch_size)
     if len(chunks) <= batches:
         return chunks
     step = len(chunks) / batches
@@ -43,7 +45,7 @@ def retime(base: PreparedRun, cand: PreparedRun, batches: int, log: Callable[[st
     """Time the sampled batches on both runners, alternating, and store the re-timings with the candidate;
     `on_pair(done, total)` is told before each pair (progress)."""
     size = max(1, int(cand.config.batch_size) if cand.config.batch_size != "auto" else 1)
-    chosen = sample_batches(cand.items, size, batches)
+    chosen = sample_batches(cand.items, size, batches, cand.runner.prompt_tokens)
     log(f"{cand.label}: interleaved timing against {base.label}: {len(chosen)} batch pairs of {size}, "
         "both models loaded, the order alternating (A B, B A)")
     started = time.perf_counter()

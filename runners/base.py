@@ -38,6 +38,10 @@ class Runner(abc.ABC):
     def count_tokens(self, text: str) -> int:
         """Tokens of `text` in the model's tokenizer (packs size their prompts with it)."""
 
+    def prompt_tokens(self, item: Item) -> int:
+        """Tokens of the item's rendered prompt: the length batches are planned by (runners/batch_plan.py)."""
+        return self.count_tokens(self.render(item))
+
     @abc.abstractmethod
     def max_context(self) -> int | None:
         """The most tokens the model attends to (prompt and answer); None when unknown."""

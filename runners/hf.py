@@ -1,6 +1,6 @@
 """The `hf` runner: transformers in process, on the local GPU or CPU.
 
-Items are sorted by length and generated in left-padded batches. A batch that
+Items are planned into left-padded batches by prompt tokens (runners/batch_plan.py). A batch that
 raises is retried item by item, and an item that still raises becomes an
 `error` generation: a candidate that crashes on some inputs is a finding, not
 a harness failure.
@@ -8,13 +8,13 @@ a harness failure.
 
 from __future__ import annotations
 
-import random
 import time
 from typing import Any, Callable, Iterable
 
-from evalrun.contract.types import CONTEXT_SEPARATOR, Generation, GenerationOverride, Item
+from evalrun.contract.types import CONTEXT_SEPARATOR, Generation, Item
 from evalrun.runners.accel.base import Acceleration, cache_kwarg
 from evalrun.runners.base import Runner
+from evalrun.runners.batch_plan import PLAN, SHUFFLED, PaddingTally, plan_batches
 from evalrun.runners.kv_layout import KVLayout, element_size
 from evalrun.runners.prefix import SharedPrefix, group_by_prefix, prefill
 from evalrun.runners.models import ModelSource, load_model, load_tokenizer
@@ -95,6 +95,7 @@ class HFRunner(Runner):
         self.batch_auto = batch_size == "auto"
         self.batch_size = min([AUTO_START if self.batch_auto else int(batch_size), *self.limits])
         self.oom_halvings = 0
+        self.padding = PaddingTally()
         self.prefix_reuse = prefix_reuse
         self.prefix_stats: dict[str, Any] = {"documents": 0, "questions": 0, "tokens_saved": 0}
         self._token_ids: dict[str, list[int]] = {}  # item id -> ids, from grouping, reused when generating
@@ -103,11 +104,13 @@ class HFRunner(Runner):
         self._max_context: int | None | bool = False  # False: not read yet
 
     def manifest_extras(self) -> dict[str, Any]:
-        """Batch sizes as run (after any out-of-memory halving) and what prefix reuse shared."""
+        """Batch sizes as run (after any out-of-memory halving), how batches were planned and what
+        their prefill computed (padding included), and what prefix reuse shared."""
         return {
             "batching": {"configured": self.batch_configured, "final": self.batch_size,
                          "oom_halvings": self.oom_halvings,
-                         "order": "length" if self.batch_seed is None else "shuffled", "seed": self.batch_seed},
+                         "order": "length" if self.batch_seed is None else "shuffled", "seed": self.batch_seed,
+                         "plan": PLAN if self.batch_seed is None else SHUFFLED, **self.padding.record()},
             **({"prefix_reuse": self.prefix_stats} if self.prefix_reuse else {}),
         }
 
@@ -130,6 +133,12 @@ class HFRunner(Runner):
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def prompt_tokens(self, item: Item) -> int:
+        """Tokens of the rendered prompt (the batch plan's length), tokenized once per item."""
+        if item.id not in self._token_ids:
+            self._token_ids[item.id] = self.tokenizer(self.render(item), add_special_tokens=False)["input_ids"]
+        return len(self._token_ids[item.id])
 
     def max_context(self) -> int | None:
         """The most tokens the model attends to (prompt and answer), read from its config
@@ -217,6 +226,7 @@ class HFRunner(Runner):
         for accel in self.accelerations:
             accel.observe(self.model, out)
         prompt_len = enc["input_ids"].shape[1]
+        self.padding.add(len(items), prompt_len, int(enc["attention_mask"].sum()), len(shared.ids) if shared is not None else 0)
         stop_ids = {tok.eos_token_id, tok.pad_token_id} - {None}
         results = []
         for i, item in enumerate(items):
@@ -316,16 +326,10 @@ class HFRunner(Runner):
         )
 
     def batches(self, items: Iterable[Item]) -> list[list[Item]]:
-        """Length-sorted batches, so padding wastes little (or, with a `batch_seed`, shuffled ones:
-        other neighbours, other padding); items with different generation overrides (fixed output
-        lengths) never share a batch."""
-        groups: dict[GenerationOverride | None, list[Item]] = {}
-        ordered = sorted(items, key=lambda it: (len(it.prompt), it.id))
-        if self.batch_seed is not None:
-            random.Random(self.batch_seed).shuffle(ordered)
-        for it in ordered:
-            groups.setdefault(it.generation, []).append(it)
-        return [g[i : i + self.batch_size] for g in groups.values() for i in range(0, len(g), self.batch_size)]
+        """Batches planned by prompt tokens, longest first, so padding wastes little (or, with a
+        `batch_seed`, shuffled ones: other neighbours, other padding); items with different
+        generation overrides (fixed output lengths) never share a batch."""
+        return plan_batches(items, self.prompt_tokens, self.batch_size, self.batch_seed)
 
     def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
         """Generate every item, handing each result to `emit` as soon as its batch is done."""
@@ -355,6 +359,7 @@ class HFRunner(Runner):
             self.prefix_stats["documents"] += 1
             self.prefix_stats["questions"] += len(members)
             self.prefix_stats["tokens_saved"] += len(prefix) * (len(members) - 1)
+            self.padding.prefix(len(prefix))
         for batch in self.batches(items):
             # a halving after an out-of-memory error also shrinks the batches still to come
             for start in range(0, len(batch), self.batch_size):

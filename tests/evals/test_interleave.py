@@ -13,6 +13,7 @@ from evalrun.evals.config import parse_config
 from evalrun.evals.interleave import interleaved_of, sample_batches
 from evalrun.evals.speed_table import speed_table
 from evalrun.evals.store import RunStore
+from evalrun.runners.batch_plan import plan_batches
 from tests.conftest import tiny_config
 
 SHAPES = [{"name": "s", "input_tokens": 48, "output_tokens": 6}]
@@ -31,11 +32,15 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_sample_batches_are_evenly_spaced_in_length_order() -> None:
-    items = [Item(id=f"i{k}", pack="p", prompt="x", fields=[], meta=ItemMeta(context_tokens=100 - k)) for k in range(10)]
-    chunks = sample_batches(items, 2, 3)
-    assert [[it.id for it in c] for c in chunks] == [["i9", "i8"], ["i7", "i6"], ["i3", "i2"]]
-    assert len(sample_batches(items, 4, 8)) == 3  # fewer batches than asked: all of them
+def test_sample_batches_are_the_runners_batches_evenly_spaced() -> None:
+    items = [Item(id=f"i{k}", pack="p", prompt="x" * k, fields=[], meta=ItemMeta(context_tokens=100 - k))
+             for k in range(10)]
+    tokens = lambda it: it.meta.context_tokens  # noqa: E731
+    chunks = sample_batches(items, 2, 3, tokens)
+    # the runner's plan: by tokens (not characters), longest first
+    assert [[it.id for it in c] for c in chunks] == [["i0", "i1"], ["i2", "i3"], ["i6", "i7"]]
+    assert all(c in plan_batches(items, tokens, 2) for c in chunks)
+    assert len(sample_batches(items, 4, 8, tokens)) == 3  # fewer batches than asked: all of them
 
 
 def test_speed_rules_time_the_candidate_interleaved_and_never_touch_the_samples(tiny_model_dir: Path,

@@ -10,6 +10,7 @@ import torch
 
 from evalrun.evals.config import parse_config
 from evalrun.evals.execute import execute, prepare
+from evalrun.runners.batch_plan import PLAN
 from evalrun.runners.hf import AUTO_START, HFRunner, auto_batch_size
 from tests.conftest import tiny_config
 
@@ -28,9 +29,12 @@ def _oom_above(runner: HFRunner, limit: int, calls: list[int]) -> None:
 
 
 def test_out_of_memory_halves_the_batch_and_loses_nothing(tiny_model_dir: Path, tmp_path: Path) -> None:
-    reference = execute(prepare(parse_config(tiny_config(tiny_model_dir, batch_size=1)), tmp_path / "one"),
-                        log=lambda _: None)
-    prepared = prepare(parse_config(tiny_config(tiny_model_dir, batch_size=4)), tmp_path / "four")
+    # four long needles and two short ones: the plan (longest first, least padding) batches them 4 + 2
+    tasks = [{"pack": "needle_numbers", "lengths": [96, 200, 240], "depths": [0.0, 1.0], "values": ["integer"]}]
+    reference = execute(prepare(parse_config(tiny_config(tiny_model_dir, batch_size=1, tasks=tasks)),
+                                tmp_path / "one"), log=lambda _: None)
+    prepared = prepare(parse_config(tiny_config(tiny_model_dir, batch_size=4, tasks=tasks)), tmp_path / "four")
+    assert [len(b) for b in prepared.runner.batches(prepared.items)] == [4, 2]
     calls: list[int] = []
     _oom_above(prepared.runner, 1, calls)
     run = execute(prepared, log=lambda _: None)
@@ -41,7 +45,11 @@ def test_out_of_memory_halves_the_batch_and_loses_nothing(tiny_model_dir: Path, 
     lines = (run.dir / "samples.jsonl").read_text().splitlines()
     assert len(lines) == len(run.items), "no item written twice"
     assert {k: g.output for k, g in run.generations.items()} == {k: g.output for k, g in reference.generations.items()}
-    assert run.manifest["batching"] == {"configured": 4, "final": 1, "oom_halvings": 3, "order": "length", "seed": None}
+    # padding is counted on the batches generated after the split: single prompts, none padded
+    prompt_tokens = sum(g.prompt_tokens or 0 for g in run.generations.values())
+    assert run.manifest["batching"] == {"configured": 4, "final": 1, "oom_halvings": 3, "order": "length", "seed": None,
+                                        "plan": PLAN, "prompt_tokens": prompt_tokens,
+                                        "padded_prefill_tokens": prompt_tokens, "padding_share": 0.0}
 
 
 def test_out_of_memory_on_a_single_item_is_that_items_error(tiny_model_dir: Path, tmp_path: Path) -> None:

@@ -27,12 +27,21 @@ def _run(model_dir: Path, out: Path, **over):
     return execute(prepare(cfg, out), log=lambda _m: None)
 
 
-def test_batches_are_length_sorted_and_sized(tiny_model_dir: Path, tmp_path: Path) -> None:
+def _padded(runner, batches) -> int:  # type: ignore[no-untyped-def]
+    return sum(len(b) * max(runner.prompt_tokens(it) for it in b) for b in batches)
+
+
+def test_batches_are_planned_by_tokens_longest_first(tiny_model_dir: Path, tmp_path: Path) -> None:
     prepared = prepare(parse_config(_config(tiny_model_dir, batch_size=4)), tmp_path)
-    batches = prepared.runner.batches(prepared.items)
-    assert [len(b) for b in batches] == [4, 2]
-    lengths = [len(it.prompt) for b in batches for it in b]
-    assert lengths == sorted(lengths)
+    runner = prepared.runner
+    batches = runner.batches(prepared.items)
+    lengths = [runner.prompt_tokens(it) for b in batches for it in b]
+    assert lengths == sorted(lengths, reverse=True)
+    assert lengths[0] == runner.count_tokens(runner.render(batches[0][0]))
+    # two 240-token needles alone, then the four shorter ones: less padding than 4 + 2, as many batches
+    assert [len(b) for b in batches] == [2, 4]
+    ordered = [it for b in batches for it in b]
+    assert _padded(runner, batches) < _padded(runner, [ordered[:4], ordered[4:]])
 
 
 def test_left_padded_batches_match_one_by_one(tiny_model_dir: Path, tmp_path: Path) -> None:
@@ -43,6 +52,14 @@ def test_left_padded_batches_match_one_by_one(tiny_model_dir: Path, tmp_path: Pa
     assert {g.batch_size for g in four.generations.values()} == {4, 2}
     for g in four.generations.values():
         assert g.new_tokens >= 1 and g.prompt_tokens > 0 and g.error is None
+    # the manifest says what prefill computed: each batch's rows at its longest prompt
+    batching = four.manifest["batching"]
+    prompt_tokens = sum(g.prompt_tokens for g in four.generations.values())
+    padded = _padded(prepare(parse_config(_config(tiny_model_dir, batch_size=4)), tmp_path).runner, [
+        [it for it in four.items if four.generations[it.id].started_at == t]
+        for t in sorted({g.started_at for g in four.generations.values()})])
+    assert batching["prompt_tokens"] == prompt_tokens and batching["padded_prefill_tokens"] == padded > prompt_tokens
+    assert batching["padding_share"] == round(1 - prompt_tokens / padded, 4)
 
 
 @pytest.mark.parametrize("quant, max_ratio", [("int4", 0.45), ("int2", 0.35)])
