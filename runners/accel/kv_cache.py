@@ -17,7 +17,7 @@ from evalrun.runners.accel.kv_quant import KVQuantizer, check_quant
 
 
 class KVCacheSettings(AccelSettings):
-    quant: Literal["int8", "int7", "int6", "int5", "int4", "int3", "int2", "fp8"] | None = None
+    quant: Literal["int8", "int7", "int6", "int5", "int4", "int3", "int2", "int1", "fp8"] | None = None
     backend: Literal["quanto", "hqq", "fp8", "simulated"] | None = None
     # a group or residual window longer than any context would quantize nothing
     group_size: int = Field(64, ge=1, le=MAX_TOKEN_GROUP)
@@ -44,11 +44,18 @@ class KVCache(Acceleration):
     capabilities: ClassVar[Capabilities] = Capabilities(prefix_reuse=False)
     headline_keys: ClassVar[tuple[str, ...]] = ("kv_bytes_ratio", "max_cached_tokens")
     # every eviction policy is added to these by the contract tests, from the policy registry
-    examples: ClassVar[tuple[dict[str, Any], ...]] = ({"quant": "int4", "backend": "simulated", "residual_length": 8,
-                                                       "group_size": 16},)
+    # (the tiny Llama has 2 kv heads of 16 dims: 32 elements a token, so hqq int4 on axis 1 takes groups up to 16)
+    examples: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"quant": "int4", "backend": "simulated", "residual_length": 8, "group_size": 16},
+        {"quant": "fp8"},
+        {"quant": "int4", "backend": "hqq", "axis_key": 1, "axis_value": 1, "group_size": 16, "residual_length": 8},
+        {"quant": "int2", "backend": "hqq", "group_size": 16, "residual_length": 8},
+    )
     description: ClassVar[str] = (
-        "KV cache: quant (transformers QuantizedCache: quanto int2/int4, hqq int2/int4/int8, fp8; or backend "
-        "simulated, a round trip in the KIVI layout, int2..int8) or evict (method: {policies}; budget or ratio; "
+        "KV cache: quant (transformers QuantizedCache: fp8, built in, one scale per tensor; hqq int1/int2/int3/"
+        "int4/int8, axis 0 or 1 (int3: 0); quanto int2/int4, axis 0 (maintenance mode); a group size that fails at "
+        "some prompt length on the model is refused before the first item; or backend simulated, a round trip in "
+        "the KIVI layout, int2..int8) or evict (method: {policies}; budget or ratio; "
         "scope prompt or context)"
     )
 
@@ -78,6 +85,8 @@ class KVCache(Acceleration):
     def attach(self, model: Any) -> None:
         if self.evictor:
             self.evictor.attach(model)
+        if self.quantizer:
+            self.quantizer.check_model(model)  # a group size that fails at some length fails the run, not items
 
     def detach(self, model: Any) -> None:
         if self.evictor:

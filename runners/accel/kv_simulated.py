@@ -86,24 +86,23 @@ class SimulatedQuantCache(Cache):
         self.residual_length = residual_length
 
 
-def stored_bytes(cache: SimulatedQuantCache, heads: int, head_dim: int, batch: int, elem: int) -> tuple[int, int, int]:
-    """(bytes a real KIVI store would hold, full-precision bytes, cached tokens) over all layers."""
+def layer_bytes(layer: SimulatedQuantLayer, cache: SimulatedQuantCache, heads: int, head_dim: int, batch: int,
+                elem: int) -> tuple[int, int, int, int]:
+    """(bytes a real KIVI store would hold, full-precision bytes, cached tokens, full-precision residual
+    tokens) of one layer."""
+    if not getattr(layer, "is_initialized", False) or layer.keys is None or layer.keys.dim() != 4:
+        return 0, 0, 0, 0
     bits, group = cache.bits, cache.group_size
     value_group = min(group, head_dim)
     one_layer = KVLayout(1, heads, head_dim)
-    stored = full = tokens = 0
-    for layer in cache.layers:
-        if not getattr(layer, "is_initialized", False) or layer.keys is None or layer.keys.dim() != 4:
-            continue
-        seq = layer.keys.shape[-2]
-        tokens = max(tokens, seq)
-        full += one_layer.bytes(seq, elem, batch=batch)
-        key_bits = layer.keys_done * heads * head_dim * bits + (layer.keys_done // group) * heads * head_dim * SCALE_BITS
-        value_bits = layer.values_done * heads * (head_dim * bits + math.ceil(head_dim / value_group) * SCALE_BITS)
-        stored += batch * (math.ceil(key_bits / 8) + math.ceil(value_bits / 8))
-        # the residual window: keys and values not (yet) quantized, at full precision
-        stored += one_layer.bytes((seq - layer.keys_done) + (seq - layer.values_done), elem, batch=batch, sides=1)
-    return stored, full, tokens
+    seq = layer.keys.shape[-2]
+    key_bits = layer.keys_done * heads * head_dim * bits + (layer.keys_done // group) * heads * head_dim * SCALE_BITS
+    value_bits = layer.values_done * heads * (head_dim * bits + math.ceil(head_dim / value_group) * SCALE_BITS)
+    stored = batch * (math.ceil(key_bits / 8) + math.ceil(value_bits / 8))
+    # the residual window: keys and values not (yet) quantized, at full precision
+    residual_k, residual_v = seq - layer.keys_done, seq - layer.values_done
+    stored += one_layer.bytes(residual_k + residual_v, elem, batch=batch, sides=1)
+    return stored, one_layer.bytes(seq, elem, batch=batch), seq, max(residual_k, residual_v)
 
 
 def bytes_per_token(bits: int, group: int, heads: int, head_dim: int) -> float:
