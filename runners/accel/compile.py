@@ -106,7 +106,8 @@ class Compile(Acceleration):
             # count toward dynamo's per-function recompile limit
             torch._dynamo.reset()
             _COMPILED_FOR[:] = [ident]
-        self._start = _dynamo_state()
+        self._start, self._warm, self._end, self._warmup_seconds = _dynamo_state(), None, None, None
+        self._generate_calls = 0  # effects describe the latest run
         self._own_forward = vars(model).get("forward")
         mode = s.mode if s.backend == "inductor" else None
         model.forward = torch.compile(model.forward, backend=s.backend, mode=mode, dynamic=s.dynamic,

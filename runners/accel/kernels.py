@@ -170,6 +170,7 @@ class Kernels(Acceleration):
             self._restore()
             raise
         self._modules = Counter(m.config._attn_implementation for m in attention_modules(model))
+        self._counter, self._generate_calls = CallCounter(), 0  # effects describe the latest run
         self._counter.install(model)
 
     def _restore(self) -> None:
