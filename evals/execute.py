@@ -81,12 +81,20 @@ def _hf_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
     source = resolve_model(config.model)
     device = resolve_device(config.device)
     dtype = resolve_dtype(config.dtype, device)
+    accelerations = build_accelerations(config.acceleration)
+    for accel in accelerations:
+        try:
+            accel.check_device(device, dtype)
+        except ValueError as exc:
+            key, _, msg = str(exc).partition(": ")
+            raise ConfigError(msg or key, file=config.source,
+                              path=f"acceleration.{accel.name}" + (f".{key}" if msg else "")) from None
     runner = HFRunner(
         source,
         device,
         dtype,
         config.generation.model_dump(),
-        build_accelerations(config.acceleration),
+        accelerations,
         batch_size=config.batch_size,
         prefix_reuse=config.prefix_reuse,
     )

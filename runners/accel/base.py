@@ -70,6 +70,10 @@ class Capabilities:
     max_batch_size: the largest batch the method can generate (None: any).
     context_prefill: the runner prefills the text before the item's question first, through the cache
       the method supplies, and generates the rest from there (query-agnostic KV compression).
+    warmup: before the timed batches the runner generates the first batch once more, untimed, its
+      outputs discarded, and tells each method how long that took (`warmed_up`): a method that
+      compiles pays its compile time there, reported apart from the generation timings (every
+      method's `observe` sees that batch too).
     """
 
     emulated: bool = False
@@ -77,6 +81,7 @@ class Capabilities:
     prefix_reuse: bool = True
     max_batch_size: int | None = None
     context_prefill: bool = False
+    warmup: bool = False
 
 
 def fact(key: str, value: Any) -> str:
@@ -146,6 +151,10 @@ class Acceleration:
         content hash); part of the run's cache key."""
         return {}
 
+    def check_device(self, device: str, dtype: str) -> None:
+        """Refuse a device or dtype the method cannot run on, once both are resolved (`device: auto`
+        is only known then): raise ValueError("<settings key>: <why>"), a config error there."""
+
     # --- hooks, in the order the runner calls them ------------------------------------------------
 
     def prepare_model(self, model: Any) -> Any:
@@ -160,6 +169,9 @@ class Acceleration:
 
     def detach(self, model: Any) -> None:
         """Remove whatever attach installed, so a shared loaded model is left clean."""
+
+    def warmed_up(self, seconds: float) -> None:
+        """The untimed warm-up batch (`Capabilities.warmup`) took `seconds`; timed batches follow."""
 
     def generate_kwargs(self, model: Any, batch_size: int) -> dict[str, Any]:
         """Extra `generate` arguments for one call; must be fresh objects each call."""
