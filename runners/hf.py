@@ -347,6 +347,7 @@ class HFRunner(Runner):
                     start = time.perf_counter()
                     with contextlib.suppress(Exception):  # the timed batch meets the same error, per item
                         self._generate_batch(self.batches(items)[0])
+                    self.padding = PaddingTally()  # the warm-up's prefill is no part of the run's
                     for accel in self.accelerations:
                         accel.warmed_up(time.perf_counter() - start)
                 self._run_batches(items, emit)
