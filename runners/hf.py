@@ -83,6 +83,7 @@ class HFRunner(Runner):
         accelerations: list[Acceleration],
         batch_size: int | str = 4,
         prefix_reuse: bool = False,
+        batching: dict[str, Any] | None = None,
     ):
         super().__init__(accelerations)
         self.source = source
@@ -101,9 +102,16 @@ class HFRunner(Runner):
         self.model: Any = None
         self.tokenizer: Any = load_tokenizer(source)
         self._max_context: int | None | bool = False  # False: not read yet
+        self.continuous: Any = None  # batching: {mode: continuous} (runners/hf_continuous.py)
+        if batching and batching.get("mode") == "continuous":
+            from evalrun.runners.hf_continuous import ContinuousRun
+
+            self.continuous = ContinuousRun({**batching, "configured": batch_size})
 
     def manifest_extras(self) -> dict[str, Any]:
         """Batch sizes as run (after any out-of-memory halving) and what prefix reuse shared."""
+        if self.continuous is not None:
+            return {"batching": self.continuous.manifest(self)}
         return {
             "batching": {"configured": self.batch_configured, "final": self.batch_size,
                          "oom_halvings": self.oom_halvings,
@@ -338,7 +346,10 @@ class HFRunner(Runner):
             accel.attach(self.model)
         try:
             with frozen_heap():  # no full collection inside a timed step (runners/quiet_gc.py)
-                self._run_batches(items, emit)
+                if self.continuous is not None:
+                    self.continuous.run(self, items, emit)
+                else:
+                    self._run_batches(items, emit)
         finally:
             for accel in self.accelerations:
                 accel.detach(self.model)

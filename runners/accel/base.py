@@ -70,6 +70,11 @@ class Capabilities:
     max_batch_size: the largest batch the method can generate (None: any).
     context_prefill: the runner prefills the text before the item's question first, through the cache
       the method supplies, and generates the rest from there (query-agnostic KV compression).
+    continuous_batching: the method works under `batching: {mode: continuous}` (runners/hf_continuous.py),
+      where transformers' paged cache and scheduler replace the cache object and the `generate` call: it
+      needs no cache of its own, no `generate_kwargs` and no padded batch, and its hooks take packed
+      inputs (every request's tokens in one row, no attention_mask); `observe` is called once per
+      continuous session with outputs None. False (the default) makes such a config an error.
     """
 
     emulated: bool = False
@@ -77,6 +82,7 @@ class Capabilities:
     prefix_reuse: bool = True
     max_batch_size: int | None = None
     context_prefill: bool = False
+    continuous_batching: bool = False
 
 
 def fact(key: str, value: Any) -> str:
