@@ -52,12 +52,35 @@ def accelerations() -> None:
     from evalrun.runners.accel import all_methods
 
     table = Table(title="accelerations (acceleration: {KEY: {settings}})", title_justify="left")
-    for col in ("key", "settings (default)", "emulated", "description"):
+    for col in ("key", "settings (default)", "emulated", "continuous batching", "description"):
         table.add_column(col)
     for name, cls in sorted(all_methods().items()):
         settings = "\n".join(_settings_lines(cls.settings_model))
         emulated = "yes — no speed claim" if cls.capabilities.emulated else "no"
-        table.add_row(name, escape(settings), emulated, escape(cls.describe()))
+        continuous = "yes" if cls.capabilities.continuous_batching else "no"
+        table.add_row(name, escape(settings), emulated, continuous, escape(cls.describe()))
+    console.print(table)
+    _runner_modes()
+
+
+def _runner_modes() -> None:
+    """How the hf runner batches: not a method (it changes no weight or cache value), but it can change
+    outputs and speed, so a candidate may change only this."""
+    from rich.table import Table
+
+    from evalrun.runners.hf_continuous import BatchingSettings
+
+    table = Table(title="runner modes (runner: hf; batching: {mode: MODE, ...})", title_justify="left")
+    for col in ("mode", "settings (default)", "description"):
+        table.add_column(col)
+    table.add_row("static (default)", "batch_size (4)",
+                  "length-sorted, left-padded batches of batch_size items, each generated to its longest answer")
+    settings = "\n".join(line for line in _settings_lines(BatchingSettings) if not line.startswith("mode"))
+    table.add_row("continuous", escape(settings), escape(
+        "transformers continuous batching over a paged KV cache: requests join the running batch when the cache "
+        "has room and leave it when they finish, no padding. num_blocks null sizes the cache to the static "
+        "runner's largest batch (same memory); attention stays sdpa/eager (never switched to flash). CPU and "
+        "CUDA. Methods marked 'continuous batching: no' above are config errors with it."))
     console.print(table)
 
 

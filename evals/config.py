@@ -28,7 +28,8 @@ from evalrun.evals.yaml_load import (
     origin_file,
     origins_of,
 )
-from evalrun.runners.accel import validate_accelerations
+from evalrun.runners.accel import build_accelerations, validate_accelerations
+from evalrun.runners.hf_continuous import BatchingSettings
 from evalrun.runners.openai import EngineInfo, OpenAISettings
 from evalrun.tasks import get_pack
 from evalrun.tasks.base import PackParams
@@ -78,6 +79,8 @@ class RunConfig(_Strict):
     # compute a document's KV once for all the questions asked about it (items
     # with the same `context`); off by default: it changes the batch shapes
     prefix_reuse: bool = False
+    # static batches, or continuous batching over a paged KV cache (hf only; runners/hf_continuous.py)
+    batching: BatchingSettings = Field(default_factory=BatchingSettings)
     generation: GenerationSettings = Field(default_factory=GenerationSettings)
     acceleration: dict[str, Any] = Field(default_factory=dict)
     tasks: list[TaskRef]
@@ -220,6 +223,9 @@ def _check_runner_keys(data: dict[str, Any], file: Path) -> None:
             raise ConfigError("accelerations are applied by the hf runner; with runner: openai the engine applies them: "
                               "start the server with its flags (e.g. vLLM --kv-cache-dtype fp8) and record them under "
                               "engine: {name: vllm, args: [...]}", file=file, path="acceleration")
+        if data.get("batching") is not None:
+            raise ConfigError("only used with runner: hf (a server batches requests its own way: record its flags "
+                              "under engine:)", file=file, path="batching")
     elif runner == "hf":
         for key in ("openai", "engine"):
             if data.get(key) is not None:
@@ -282,7 +288,21 @@ def _parse_config(data: dict[str, Any], file: Path, origins: Origins) -> RunConf
     except ValidationError as exc:
         raise validation_error(exc, file, "", RunConfig) from None
     _check_validated_finite(config, file)
+    _check_continuous(config, file)
     return config
+
+
+def _check_continuous(config: RunConfig, file: Path) -> None:
+    """The paged cache replaces the cache object and the `generate` call: only methods that declare
+    they work without them (Capabilities.continuous_batching) run under continuous batching."""
+    if config.batching.mode != "continuous":
+        return
+    for accel in build_accelerations(config.acceleration):
+        if not accel.run_capabilities().continuous_batching:
+            raise ConfigError(f"{accel.name} cannot run with batching.mode: continuous: it supplies its own cache "
+                              "object or generate arguments (or needs padded batches), which the paged cache of "
+                              "continuous batching replaces; use batching.mode: static with it",
+                              file=file, path=f"acceleration.{accel.name}")
 
 
 def set_path(data: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:

@@ -58,10 +58,12 @@ def key_payload(config: RunConfig, source: ModelSource, device: str, dtype: str)
             "endpoint": config.openai.endpoint,
             "engine": config.engine.model_dump(mode="json") if config.engine else None,
         }
+    # continuous batching only: a static run's key is the one it had before `batching:` existed
+    paged = {"batching": config.batching.model_dump(mode="json")} if config.batching.mode == "continuous" else {}
     extras = {a.name: x for a in build_accelerations(config.acceleration) if (x := a.key_extras())}
     # methods' extra identity (a draft model's content hash), present only when some method has one
     return ({"acceleration_identity": extras} if extras else {}) | (
-        {"prefix_reuse": True} if config.prefix_reuse else {}) | common | {
+        {"prefix_reuse": True} if config.prefix_reuse else {}) | paged | common | {
         "device": device,
         "dtype": dtype,
         "batch_size": config.batch_size,
@@ -97,6 +99,7 @@ def _hf_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
         accelerations,
         batch_size=config.batch_size,
         prefix_reuse=config.prefix_reuse,
+        batching=config.batching.model_dump(),
     )
     return runner, source, device, dtype
 

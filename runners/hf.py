@@ -84,6 +84,7 @@ class HFRunner(Runner):
         accelerations: list[Acceleration],
         batch_size: int | str = 4,
         prefix_reuse: bool = False,
+        batching: dict[str, Any] | None = None,
     ):
         super().__init__(accelerations)
         self.source = source
@@ -103,10 +104,17 @@ class HFRunner(Runner):
         self.model: Any = None
         self.tokenizer: Any = load_tokenizer(source)
         self._max_context: int | None | bool = False  # False: not read yet
+        self.continuous: Any = None  # batching: {mode: continuous} (runners/hf_continuous.py)
+        if batching and batching.get("mode") == "continuous":
+            from evalrun.runners.hf_continuous import ContinuousRun
+
+            self.continuous = ContinuousRun({**batching, "configured": batch_size})
 
     def manifest_extras(self) -> dict[str, Any]:
         """Batch sizes as run (after any out-of-memory halving), how batches were planned and what
         their prefill computed (padding included), and what prefix reuse shared."""
+        if self.continuous is not None:
+            return {"batching": self.continuous.manifest(self)}
         return {
             "batching": {"configured": self.batch_configured, "final": self.batch_size,
                          "oom_halvings": self.oom_halvings,
@@ -350,7 +358,10 @@ class HFRunner(Runner):
                     self.padding = PaddingTally()  # the warm-up's prefill is no part of the run's
                     for accel in self.accelerations:
                         accel.warmed_up(time.perf_counter() - start)
-                self._run_batches(items, emit)
+                if self.continuous is not None:
+                    self.continuous.run(self, items, emit)
+                else:
+                    self._run_batches(items, emit)
         finally:
             for accel in self.accelerations:
                 accel.detach(self.model)

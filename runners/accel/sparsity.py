@@ -278,7 +278,7 @@ def calibrate(model: Any, modules: dict[str, torch.nn.Module], windows: list[lis
 class ActivationSparsity(Acceleration):
     name: ClassVar[str] = "sparsity"
     settings_model: ClassVar[type[AccelSettings]] = SparsitySettings
-    capabilities: ClassVar[Capabilities] = Capabilities(emulated=True)
+    capabilities: ClassVar[Capabilities] = Capabilities(emulated=True, continuous_batching=True)
     headline_keys: ClassVar[tuple[str, ...]] = ("target_level", "achieved_level")
     examples: ClassVar[tuple[dict[str, Any], ...]] = ({"level": 0.5, "calibration": {"samples": 2, "max_tokens": 64}},)
     description: ClassVar[str] = (

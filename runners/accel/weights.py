@@ -47,7 +47,7 @@ def _linear_weight_bytes(model: Any) -> tuple[int, int]:
 class WeightQuant(Acceleration):
     name: ClassVar[str] = "weights"
     settings_model: ClassVar[type[AccelSettings]] = WeightSettings
-    capabilities: ClassVar[Capabilities] = Capabilities(modifies_weights=True)
+    capabilities: ClassVar[Capabilities] = Capabilities(modifies_weights=True, continuous_batching=True)
     headline_keys: ClassVar[tuple[str, ...]] = ("weight_bytes_ratio",)
     examples: ClassVar[tuple[dict[str, Any], ...]] = ({"quant": "int8"},)
     description: ClassVar[str] = "Weight-only quantization of the linear layers (optimum-quanto int8 / int4)"
