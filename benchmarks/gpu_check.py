@@ -68,7 +68,7 @@ def _proof(manifest: Any) -> str:
     facts = headlines(written.get("effects") or {})
     batching = written.get("batching") or {}
     if batching.get("mode") == "continuous":
-        facts.append("paged: " + ", ".join(f"{k} {batching[k]}" for k in ("max_batch_reached", "num_blocks",
+        facts.append("paged: " + ", ".join(f"{k} {batching[k]}" for k in ("max_in_flight", "num_blocks",
                                                                           "block_size") if k in batching))
     return "; ".join(facts) or "-"
 
