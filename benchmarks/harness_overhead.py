@@ -2,7 +2,7 @@
 
 Both paths get the same items (doc_fields per_field: several questions about
 each document), the same loaded model, the same batch size and decoding
-settings, and the same length-sorted batches. They alternate for several
+settings, and the same planned batches. They alternate for several
 rounds in one process, so machine noise hits both alike. Printed per round and
 as medians: items/s of the bare loop, of evalrun (a full `execute` into a fresh
 run store: rendering, batching, timing, fsynced appends, the manifest) and of

@@ -1,9 +1,9 @@
 """The `hf` runner: transformers in process, on the local GPU or CPU.
 
-Items are planned into left-padded batches by prompt tokens (runners/batch_plan.py). A batch that
-raises is retried item by item, and an item that still raises becomes an
-`error` generation: a candidate that crashes on some inputs is a finding, not
-a harness failure.
+Items are planned into left-padded batches by prompt tokens (runners/batch_plan.py).
+A batch that raises is retried item by item, and an item that still raises becomes
+an `error` generation: a candidate that crashes on some inputs is a finding, not a
+harness failure.
 """
 
 from __future__ import annotations
@@ -235,7 +235,8 @@ class HFRunner(Runner):
         for accel in self.accelerations:
             accel.observe(self.model, out)
         prompt_len = enc["input_ids"].shape[1]
-        self.padding.add(len(items), prompt_len, int(enc["attention_mask"].sum()), len(shared.ids) if shared is not None else 0)
+        cached = len(shared.ids) if shared is not None else 0
+        self.padding.add(len(items), prompt_len, int(enc["attention_mask"].sum()), cached)
         stop_ids = {tok.eos_token_id, tok.pad_token_id} - {None}
         results = []
         for i, item in enumerate(items):
