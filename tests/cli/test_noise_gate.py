@@ -1,7 +1,14 @@
 """The noisy setting, for real: the default model in bfloat16 on the CPU answers some items
 differently when they land in other batches (padding and neighbours change the bf16
-reductions), as GPU serving does. Nothing here edits an output: the A/A repeats are the
-same configuration generated again in shuffled batches."""
+reductions), as GPU serving does. Nothing here edits an output: the A/A repeat is the
+same configuration generated again in shuffled batches.
+
+What the noise touches depends on the batch plan: under the token plan (runners/batch_plan.py)
+the demo's bf16 noise changes answers the baseline already had wrong, and a right answer only
+rarely (measured with benchmarks/aa_noise.py, README). So the gate is tested on what it must
+do whatever the noise hits: count only stable fields, test flips against the A/A rate, and
+re-ask flipped items in other batches without touching the samples.
+"""
 
 from __future__ import annotations
 
@@ -16,23 +23,31 @@ from tests.conftest import CONFIGS
 pytestmark = pytest.mark.model
 
 NOISY = CONFIGS / "noisy-bf16.yaml"
+# a real lever in the noisy setting: quanto int4 KV in bf16 flips a few right answers (measured: 2 items)
+INT4_BF16 = """extends: {noisy}
+name: int4kv-bf16
+acceleration:
+  kv_cache: {{quant: int4, backend: quanto, group_size: 64, residual_length: 128}}
+"""
 
 
 @pytest.fixture(scope="module")
 def aa(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, api.CompareReport]:
     out = tmp_path_factory.mktemp("noisy")
     cfg = api.load(NOISY)
-    report = api.compare(cfg, [cfg, cfg], out=out, replicates=3, early_stop=False, log=lambda m: None)
+    report = api.compare(cfg, [cfg], out=out, replicates=3, early_stop=False, log=lambda m: None)
     return out, report
 
 
-def test_the_noise_is_real_and_fails_the_single_run_gate(aa: tuple[Path, api.CompareReport]) -> None:
+def test_the_noise_is_real_and_the_single_run_gate_counts_every_flip(aa: tuple[Path, api.CompareReport]) -> None:
     _, report = aa
-    # the repeats are not byte-identical to the baseline: the batches changed the answers
+    # the repeat is not byte-identical to the baseline: the batches changed the answers
     assert any(pc.identical_outputs < pc.n for c in report.comparisons for pc in c.packs)
     assert report.stability is not None and report.stability.unstable
     single = api.compare_results(report.baseline, [(c, None) for c in report.candidates])
-    assert any(v.status == "fail" for v in single.verdicts), [v.summary() for v in single.verdicts]
+    for comp, v in zip(single.comparisons, single.verdicts):
+        assert not v.noise_flips  # without replicates nothing is called noise: every flip counts
+        assert (v.status == "fail") == bool(comp.harmful), [v.summary() for v in single.verdicts]
 
 
 def test_the_noise_aware_gate_passes_the_same_repeats(aa: tuple[Path, api.CompareReport]) -> None:
@@ -46,6 +61,7 @@ def test_the_noise_aware_gate_passes_the_same_repeats(aa: tuple[Path, api.Compar
     for comp, v in zip(report.comparisons, report.verdicts):
         noise = {f.key for f in v.noise_flips}
         assert noise <= {f.key for f in comp.harmful}
+        assert all(f.key in report.stability.unstable for f in v.noise_flips)
 
 
 def test_report_finds_the_stored_replicates(aa: tuple[Path, api.CompareReport]) -> None:
@@ -63,24 +79,23 @@ def test_report_finds_the_stored_replicates(aa: tuple[Path, api.CompareReport]) 
     assert data["verdicts"][0]["power"]  # each pack's detectable rate
 
 
-def test_confirmation_discards_flips_that_do_not_reproduce(aa: tuple[Path, api.CompareReport]) -> None:
-    out, report = aa
-    samples = {r.name: RunStore(r.dir).samples_path.read_bytes() for r in report.candidates}
-    cfg = api.load(NOISY)
-    confirmed = api.compare(cfg, [cfg, cfg], out=out, replicates=3, early_stop=False, confirm_n=3,
-                            log=lambda m: None)
-    asked = set()
-    for run, comp, v in zip(confirmed.candidates, confirmed.comparisons, confirmed.verdicts):
-        assert RunStore(run.dir).samples_path.read_bytes() == samples[run.name]  # re-asks never touch samples
-        reasks = RunStore(run.dir).read_confirmations()
-        assert set(reasks) <= {f.item_id for f in comp.harmful}  # only flipped items are re-asked
-        assert all(sorted(r.attempt for r in rs) == [1, 2, 3] for rs in reasks.values())
-        assert all(rs[0].batch_size == 1 for rs in reasks.values())  # batch 1 first
-        asked |= set(reasks)
-        for f in comp.harmful:
-            if f.confirmations is not None:
-                assert (f in v.unconfirmed) == (not f.confirmed)
-        assert v.status != "fail"
-    refuted = [f for v in confirmed.verdicts for f in v.unconfirmed]
-    assert asked and refuted, "a noise flip should not reproduce in the majority of re-asks in other batches"
-    assert all(f.confirmations[0] * 2 <= f.confirmations[1] for f in refuted)
+def test_confirmation_reasks_flipped_items_in_other_batches(aa: tuple[Path, api.CompareReport],
+                                                           tmp_path: Path) -> None:
+    out, _ = aa
+    path = tmp_path / "int4kv-bf16.yaml"
+    path.write_text(INT4_BF16.format(noisy=NOISY))
+    cfg, cand = api.load(NOISY), api.load(path)
+    first = api.compare(cfg, [cand], out=out, replicates=3, early_stop=False, log=lambda m: None)
+    samples = RunStore(first.candidates[0].dir).samples_path.read_bytes()
+    confirmed = api.compare(cfg, [cand], out=out, replicates=3, early_stop=False, confirm_n=3, log=lambda m: None)
+    [run], [comp], [v] = confirmed.candidates, confirmed.comparisons, confirmed.verdicts
+    assert RunStore(run.dir).samples_path.read_bytes() == samples  # re-asks never touch samples
+    reasks = RunStore(run.dir).read_confirmations()
+    assert reasks and set(reasks) <= {f.item_id for f in comp.harmful}  # only flipped items are re-asked
+    assert all(sorted(r.attempt for r in rs) == [1, 2, 3] for rs in reasks.values())
+    assert all(min(rs, key=lambda r: r.attempt).batch_size == 1 for rs in reasks.values())  # batch 1 first
+    assert all(r.seed is not None for rs in reasks.values() for r in rs if r.attempt > 1)  # then other batches
+    asked = [f for f in comp.harmful if f.confirmations is not None]
+    assert asked and all(f.confirmations[1] == 3 for f in asked)
+    for f in asked:  # counted exactly when the majority of re-asks reproduce it
+        assert f.confirmed == (2 * f.confirmations[0] > 3) and (f in v.unconfirmed) == (not f.confirmed)
