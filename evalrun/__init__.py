@@ -41,6 +41,8 @@ _EXPORTS: dict[str, str] = {
     "RuleResult": "evalrun.evals.verdict",
     "Gap": "evalrun.evals.verdict",
     "Comparison": "evalrun.evals.pairing",
+    "samples_df": "evalrun.evals.frames",
+    "fields_df": "evalrun.evals.frames",
     "Item": "evalrun.contract",
     "Field": "evalrun.contract",
     "Generation": "evalrun.contract",
@@ -70,6 +72,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from evalrun.evals.execute import RunFailed
     from evalrun.evals.runs import RunResult
     from evalrun.evals.fields import score_field
+    from evalrun.evals.frames import fields_df, samples_df
     from evalrun.evals.gate import GateConfig
     from evalrun.evals.pairing import Comparison
     from evalrun.evals.verdict import Gap, RuleResult, Verdict

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from rich.markup import escape
 
-from evalrun.cli_app import EXIT_RUNTIME, _guard, _log, app, console, err_console, make_progress
+from evalrun.cli_app import EXIT_RUNTIME, _guard, _log, app, console, err_console, make_progress, trust_option
 from evalrun.cli_catalog import accelerations, packs_app
 from evalrun.cli_check import check
+from evalrun.cli_export import export
 from evalrun.cli_plan import plan
 from evalrun.cli_sweep import COUNT_HELP, LOAD_HELP, SLO_HELP, WORKLOAD_HELP, check_usage, run_load
 from evalrun.cli_outputs import Outputs
@@ -201,11 +202,6 @@ def _finish(report: "api.CompareReport", outputs: Outputs, failures: list[str]) 
     return EXIT_RUNTIME if failures else report.exit_code
 
 
-trust_option = typer.Option(False, "--trust-edited-items", help="Score a run whose items.jsonl no longer matches "
-                            "the hash recorded when it ran, or whose manifest is unreadable (with a warning); "
-                            "refused otherwise.")
-
-
 @app.command()
 def report(
     run_dirs: list[Path] = typer.Argument(..., help="Stored run directories, the baseline first, then the candidates."),
@@ -354,7 +350,8 @@ def rescore(
     _guard(go)
 
 
-# the catalog commands, registered here so `evalrun --help` lists them after the workflow's
+# stored runs as tables, and the catalog commands, registered here so `evalrun --help` lists them after the workflow's
+app.command()(export)
 app.command()(accelerations)
 app.add_typer(packs_app, name="packs")
 

@@ -1,8 +1,9 @@
 """What every `evalrun` command module shares: the typer app, the consoles, the
 exit codes, the progress display (a bar in a terminal, plain lines in a log)
 and the mapping of the stages' exceptions to one line and an exit code. The
-commands live in cli.py (the comparison workflow), cli_check.py (the dry run)
-and cli_catalog.py (listing packs and accelerations, exporting items).
+commands live in cli.py (the comparison workflow), cli_check.py (the dry run),
+cli_export.py (stored runs as tables) and cli_catalog.py (listing packs and
+accelerations, exporting items).
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+trust_option = typer.Option(False, "--trust-edited-items", help="Score a run whose items.jsonl no longer matches "
+                            "the hash recorded when it ran, or whose manifest is unreadable (with a warning); "
+                            "refused otherwise.")
 
 
 def _console(stderr: bool = False) -> Console:

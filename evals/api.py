@@ -19,7 +19,7 @@ from evalrun.evals.stability import Stability, stability
 from evalrun.evals.check import CheckResult, inspect_run
 from evalrun.evals.config import ConfigError, RunConfig, load_config
 from evalrun.evals.execute import Progress, RunFailed, prepare
-from evalrun.evals.runs import PreparedRun, RunResult, manifest_model, stored_replicates
+from evalrun.evals.runs import PreparedRun, RunResult, load_stored, manifest_model, stored_replicates
 from evalrun.evals.coverage import coverage_gaps
 from evalrun.evals.gate import GateConfig, check_gate, evaluate, load_gate
 from evalrun.evals.metrics import PackMetrics, pack_metrics
@@ -360,12 +360,7 @@ def report(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edi
     """Re-compare stored runs, the first as the baseline, without loading any model.
 
     Each run's items must still be the ones it was asked (see `rescore`), unless `trust_edited_items`."""
-    results = []
-    for d in run_dirs:
-        store = RunStore(d)
-        if not store.exists() or not store.items_path.exists():
-            raise ConfigError("not a run directory (needs manifest.json and items.jsonl)", file=d)
-        results.append(RunResult.load(d, trust_edited_items, log))
+    results = [load_stored(d, trust_edited_items, log) for d in run_dirs]
     names = [r.name for r in results]
     if len(set(names)) != len(names):
         raise ConfigError(f"the same run is given twice ({', '.join(names)})")

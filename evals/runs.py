@@ -92,6 +92,16 @@ class RunResult:
         return cls(name, store.dir, items, dict(generations), manifest, warnings=store.warnings)
 
 
+def load_stored(run_dir: str | Path, trust_edited_items: bool = False,
+                log: Callable[[str], None] | None = print) -> RunResult:
+    """A stored run read back for scoring: a directory without manifest.json and items.jsonl is
+    refused (ConfigError naming it) before anything is read, never taken for an empty run."""
+    store = RunStore(run_dir)
+    if not store.exists() or not store.items_path.exists():
+        raise ConfigError("not a run directory (needs manifest.json and items.jsonl)", file=run_dir)
+    return RunResult.load(run_dir, trust_edited_items, log)
+
+
 def manifest_model(data: dict[str, Any], path: Path) -> RunManifest:
     """A stored manifest's dict as the typed model; one that does not fit the schema is
     refused like unreadable JSON (ConfigError naming the file)."""

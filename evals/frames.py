@@ -1,0 +1,191 @@
+"""Stored runs as pandas DataFrames, for notebooks and for `evalrun export`.
+
+Read through the same path as `evalrun report` (evals.runs.load_stored: fail
+closed, never written to), scored by the same scorer (`api.score`), timed by
+the one definition of TTFT/TPOT/E2EL (evals.latency) and, with a baseline,
+flipped by the same pairing as the gate (evals.pairing.pair). Nothing here
+decides anything: it lays out what the other stages computed.
+
+The columns and their dtypes are fixed here, once (SAMPLE_COLUMNS,
+FIELD_COLUMNS); the README's table and the tests read the same mappings. Every
+dtype is a pandas nullable one, so an all-missing column keeps its type.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
+
+from evalrun.contract.types import Generation
+from evalrun.evals import latency
+from evalrun.evals.api import score
+from evalrun.evals.execute import RunFailed
+from evalrun.evals.pairing import pair
+from evalrun.evals.runs import RunResult, load_stored
+from evalrun.evals.scoring import ScoredItem
+from evalrun.evals.speed_table import method_label
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+RunDirs = Sequence[str | Path]
+Table = Literal["samples", "fields"]
+Format = Literal["parquet", "csv"]
+
+# what identifies a row's run and item, first in both tables
+_RUN = {"run": "string", "config": "string", "acceleration": "string", "pack": "string", "item": "string"}
+# the generation's timing, by evals.latency's definitions (seconds; NA where undefined or errored)
+_TIMING = {"ttft": "Float64", "tpot": "Float64"}
+
+SAMPLE_COLUMNS: dict[str, str] = {
+    **_RUN, "prompt_hash": "string", "output": "string", "error": "string",
+    "prompt_tokens": "Int64", "new_tokens": "Int64", **_TIMING, "e2el": "Float64",
+    "seconds": "Float64", "batch_size": "Int64", "fields": "Int64",
+}
+
+FIELD_COLUMNS: dict[str, str] = {
+    **_RUN, "field": "string", "type": "string", "gold": "string", "prediction": "string",
+    "outcome": "string", "subcode": "string", "correct": "boolean", "flip": "string",
+    "prompt_tokens": "Int64", **_TIMING, "error": "string",
+}
+
+COLUMNS: dict[Table, dict[str, str]] = {"samples": SAMPLE_COLUMNS, "fields": FIELD_COLUMNS}
+
+
+def _frame(columns: dict[str, list[Any]], dtypes: dict[str, str]) -> "pd.DataFrame":
+    """One DataFrame from whole columns (never row by row), in the documented order and dtypes."""
+    import pandas as pd
+
+    data = {}
+    for name, dtype in dtypes.items():
+        try:
+            data[name] = pd.array(columns[name], dtype=dtype)
+        except UnicodeEncodeError:
+            raise RunFailed(_unencodable(columns, name)) from None
+    return pd.DataFrame(data)
+
+
+def _unencodable(columns: dict[str, list[Any]], name: str) -> str:
+    """Which stored text a table cannot hold: the store keeps any Unicode (a lone surrogate
+    included), pandas' and Parquet's strings are UTF-8. Said, never replaced."""
+    row = next(i for i, v in enumerate(columns[name]) if isinstance(v, str) and not v.isascii()
+               and _not_utf8(v))
+    return (f"{columns['run'][row]}: item {columns['item'][row]!r}: its {name} holds a lone surrogate, which a "
+            "table's UTF-8 text cannot hold (the stored run keeps it; read it with RunStore.read_samples)")
+
+
+def _not_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _run_facts(run: RunResult) -> dict[str, str]:
+    return {"run": run.dir.name, "config": run.name, "acceleration": method_label(run.manifest.to_dict())}
+
+
+def _add_run(cols: dict[str, list[Any]], facts: dict[str, str], pack: str, item: str, n: int) -> None:
+    """The run and item columns, `n` times (once per sample, once per field)."""
+    for name, value in (*facts.items(), ("pack", pack), ("item", item)):
+        cols[name].extend([value] * n)
+
+
+def _add_timing(cols: dict[str, list[Any]], gen: Generation, n: int) -> None:
+    cols["prompt_tokens"].extend([gen.prompt_tokens] * n)
+    cols["ttft"].extend([latency.ttft(gen)] * n)
+    cols["tpot"].extend([latency.tpot(gen)] * n)
+    cols["error"].extend([gen.error] * n)
+
+
+def _load(run_dirs: RunDirs, trust_edited_items: bool, log: Callable[[str], None] | None) -> list[RunResult]:
+    return [load_stored(d, trust_edited_items, log) for d in run_dirs]
+
+
+def samples_df(run_dirs: RunDirs, trust_edited_items: bool = False,
+               log: Callable[[str], None] | None = print) -> "pd.DataFrame":
+    """One row per stored generation of each run, in the run's item order (an item not yet
+    generated has no row). Nothing is scored: scoring is most of the cost of a table of
+    generations, and per-field outcomes are `fields_df`'s (an item is right when all its
+    fields are: `fields_df(...).groupby(["run", "item"]).correct.all()`)."""
+    cols: dict[str, list[Any]] = {name: [] for name in SAMPLE_COLUMNS}
+    for run in _load(run_dirs, trust_edited_items, log):
+        facts = _run_facts(run)
+        for item in run.items:
+            gen = run.generations.get(item.id)
+            if gen is None:
+                continue
+            _add_run(cols, facts, item.pack, item.id, 1)
+            _add_timing(cols, gen, 1)
+            for name, value in (("prompt_hash", gen.prompt_hash), ("output", gen.output),
+                                ("new_tokens", gen.new_tokens), ("e2el", latency.e2el(gen)),
+                                ("seconds", gen.seconds), ("batch_size", gen.batch_size),
+                                ("fields", len(item.fields))):
+                cols[name].append(value)
+    return _frame(cols, SAMPLE_COLUMNS)
+
+
+def _flips(base: list[ScoredItem], scored: list[ScoredItem], names: tuple[str, str]) -> dict[tuple[str, str], str]:
+    """(item, field) -> "harmful" | "helpful" | "" for every field paired with the baseline
+    (unpaired fields are absent: their flip is NA), by the gate's own pairing."""
+    comparison = pair(base, scored, *names, n_resamples=1)  # its flips only: no interval is read here
+    out = dict.fromkeys(_paired_keys(base, scored), "")
+    out |= {f.key: "harmful" for f in comparison.harmful}
+    out |= {f.key: "helpful" for f in comparison.helpful}
+    return out
+
+
+def _paired_keys(base: list[ScoredItem], scored: list[ScoredItem]) -> list[tuple[str, str]]:
+    """The (item, field) pairs `pair` compares: the baseline's fields of items both runs answered."""
+    answered = {s.item_id for s in scored}
+    return [(b.item_id, name) for b in base if b.item_id in answered for name in b.fields]
+
+
+def fields_df(run_dirs: RunDirs, baseline: str | Path | None = None, trust_edited_items: bool = False,
+              log: Callable[[str], None] | None = print) -> "pd.DataFrame":
+    """One row per stored generation and asked field. With `baseline` (a run directory, which
+    may also be among `run_dirs`), `flip` says how each field moved against it, exactly as the
+    gate pairs runs: `df[df.flip == "harmful"]` is the comparison's harmful flips; a field the
+    baseline did not answer is NA. Without a baseline `flip` is all NA."""
+    runs = _load(run_dirs, trust_edited_items, log)
+    base = _load([baseline], trust_edited_items, log)[0] if baseline is not None else None
+    base_scored = score(base) if base is not None else []
+    cols: dict[str, list[Any]] = {name: [] for name in FIELD_COLUMNS}
+    for run in runs:
+        facts = _run_facts(run)
+        same = base is not None and run.dir.resolve() == base.dir.resolve()
+        scored = base_scored if same else score(run)  # the baseline among the runs is scored once
+        flips = _flips(base_scored, scored, (base.name, run.name)) if base is not None else {}
+        for s in scored:
+            n = len(s.fields)
+            _add_run(cols, facts, s.pack, s.item_id, n)
+            _add_timing(cols, run.generations[s.item_id], n)
+            for name, fs in s.fields.items():
+                for col, value in (("field", name), ("type", s.kinds[name]), ("gold", s.golds[name]),
+                                   ("prediction", fs.pred_norm), ("outcome", fs.outcome), ("subcode", fs.subcode),
+                                   ("correct", s.field_right(name)), ("flip", flips.get((s.item_id, name)))):
+                    cols[col].append(value)
+    return _frame(cols, FIELD_COLUMNS)
+
+
+def frame_bytes(df: "pd.DataFrame", fmt: Format) -> bytes:
+    """The file a DataFrame exports to. Parquet keeps every dtype and tells NA from "";
+    CSV (UTF-8, every text cell quoted, `\\n` between rows) cannot: an empty cell is both.
+    Cells are written as they are, a leading `=`, `+`, `-` or `@` included (no quote
+    prefixed): the export is the data, byte for byte, not a spreadsheet."""
+    if fmt == "parquet":
+        buf = io.BytesIO()
+        df.to_parquet(buf, engine="pyarrow", index=False)
+        return buf.getvalue()
+    import csv
+
+    return df.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n").encode("utf-8")
+
+
+def read_csv(path: str | Path, table: Table = "fields") -> "pd.DataFrame":
+    """An exported CSV read back with the documented dtypes (an empty cell is NA)."""
+    import pandas as pd
+
+    return pd.read_csv(path, dtype=COLUMNS[table], keep_default_na=False, na_values=[""], encoding="utf-8")
