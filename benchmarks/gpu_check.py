@@ -1,7 +1,7 @@
 """One prepared check of every lever on one device: the table a GPU session runs first.
 
     python benchmarks/gpu_check.py                       # CUDA, bf16, the demo packs, every lever
-    python benchmarks/gpu_check.py --device cpu --limit 2  # the same script on the CPU (the test suite runs this)
+    python benchmarks/gpu_check.py --device cpu --limit 1  # the same script on the CPU (the test suite runs this)
 
 Runs the demo packs (configs/baseline.yaml) with the baseline and each lever as
 a candidate, in one `compare` (one baseline, every candidate paired with it),

@@ -6,12 +6,16 @@ them (the chat template), go greedily through lm-eval's
 through evalrun's `HFRunner.run` with three batch plans: the old one
 (characters, shortest first), plain chunks of the token order (longest first:
 lm-eval's own batches) and the runner's plan (runners/batch_plan.py: tokens,
-longest first, least padding). fp32 on the CPU, `max_new_tokens` and the batch
+longest first, least padding); and two ways lm-eval has no counterpart for: the
+runner's plan with `prefix_reuse` (each document prefilled once for its
+questions) and continuous batching over a paged cache at the static runner's KV
+memory (configs/paged-cb.yaml). fp32 on the CPU, `max_new_tokens` and the batch
 size from the config. The arms alternate in one process (A B C D, then D C B A)
 so machine noise hits all alike; printed: items/s per round, the medians, the
 median of the per-round ratios to lm-eval, the prefill tokens each plan padded
 to, and whether prompts, output token ids and output texts are identical.
-Goal: the runner's plan >= 1.0x lm-eval on generation alone.
+Goals: the runner's plan >= 1.0x lm-eval on generation alone; >= 1.5x with prefix
+reuse or continuous batching.
 
 lm-eval is not a dependency of evalrun. Without it, only the evalrun arms run.
 To measure against it without touching the project's environment:
@@ -40,6 +44,7 @@ from evalrun.contract.types import Generation, Item  # noqa: E402
 from evalrun.evals.config import load_config_variant  # noqa: E402
 from evalrun.evals.execute import prepare  # noqa: E402
 from evalrun.runners.batch_plan import PaddingTally  # noqa: E402
+from evalrun.runners.hf_continuous import ContinuousRun  # noqa: E402
 from evalrun.runners.models import local_dir  # noqa: E402
 
 LM_EVAL = "lm-eval hf"
@@ -75,18 +80,32 @@ def _trim(new: list[int], stop: set[int]) -> list[int]:
     return new[:end]
 
 
-def run_evalrun(runner: Any, items: list[Item], plan: list[list[Item]] | None, arm: Arm) -> None:
-    """One round of `runner.run` over `items`, in `plan`'s batches (None: the runner's own plan)."""
+@dataclass
+class Way:
+    """How an evalrun arm generates: a batch plan (None: the runner's own) and runner settings
+    set for its rounds only (prefix reuse, the continuous-batching mode)."""
+
+    plan: list[list[Item]] | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def run_evalrun(runner: Any, items: list[Item], way: Way, arm: Arm) -> None:
+    """One round of `runner.run` over `items`, the way `way` says."""
     runner.padding = PaddingTally()
-    if plan is None:
-        runner.__dict__.pop("batches", None)
-    else:
-        runner.batches = lambda _items, plan=plan: plan
+    if way.plan is not None:
+        runner.batches = lambda _items, plan=way.plan: plan
+    saved = {k: getattr(runner, k) for k in way.settings}
+    for k, v in way.settings.items():
+        setattr(runner, k, v)
     out: list[Generation] = []
-    start = time.perf_counter()
-    runner.run(items, out.append)
-    arm.rate.append(len(items) / (time.perf_counter() - start))
-    runner.__dict__.pop("batches", None)
+    try:
+        start = time.perf_counter()
+        runner.run(items, out.append)
+        arm.rate.append(len(items) / (time.perf_counter() - start))
+    finally:
+        runner.__dict__.pop("batches", None)
+        for k, v in saved.items():
+            setattr(runner, k, v)
     arm.padded = runner.padding.padded_prefill_tokens
     arm.ids = {g.item_id: list(g.output_ids or []) for g in out}
     arm.text = {g.item_id: g.output or "" for g in out}
@@ -168,16 +187,22 @@ def main() -> None:
     size, max_new = runner.batch_size, int(cfg.generation.max_new_tokens)
     runner.run_items = items
     prompt_tokens = sum(runner.prompt_tokens(it) for it in items)
-    plans = {"evalrun, old plan (characters, shortest first)": chars_plan(items, size),
-             "evalrun, tokens longest first, plain chunks": token_chunks(items, size, runner.prompt_tokens),
-             "evalrun, runner's plan (tokens, least padding)": None}
+    paged = ContinuousRun({"mode": "continuous", "block_size": 32, "num_blocks": None, "max_batch_tokens": None,
+                           "configured": size})  # configs/paged-cb.yaml: the static runner's KV memory
+    plans = {"evalrun, old plan (characters, shortest first)": Way(chars_plan(items, size)),
+             "evalrun, tokens longest first, plain chunks": Way(token_chunks(items, size, runner.prompt_tokens)),
+             "evalrun, runner's plan (tokens, least padding)": Way(),
+             "evalrun, runner's plan + prefix_reuse": Way(settings={"prefix_reuse": True}),
+             "evalrun, continuous batching (paged)": Way(settings={"continuous": paged})}
     lm = load_lm_eval(str(local_dir(prepared.source)), size)
     arms = ([Arm(LM_EVAL)] if lm is not None else []) + [Arm(name) for name in plans]
     print(f"{len(items)} items from {args.config}, batch {size}, {max_new} new tokens, greedy, fp32 on the CPU, "
           f"{args.rounds} rounds alternating; model {local_dir(prepared.source)}")
     if lm is None:
         print("lm_eval is not importable: only evalrun's plans are compared (see this file's docstring)")
-    run_evalrun(runner, items[:size], None, Arm("warm-up"))  # loads the model, first-call costs
+    for way in plans.values():  # loads the model, first-call costs of each setting (a plan is all the items)
+        if way.plan is None:
+            run_evalrun(runner, items[:size], way, Arm("warm-up"))  # loads the model, first-call costs
     if lm is not None:
         run_lm_eval(lm, runner, items[:size], max_new, Arm("warm-up"))
     for r in range(args.rounds):
