@@ -75,7 +75,7 @@ def _gated(stab: Stability | None, item_id: str, name: str) -> bool:
 
 
 def _pct(x: int, n: int) -> str:
-    return f"{x}/{n} ({100 * x / n:.2g}%)" if n else f"{x}/0"
+    return f"{x}/{n} ({100 * x / n:.3g}%)" if n else f"{x}/0"  # .3g: 100%, never 1e+02%
 
 
 def _detail(what: str, key: str, x: int, n: int, test: FlipTest, stab: Stability | None, noise: int,

@@ -24,11 +24,7 @@ pytestmark = pytest.mark.model
 
 NOISY = CONFIGS / "noisy-bf16.yaml"
 # a real lever in the noisy setting: quanto int4 KV in bf16 flips a few right answers (measured: 2 items)
-INT4_BF16 = """extends: {noisy}
-name: int4kv-bf16
-acceleration:
-  kv_cache: {{quant: int4, backend: quanto, group_size: 64, residual_length: 128}}
-"""
+INT4_BF16 = CONFIGS / "int4kv-bf16.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -79,12 +75,9 @@ def test_report_finds_the_stored_replicates(aa: tuple[Path, api.CompareReport]) 
     assert data["verdicts"][0]["power"]  # each pack's detectable rate
 
 
-def test_confirmation_reasks_flipped_items_in_other_batches(aa: tuple[Path, api.CompareReport],
-                                                           tmp_path: Path) -> None:
+def test_confirmation_reasks_flipped_items_in_other_batches(aa: tuple[Path, api.CompareReport]) -> None:
     out, _ = aa
-    path = tmp_path / "int4kv-bf16.yaml"
-    path.write_text(INT4_BF16.format(noisy=NOISY))
-    cfg, cand = api.load(NOISY), api.load(path)
+    cfg, cand = api.load(NOISY), api.load(INT4_BF16)
     first = api.compare(cfg, [cand], out=out, replicates=3, early_stop=False, log=lambda m: None)
     samples = RunStore(first.candidates[0].dir).samples_path.read_bytes()
     confirmed = api.compare(cfg, [cand], out=out, replicates=3, early_stop=False, confirm_n=3, log=lambda m: None)

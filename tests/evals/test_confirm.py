@@ -65,3 +65,4 @@ def test_to_confirm_lists_each_flipped_item_once_in_item_order() -> None:
     assert ids == list(dict.fromkeys(f.item_id for f in comp.harmful)) and len(ids) == len(CAND_WRONG)
     assert confirm.attempt_plan(1, 4) == (1, None)
     assert confirm.attempt_plan(2, 4) == (4, confirm.RESHUFFLE_SEED + 2)
+

@@ -264,3 +264,11 @@ def test_one_field_name_with_two_types_is_judged_per_type() -> None:
     v = evaluate(pair(untested, untested, "base", "cand", n_resamples=200))
     assert _rule(v, "max_harmful_flips[number]").status == "untestable"
     assert _rule(v, "max_harmful_flips[amount]").status == "pass"
+
+
+def test_rates_in_a_rules_text_are_plain_percentages() -> None:
+    """A 1-of-1 flip rate once printed as "1e+02%"."""
+    from evalrun.evals.flip_rules import _pct
+
+    assert [_pct(1, 1), _pct(1, 3), _pct(0, 12), _pct(1, 49), _pct(0, 0)] == \
+        ["1/1 (100%)", "1/3 (33.3%)", "0/12 (0%)", "1/49 (2.04%)", "0/0"]
