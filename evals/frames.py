@@ -150,13 +150,16 @@ def fields_df(run_dirs: RunDirs, baseline: str | Path | None = None, trust_edite
     gate pairs runs: `df[df.flip == "harmful"]` is the comparison's harmful flips; a field the
     baseline did not answer is NA. Without a baseline `flip` is all NA."""
     runs = _load(run_dirs, trust_edited_items, log)
-    base = _load([baseline], trust_edited_items, log)[0] if baseline is not None else None
+    base = None
+    if baseline is not None:  # the baseline among the runs is read and scored once
+        target = Path(baseline).resolve()
+        base = next((r for r in runs if r.dir.resolve() == target), None) or \
+            load_stored(baseline, trust_edited_items, log)
     base_scored = score(base) if base is not None else []
     cols: dict[str, list[Any]] = {name: [] for name in FIELD_COLUMNS}
     for run in runs:
         facts = _run_facts(run)
-        same = base is not None and run.dir.resolve() == base.dir.resolve()
-        scored = base_scored if same else score(run)  # the baseline among the runs is scored once
+        scored = base_scored if run is base else score(run)
         flips = _flips(base_scored, scored, (base.name, run.name)) if base is not None else {}
         for s in scored:
             n = len(s.fields)
