@@ -242,6 +242,10 @@ class RunManifest(_Open):
     batching: Batching | None = None
     prefix_reuse: dict[str, Any] | None = None
     server: dict[str, Any] | None = None
+    # the device in words ("cpu: <model>", "cuda: NVIDIA H200"): speed is compared across runs of one kind
+    device_kind: str | None = None
+    # executor: ray: per actor its node, device, items (by id) and speed; actors that died and what was re-queued
+    executor: dict[str, Any] | None = None
     manifest_recreated: ManifestRecreated | None = None
     early_stop: EarlyStopRecord | None = None
 

@@ -24,6 +24,7 @@ from evalrun.cli_export import export
 from evalrun.cli_plan import plan
 from evalrun.cli_sweep import COUNT_HELP, LOAD_HELP, SLO_HELP, WORKLOAD_HELP, check_usage, run_load
 from evalrun.cli_outputs import Outputs
+from evalrun.cli_ray import apply_ray, ray_option
 from evalrun.evals import api
 from evalrun.evals.capacity import CapacityInputs
 from evalrun.evals.config import ConfigError
@@ -79,6 +80,7 @@ def run(
     config: Path = typer.Argument(..., help="Configuration YAML to run."),
     out: Path = out_option,
     limit: Optional[int] = limit_option,
+    ray: Optional[str] = ray_option,
 ) -> None:
     """Generate (or resume, or reuse) one configuration's run and print where it is stored."""
 
@@ -86,7 +88,7 @@ def run(
         from evalrun.evals.metrics import pack_metrics
         from evalrun.reports.terminal import render_pack_metrics
 
-        cfg = api.load(config)
+        [cfg] = apply_ray([api.load(config)], ray, _log)
         result = api.run(cfg, out=out, limit=limit, progress=make_progress(), log=_log)
         scored = api.score(result)
         correct = sum(s.correct for s in scored)
@@ -127,6 +129,7 @@ def compare(
     peak_factor: float = peak_option,
     slo: Optional[str] = slo_option,
     percentiles: str = percentiles_option,
+    ray: Optional[str] = ray_option,
 ) -> None:
     """Run BASELINE and each CANDIDATE on identical items, pair them and gate.
 
@@ -145,7 +148,8 @@ def compare(
     def go() -> int:
         from evalrun.evals.gate import load_gate_file
 
-        configs = [api.load(p) for p in [baseline, *candidates]]  # validate everything before any work
+        # validate everything before any work
+        configs = apply_ray([api.load(p) for p in [baseline, *candidates]], ray, _log)
         gate_cfg = load_gate_file(gate) if gate else None
         outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
         outputs.check()

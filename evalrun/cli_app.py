@@ -14,7 +14,9 @@ import threading
 import time
 from typing import TextIO, Union
 
+import click
 import typer
+from typer.core import TyperGroup
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -25,7 +27,17 @@ from evalrun.evals.pairing import PairingError
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 
+class _Group(TyperGroup):
+    """The app's command group: a bare `--ray` gets its default value before Click parses (evalrun/cli_ray.py)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        from evalrun.cli_ray import fill_bare_ray
+
+        return super().parse_args(ctx, fill_bare_ray(args))
+
+
 app = typer.Typer(
+    cls=_Group,
     help=(
         "evalrun — accuracy regression harness for lossy LLM inference acceleration.\n\n"
         "Run the same task packs through a baseline configuration and faster candidates, pair the answers "

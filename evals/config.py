@@ -31,6 +31,7 @@ from evalrun.evals.yaml_load import (
 from evalrun.runners.accel import build_accelerations, validate_accelerations
 from evalrun.runners.hf_continuous import BatchingSettings
 from evalrun.runners.openai import EngineInfo, OpenAISettings
+from evalrun.runners.ray_executor import RaySettings
 from evalrun.tasks import get_pack
 from evalrun.tasks.base import PackParams
 
@@ -81,6 +82,10 @@ class RunConfig(_Strict):
     prefix_reuse: bool = False
     # static batches, or continuous batching over a paged KV cache (hf only; runners/hf_continuous.py)
     batching: BatchingSettings = Field(default_factory=BatchingSettings)
+    # where the hf runner's batches are generated: in this process, or spread over Ray actors
+    # (runners/ray_executor.py); the same batches either way, so not part of the run key
+    executor: Literal["inprocess", "ray"] = "inprocess"
+    ray: RaySettings | None = None
     generation: GenerationSettings = Field(default_factory=GenerationSettings)
     acceleration: dict[str, Any] = Field(default_factory=dict)
     tasks: list[TaskRef]
@@ -226,6 +231,11 @@ def _check_runner_keys(data: dict[str, Any], file: Path) -> None:
         if data.get("batching") is not None:
             raise ConfigError("only used with runner: hf (a server batches requests its own way: record its flags "
                               "under engine:)", file=file, path="batching")
+        if data.get("executor", "inprocess") != "inprocess" or data.get("ray") is not None:
+            raise ConfigError("executor: ray spreads the hf runner's batches over Ray actors; a served engine scales "
+                              "itself: point openai.base_url at its data-parallel deployment or gateway and size "
+                              "openai.concurrency to it", file=file,
+                              path="executor" if data.get("executor", "inprocess") != "inprocess" else "ray")
     elif runner == "hf":
         for key in ("openai", "engine"):
             if data.get(key) is not None:
@@ -289,7 +299,19 @@ def _parse_config(data: dict[str, Any], file: Path, origins: Origins) -> RunConf
         raise validation_error(exc, file, "", RunConfig) from None
     _check_validated_finite(config, file)
     _check_continuous(config, file)
+    _check_executor(config, file)
     return config
+
+
+def _check_executor(config: RunConfig, file: Path) -> None:
+    """`ray:` without `executor: ray` is a no-op worth a line; continuous batching packs requests into
+    steps as they come, a plan the driver cannot split into units, so it runs in process only."""
+    if config.ray is not None and config.executor != "ray":
+        raise ConfigError("only used with executor: ray (this config's executor is inprocess)", file=file, path="ray")
+    if config.executor == "ray" and config.batching.mode == "continuous":
+        raise ConfigError("batching.mode: continuous runs in process only: its steps are packed as requests "
+                          "arrive, which the driver cannot split into actors' units; use batching.mode: static "
+                          "with executor: ray", file=file, path="executor")
 
 
 def _check_continuous(config: RunConfig, file: Path) -> None:
@@ -332,6 +354,20 @@ def load_config_variant(path: str | Path, overrides: dict[str, Any], name: str) 
         origins = {k: v for k, v in origins.items() if k[: len(parts)] != parts} | {parts: path}
     data["name"] = name
     return parse_config(data, file=path, origins=origins)
+
+
+def ray_variant(config: RunConfig, address: str | None) -> tuple[RunConfig, str | None]:
+    """`--ray [ADDRESS]` applied to one config: (the config, why it stays in process, or None).
+    Served engines scale themselves and continuous batching runs in process only; both keep
+    their executor and say so. `address` None keeps the config's own `ray.address`."""
+    if config.runner != "hf":
+        return config, "runner: openai: the server scales itself"
+    if config.batching.mode == "continuous":
+        return config, "batching.mode: continuous runs in process only"
+    settings = config.ray or RaySettings()
+    if address is not None:
+        settings = settings.model_copy(update={"address": address})
+    return config.model_copy(update={"executor": "ray", "ray": settings}), None
 
 
 def load_config(path: str | Path) -> RunConfig:

@@ -77,11 +77,21 @@ def run_dir_name(name: str, key: str, replicate: int = 0) -> str:
     return f"{name}-{key[:12]}" + (f"-r{replicate}" if replicate else "")
 
 
+def _ray_device(config: RunConfig) -> str:
+    """The device the actors generate on: `auto` is the Ray cluster's, not the driver's."""
+    from evalrun.runners.ray_executor import RaySettings, RayUnavailable, cluster_device
+
+    try:
+        return cluster_device(config.ray or RaySettings(), config.device)
+    except RayUnavailable as exc:
+        raise ConfigError(str(exc), file=config.source, path="executor") from None
+
+
 def _hf_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
     from evalrun.runners.hf import HFRunner
 
     source = resolve_model(config.model)
-    device = resolve_device(config.device)
+    device = _ray_device(config) if config.executor == "ray" else resolve_device(config.device)
     dtype = resolve_dtype(config.dtype, device)
     accelerations = build_accelerations(config.acceleration)
     for accel in accelerations:
@@ -101,6 +111,14 @@ def _hf_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
         prefix_reuse=config.prefix_reuse,
         batching=config.batching.model_dump(),
     )
+    if config.executor == "ray":
+        from evalrun.runners.ray_executor import RaySettings
+        from evalrun.runners.ray_runner import RayRunner
+        from evalrun.runners.ray_worker import EngineSpec
+
+        spec = EngineSpec(source, device, dtype, config.generation.model_dump(), config.acceleration,
+                          config.batch_size, config.prefix_reuse)
+        return RayRunner(runner, spec, config.ray or RaySettings()), source, device, dtype
     return runner, source, device, dtype
 
 
@@ -337,7 +355,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     stored = [done[k] for k in wanted if k in done]
     stopped = stopped and len(stored) < len(wanted)  # a stop after the last batch is a complete run
     all_errors = sum(1 for g in stored if g.error is not None)
-    effects = {a.name: a.effects() for a in runner.accelerations}
+    effects = runner.effects()
     record = _early_stop_record(prepared, watch, len(stored), len(wanted), elapsed, emit.generated, log) \
         if stopped else {}
     manifest = manifest.merged(rm.runner_extras(runner), drop=("failure", "early_stop")).with_session(

@@ -65,6 +65,7 @@ class SpeedRow(BaseModel):
     load_seconds: float | None
     effects: list[str]
     clock: str | None = None
+    device_kind: str | None = None  # "cpu: <model>", "cuda: NVIDIA H200": ratios across kinds compare devices
     batch_size: int | None = None
     concurrency: int | None = None
     # vLLM's figures: each latency's distribution, throughput over the run's wall clock, goodput
@@ -113,8 +114,19 @@ def method_label(manifest: dict[str, Any]) -> str:
 
 
 def effects_facts(manifest: dict[str, Any]) -> list[str]:
-    """What each acceleration measured, as the short facts its method chooses for a headline."""
-    return accel.headlines(manifest.get("effects") or {})
+    """What each acceleration measured, as the short facts its method chooses for a headline, and
+    where a Ray run's items were generated (per actor, and over the run's wall clock)."""
+    return accel.headlines(manifest.get("effects") or {}) + executor_facts(manifest.get("executor") or {})
+
+
+def executor_facts(executor: dict[str, Any]) -> list[str]:
+    actors = [a for a in executor.get("actors", []) if a.get("items")]
+    if executor.get("kind") != "ray" or not actors:
+        return []
+    each = ", ".join(f"{a['actor']} {a['items']} items at {a['items_per_second'] or 0:.3g}/s" for a in actors)
+    lost = len(executor.get("failures") or [])
+    return [f"ray: {len(actors)} actors ({each}); {executor.get('items_per_second') or 0:.3g} items/s over the "
+            f"wall clock" + (f"; {lost} actor failure(s), their units re-queued" if lost else "")]
 
 
 def _memory_kind(peak: PeakMemory) -> str:
@@ -144,6 +156,7 @@ def _row(run: Any, role: str, percentiles: Sequence[float], slo: SLO | None) -> 
         run=run.name, role=role, method=method_label(as_written), device=m.device or "", dtype=m.dtype or "",
         items_timed=speed.run_timing(run)[0], speed_note=None, accuracy_delta_points=None, harmful_flips=None,
         load_seconds=m.load_seconds, effects=effects_facts(as_written), clock=m.speed.clock if m.speed else None,
+        device_kind=m.device_kind,
         batch_size=fig["batch_size_max"], concurrency=server.get("concurrency"),
         metrics=_figures(fig), duration_seconds=fig["duration_seconds"], throughput_basis=fig["throughput_basis"],
         request_throughput=fig["request_throughput"], output_throughput=fig["output_throughput"],
@@ -239,6 +252,11 @@ def _spread_note(base: Any, base_row: SpeedRow, rows: list[SpeedRow], extra: lis
         spread += (f" The baseline's timings are stored from {finished}, while {', '.join(timed_now)} ran now: "
                    "the ratios compare two states of the machine; use `timing: interleaved` (or --fresh) for speed "
                    "claims.")
+    other_kind = [f"{r.run} ({r.device_kind})" for r in rows[1:]
+                  if r.device_kind and base_row.device_kind and r.device_kind != base_row.device_kind]
+    if other_kind:
+        spread += (f" {', '.join(other_kind)} ran on another kind of device than the baseline "
+                   f"({base_row.device_kind}): its ratios compare the devices as much as the configurations.")
     other_batch = [f"{r.run} (batch {r.batch_size})" for r in rows[1:]
                    if r.batch_size and base_row.batch_size and r.batch_size != base_row.batch_size]
     if other_batch:

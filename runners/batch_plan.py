@@ -111,4 +111,18 @@ class PaddingTally:
                 "padding_share": round(share, 4)}
 
 
-__all__ = ["PLAN", "PLAN_KEY", "SHUFFLED", "PaddingTally", "plan_batches", "split_sizes"]
+@dataclass
+class WorkUnit:
+    """Batches generated together: one planned batch, or a document's questions after its shared
+    prefix (`prefix`: its token ids, prefilled once). Planned where the run is driven, so the
+    outputs do not depend on which process or Ray actor generates the unit."""
+
+    batches: list[list[Item]]
+    prefix: list[int] | None = None
+
+    @property
+    def items(self) -> list[Item]:
+        return [it for batch in self.batches for it in batch]
+
+
+__all__ = ["PLAN", "PLAN_KEY", "SHUFFLED", "PaddingTally", "WorkUnit", "plan_batches", "split_sizes"]

@@ -12,13 +12,13 @@ import contextlib
 import time
 from typing import Any, Callable, Iterable
 
-from evalrun.contract.types import CONTEXT_SEPARATOR, Generation, Item
+from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel.base import Acceleration, cache_kwarg
 from evalrun.runners.base import Runner
-from evalrun.runners.batch_plan import PLAN, SHUFFLED, PaddingTally, plan_batches
+from evalrun.runners.batch_plan import PLAN, SHUFFLED, PaddingTally, WorkUnit, plan_batches
 from evalrun.runners.kv_layout import KVLayout, element_size
-from evalrun.runners.prefix import SharedPrefix, group_by_prefix, prefill
-from evalrun.runners.models import ModelSource, load_model, load_tokenizer
+from evalrun.runners.prefix import SharedPrefix, group_by_prefix, prefill, split_at_question
+from evalrun.runners.models import ModelSource, device_kind, load_model, load_tokenizer
 from evalrun.runners.quiet_gc import frozen_heap
 from evalrun.runners.token_clock import CLOCK_CPU, CLOCK_CUDA, TokenClock
 
@@ -28,7 +28,7 @@ AUTO_START = 8  # batch size "auto" before the model is loaded, and on the CPU
 AUTO_MAX = 256
 
 
-def _read_model_config(source: ModelSource) -> Any:
+def read_model_config(source: ModelSource) -> Any:
     """The model's config (a small JSON file) without its weights."""
     from transformers import AutoConfig
 
@@ -54,22 +54,6 @@ def auto_batch_size(model: Any, device: str, items: list[Item], max_new_tokens: 
     act = tokens * (4 * cfg.hidden_size + 2 * getattr(cfg, "intermediate_size", 4 * cfg.hidden_size)) * elem
     act += 2 * cfg.vocab_size * 4
     return max(1, min(AUTO_MAX, int(0.7 * free // (kv + act))))
-
-
-def _split_at_question(text: str, item: Item, offsets: list[tuple[int, int]]) -> int | None:
-    """Index of the first token of the item's question in the rendered `text`, from the
-    context the item gives (never guessed from its wording). The chat template puts the
-    prompt verbatim as the last message, so it is the last copy of the whole prompt; the
-    question starts after the context and the separator. None: no context, or a template
-    that rewrote the prompt (the method then sees the whole prompt at once)."""
-    if not item.context:
-        return None
-    start = text.rfind(item.prompt)
-    if start < 0:
-        return None
-    at = start + len(item.context) + len(CONTEXT_SEPARATOR)
-    split = next((i for i, (begin, _) in enumerate(offsets) if begin >= at), None)
-    return split if split else None
 
 
 class HFRunner(Runner):
@@ -114,8 +98,8 @@ class HFRunner(Runner):
         """Batch sizes as run (after any out-of-memory halving), how batches were planned and what
         their prefill computed (padding included), and what prefix reuse shared."""
         if self.continuous is not None:
-            return {"batching": self.continuous.manifest(self)}
-        return {
+            return {"batching": self.continuous.manifest(self), "device_kind": device_kind(self.device)}
+        return {"device_kind": device_kind(self.device),
             "batching": {"configured": self.batch_configured, "final": self.batch_size,
                          "oom_halvings": self.oom_halvings,
                          "order": "length" if self.batch_seed is None else "shuffled", "seed": self.batch_seed,
@@ -157,7 +141,7 @@ class HFRunner(Runner):
             return self._max_context  # type: ignore[return-value]
         value: int | None = None
         try:
-            cfg = self.model.config if self.model is not None else _read_model_config(self.source)
+            cfg = self.model.config if self.model is not None else read_model_config(self.source)
             text = cfg.get_text_config(decoder=True) if hasattr(cfg, "get_text_config") else cfg
             for name in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
                 got = getattr(text, name, None)
@@ -297,7 +281,7 @@ class HFRunner(Runner):
         text = self.render(item)
         enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
         self._token_ids[item.id] = enc["input_ids"]
-        return enc["input_ids"], _split_at_question(text, item, enc["offset_mapping"])
+        return enc["input_ids"], split_at_question(text, item, enc["offset_mapping"])
 
     def _shared_prefixes(self, items: list[Item]) -> tuple[list[tuple[list[int], list[Item]]], list[Item]]:
         """Groups of items asking about the same document, when the run shares prefixes."""
@@ -312,7 +296,7 @@ class HFRunner(Runner):
     def context_split(self, text: str, item: Item) -> int | None:
         """Tokens of `text` before the item's question (its `context`), or None when it has none."""
         offsets = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
-        return _split_at_question(text, item, offsets)
+        return split_at_question(text, item, offsets)
 
     def prefill(self, enc: Any, upto: int, cache: Any) -> None:
         """Run the first `upto` tokens into `cache`; `generate` then continues from there."""
@@ -345,43 +329,60 @@ class HFRunner(Runner):
         """Generate every item, handing each result to `emit` as soon as its batch is done."""
         if not items:
             return
+        self._ensure_loaded()  # `batch_size: auto` is resolved by the loaded model: the plan needs it
+        units = None if self.continuous is not None else self.plan_units(items)
+        self.begin(items, units[0].batches[0] if units else self.batches(items)[0])
+        try:
+            with frozen_heap():  # no full collection inside a timed step (runners/quiet_gc.py)
+                if units is None:
+                    self.continuous.run(self, items, emit)
+                for unit in units or []:
+                    self.generate_unit(unit, emit)
+        finally:
+            self.end()
+
+    def begin(self, items: list[Item], first_batch: list[Item]) -> None:
+        """Load the model and attach the methods (calibrated on every item of the run); a method
+        that needs a warm-up (compiling) pays it here on `first_batch`, reported apart."""
         self._ensure_loaded()
         texts = [self.render(it) for it in (self.run_items or items)] if self.accelerations else []
         for accel in self.accelerations:
             accel.set_calibration_texts(texts)
             accel.attach(self.model)
-        try:
-            with frozen_heap():  # no full collection inside a timed step (runners/quiet_gc.py)
-                if any(c.warmup for c in self.capabilities):  # compiling, say: paid here, reported apart
-                    start = time.perf_counter()
-                    with contextlib.suppress(Exception):  # the timed batch meets the same error, per item
-                        self._generate_batch(self.batches(items)[0])
-                    self.padding = PaddingTally()  # the warm-up's prefill is no part of the run's
-                    for accel in self.accelerations:
-                        accel.warmed_up(time.perf_counter() - start)
-                if self.continuous is not None:
-                    self.continuous.run(self, items, emit)
-                else:
-                    self._run_batches(items, emit)
-        finally:
+        if any(c.warmup for c in self.capabilities):
+            start = time.perf_counter()
+            with frozen_heap(), contextlib.suppress(Exception):  # the timed batch meets the same error, per item
+                self._generate_batch(first_batch)
+            self.padding = PaddingTally()  # the warm-up's prefill is no part of the run's
             for accel in self.accelerations:
-                accel.detach(self.model)
+                accel.warmed_up(time.perf_counter() - start)
 
-    def _run_batches(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
-        """Items sharing a document first (its prefix prefilled once), then the rest, in batches."""
-        groups, items = self._shared_prefixes(items)
-        for prefix, members in groups:
-            shared = prefill(self.model, prefix, self.device, cache_kwarg())
-            shared.questions = len(members)
-            for batch in self.batches(members):
-                for result in self._generate_or_split(batch, shared):
-                    emit(result)
-            self.prefix_stats["documents"] += 1
-            self.prefix_stats["questions"] += len(members)
-            self.prefix_stats["tokens_saved"] += len(prefix) * (len(members) - 1)
-            self.padding.prefix(len(prefix))
-        for batch in self.batches(items):
-            # a halving after an out-of-memory error also shrinks the batches still to come
-            for start in range(0, len(batch), self.batch_size):
-                for result in self._generate_or_split(batch[start : start + self.batch_size]):
-                    emit(result)
+    def end(self) -> None:
+        for accel in self.accelerations:
+            accel.detach(self.model)
+
+    def plan_units(self, items: list[Item]) -> list[WorkUnit]:
+        """The run's work: each document's questions after its prefix (prefilled once), then the
+        other items in planned batches. The plan depends on the items alone, never on who runs it."""
+        groups, rest = self._shared_prefixes(items)
+        units = [WorkUnit(self.batches(members), prefix) for prefix, members in groups]
+        return units + [WorkUnit([batch]) for batch in self.batches(rest)]
+
+    def generate_unit(self, unit: WorkUnit, emit: Callable[[Generation], None]) -> None:
+        """Generate one unit, emitting each batch's results as it finishes."""
+        if unit.prefix is None:
+            for batch in unit.batches:
+                # a halving after an out-of-memory error also shrinks the batches still to come
+                for start in range(0, len(batch), self.batch_size):
+                    for result in self._generate_or_split(batch[start : start + self.batch_size]):
+                        emit(result)
+            return
+        shared = prefill(self.model, unit.prefix, self.device, cache_kwarg())
+        shared.questions = len(unit.items)
+        for batch in unit.batches:
+            for result in self._generate_or_split(batch, shared):
+                emit(result)
+        self.prefix_stats["documents"] += 1
+        self.prefix_stats["questions"] += len(unit.items)
+        self.prefix_stats["tokens_saved"] += len(unit.prefix) * (len(unit.items) - 1)
+        self.padding.prefix(len(unit.prefix))

@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import platform
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -188,6 +189,21 @@ def resolve_device(device: str) -> str:
     if device == "cuda" and not torch.cuda.is_available():
         raise ModelNotFound("device: cuda was asked for but no CUDA device is available")
     return device
+
+
+def device_kind(device: str) -> str:
+    """The device in words a reader can compare across runs: the GPU's name, or the CPU's model."""
+    if device.startswith("cuda"):
+        import torch
+
+        return f"cuda: {torch.cuda.get_device_name(0)}"
+    name = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            name = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), name)
+    except OSError:
+        pass
+    return f"cpu: {name}"
 
 
 def resolve_dtype(dtype: str, device: str) -> str:

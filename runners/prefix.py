@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import torch
 
-from evalrun.contract.types import Item
+from evalrun.contract.types import CONTEXT_SEPARATOR, Item
 
 
 @dataclass
@@ -77,3 +77,19 @@ def prefill(model: Any, ids: list[int], device: str, cache_kwarg: str) -> Shared
     if device == "cuda":
         torch.cuda.synchronize()
     return SharedPrefix(ids, cache, time.perf_counter() - start, 0)
+
+
+def split_at_question(text: str, item: Item, offsets: list[tuple[int, int]]) -> int | None:
+    """Index of the first token of the item's question in the rendered `text`, from the
+    context the item gives (never guessed from its wording). The chat template puts the
+    prompt verbatim as the last message, so it is the last copy of the whole prompt; the
+    question starts after the context and the separator. None: no context, or a template
+    that rewrote the prompt (the method then sees the whole prompt at once)."""
+    if not item.context:
+        return None
+    start = text.rfind(item.prompt)
+    if start < 0:
+        return None
+    at = start + len(item.context) + len(CONTEXT_SEPARATOR)
+    split = next((i for i, (begin, _) in enumerate(offsets) if begin >= at), None)
+    return split if split else None

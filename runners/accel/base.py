@@ -122,6 +122,11 @@ class Acceleration:
     # settings the contract tests (tests/runners/test_accel_contract.py) run the method with on a
     # tiny Llama: every method gives at least one, so a new method is tested by being added
     examples: ClassVar[tuple[dict[str, Any], ...]] = ()
+    # merging several workers' effects (`merged_effects`): the counters summed, a rate recomputed from
+    # its summed (numerator, denominator) effects, and the counter other averages are weighted by
+    effect_counters: ClassVar[frozenset[str]] = frozenset({"generate_calls"})
+    effect_ratios: ClassVar[dict[str, tuple[str, str]]] = {}
+    effect_weights: ClassVar[dict[str, str]] = {}
 
     def __init__(self, settings: AccelSettings):
         self.settings = settings
@@ -189,3 +194,11 @@ class Acceleration:
     def effects(self) -> dict[str, Any]:
         """Evidence that the method took effect, for the run manifest (JSON-serialisable)."""
         return {}
+
+    @classmethod
+    def merged_effects(cls, parts: list[dict[str, Any]]) -> dict[str, Any]:
+        """The effects of several workers' copies of the method (Ray actors) as one record:
+        counters summed, rates recomputed from `effect_ratios` (runners/accel/effects_merge.py)."""
+        from evalrun.runners.accel.effects_merge import merge_effects
+
+        return merge_effects(parts, cls.effect_counters, cls.effect_ratios, cls.effect_weights)

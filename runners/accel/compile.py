@@ -70,6 +70,10 @@ class Compile(Acceleration):
     headline_keys: ClassVar[tuple[str, ...]] = ("graphs_compiled", "compile_seconds", "recompilations",
                                                 "frames_not_compiled")
     label_keys: ClassVar[tuple[str, ...]] = ("backend", "mode", "cache")
+    # each worker compiles for itself: the compile work (and its seconds) of the run is their sum
+    effect_counters: ClassVar[frozenset[str]] = frozenset({
+        "generate_calls", "graphs_compiled", "frames_compiled", "frames_not_compiled", "graph_breaks",
+        "recompilations", "warmup_seconds", "compile_seconds", "timed_compile_seconds"})
     # aot_eager traces what inductor would compile, in seconds rather than minutes (contract tests)
     examples: ClassVar[tuple[dict[str, Any], ...]] = ({"backend": "aot_eager", "cache": "static"},)
     description: ClassVar[str] = ("torch.compile of the forward pass (backend inductor, aot_eager or eager; any "

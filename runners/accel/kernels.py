@@ -121,6 +121,7 @@ class Kernels(Acceleration):
     # switches a setting of the shared model, reversibly: no copy, any batch, prefix reuse is fine
     capabilities: ClassVar[Capabilities] = Capabilities()
     label_keys: ClassVar[tuple[str, ...]] = ("attention",)
+    effect_counters: ClassVar[frozenset[str]] = frozenset({"generate_calls", "attention_calls", "attention_module_calls"})
     examples: ClassVar[tuple[dict[str, Any], ...]] = ({"attention": "eager"}, {"attention": "sdpa"})
     description: ClassVar[str] = ("Attention kernels: eager, sdpa, flex_attention (CUDA) or flash_attention_2 "
                                   "(flash-attn, CUDA); switched on the shared model for the run, calls counted")

@@ -43,6 +43,9 @@ class KVCache(Acceleration):
     # the method supplies its own cache object, so a shared prefix's cache cannot be reused
     capabilities: ClassVar[Capabilities] = Capabilities(prefix_reuse=False)
     headline_keys: ClassVar[tuple[str, ...]] = ("kv_bytes_ratio", "max_cached_tokens")
+    effect_counters: ClassVar[frozenset[str]] = frozenset({
+        "generate_calls", "kv_bytes_stored", "kv_bytes_kept", "kv_bytes_full_precision",
+        "items_compressed_with_question"})
     # every eviction policy is added to these by the contract tests, from the policy registry
     # (the tiny Llama has 2 kv heads of 16 dims: 32 elements a token, so hqq int4 on axis 1 takes groups up to 16)
     examples: ClassVar[tuple[dict[str, Any], ...]] = (
@@ -103,3 +106,11 @@ class KVCache(Acceleration):
 
     def effects(self) -> dict[str, Any]:
         return (self.evictor or self.quantizer).effects()  # type: ignore[union-attr]
+
+    @classmethod
+    def merged_effects(cls, parts: list[dict[str, Any]]) -> dict[str, Any]:
+        """The ratio over every worker's bytes: kept (eviction) or stored (quantization) over full."""
+        from evalrun.runners.accel.effects_merge import merge_effects
+
+        kept = "kv_bytes_kept" if any("kv_bytes_kept" in p for p in parts) else "kv_bytes_stored"
+        return merge_effects(parts, cls.effect_counters, {"kv_bytes_ratio": (kept, "kv_bytes_full_precision")})

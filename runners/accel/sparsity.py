@@ -280,6 +280,8 @@ class ActivationSparsity(Acceleration):
     settings_model: ClassVar[type[AccelSettings]] = SparsitySettings
     capabilities: ClassVar[Capabilities] = Capabilities(emulated=True, continuous_batching=True)
     headline_keys: ClassVar[tuple[str, ...]] = ("target_level", "achieved_level")
+    effect_counters: ClassVar[frozenset[str]] = frozenset({"generate_calls", "entries_counted"})
+    effect_weights: ClassVar[dict[str, str]] = {"achieved_level": "entries_counted", "per_layer": "entries_counted"}
     examples: ClassVar[tuple[dict[str, Any], ...]] = ({"level": 0.5, "calibration": {"samples": 2, "max_tokens": 64}},)
     description: ClassVar[str] = (
         "Activation sparsity (TEAL): zero projection inputs below calibrated per-layer magnitude thresholds "

@@ -125,6 +125,12 @@ class SpeculativeDecoding(Acceleration):
     # assisted generation runs one sequence at a time and keeps its own candidate caches
     capabilities: ClassVar[Capabilities] = Capabilities(prefix_reuse=False, max_batch_size=1)
     headline_keys: ClassVar[tuple[str, ...]] = ("acceptance_rate", "accepted_tokens")
+    effect_counters: ClassVar[frozenset[str]] = frozenset({
+        "generate_calls", "generate_calls_unassisted", "generate_calls_failed", "verify_rounds", "drafted_tokens",
+        "accepted_tokens", "tokens_generated"})
+    effect_ratios: ClassVar[dict[str, tuple[str, str]]] = {
+        "acceptance_rate": ("accepted_tokens", "drafted_tokens"),
+        "tokens_per_target_forward": ("tokens_generated", "verify_rounds")}
     examples: ClassVar[tuple[dict[str, Any], ...]] = ({"method": "prompt_lookup"}, {"method": "early_exit", "exit_layer": 1})
     description: ClassVar[str] = (
         "Speculative decoding (transformers assisted generation): prompt lookup, a draft model sharing the "

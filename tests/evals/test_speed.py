@@ -265,3 +265,16 @@ def test_median_of_paired_ratios_cancels_a_load_both_sides_of_a_pair_saw() -> No
     wide = bootstrap_ratio_of_quantiles(base, np.roll(cand, 1), 50)
     assert wide is not None and wide.high - wide.low > 0.5
     assert bootstrap_median_of_ratios([1.0], [1.0]) is None
+
+
+def test_a_candidate_on_another_kind_of_device_is_flagged() -> None:
+    base, other, same = _run("base", 1.0), _run("h100", 0.5), _run("fast", 0.5)
+    base.manifest = base.manifest.merged({"device_kind": "cuda: NVIDIA H200"})
+    other.manifest = other.manifest.merged({"device_kind": "cuda: NVIDIA H100 80GB HBM3"})
+    same.manifest = same.manifest.merged({"device_kind": "cuda: NVIDIA H200"})
+    table = speed_table(api.compare_results(base, [(other, None), (same, None)]))
+    assert "h100 (cuda: NVIDIA H100 80GB HBM3) ran on another kind of device" in table.spread_note
+    assert "baseline (cuda: NVIDIA H200)" in table.spread_note and "fast (" not in table.spread_note
+    assert table.rows[1].speedups  # said, not withheld: the ratio is still what was measured
+    older = speed_table(api.compare_results(_run("base", 1.0), [(_run("fast", 0.5), None)]))
+    assert "kind of device" not in older.spread_note  # runs stored before device_kind: nothing claimed

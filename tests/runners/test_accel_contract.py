@@ -90,6 +90,23 @@ def test_lifecycle_leaves_the_model_bit_identical_and_reports_effects(tiny, name
     assert isinstance(label, str) and label.startswith(name)
     headline = cls.headline(effects)
     assert headline and all(isinstance(h, str) and h for h in headline), "a headline shows the method took effect"
+    # two workers that did exactly this: counters double, everything else (settings, rates, the model's
+    # properties) is what one worker measured (runners/accel/effects_merge.py)
+    merged = cls.merged_effects([effects, copy.deepcopy(effects)])
+    assert merged.pop("workers") == 2
+    for key, value in effects.items():
+        if key in cls.effect_counters and value is not None:
+            assert merged[key] == _doubled(value), key
+        else:
+            assert merged[key] == value, key
+
+
+def _doubled(value):
+    if isinstance(value, dict):
+        return {k: _doubled(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_doubled(v) for v in value]
+    return round(value * 2, 4) if isinstance(value, float) else value * 2 if value is not None else None
 
 
 @pytest.mark.parametrize(("name", "settings"), CASES, ids=IDS)

@@ -72,7 +72,7 @@ def test_shared_prefix_matches_on_the_default_model(tmp_path: Path) -> None:
 def test_the_split_comes_from_the_given_context_not_from_the_wording() -> None:
     """The document quotes the question word for word: the split is still where the context ends."""
     from evalrun.contract.types import CONTEXT_SEPARATOR, Item
-    from evalrun.runners.hf import _split_at_question
+    from evalrun.runners.prefix import split_at_question
 
     question = "Question: What is the total?"
     context = f"Read this.\n\n{question} Someone asked this before; the total is 5.\n\nMore text."
@@ -80,8 +80,8 @@ def test_the_split_comes_from_the_given_context_not_from_the_wording() -> None:
                 question=question, fields=[])
     text = f"<|im_start|>user\n{item.prompt}<|im_end|>\n<|im_start|>assistant\n"
     offsets = [(i, i + 1) for i in range(len(text))]  # one token per character
-    split = _split_at_question(text, item, offsets)
+    split = split_at_question(text, item, offsets)
     assert text[split:].startswith(question + "<|im_end|>")
     assert text[:split].endswith(context + CONTEXT_SEPARATOR)
     bare = Item(id="b", pack="p", prompt=item.prompt, fields=[])  # no context given: no split
-    assert _split_at_question(text, bare, offsets) is None
+    assert split_at_question(text, bare, offsets) is None

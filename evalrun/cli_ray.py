@@ -1,0 +1,54 @@
+"""`--ray [ADDRESS]` on `run` and `compare`: an option whose value may be left out.
+
+Click options take a value or none, not either; the value is optional here
+because `--ray` alone (RAY_ADDRESS, or a local instance) is the common case. A
+bare `--ray` is given the value `auto` before parsing when what follows it is
+not an address (another option, a config file, nothing).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Optional
+
+import typer
+
+from evalrun.evals.config import RunConfig, ray_variant
+
+AUTO = "auto"  # RAY_ADDRESS when set, else the config's ray.address, else a local instance
+
+ray_option: Optional[str] = typer.Option(
+    None, "--ray", metavar="[ADDRESS]",
+    help="Generate on Ray actors (executor: ray) for every hf config: `--ray` alone joins RAY_ADDRESS or "
+         "starts a local instance; `--ray ray://HOST:10001` (or `--ray local`) names one. Same batches, "
+         "same outputs, same run keys as in process. Needs `pip install 'evalrun[ray]'`.")
+
+
+def _is_address(arg: str) -> bool:
+    return not arg.startswith("-") and not arg.endswith((".yaml", ".yml")) and not Path(arg).exists()
+
+
+def fill_bare_ray(argv: list[str]) -> list[str]:
+    """argv with a bare `--ray` given the value `auto` (so Click sees an option with its value)."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        if arg == "--ray" and (i + 1 >= len(argv) or not _is_address(argv[i + 1])):
+            out.append(AUTO)
+    return out
+
+
+def apply_ray(configs: list[RunConfig], value: str | None, log: Callable[[str], None]) -> list[RunConfig]:
+    """The configs as `--ray` runs them; those that stay in process are named with why."""
+    if value is None:
+        return configs
+    out = []
+    for config in configs:
+        changed, why = ray_variant(config, None if value == AUTO else value)
+        if why:
+            log(f"{config.name}: --ray: stays in process ({why})")
+        out.append(changed)
+    return out
+
+
+__all__ = ["apply_ray", "fill_bare_ray", "ray_option"]
