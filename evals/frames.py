@@ -22,7 +22,7 @@ from evalrun.evals import latency
 from evalrun.evals.api import score
 from evalrun.evals.execute import RunFailed
 from evalrun.evals.pairing import pair
-from evalrun.evals.runs import RunResult, load_stored
+from evalrun.evals.runs import RunResult, StoredRows, load_rows, load_stored
 from evalrun.evals.scoring import ScoredItem
 from evalrun.evals.speed_table import method_label
 
@@ -83,7 +83,7 @@ def _not_utf8(text: str) -> bool:
     return False
 
 
-def _run_facts(run: RunResult) -> dict[str, str]:
+def _run_facts(run: RunResult | StoredRows) -> dict[str, str]:
     return {"run": run.dir.name, "config": run.name, "acceleration": method_label(run.manifest.to_dict())}
 
 
@@ -111,18 +111,18 @@ def samples_df(run_dirs: RunDirs, trust_edited_items: bool = False,
     generations, and per-field outcomes are `fields_df`'s (an item is right when all its
     fields are: `fields_df(...).groupby(["run", "item"]).correct.all()`)."""
     cols: dict[str, list[Any]] = {name: [] for name in SAMPLE_COLUMNS}
-    for run in _load(run_dirs, trust_edited_items, log):
+    for run in [load_rows(d, trust_edited_items, log) for d in run_dirs]:
         facts = _run_facts(run)
-        for item in run.items:
-            gen = run.generations.get(item.id)
+        for item_id, pack, n_fields in run.items:
+            gen = run.generations.get(item_id)
             if gen is None:
                 continue
-            _add_run(cols, facts, item.pack, item.id, 1)
+            _add_run(cols, facts, pack, item_id, 1)
             _add_timing(cols, gen, 1)
             for name, value in (("prompt_hash", gen.prompt_hash), ("output", gen.output),
                                 ("new_tokens", gen.new_tokens), ("e2el", latency.e2el(gen)),
                                 ("seconds", gen.seconds), ("batch_size", gen.batch_size),
-                                ("fields", len(item.fields))):
+                                ("fields", n_fields)):
                 cols[name].append(value)
     return _frame(cols, SAMPLE_COLUMNS)
 

@@ -92,14 +92,51 @@ class RunResult:
         return cls(name, store.dir, items, dict(generations), manifest, warnings=store.warnings)
 
 
-def load_stored(run_dir: str | Path, trust_edited_items: bool = False,
-                log: Callable[[str], None] | None = print) -> RunResult:
-    """A stored run read back for scoring: a directory without manifest.json and items.jsonl is
-    refused (ConfigError naming it) before anything is read, never taken for an empty run."""
-    store = RunStore(run_dir)
+def _run_store(run_dir: str | Path, log: Callable[[str], None] | None = None) -> RunStore:
+    """A directory without manifest.json and items.jsonl is refused (ConfigError naming it)
+    before anything is read, never taken for an empty run."""
+    store = RunStore(run_dir, log=log)
     if not store.exists() or not store.items_path.exists():
         raise ConfigError("not a run directory (needs manifest.json and items.jsonl)", file=run_dir)
+    return store
+
+
+def load_stored(run_dir: str | Path, trust_edited_items: bool = False,
+                log: Callable[[str], None] | None = print) -> RunResult:
+    """A stored run read back for scoring."""
+    _run_store(run_dir)
     return RunResult.load(run_dir, trust_edited_items, log)
+
+
+@dataclass
+class StoredRows:
+    """A stored run as a table of its generations needs it: each item's (id, pack, fields asked)
+    in the run's order, and the generations (always read and validated line by line)."""
+
+    name: str
+    dir: Path
+    manifest: RunManifest
+    items: list[tuple[str, str, int]]
+    generations: dict[str, Generation]
+
+
+def load_rows(run_dir: str | Path, trust_edited_items: bool = False,
+              log: Callable[[str], None] | None = print) -> StoredRows:
+    """`load_stored` without building Items when their recorded hash vouches for every line
+    (RunStore.vouched_item_rows); anything else is read and checked by `load_stored` itself."""
+    store = _run_store(run_dir, log)
+    try:
+        data = store.read_manifest()
+    except ConfigError:
+        data = {}
+    rows = store.vouched_item_rows(data) if data else None
+    if rows is None:
+        run = RunResult.load(run_dir, trust_edited_items, log)
+        return StoredRows(run.name, run.dir, run.manifest, [(it.id, it.pack, len(it.fields)) for it in run.items],
+                          run.generations)
+    manifest = manifest_model(data, store.manifest_path)
+    return StoredRows(manifest.label or store.dir.name, store.dir, manifest,
+                      [(r["id"], r["pack"], len(r.get("fields") or [])) for r in rows], store.read_samples())
 
 
 def manifest_model(data: dict[str, Any], path: Path) -> RunManifest:

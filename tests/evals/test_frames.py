@@ -230,3 +230,28 @@ def test_edited_gold_is_refused_unless_trusted(stored: list[Path], report) -> No
     warnings: list[str] = []
     assert len(evalrun.fields_df(stored[:1], trust_edited_items=True, log=warnings.append)) > 0
     assert any("scoring it anyway" in w for w in warnings)
+
+
+def test_samples_read_items_by_their_hash_only_when_it_vouches_for_every_line(stored: list[Path]) -> None:
+    from evalrun.evals.store import RunStore, items_sha256
+
+    store = RunStore(stored[1])
+    manifest = store.read_manifest() | {"items_sha256": items_sha256(store.read_items())}  # as `execute` records it
+    store.write_manifest(manifest)
+    rows = store.vouched_item_rows(manifest)
+    full = RunResult.load(stored[1])
+    assert rows is not None and [(r["id"], r["pack"], len(r["fields"])) for r in rows] == \
+        [(it.id, it.pack, len(it.fields)) for it in full.items]
+    df = evalrun.samples_df(stored[1:2], log=None)
+    assert list(df["item"]) == [it.id for it in full.items if it.id in full.generations]
+    assert list(df["fields"]) == [len(it.fields) for it in full.items if it.id in full.generations]
+    items = stored[1] / "items.jsonl"
+    lines = items.read_bytes().splitlines(keepends=True)
+    for damaged in (lines + lines[:1],                      # an id seen twice
+                    lines + [lines[0][:-8]],                # a torn last line
+                    [lines[0].replace(b'"gold":"', b'"gold":"9')] + lines[1:]):  # an edited gold
+        items.write_bytes(b"".join(damaged))
+        assert store.vouched_item_rows(manifest) is None  # read and checked the full way instead
+    assert store.vouched_item_rows({}) is None  # no recorded hash: nothing vouches
+    with pytest.raises(ConfigError, match="items.jsonl was changed after the run"):
+        evalrun.samples_df(stored[1:2], log=None)
