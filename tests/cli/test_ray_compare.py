@@ -29,7 +29,7 @@ def _verdict(stdout: str) -> str:
 
 
 def test_compare_on_ray_gives_the_in_process_verdict_and_outputs(tmp_path: Path) -> None:
-    args = ["compare", str(CONFIGS / "baseline.yaml"), str(CONFIGS / "int4kv.yaml"), "--limit", "2",
+    args = ["compare", str(CONFIGS / "baseline.yaml"), str(CONFIGS / "int4kv.yaml"), "--limit", "1",
             "--no-early-stop"]
     here = run_cli(*args, "--out", str(tmp_path / "inprocess"))
     there = run_cli(*args, "--out", str(tmp_path / "ray"), "--ray")
