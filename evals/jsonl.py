@@ -69,9 +69,11 @@ def encode(record: BaseModel | dict[str, Any]) -> bytes:
     return json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
 
 
-def canonical(record: BaseModel) -> str:
-    """The record's content independent of how it was formatted on disk (for hashes and comparisons)."""
-    return json.dumps(record.model_dump(mode="json"), ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+def canonical(record: BaseModel | dict[str, Any]) -> str:
+    """The record's content independent of how it was formatted on disk (for hashes and comparisons);
+    a line's JSON object has the canonical form of the record written on it."""
+    data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
+    return json.dumps(data, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
 
 
 def _known_keys(model: type[BaseModel]) -> set[str]:

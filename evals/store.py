@@ -245,17 +245,18 @@ class RunStore:
         if not recorded or not self.items_path.exists():
             return None
         found = jsonl.scan(self.items_path.read_bytes())
+        if found.tail is not None:
+            return None
         rows: dict[str, dict[str, Any]] = {}
         for line in found.lines:
             try:
                 data = json.loads(line.raw)
             except ValueError:
                 return None
-            if found.tail is not None or not isinstance(data, dict) or not isinstance(data.get("id"), str) \
-                    or data["id"] in rows:
+            if not isinstance(data, dict) or not isinstance(data.get("id"), str) or data["id"] in rows:
                 return None
             rows[data["id"]] = data
-        digest = _digest(json.dumps(d, ensure_ascii=True, sort_keys=True, separators=(",", ":")) for d in rows.values())
+        digest = _digest(jsonl.canonical(d) for d in rows.values())
         return list(rows.values()) if digest == recorded else None
 
     def read_checked(self, trust_edited_items: bool = False) -> tuple[dict[str, Any], list[Item]]:

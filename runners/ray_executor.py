@@ -13,6 +13,7 @@ device and shape): each loads a model once and keeps one engine per run.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -76,7 +77,7 @@ def cluster_device(settings: RaySettings, device: str) -> str:
 
 
 @dataclass
-class _Actor:
+class Actor:
     handle: Any
     name: str
     info: dict[str, Any]
@@ -112,12 +113,12 @@ class Pool:
         handles = [remote.remote(threads) for _ in range(count)]
         infos = ray.get([h.describe.remote(device) for h in handles])
         self.device = device
-        self.actors = [_Actor(h, f"actor-{i}", info) for i, (h, info) in enumerate(zip(handles, infos))]
+        self.actors = [Actor(h, f"actor-{i}", info) for i, (h, info) in enumerate(zip(handles, infos))]
 
-    def alive(self) -> list[_Actor]:
+    def alive(self) -> list[Actor]:
         return [a for a in self.actors if a.alive]
 
-    def check(self, actor: _Actor) -> bool:
+    def check(self, actor: Actor) -> bool:
         """After a failed unit: is the actor back (restarted, its engines gone) or dead for good?"""
         ray = require_ray()
         restarting = getattr(ray.exceptions, "ActorUnavailableError", ())
@@ -160,14 +161,12 @@ def close_pools() -> None:
     ray = require_ray()
     for key, pool in list(_POOLS.items()):
         for actor in pool.actors:
-            try:
+            with contextlib.suppress(Exception):  # an actor already gone is what we want
                 ray.kill(actor.handle, no_restart=True)
-            except Exception:  # noqa: BLE001 - an actor already gone is what we want
-                pass
         del _POOLS[key]
 
 
-def _actor_errors() -> tuple[type[BaseException], ...]:
+def actor_errors() -> tuple[type[BaseException], ...]:
     ex = require_ray().exceptions
     return tuple(getattr(ex, n) for n in ("RayActorError", "ActorUnavailableError", "WorkerCrashedError",
                                           "OutOfMemoryError", "NodeDiedError") if hasattr(ex, n))

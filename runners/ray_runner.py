@@ -11,6 +11,7 @@ method itself (`Acceleration.merged_effects`).
 from __future__ import annotations
 
 import collections
+import contextlib
 import time
 import uuid
 from typing import Any, Callable
@@ -18,7 +19,7 @@ from typing import Any, Callable
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.base import Runner
 from evalrun.runners.batch_plan import PaddingTally, WorkUnit
-from evalrun.runners.ray_executor import RaySettings, _actor_errors, _Actor, pool_for, require_ray
+from evalrun.runners.ray_executor import Actor, RaySettings, actor_errors, pool_for, require_ray
 from evalrun.runners.ray_worker import EngineSpec, UnitResult
 
 
@@ -41,7 +42,7 @@ class RayRunner(Runner):
         self.actor_units: dict[str, int] = collections.defaultdict(int)
         self.failures: list[dict[str, Any]] = []
         self.wall_seconds = 0.0
-        self.actors: list[_Actor] = []
+        self.actors: list[Actor] = []
         self.auto_resolved = False
         self.on_unit: Callable[[str, int], None] | None = None  # tests: (actor, units done) after each unit
 
@@ -118,8 +119,8 @@ class RayRunner(Runner):
             self.auto_resolved = True
         units = self.local.plan_units(items)
         queue = collections.deque(range(len(units)))
-        inflight: dict[Any, tuple[_Actor, int]] = {}
-        errors = _actor_errors()
+        inflight: dict[Any, tuple[Actor, int]] = {}
+        errors = actor_errors()
         started = time.perf_counter()
         try:
             while queue or inflight:
@@ -144,14 +145,13 @@ class RayRunner(Runner):
                     self.on_unit(actor.name, sum(self.actor_units.values()))
         finally:
             for ref in inflight:  # a stop (early FAIL) or a failure: queued units are not generated
-                try:
+                # an actor task already running finishes; its result is dropped
+                with contextlib.suppress(Exception):
                     ray.cancel(ref)
-                except Exception:  # noqa: BLE001 - an actor task already running finishes; its result is dropped
-                    pass
             self.wall_seconds += time.perf_counter() - started
 
-    def _submit(self, actors: list[_Actor], units: list[WorkUnit], queue: collections.deque[int],
-                inflight: dict[Any, tuple[_Actor, int]], items: list[Item]) -> None:
+    def _submit(self, actors: list[Actor], units: list[WorkUnit], queue: collections.deque[int],
+                inflight: dict[Any, tuple[Actor, int]], items: list[Item]) -> None:
         for actor in actors:
             while queue and actor.inflight < 1 + self.settings.prefetch:
                 idx = queue.popleft()
@@ -160,13 +160,13 @@ class RayRunner(Runner):
                 inflight[ref] = (actor, idx)
                 actor.inflight += 1
 
-    def _register(self, actor: _Actor, items: list[Item]) -> None:
+    def _register(self, actor: Actor, items: list[Item]) -> None:
         if self.run_id not in actor.runs:  # an actor runs one caller's calls in order: registered before it generates
             actor.handle.register.remote(self.run_id, self.spec, self.run_items or items)
             actor.runs.add(self.run_id)
 
-    def _lost(self, pool: Any, actor: _Actor, idx: int, units: list[WorkUnit], queue: collections.deque[int],
-              inflight: dict[Any, tuple[_Actor, int]], exc: BaseException) -> None:
+    def _lost(self, pool: Any, actor: Actor, idx: int, units: list[WorkUnit], queue: collections.deque[int],
+              inflight: dict[Any, tuple[Actor, int]], exc: BaseException) -> None:
         """An actor failed: its unfinished units go back to the front of the queue, in plan order."""
         lost = [idx] + [i for ref, (a, i) in list(inflight.items()) if a is actor]
         for ref in [r for r, (a, _) in inflight.items() if a is actor]:
@@ -178,7 +178,7 @@ class RayRunner(Runner):
                               "units_requeued": len(lost), "items_requeued": sum(len(units[i].items) for i in lost),
                               "restarted": back, "at": round(time.time(), 3)})
 
-    def _account(self, actor: _Actor, result: UnitResult) -> None:
+    def _account(self, actor: Actor, result: UnitResult) -> None:
         self.latest[actor.name] = result
         self.actor_items[actor.name].extend(g.item_id for g in result.generations)
         self.actor_busy[actor.name] += result.seconds
