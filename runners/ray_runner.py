@@ -193,12 +193,7 @@ class RayRunner(Runner):
         """The in-process record (batching, prefix reuse) summed over actors, and which actor did what."""
         local, results = self.local, list(self.latest.values())
         if results:
-            tally = PaddingTally()
-            for r in results:
-                tally.prompt_tokens += r.padding["prompt_tokens"]
-                tally.padded_prefill_tokens += r.padding["padded_prefill_tokens"]
-                tally.pad_tokens += r.padding["pad_tokens"]
-            local.padding = tally
+            local.padding = PaddingTally(**{k: sum(r.padding[k] for r in results) for k in results[0].padding})
             local.oom_halvings = sum(r.oom_halvings for r in results)
             local.batch_size = min([local.batch_size, *(r.batch_size for r in results)])
             local.prefix_stats.update({k: sum(r.prefix.get(k, 0) for r in results)

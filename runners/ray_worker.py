@@ -9,6 +9,7 @@ returns generations, and the driver (runners/ray_executor.py) stores them.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import time
@@ -57,8 +58,7 @@ class Worker:
             torch.set_num_threads(threads)
         self.threads = torch.get_num_threads()
         self.engines: dict[str, Any] = {}  # run id -> HFRunner
-        self.current: str | None = None
-        self.begun: set[str] = set()
+        self.current: str | None = None  # the run whose engine is attached (begun) now
         self.caps: dict[str, int] = {}  # run id -> batch size after this actor's out-of-memory halvings
 
     def describe(self, device: str) -> dict[str, Any]:
@@ -82,13 +82,10 @@ class Worker:
     def _switch(self, run_id: str, unit: WorkUnit) -> Any:
         runner = self.engines[run_id]
         if self.current != run_id:
-            if self.current is not None and self.current in self.begun:
+            if self.current is not None:
                 self.engines[self.current].end()
-                self.begun.discard(self.current)
-            self.current = run_id
-        if run_id not in self.begun:
             runner.begin(runner.run_items or unit.items, unit.batches[0])
-            self.begun.add(run_id)
+            self.current = run_id
         return runner
 
     def generate(self, run_id: str, unit: WorkUnit, batch_size: int) -> UnitResult:
@@ -104,10 +101,8 @@ class Worker:
             runner.generate_unit(unit, out.append)
         if runner.oom_halvings:
             self.caps[run_id] = runner.batch_size
-        tally = runner.padding
-        return UnitResult(out, time.perf_counter() - start,
-                          {"prompt_tokens": tally.prompt_tokens, "padded_prefill_tokens": tally.padded_prefill_tokens,
-                           "pad_tokens": tally.pad_tokens}, dict(runner.prefix_stats), runner.batch_size,
+        return UnitResult(out, time.perf_counter() - start, dataclasses.asdict(runner.padding),
+                          dict(runner.prefix_stats), runner.batch_size,
                           runner.oom_halvings, runner.load_seconds, runner.effects())
 
     def batch_size(self, run_id: str) -> int:
@@ -118,12 +113,10 @@ class Worker:
 
     def release(self, run_id: str) -> None:
         """Detach and forget a run's engine (its model stays loaded for other runs of this process)."""
-        if run_id in self.begun:
-            self.engines[run_id].end()
-            self.begun.discard(run_id)
-        self.engines.pop(run_id, None)
         if self.current == run_id:
+            self.engines[run_id].end()
             self.current = None
+        self.engines.pop(run_id, None)
 
 
 __all__ = ["EngineSpec", "UnitResult", "Worker"]
