@@ -234,6 +234,8 @@ class RunManifest(_Open):
     updated: str | None = None
     items_total: int | None = None
     items_error: int | None = None
+    # how the answers ended, by finish_reason ("length": cut at max_new_tokens); absent in older runs
+    finish_reasons: dict[str, int] | None = None
     items_sha256: str | None = None  # absent in older runs: their items cannot be verified
     load_seconds: float | None = None
     effects: dict[str, AccelEffects] = PydField(default_factory=dict)

@@ -260,6 +260,10 @@ class Generation(BaseModel):
     # or a decoding step that gave it tokens): vLLM's ITL, which several tokens per chunk
     # (speculative decoding) make longer than TPOT; None where not recorded (older runs)
     itl_seconds: list[float] | None = None
+    # why the answer ended, as the engine said: "stop" (the model ended it), "length" (max_new_tokens
+    # reached: a cut-off that can cost a field), others a server names (runners/openai_answer.py);
+    # None where not recorded (older runs) or on an error
+    finish_reason: str | None = None
 
     # Derived figures, written to samples.jsonl for readers and recomputed (never
     # trusted) when a line is read back, so every runner gets them the same way.

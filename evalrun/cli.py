@@ -30,6 +30,7 @@ from evalrun.evals.capacity import CapacityInputs
 from evalrun.evals.config import ConfigError
 from evalrun.evals.speed_table import SpeedTable, speed_table
 from evalrun.evals.verdict import INCOMPLETE_NOTE, overall_summary
+from evalrun.runners.api_key import scrub_known
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -93,9 +94,13 @@ def run(
         scored = api.score(result)
         correct = sum(s.correct for s in scored)
         render_pack_metrics(console, result.name, pack_metrics(scored))
+        gens = list(result.generations.values())
+        errors = sum(1 for g in gens if g.error is not None)
+        cut = sum(1 for g in gens if g.error is None and g.finish_reason == "length")
         console.print(
             f"{escape(cfg.name)}: {correct}/{len(scored)} items correct; "
-            f"{'reused' if result.reused else f'{result.generated} generated'}; run: {escape(str(result.dir))}"
+            f"{'reused' if result.reused else f'{result.generated} generated'}; {errors} errors; "
+            f"{cut} cut at max_new_tokens; run: {escape(str(result.dir))}"
         )
 
     _guard(go)
@@ -366,7 +371,7 @@ def main() -> None:
     except SystemExit:
         raise
     except Exception as exc:  # last resort: never a traceback for the user, but say what broke
-        err_console.print(f"[bold red]internal error:[/] {escape(type(exc).__name__)}: {escape(str(exc))}")
+        err_console.print(f"[bold red]internal error:[/] {escape(type(exc).__name__)}: {escape(scrub_known(str(exc)))}")
         sys.exit(EXIT_RUNTIME)
 
 

@@ -24,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from evalrun.evals.config import ConfigError
 from evalrun.evals.execute import RunFailed
 from evalrun.evals.pairing import PairingError
+from evalrun.runners.api_key import scrub_known
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 
@@ -176,7 +177,7 @@ def make_progress(interval: float = PROGRESS_INTERVAL) -> Union[_RichProgress, _
 
 
 def _fail(code: int, message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {escape(message)}")
+    err_console.print(f"[bold red]error:[/] {escape(scrub_known(message))}")
     raise typer.Exit(code)
 
 
@@ -196,4 +197,4 @@ def _guard(fn):  # type: ignore[no-untyped-def]
 
 
 def _log(message: str) -> None:
-    err_console.print(escape(message))
+    err_console.print(escape(scrub_known(message)))

@@ -19,6 +19,7 @@ from evalrun.evals.store import RunStore, run_key
 from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel import build_accelerations
+from evalrun.runners.api_key import scrub_known
 from evalrun.runners.base import Runner
 from evalrun.runners.batch_plan import PLAN_KEY
 from evalrun.runners.models import ModelSource, resolve_device, resolve_dtype, resolve_model
@@ -125,7 +126,9 @@ def _hf_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
 def _openai_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
     """A runner for a remote server; its identity is what the server reports plus the local tokenizer's."""
     from evalrun.runners.models import ModelNotFound
+    from evalrun.runners.api_key import variable_words
     from evalrun.runners.openai import OpenAIRunner, api_key_from_env
+    from evalrun.runners.openai_settings import KeyUnusable
 
     settings = config.openai
     assert settings is not None
@@ -141,8 +144,11 @@ def _openai_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
     try:
         api_key = api_key_from_env(settings)
     except KeyError:
-        raise ConfigError(f"environment variable {settings.api_key_env} is not set (it should hold the API key)",
+        raise ConfigError(f"{variable_words(settings.api_key_env or '')} is not set (it should hold the API key)",
                           file=config.source, path="openai.api_key_env") from None
+    except KeyUnusable as exc:  # the key is never quoted, only what is wrong with it
+        raise ConfigError(f"the API key in {variable_words(settings.api_key_env or '')} cannot be sent: {exc} "
+                          "(the key is not shown)", file=config.source, path="openai.api_key_env") from None
     runner = OpenAIRunner(settings, config.model, config.generation.model_dump(), tok_source, api_key)
     runner.probe()
     source = ModelSource(
@@ -342,7 +348,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     except Exception as exc:
         manifest = manifest.with_session(
             rm.session_entry(started_at, emit.generated, emit.errors, time.perf_counter() - started, waited, "failed"),
-            rm.runner_extras(runner) | {"status": "failed", "failure": f"{type(exc).__name__}: {exc}",
+            rm.runner_extras(runner) | {"status": "failed", "failure": scrub_known(f"{type(exc).__name__}: {exc}"),
                                         "updated": rm.now()})
         store.write_manifest(manifest)
         stored = sum(1 for k in wanted if k in done)
@@ -364,11 +370,10 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
             "status": "stopped" if stopped else "complete",
             "updated": rm.now(),
             "items_total": len(wanted),
-            "items_error": all_errors,
             "load_seconds": round(runner.load_seconds, 3),
             "effects": effects,
             "speed": rm.run_speed(prepared, stored, runner, effects, peak_reset),
-        } | record)
+        } | rm.outcome(prepared.label, stored, log) | record)
     store.write_manifest(manifest)
     generated = emit.generated
     if stopped:

@@ -10,7 +10,7 @@ import os
 import platform
 import socket
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from evalrun.contract.manifest import SCHEMA_VERSION, RunManifest
 from evalrun.contract.version import __version__
@@ -84,6 +84,33 @@ def run_speed(prepared: "PreparedRun", generations: list[Generation], runner: Ru
                            kv_cache=kv, clock=runner.clock())
 
 
+def finish_reasons(generations: list[Generation]) -> dict[str, int]:
+    """How the stored answers ended, by the engine's finish_reason ("length": cut at max_new_tokens);
+    answers that recorded none (older runs, errors) are not counted."""
+    counts: dict[str, int] = {}
+    for g in generations:
+        if g.error is None and g.finish_reason:
+            counts[g.finish_reason] = counts.get(g.finish_reason, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def outcome(label: str, generations: list[Generation], log: Callable[[str], None]) -> dict[str, Any]:
+    """The manifest's count of errors and finish reasons; logged in one line when answers are errors
+    (with the first) or reached max_new_tokens, which the run's own figures would not show."""
+    errors = [g for g in generations if g.error is not None]
+    reasons = finish_reasons(generations)
+    parts = []
+    if errors:
+        parts.append(f"{len(errors)} of {len(generations)} items are errors (first: {errors[0].item_id}: "
+                     f"{errors[0].error})")
+    if cut := reasons.get("length", 0):
+        parts.append(f"{cut} answer{'s' if cut != 1 else ''} reached max_new_tokens (finish_reason length): "
+                     "a cut-off can cost a field")
+    if parts:
+        log(f"{label}: {'; '.join(parts)}")
+    return {"items_error": len(errors), "finish_reasons": reasons}
+
+
 def session_entry(started: str, generated: int, errors: int, seconds: float, waited: bool,
                   status: str) -> dict[str, Any]:
     """One process's session on the run: who generated what, when (`finished` dates its timings)."""
@@ -101,6 +128,7 @@ def rebuilt(prepared: "PreparedRun", generations: list[Generation], reason: str)
         "updated": now(),
         "items_total": len(prepared.items),
         "items_error": sum(1 for g in generations if g.error is not None),
+        "finish_reasons": finish_reasons(generations),
         "speed": speed.run_speed(generations),
         "manifest_recreated": {
             "at": now(),

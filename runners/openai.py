@@ -9,8 +9,14 @@ moment it arrives, so a run that stops keeps every answer it got.
 
 A failure that retrying cannot fix (400, 401, 404, or retries exhausted)
 stops the run: the answers already stored stay, and running again sends only
-the items still missing. The API key is read from the environment variable
-the config names and lives only in this process's request headers.
+the items still missing. What concerns one item only is that item's error and
+the run goes on: a prompt past the served context (refused before it is sent
+when the context is known: `openai.max_model_len`, or /models' `max_model_len`;
+otherwise the server's 400 or empty stream), and an answer the server never
+finished (no known `finish_reason`, runners/openai_answer.py) once retries are
+spent. Every answer stores its `finish_reason`. The API key is read from the
+environment variable the config names and lives only in this process's request
+headers.
 """
 
 from __future__ import annotations
@@ -20,15 +26,15 @@ import json
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, AsyncIterator, Callable
+from typing import Any, Callable
 
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.base import Runner
 from evalrun.runners.models import ModelSource, load_tokenizer
-from evalrun.runners.openai_http import ServerClient, ServerError, Transient, run_sync
+from evalrun.runners.openai_answer import Answer, read_json, read_stream
+from evalrun.runners.openai_http import ItemFailed, ServerClient, ServerError, run_sync
 from evalrun.runners.openai_settings import EngineInfo, OpenAISettings, api_key_from_env
 from evalrun.runners.quiet_gc import frozen_heap
-from evalrun.runners.sse import sse_data
 
 
 def render_chat(tokenizer: Any, item: Item) -> str:
@@ -43,22 +49,6 @@ def messages(item: Item) -> list[dict[str, str]]:
     return ([{"role": "system", "content": item.system}] if item.system else []) + [
         {"role": "user", "content": item.prompt}
     ]
-
-
-async def _drain(events: AsyncIterator[str], seconds: float = 1.0) -> None:
-    """Read what follows [DONE] (the end of the chunked body, normally received with it) so the
-    connection goes back to the pool: a response left unread is closed instead, and every request
-    then opened a new connection (and on https a TLS handshake) of its own. A server that keeps
-    the stream open after [DONE] is given `seconds`, then the connection is closed as before."""
-
-    async def rest() -> None:
-        async for _ in events:
-            pass
-
-    try:
-        await asyncio.wait_for(rest(), seconds)
-    except asyncio.TimeoutError:
-        pass  # a server that keeps the stream open after [DONE]: its connection is closed, as before
 
 
 class OpenAIRunner(Runner):
@@ -88,6 +78,7 @@ class OpenAIRunner(Runner):
         self.response_models: set[str] = set()
         self.max_in_flight = 0
         self._in_flight = 0
+        self.item_errors = 0  # items stored as errors: refused as too long, or answers that stayed cut
 
     # -- the runner interface -------------------------------------------------------------------------
 
@@ -99,7 +90,17 @@ class OpenAIRunner(Runner):
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def max_context(self) -> int | None:
-        """Unknown: the server's context is its own (a prompt past it is the server's 400)."""
+        """None to the packs: items are built the same whatever the server's context (one that does not
+        fit is refused per item: `served_context`)."""
+        return None
+
+    def served_context(self) -> tuple[int, str] | None:
+        """The served context in tokens and where it was learnt (the config's, else /models'); None: unknown."""
+        if self.settings.max_model_len:
+            return self.settings.max_model_len, "openai.max_model_len"
+        reported = (self.server_model or {}).get("max_model_len")
+        if isinstance(reported, int) and not isinstance(reported, bool) and reported > 0:
+            return reported, "max_model_len from GET /models"
         return None
 
     def clock(self) -> str:
@@ -144,6 +145,8 @@ class OpenAIRunner(Runner):
                 "concurrency": self.settings.concurrency,
                 "request_rate": self.settings.request_rate,
                 "api_key_env": self.settings.api_key_env,
+                "context": None if (ctx := self.served_context()) is None else {"tokens": ctx[0], "from": ctx[1]},
+                "item_errors": self.item_errors,
             }
         }
 
@@ -196,69 +199,25 @@ class OpenAIRunner(Runner):
             body["stream_options"] = {"include_usage": True}
         return body
 
-    def _text_of(self, choice: dict[str, Any], streamed: bool) -> str | None:
-        if self.settings.endpoint == "completions":
-            return choice.get("text")
-        part = choice.get("delta" if streamed else "message") or {}
-        return part.get("content") if isinstance(part, dict) else None
-
     async def _read_answer(self, item: Item, resp: Any, start: float) -> Generation:
         """Read a streamed (SSE) answer, or a whole JSON one from a server that does not stream."""
         if "text/event-stream" in resp.headers.get("content-type", ""):
-            return await self._read_stream(item, resp, start)
-        raw = await resp.aread()
-        try:
-            data = json.loads(raw)
-            choice = data["choices"][0]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise Transient(f"malformed answer: {raw[:200]!r}") from None
-        self.not_streamed += 1
-        if data.get("model"):
-            self.response_models.add(str(data["model"]))
-        return self._generation(item, self._text_of(choice, False) or "", data.get("usage"), start, None)
+            answer = await read_stream(resp.aiter_lines(), self.settings.endpoint, self.http.scrub)
+            self.streamed += 1
+        else:
+            answer = read_json(await resp.aread(), self.settings.endpoint)
+            self.not_streamed += 1
+        self.response_models |= answer.models
+        return self._generation(item, answer, start)
 
-    async def _read_stream(self, item: Item, resp: Any, start: float) -> Generation:
-        parts: list[str] = []
-        stamps: list[float] = []  # perf_counter at each chunk that carried text
-        usage = None
-        finished = False
-        events = sse_data(resp.aiter_lines())
-        async for data in events:
-            if data.strip() == "[DONE]":
-                finished = True
-                await _drain(events)
-                break
-            try:
-                chunk = json.loads(data)
-            except ValueError:
-                raise Transient(f"malformed stream chunk: {data[:200]!r}") from None
-            if not isinstance(chunk, dict):
-                raise Transient(f"malformed stream chunk: {data[:200]!r}")
-            if chunk.get("error"):
-                raise Transient(f"error in stream: {self.http.scrub(json.dumps(chunk['error']))[:300]}")
-            if chunk.get("model"):
-                self.response_models.add(str(chunk["model"]))
-            if chunk.get("usage"):
-                usage = chunk["usage"]
-            for choice in chunk.get("choices") or []:
-                piece = self._text_of(choice, True)
-                if piece:
-                    stamps.append(time.perf_counter())
-                    parts.append(piece)
-                if choice.get("finish_reason"):
-                    finished = True
-        if not finished:
-            raise Transient("stream cut: it ended before the server said it was finished")
-        self.streamed += 1
-        return self._generation(item, "".join(parts), usage, start, stamps)
-
-    def _generation(self, item: Item, text: str, usage: Any, start: float, stamps: list[float] | None) -> Generation:
+    def _generation(self, item: Item, answer: Answer, start: float) -> Generation:
         """TTFT from the request's send to its first text chunk, decode to its last, ITL between chunks;
         `stamps` None: an answer that was not streamed (only its whole time is known)."""
         end = time.perf_counter()
+        text, stamps = answer.text, answer.stamps
         ttft = stamps[0] - start if stamps else None
         decode = stamps[-1] - stamps[0] if stamps else None
-        usage = usage if isinstance(usage, dict) else {}
+        usage = answer.usage if isinstance(answer.usage, dict) else {}
         prompt_tokens = usage.get("prompt_tokens")
         new_tokens = usage.get("completion_tokens")
         return Generation(
@@ -274,17 +233,43 @@ class OpenAIRunner(Runner):
             decode_seconds=None if decode is None else round(decode, 6),
             started_at=round(time.time() - (end - start), 6),
             itl_seconds=[round(b - a, 6) for a, b in zip(stamps, stamps[1:])] if stamps is not None else None,
+            finish_reason=answer.finish_reason,
         )
+
+    def _error(self, item: Item, message: str, prompt_tokens: int = 0) -> Generation:
+        """This item's answer is an error (the run goes on); the message names why, never the key."""
+        self.item_errors += 1
+        return Generation(item_id=item.id, pack=item.pack, prompt_hash=item.prompt_hash,
+                          error=self.http.scrub(message)[:2000], prompt_tokens=prompt_tokens, batch_size=1,
+                          started_at=round(time.time(), 6))
+
+    def _too_long(self, item: Item, body: dict[str, Any]) -> Generation | None:
+        """The item's error when its prompt and answer cannot fit the known served context (not sent)."""
+        context = self.served_context()
+        if context is None:
+            return None
+        prompt = self.count_tokens(self.render(item))
+        if prompt + body["max_tokens"] <= context[0]:
+            return None
+        return self._error(item, f"prompt too long: refused before sending: the prompt is {prompt} tokens and "
+                                 f"max_tokens {body['max_tokens']}, past the served context of {context[0]} tokens "
+                                 f"({context[1]})", prompt)
 
     async def _generate(self, client: Any, item: Item) -> Generation:
         path = "chat/completions" if self.settings.endpoint == "chat" else "completions"
         what = f"POST /{path} (item {item.id})"
         body = self._body(item)
-        return await self.http.with_retries(
-            lambda: self.http.send(client, "POST", path, body, lambda resp, start: self._read_answer(item, resp, start),
-                               what),
-            what,
-        )
+        refused = self._too_long(item, body)
+        if refused is not None:
+            return refused
+        try:
+            return await self.http.with_retries(
+                lambda: self.http.send(client, "POST", path, body,
+                                       lambda resp, start: self._read_answer(item, resp, start), what),
+                what,
+            )
+        except ItemFailed as exc:
+            return self._error(item, str(exc))
 
     def arrivals(self, n: int) -> list[float]:
         """Seconds after the run's start at which each request may be sent: 0 for all without a

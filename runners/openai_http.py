@@ -1,5 +1,7 @@
-"""The `openai` runner's HTTP side: one attempt at a request, retries with backoff, and
-the refusals that stop a run, with the API key scrubbed from every message."""
+"""The `openai` runner's HTTP side: one attempt at a request, retries with backoff, the
+refusals that stop a run and those that concern one item only (a prompt past the
+served context, an answer the server never finished), with the API key scrubbed
+from every message in every form (runners/api_key.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable, Coroutine, TypeVar
 
+from evalrun.runners.api_key import readable_variable, scrub
 from evalrun.runners.models import ModelError
 from evalrun.runners.openai_settings import OpenAISettings
 from evalrun.runners.retry import retry_after_seconds, retry_wait, retryable_status
@@ -31,12 +34,37 @@ class ServerError(ModelError):
 
 
 class Transient(Exception):
-    """A failure worth retrying, with the wait the server asked for, if any."""
+    """A failure worth retrying, with the wait the server asked for, if any. `item_only`: it concerns
+    this item's answer (cut short), not the server, so once retries are spent the item is an error
+    and the run goes on; `max_retries` caps the retries below the settings' (None: theirs)."""
 
-    def __init__(self, reason: str, retry_after: float | None = None):
+    def __init__(self, reason: str, retry_after: float | None = None, item_only: bool = False,
+                 max_retries: int | None = None):
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
+        self.item_only = item_only
+        self.max_retries = max_retries
+
+
+class ItemFailed(Exception):
+    """This item cannot be answered (its prompt is past the served context, its answer kept being cut):
+    stored as the item's error, and the run goes on."""
+
+
+# how servers say a prompt is past their context: OpenAI and vLLM (context_length_exceeded, "maximum context
+# length"), llama.cpp (exceed_context_size_error), llama-cpp-python ("exceed context window"), SGLang ("longer
+# than the model's context length"), TGI ("must be <= N"), and the words most others use
+_TOO_LONG = re.compile(
+    r"context_length_exceeded|exceed_context_size|maximum context length|context (?:length|window|size)"
+    r"|n_ctx|too many tokens|prompt is too long|input is too long|max_model_len|must be <= \d+",
+    re.IGNORECASE,
+)
+
+
+def context_refusal(code: int, body: str) -> bool:
+    """Whether an error answer says the prompt does not fit the served context (retrying cannot help)."""
+    return code in (400, 413, 422) and _TOO_LONG.search(body) is not None
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -79,18 +107,25 @@ class ServerClient:
                                  timeout=httpx.Timeout(self.settings.timeout), limits=limits)
 
     def scrub(self, text: str) -> str:
-        """A server that echoes the key in an error body must not put it into our messages or files."""
-        return text.replace(self._api_key, "***") if self._api_key else text
+        """A server that echoes the key in an error body (raw, quoted, URL- or base64-encoded) must not
+        put it into our messages or files."""
+        return scrub(text, [self._api_key]) if self._api_key else text
 
-    def refusal(self, code: int, phrase: str, what: str, body: str) -> ServerError:
+    def refusal(self, code: int, phrase: str, what: str, body: str) -> ServerError | ItemFailed:
+        """The error for an answer that retrying cannot change: this item's (a prompt past the served
+        context) or the run's (a refused key, a wrong URL, a setting the server does not take)."""
         detail = re.sub(r"\s+", " ", body).strip()[:400]
+        said = f"; server said: {detail}" if detail else ""
+        if context_refusal(code, body):
+            return ItemFailed(self.scrub(f"prompt too long: the server answered {code} {phrase}: the prompt does not "
+                                         f"fit its context (not retried){said}"))
         hint = _HINTS.get(code, "retrying would not help")
         if code in (401, 403):
-            hint += (f" (read from ${self.settings.api_key_env})" if self.settings.api_key_env
-                     else "; set openai.api_key_env to the environment variable that holds the key")
+            env = self.settings.api_key_env
+            hint += ((f" (read from ${env})" if readable_variable(env) else " (read from openai.api_key_env's variable)")
+                     if env else "; set openai.api_key_env to the environment variable that holds the key")
         return ServerError(self.scrub(
-            f"server {self.settings.base_url} answered {code} {phrase} to {what}: {hint}"
-            + (f"; server said: {detail}" if detail else "")
+            f"server {self.settings.base_url} answered {code} {phrase} to {what}: {hint}{said}"
         ), status=code)
 
     async def with_retries(self, attempt_once: Callable[[], Awaitable[T]], what: str) -> T:
@@ -101,7 +136,9 @@ class ServerClient:
             try:
                 return await attempt_once()
             except Transient as exc:
-                if attempt >= s.max_retries:
+                if attempt >= (s.max_retries if exc.max_retries is None else min(s.max_retries, exc.max_retries)):
+                    if exc.item_only:
+                        raise ItemFailed(self.scrub(f"{exc.reason} ({attempt + 1} attempt{'s' if attempt else ''})")) from None
                     raise ServerError(self.scrub(
                         f"server {s.base_url}: {what} still failing after {attempt + 1} attempts: {exc.reason}"
                     )) from None

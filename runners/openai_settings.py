@@ -2,16 +2,36 @@
 
 Apart from the runner so the config loader can validate them without the HTTP
 machinery; the key itself never appears in a config, only the name of the
-environment variable that holds it.
+environment variable that holds it. A value that could be a key pasted in the
+wrong place (a URL's query or userinfo, `api_key_env` given the key itself) is
+refused without being repeated in the error.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from evalrun.runners.api_key import key_problem, remember
+
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def shown_url(value: str) -> str:
+    """A URL as an error may quote it: scheme, host, port and path; userinfo, query and fragment hidden
+    (they are where a pasted key would sit)."""
+    parts = urlsplit(value)
+    host = parts.hostname or ""
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ":?"
+    return (f"{parts.scheme}://{'<hidden>@' if '@' in parts.netloc else ''}{host}{port}{parts.path}"
+            f"{'?<hidden>' if parts.query else ''}{'#<hidden>' if parts.fragment else ''}")
 
 
 class OpenAISettings(BaseModel):
@@ -21,7 +41,7 @@ class OpenAISettings(BaseModel):
 
     base_url: str
     # the NAME of an environment variable holding the key; the key itself never appears in a config
-    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    api_key_env: str | None = None
     endpoint: Literal["chat", "completions"] = "chat"
     stream: bool = True
     concurrency: int = Field(8, ge=1, le=1024)
@@ -37,18 +57,41 @@ class OpenAISettings(BaseModel):
     max_backoff: float = Field(30.0, gt=0, le=600)
     # local model spec whose tokenizer sizes prompts and renders the chat template for `completions`; default `model`
     tokenizer: str | None = None
+    # the served context in tokens, prompt and answer together (vLLM --max-model-len, llama.cpp -c), for a
+    # server whose /models does not say it: an item that cannot fit is an error before it is sent
+    max_model_len: int | None = Field(None, ge=1)
 
-    @field_validator("base_url")
+    @field_validator("base_url", mode="before")
     @classmethod
-    def _http_url(cls, value: str) -> str:
+    def _http_url(cls, value: object) -> str:
+        if not isinstance(value, str):
+            raise ValueError(f"must be an http(s) URL such as http://127.0.0.1:8000/v1 (got a {type(value).__name__})")
         parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"must be an http(s) URL such as http://127.0.0.1:8000/v1 (got {value!r})")
-        if parts.username or parts.password:
-            raise ValueError("must not carry credentials; name the environment variable holding the key in api_key_env")
+        if parts.scheme not in ("http", "https") or "://" not in value:
+            raise ValueError("must be an http(s) URL such as http://127.0.0.1:8000/v1 (the value is not shown: it "
+                             "does not start with http:// or https://)")
+        if "@" in value.split("?", 1)[0].split("#", 1)[0]:  # userinfo, also one whose key has a / in it
+            raise ValueError("must not carry credentials (userinfo before @, not shown); name the environment "
+                             "variable holding the key in api_key_env")
         if parts.query or parts.fragment:
-            raise ValueError(f"must not have a query or fragment (got {value!r})")
+            raise ValueError(f"must not have a query or fragment (got {shown_url(value)})")
+        if not parts.hostname:
+            raise ValueError(f"must be an http(s) URL with a host, such as http://127.0.0.1:8000/v1 "
+                             f"(got {shown_url(value)})")
+        try:
+            parts.port
+        except ValueError:
+            raise ValueError(f"has a port that is not a number from 0 to 65535 (got {shown_url(value)})") from None
         return value.rstrip("/")
+
+    @field_validator("api_key_env", mode="before")
+    @classmethod
+    def _variable_name(cls, value: object) -> object:
+        if value is not None and not (isinstance(value, str) and _VARIABLE_NAME.fullmatch(value)):
+            raise ValueError("must be the NAME of the environment variable that holds the key (letters, digits "
+                             "and _, matching the pattern ^[A-Za-z_][A-Za-z0-9_]*$), never the key itself; "
+                             "the value is not shown")
+        return value
 
 
 class EngineInfo(BaseModel):
@@ -64,11 +107,20 @@ class EngineInfo(BaseModel):
     args: list[str] = Field(default_factory=list)
 
 
+class KeyUnusable(ValueError):
+    """The named variable holds something no Authorization header can carry (the text never quotes it)."""
+
+
 def api_key_from_env(settings: OpenAISettings) -> str | None:
-    """The key from the named variable; None when no variable is named. Raises KeyError when it is unset."""
+    """The key from the named variable; None when no variable is named. Raises KeyError when it is
+    unset, KeyUnusable when it has whitespace, control or non-ASCII characters (a trailing newline)."""
     if not settings.api_key_env:
         return None
     value = os.environ.get(settings.api_key_env)
     if not value:
         raise KeyError(settings.api_key_env)
+    remember(value)  # even an unusable key is scrubbed from whatever is printed later
+    problem = key_problem(value)
+    if problem:
+        raise KeyUnusable(problem)
     return value

@@ -1,13 +1,21 @@
 """A small OpenAI-compatible server for tests: real HTTP on loopback, real SSE
 streaming, real answers from the default model through the `hf` runner, and
 faults injected on request (500, 429 with Retry-After, a connection dropped
-mid-stream, an answer slower than the client's timeout, a revoked key).
+mid-stream, an answer slower than the client's timeout, a revoked key), and two
+ways real servers end answers that were never finished: llama-cpp-python's
+default `interrupt_requests` (a request that arrives while another streams ends
+that stream with `[DONE]` and no finish_reason) and a served context that a
+prompt does not fit (a 400 `context_length_exceeded`, or a 200 with an empty
+stream).
 
 It serves /v1/models, /v1/chat/completions and /v1/completions the way vLLM
 does, closely enough for the `openai` runner to be tested against the wire
 protocol rather than against mocks. Generation is serialised (one model, one
 CPU), so requests queue as on a busy engine; how many are open at once is
 recorded so tests can see the client's concurrency bound from the server.
+
+`ScriptedBackend` answers without a model (exact answers to needle questions, one
+word per token, at a set pace), for tests of the wire mechanics alone.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import queue
+import re
 import socket
 import threading
 import time
@@ -24,7 +33,8 @@ from typing import Any, Callable, Iterator
 
 from evalrun.contract.types import Item
 
-FAULTS = ("500", "503", "429", "drop", "slow", "400", "401")
+# "abort": the answer ends at once with finish_reason "abort" (an engine that dropped the request), streamed or not
+FAULTS = ("500", "503", "429", "drop", "slow", "400", "401", "abort")
 
 
 @dataclass
@@ -37,6 +47,7 @@ class RequestRecord:
     fault: str | None
     status: int = 0
     finished: float = 0.0
+    interrupted: bool = False  # ended with [DONE] and no finish_reason because another request arrived
 
 
 @dataclass
@@ -53,6 +64,15 @@ class ServerState:
     slow_seconds: float = 3.0
     # answer this many generation requests, then refuse every further one with 401 (a key revoked mid-run)
     revoke_after: int | None = None
+    # llama-cpp-python's default: a request waiting for the model ends the running stream ([DONE], no finish_reason)
+    interrupt_requests: bool = False
+    # the served context (prompt + max_tokens, as vLLM counts): a request past it is refused, by a 400
+    # `context_length_exceeded` (vLLM, OpenAI) or a 200 whose stream is empty (llama-cpp-python streaming)
+    context_length: int | None = None
+    context_refusal: str = "400"  # "400" | "empty"
+    report_context: bool = True  # /models says max_model_len (vLLM and SGLang do; llama.cpp servers do not)
+    # a 401 quotes the Authorization header it got, raw and encoded (servers and proxies that echo requests)
+    echo_key: bool = False
     records: list[RequestRecord] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
@@ -73,6 +93,11 @@ class HFBackend:
         self.runner = HFRunner(resolve_model(model), "cpu", "float32", {}, [], batch_size=1)
         self.runner._ensure_loaded()
         self.gen_lock = threading.Lock()
+        self.count_lock = threading.Lock()
+        self.queued = 0  # requests waiting for the model (what llama-cpp-python's interrupt looks at)
+
+    def prompt_tokens(self, text: str) -> int:
+        return len(self.runner.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def prompt_of(self, body: dict[str, Any], chat: bool) -> str:
         if not chat:
@@ -129,9 +154,7 @@ class HFBackend:
         ids: list[int] = []
         sent = ""
         stopped = False
-        while not self.gen_lock.acquire(timeout=0.5):
-            if waiting is not None:
-                waiting()
+        _wait_for(self, waiting)
         try:
             thread = threading.Thread(target=work, daemon=True)
             thread.start()
@@ -162,9 +185,69 @@ class HFBackend:
         usage["finish"] = int(stopped)
 
 
+def _wait_for(backend: Any, waiting: Callable[[], None] | None) -> None:
+    """Take the backend's model lock, counted as queued meanwhile; `waiting` every half second."""
+    with backend.count_lock:
+        backend.queued += 1
+    try:
+        while not backend.gen_lock.acquire(timeout=0.5):
+            if waiting is not None:
+                waiting()
+    finally:
+        with backend.count_lock:
+            backend.queued -= 1
+
+
+_NEEDLE = re.compile(r"special magic number for (\w+) is ([^\s]+?)\.?(?:\s|$)")
+
+
+def needle_answer(prompt: str) -> str:
+    """The exact answer to a needle question: the number the text gives for the city asked about."""
+    asked = re.search(r"magic number for (\w+) mentioned", prompt)
+    found = {city: number for city, number in _NEEDLE.findall(prompt)}
+    return found.get(asked.group(1), "unknown") if asked else "unknown"
+
+
+class ScriptedBackend:
+    """Answers without a model: `answer(prompt)` split into words, one word a token, one token every
+    `seconds_per_token` (so requests overlap as on a busy engine); prompts are sized in words.
+    Serialised like the model backend: one request generates at a time, the others queue."""
+
+    def __init__(self, answer: Callable[[str], str] = needle_answer, seconds_per_token: float = 0.01):
+        self.answer = answer
+        self.seconds_per_token = seconds_per_token
+        self.gen_lock = threading.Lock()
+        self.count_lock = threading.Lock()
+        self.queued = 0
+
+    def prompt_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def prompt_of(self, body: dict[str, Any], chat: bool) -> str:
+        if not chat:
+            return str(body["prompt"])
+        return "\n\n".join(str(m["content"]) for m in body["messages"])
+
+    def stream(self, text: str, body: dict[str, Any], usage: dict[str, int],
+               waiting: Callable[[], None] | None = None) -> Iterator[str]:
+        words = re.findall(r"\s*\S+", self.answer(text))
+        limit = int(body.get("max_tokens", 16))
+        _wait_for(self, waiting)
+        try:
+            for word in words[:limit]:
+                time.sleep(self.seconds_per_token)
+                yield word
+        finally:
+            self.gen_lock.release()
+        n = min(len(words), limit)
+        usage.update(prompt_tokens=self.prompt_tokens(text), completion_tokens=n,
+                     total_tokens=self.prompt_tokens(text) + n, finish=int(len(words) <= limit))
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: "_Server"
+    record: RequestRecord  # the generation request being answered
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         return
@@ -194,6 +277,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
 
+    def _unauthorised(self) -> None:
+        message = "invalid API key"
+        got = self.headers.get("Authorization") or ""
+        if self.server.state.echo_key and got:
+            import base64
+            from urllib.parse import quote
+
+            key = got.removeprefix("Bearer ")
+            message += (f"; got {got!r}; as a query: api_key={quote(key, safe='')}; as Basic: "
+                        f"{base64.b64encode(('user:' + key).encode()).decode()}; {base64.b64encode(key.encode()).decode()}")
+        self._error(401, message)
+
     def _authorised(self) -> bool:
         key = self.server.state.api_key
         return key is None or self.headers.get("Authorization") == f"Bearer {key}"
@@ -205,12 +300,13 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path != "/v1/models" or not state.list_models:
             self._error(404, f"no route {self.path}")
         elif not self._authorised():
-            self._error(401, "invalid API key")
+            self._unauthorised()
         else:
             self._json(200, {"object": "list", "data": [{"id": state.model_name, "object": "model",
                                                            "created": int(time.time()), "owned_by": "evalrun-tests",
-                                                           "root": "HuggingFaceTB/SmolLM2-135M-Instruct",
-                                                           "max_model_len": 8192}]})
+                                                           "root": "HuggingFaceTB/SmolLM2-135M-Instruct"}
+                                                          | ({"max_model_len": state.context_length or 8192}
+                                                             if state.report_context else {})]})
 
     def do_POST(self) -> None:
         state = self.server.state
@@ -229,6 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
             state.records.append(record)
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        self.record = record
         try:
             record.status = self._answer(body, chat, fault)
         except (BrokenPipeError, ConnectionResetError):
@@ -242,11 +339,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, body: dict[str, Any], chat: bool, fault: str | None) -> int:
         state = self.server.state
         if not self._authorised() or fault == "401":
-            self._error(401, "invalid API key")
+            self._unauthorised()
             return 401
         if body.get("model") != state.model_name:
             self._error(404, f"model {body.get('model')!r} does not exist")
             return 404
+        if fault == "abort":
+            return self._abort(body, chat)
         if fault in ("500", "503", "400"):
             self._error(int(fault), "injected fault")
             return int(fault)
@@ -260,6 +359,10 @@ class _Handler(BaseHTTPRequestHandler):
             return 599
         backend: HFBackend = self.server.backend
         text = backend.prompt_of(body, chat)
+        if state.context_length is not None:
+            asked = backend.prompt_tokens(text) + int(body.get("max_tokens", 16))
+            if asked > state.context_length:
+                return self._too_long(backend.prompt_tokens(text), asked, bool(body.get("stream")))
         usage: dict[str, int] = {}
         ident = f"cmpl-{time.monotonic_ns()}"
         model = state.model_name
@@ -293,6 +396,15 @@ class _Handler(BaseHTTPRequestHandler):
         # queued behind other requests: SSE comments keep the connection visibly alive, as busy servers do
         pieces = backend.stream(text, body, usage, waiting=lambda: self._comment("queued"))
         for piece in pieces:
+            if state.interrupt_requests and backend.queued:
+                # llama-cpp-python: after each chunk, a request waiting for the model ends this stream
+                # with [DONE]: no finish_reason, no usage
+                pieces.close()
+                self._chunk("[DONE]")
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+                self.record.interrupted = True
+                return 200
             self._chunk(chunk(piece))
             sent += 1
             if fault == "drop" and sent == 1:
@@ -309,6 +421,46 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
         return 200
+
+
+    def _abort(self, body: dict[str, Any], chat: bool) -> int:
+        """An answer the engine dropped: no text, finish_reason "abort" (vLLM's and SGLang's word)."""
+        model, ident = self.server.state.model_name, f"cmpl-{time.monotonic_ns()}"
+        if not (body.get("stream") and self.server.state.stream_supported):
+            choice = ({"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "abort"} if chat
+                      else {"index": 0, "text": "", "finish_reason": "abort"})
+            self._json(200, {"id": ident, "object": "chat.completion" if chat else "text_completion", "model": model,
+                             "choices": [choice], "usage": {"prompt_tokens": 1, "completion_tokens": 0}})
+            return 200
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        delta = {"delta": {"content": ""}} if chat else {"text": ""}
+        self._chunk(json.dumps({"id": ident, "model": model, "choices": [{"index": 0, "finish_reason": "abort"} | delta]}))
+        self._chunk("[DONE]")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+        return 200
+
+    def _too_long(self, prompt: int, asked: int, stream: bool) -> int:
+        """The served context refuses the request: vLLM's (and OpenAI's) 400, or llama-cpp-python's
+        streamed answer, whose error is raised after the 200 went out: an empty stream."""
+        state = self.server.state
+        if state.context_refusal == "empty" and stream:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+            return 200
+        message = (f"This model's maximum context length is {state.context_length} tokens. However, you requested "
+                   f"{asked} tokens ({prompt} in the messages, {asked - prompt} in the completion). Please reduce "
+                   "the length of the messages or completion.")
+        self._json(400, {"error": {"message": message, "type": "invalid_request_error", "param": "messages",
+                                   "code": "context_length_exceeded"}})
+        return 400
 
 
 class _Server(ThreadingHTTPServer):
