@@ -114,9 +114,17 @@ def method_label(manifest: dict[str, Any]) -> str:
 
 
 def effects_facts(manifest: dict[str, Any]) -> list[str]:
-    """What each acceleration measured, as the short facts its method chooses for a headline, and
-    where a Ray run's items were generated (per actor, and over the run's wall clock)."""
-    return accel.headlines(manifest.get("effects") or {}) + executor_facts(manifest.get("executor") or {})
+    """What each acceleration measured, as the short facts its method chooses for a headline,
+    where a Ray run's items were generated (per actor, and over the run's wall clock), and how many
+    answers the engine cut at max_new_tokens."""
+    return (accel.headlines(manifest.get("effects") or {}) + executor_facts(manifest.get("executor") or {})
+            + length_facts(manifest.get("finish_reasons") or {}))
+
+
+def length_facts(reasons: dict[str, int]) -> list[str]:
+    """Answers the engine ended at max_new_tokens (finish_reason length): a cut-off can cost a field."""
+    cut = reasons.get("length", 0)
+    return [f"{cut} of {sum(reasons.values())} answers cut at max_new_tokens"] if cut else []
 
 
 def executor_facts(executor: dict[str, Any]) -> list[str]:

@@ -10,6 +10,7 @@ remembered so that the command line can scrub whatever it prints last.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 import threading
@@ -53,13 +54,14 @@ def _base64_runs(key: bytes) -> set[str]:
     return out
 
 
-def key_forms(key: str) -> list[str]:
+@functools.lru_cache(maxsize=16)
+def key_forms(key: str) -> tuple[str, ...]:
     """Every form of `key` worth removing, longest first (so a form that contains another goes whole)."""
     raw = key.encode("utf-8", "surrogatepass")
     forms = {key, repr(key)[1:-1], repr(raw)[2:-1], json.dumps(key)[1:-1], json.dumps(key, ensure_ascii=False)[1:-1],
              quote(key, safe=""), quote(key), quote_plus(key), key.strip()}
     forms |= _base64_runs(raw)
-    return sorted((f for f in forms if f), key=len, reverse=True)
+    return tuple(sorted((f for f in forms if f), key=len, reverse=True))
 
 
 def scrub(text: str, keys: set[str] | list[str] | tuple[str, ...]) -> str:

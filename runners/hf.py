@@ -225,10 +225,8 @@ class HFRunner(Runner):
         results = []
         for i, item in enumerate(items):
             new = out[i, prompt_len:].tolist()
-            if override and override.ignore_eos:
-                n_new = len(new)
-            else:
-                n_new = next((k + 1 for k, t in enumerate(new) if t in stop_ids), len(new))
+            ignore = bool(override and override.ignore_eos)
+            n_new = len(new) if ignore else next((k + 1 for k, t in enumerate(new) if t in stop_ids), len(new))
             last = clock.token_at(n_new)
             results.append(
                 Generation(
@@ -245,6 +243,8 @@ class HFRunner(Runner):
                     decode_seconds=round(last - first, 6) if first is not None and last is not None else None,
                     started_at=round(started_at, 6),
                     itl_seconds=clock.gaps(n_new) if first is not None else None,
+                    # a stop token ended it, or it ran to max_new_tokens (ignore_eos: always)
+                    finish_reason="stop" if n_new and new[n_new - 1] in stop_ids and not ignore else "length",
                 )
             )
         return results

@@ -57,7 +57,7 @@ class ItemFailed(Exception):
 # than the model's context length"), TGI ("must be <= N"), and the words most others use
 _TOO_LONG = re.compile(
     r"context_length_exceeded|exceed_context_size|maximum context length|context (?:length|window|size)"
-    r"|n_ctx|too many tokens|prompt is too long|input is too long|max_model_len|must be <= \d+",
+    r"|n_ctx|too many tokens|prompt is too long|input is too long|max_model_len|max_new_tokens`? must be <= \d+",
     re.IGNORECASE,
 )
 
@@ -116,14 +116,14 @@ class ServerClient:
         context) or the run's (a refused key, a wrong URL, a setting the server does not take)."""
         detail = re.sub(r"\s+", " ", body).strip()[:400]
         said = f"; server said: {detail}" if detail else ""
-        if context_refusal(code, body):
+        if what.startswith("POST") and context_refusal(code, body):  # an answer's request, not the probe
             return ItemFailed(self.scrub(f"prompt too long: the server answered {code} {phrase}: the prompt does not "
                                          f"fit its context (not retried){said}"))
         hint = _HINTS.get(code, "retrying would not help")
         if code in (401, 403):
             env = self.settings.api_key_env
-            hint += ((f" (read from ${env})" if readable_variable(env) else " (read from openai.api_key_env's variable)")
-                     if env else "; set openai.api_key_env to the environment variable that holds the key")
+            source = f" (read from ${env})" if readable_variable(env or "") else " (read from openai.api_key_env's variable)"
+            hint += source if env else "; set openai.api_key_env to the environment variable that holds the key"
         return ServerError(self.scrub(
             f"server {self.settings.base_url} answered {code} {phrase} to {what}: {hint}{said}"
         ), status=code)
@@ -138,7 +138,8 @@ class ServerClient:
             except Transient as exc:
                 if attempt >= (s.max_retries if exc.max_retries is None else min(s.max_retries, exc.max_retries)):
                     if exc.item_only:
-                        raise ItemFailed(self.scrub(f"{exc.reason} ({attempt + 1} attempt{'s' if attempt else ''})")) from None
+                        tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
+                        raise ItemFailed(self.scrub(f"{exc.reason} ({tries})")) from None
                     raise ServerError(self.scrub(
                         f"server {s.base_url}: {what} still failing after {attempt + 1} attempts: {exc.reason}"
                     )) from None

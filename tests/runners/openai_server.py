@@ -285,8 +285,9 @@ class _Handler(BaseHTTPRequestHandler):
             from urllib.parse import quote
 
             key = got.removeprefix("Bearer ")
-            message += (f"; got {got!r}; as a query: api_key={quote(key, safe='')}; as Basic: "
-                        f"{base64.b64encode(('user:' + key).encode()).decode()}; {base64.b64encode(key.encode()).decode()}")
+            basic = base64.b64encode(("user:" + key).encode()).decode()
+            message += (f"; got {got!r}; as a query: api_key={quote(key, safe='')}; as Basic: {basic}; "
+                        f"{base64.b64encode(key.encode()).decode()}")
         self._error(401, message)
 
     def _authorised(self) -> bool:
@@ -437,7 +438,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         delta = {"delta": {"content": ""}} if chat else {"text": ""}
-        self._chunk(json.dumps({"id": ident, "model": model, "choices": [{"index": 0, "finish_reason": "abort"} | delta]}))
+        choice = {"index": 0, "finish_reason": "abort"} | delta
+        self._chunk(json.dumps({"id": ident, "model": model, "choices": [choice]}))
         self._chunk("[DONE]")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()

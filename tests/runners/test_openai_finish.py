@@ -19,6 +19,8 @@ from evalrun.cli import app
 from evalrun.contract.types import Generation
 from evalrun.evals.config import parse_config
 from evalrun.evals.execute import execute, prepare
+from evalrun.evals.speed_table import effects_facts
+from evalrun.runners.openai_http import context_refusal
 from tests.runners.openai_server import OpenAITestServer, ScriptedBackend, ServerState, needle_answer
 
 TASKS = [{"pack": "needle_numbers", "lengths": [96, 200], "depths": [0.0, 0.5, 1.0], "values": ["integer"]}]
@@ -118,7 +120,9 @@ def test_length_cut_offs_are_stored_counted_and_shown(smol_dir: str, tmp_path: P
     assert res.exit_code == 0, res.stdout + res.stderr
     lines = _samples(run_dir)
     assert {g["finish_reason"] for g in lines} == {"length"} and all(g["output"] == "The number is" for g in lines)
-    assert json.loads((run_dir / "manifest.json").read_text())["finish_reasons"] == {"length": 6}
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["finish_reasons"] == {"length": 6}
+    assert "6 of 6 answers cut at max_new_tokens" in effects_facts(manifest), "the speed table's run facts say it"
     assert "0 errors; 6 cut at max_new_tokens" in res.stdout, res.stdout
     assert "6 answers reached max_new_tokens (finish_reason length)" in " ".join(res.stderr.split()), res.stderr
 
@@ -129,6 +133,22 @@ def test_samples_stored_before_finish_reasons_still_read() -> None:
 
 
 # -- prompts past the served context ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("code, body, too_long", [
+    (400, "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens", True),  # vLLM
+    (400, '{"code": "context_length_exceeded"}', True),  # OpenAI
+    (400, '{"message": "the request exceeds the available context size", "type": "exceed_context_size_error"}',
+     True),  # llama.cpp server
+    (400, "Requested tokens (5000) exceed context window of 4096", True),  # llama-cpp-python
+    (400, "The input (5000 tokens) is longer than the model's context length (4096 tokens).", True),  # SGLang
+    (422, "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096", True),  # TGI
+    (400, "temperature must be <= 2", False),
+    (400, "Unsupported parameter: 'ignore_eos'", False),
+    (401, "maximum context length", False),
+])
+def test_context_refusals_are_told_from_other_400s(code: int, body: str, too_long: bool) -> None:
+    assert context_refusal(code, body) is too_long
 
 
 @pytest.mark.parametrize("refusal, attempts", [("400", 1), ("empty", 2)])

@@ -52,6 +52,14 @@ def test_left_padded_batches_match_one_by_one(tiny_model_dir: Path, tmp_path: Pa
     assert {g.batch_size for g in four.generations.values()} == {4, 2}
     for g in four.generations.values():
         assert g.new_tokens >= 1 and g.prompt_tokens > 0 and g.error is None
+    # every answer says how it ended: a stop token, or max_new_tokens (8) reached; the manifest counts them
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    for g in four.generations.values():
+        stopped = bool(g.output_ids) and g.output_ids[-1] in {tok.eos_token_id, tok.pad_token_id}
+        assert g.finish_reason == ("stop" if stopped else "length") and (stopped or g.new_tokens == 8), g
+    assert sum(four.manifest["finish_reasons"].values()) == 6
     # the manifest says what prefill computed: each batch's rows at its longest prompt
     batching = four.manifest["batching"]
     prompt_tokens = sum(g.prompt_tokens for g in four.generations.values())
