@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
 from typing_extensions import TypedDict
 
@@ -231,6 +231,10 @@ class Item(BaseModel):
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
+# one per-sample metric value as another harness logged it: 1.0, true, "C", a list or mapping it kept
+SourceValue = Union[bool, int, float, str, None, list[Any], dict[str, Any]]
+
+
 class Generation(BaseModel):
     """What a runner produced for one item: one line of samples.jsonl."""
 
@@ -260,6 +264,9 @@ class Generation(BaseModel):
     # or a decoding step that gave it tokens): vLLM's ITL, which several tokens per chunk
     # (speculative decoding) make longer than TPOT; None where not recorded (older runs)
     itl_seconds: list[float] | None = None
+    # an imported run's (evalrun import): the source harness's own per-sample metric values by name
+    # (lm-eval's `exact_match,strip`, an Inspect scorer's value), read by a field with `source_metric`
+    source_scores: dict[str, SourceValue] | None = None
 
     # Derived figures, written to samples.jsonl for readers and recomputed (never
     # trusted) when a line is read back, so every runner gets them the same way.
