@@ -59,6 +59,7 @@ class Results:
         args = config.get("model_args")
         args_map = args if isinstance(args, dict) else _parse_args(args)
         versions, n_shot, hashes = self.per_task("versions"), self.per_task("n-shot"), self.per_task("task_hashes")
+        gen_kwargs = {t: c.get("generation_kwargs") for t, c in self.per_task("configs").items() if isinstance(c, dict)}
         model_name = first.get("model_name") or args_map.get("pretrained")
         dtype = args_map.get("dtype") or config.get("model_dtype")
         return {
@@ -72,8 +73,9 @@ class Results:
             "versions": {"lm_eval": first.get("lm_eval_version"), "transformers": first.get("transformers_version"),
                          "evalrun": __version__},
             "packs": [{"pack": t, "version": versions.get(t),
-                       "params": {k: v for k, v in (("num_fewshot", n_shot.get(t)), ("task_hash", hashes.get(t)))
-                                  if v is not None}} for t in tasks],
+                       "params": {k: v for k, v in (("num_fewshot", n_shot.get(t)), ("task_hash", hashes.get(t)),
+                                                    ("generation_kwargs", gen_kwargs.get(t))) if v is not None}}
+                      for t in tasks],
         }
 
     def source_section(self) -> dict[str, Any]:

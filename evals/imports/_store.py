@@ -21,14 +21,16 @@ import shutil
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
+
+from pydantic import BaseModel
 
 from evalrun.contract.manifest import SCHEMA_VERSION, RunManifest
-from evalrun.contract.types import Generation
 from evalrun.evals import jsonl
 from evalrun.evals.config_errors import ConfigError
 from evalrun.evals.imports._run import Imported
-from evalrun.evals.store import RunStore, items_sha256, run_key
+from evalrun.evals.atomic import write_atomic
+from evalrun.evals.store import RunStore, run_key
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -44,17 +46,35 @@ class StoredImport:
     replicate: int = 0
 
 
-def generations_sha256(gens: list[Generation]) -> str:
+def canonical_lines(records: Sequence[BaseModel]) -> tuple[list[str], str]:
+    """Each record's canonical JSON (what `jsonl.canonical` gives: a valid stored line too, keys sorted)
+    and the hash of them all, computed as `store.items_sha256` does, so each record is dumped once."""
+    texts = [jsonl.canonical(r) for r in records]
     digest = hashlib.sha256()
-    for text in sorted(jsonl.canonical(g) for g in gens):
+    for text in sorted(texts):
         digest.update(text.encode("ascii") + b"\n")
-    return digest.hexdigest()
+    return texts, digest.hexdigest()
 
 
-def content_key(run: Imported) -> str:
+@dataclass
+class _Dumped:
+    """An imported run's lines and hashes, made once for its key and for its files."""
+
+    items: list[str]
+    items_sha256: str
+    generations: list[str]
+    generations_sha256: str
+
+
+def _dump(run: Imported) -> _Dumped:
+    return _Dumped(*canonical_lines(run.items), *canonical_lines(run.generations))
+
+
+def content_key(run: Imported, dumped: _Dumped | None = None) -> str:
     """The hash of what was imported: the same files give the same key wherever they lie."""
-    return run_key({"format": run.format, "items": items_sha256(run.items), "generations": generations_sha256(
-        run.generations), "facts": run.facts})
+    dumped = dumped or _dump(run)
+    return run_key({"format": run.format, "items": dumped.items_sha256, "generations": dumped.generations_sha256,
+                    "facts": run.facts})
 
 
 def now() -> str:
@@ -71,7 +91,7 @@ def _manifest(run: Imported, name: str, key: str, replicate: int, digest: str) -
     return RunManifest.model_validate(data).to_dict()
 
 
-def _write(run: Imported, final: Path, name: str, key: str, replicate: int) -> bool:
+def _write(run: Imported, dumped: _Dumped, final: Path, name: str, key: str, replicate: int) -> bool:
     """Build the run beside `final` and rename it into place; False when `final` already holds it."""
     if final.exists():
         return False
@@ -79,9 +99,9 @@ def _write(run: Imported, final: Path, name: str, key: str, replicate: int) -> b
     shutil.rmtree(staging, ignore_errors=True)  # our own leftover, from a process of this pid
     try:
         store = RunStore(staging)
-        digest = store.write_items(run.items)
-        jsonl.append(store.samples_path, list(run.generations), sync=True)
-        store.write_manifest(_manifest(run, name, key, replicate, digest))
+        write_atomic(store.items_path, "".join(t + "\n" for t in dumped.items))
+        write_atomic(store.samples_path, "".join(t + "\n" for t in dumped.generations))
+        store.write_manifest(_manifest(run, name, key, replicate, dumped.items_sha256))
         try:
             os.rename(staging, final)
         except OSError:
@@ -121,14 +141,15 @@ def store_imported(runs: list[Imported], name: str, out: str | Path = "runs",
                           f"got {name!r}", path="--name")
     for j, other in enumerate(runs[1:], 1):
         _same_items(runs[0], other, f"replicate {j}")
-    keys = [content_key(r) for r in runs]
+    dumped = [_dump(r) for r in runs]
+    keys = [content_key(r, d) for r, d in zip(runs, dumped)]
     key = keys[0] if len(runs) == 1 else run_key({"replicates": keys})
     base_dir = Path(out) / f"{name}-{key[:12]}"
     base_dir.parent.mkdir(parents=True, exist_ok=True)
     stored = []
     for j, run in enumerate(runs):
         final = base_dir if j == 0 else base_dir.with_name(f"{base_dir.name}-r{j}")
-        wrote = _write(run, final, name, key, j)
+        wrote = _write(run, dumped[j], final, name, key, j)
         if not wrote:
             _check_existing(final, key)
             log(f"{name}{f'~r{j}' if j else ''}: already imported from the same content: reusing {final}")
