@@ -226,3 +226,13 @@ def test_a_task_without_a_pass_fail_metric_needs_a_mapping(tmp_path: Path) -> No
         read_logs("lm-eval", [folder])
     run = read_logs("lm-eval", [folder], FieldMap.model_validate({"fields": {"arith": {"kind": "number"}}}))
     assert run.source["unscored_metrics"] == {"arith": ["bleu,strip"]}
+
+
+def test_runs_scored_on_other_fields_refuse_to_pair(tmp_path: Path) -> None:
+    """The same docs imported once with lm-eval's metric and once with a typed field: a clear
+    PairingError (exit 2), not a KeyError deep in the pairing."""
+    base = import_runs("lm-eval", [DATA / "float32"], name="metric", out=tmp_path, log=lambda m: None)[0]
+    typed = import_runs("lm-eval", [DATA / "bfloat16"], name="typed", out=tmp_path,
+                        mapping=load_field_map(pairs=["arith=number"]), log=lambda m: None)[0]
+    with pytest.raises(PairingError, match=r"240 item\(s\) are scored on other fields .*exact_match,strip vs answer"):
+        api.report([base.dir, typed.dir], log=lambda m: None)
