@@ -89,5 +89,5 @@ def load_field_map(path: str | Path | None = None, pairs: list[str] | None = Non
             raise ConfigError(f"expected TASK=KIND with KIND one of {', '.join(KINDS)}, got {pair!r}",
                               path="--field")
         mapping.fields[task.strip()] = FieldSpec(kind=kind.strip())  # type: ignore[arg-type]
-    mapping._where = where if not pairs else f"{where} / --field" if path is not None else "--field"
+    mapping._where = f"{where} / --field" if pairs and path is not None else where
     return mapping

@@ -72,13 +72,13 @@ def _facts(log: Any, task: str) -> dict[str, Any]:
     args = {k: (v if isinstance(v, (str, int, float, bool)) or v is None else str(v))
             for k, v in (spec.model_args or {}).items()}
     generate = spec.model_generate_config.model_dump(exclude_none=True) if spec.model_generate_config else {}
+    dtype = args.get("torch_dtype") or args.get("dtype")
     return {
         "model": {"spec": spec.model, "kind": "inspect", "location": spec.model_base_url,
                   "identity": {"model": spec.model, "model_args": args}},
         "config": {"model": spec.model, "runner": "inspect", "acceleration": {}, "generation": generate or None},
         "runner": "inspect",
-        "dtype": str(args.get("torch_dtype") or args.get("dtype")) if (args.get("torch_dtype") or args.get("dtype"))
-        else None,
+        "dtype": str(dtype) if dtype else None,
         "versions": {"inspect_ai": packages.get("inspect_ai"), "evalrun": __version__},
         "packs": [{"pack": task, "version": spec.task_version, "params": {"task_args": spec.task_args or {}}}],
     }

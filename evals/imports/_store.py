@@ -117,7 +117,8 @@ def _check_existing(final: Path, key: str) -> None:
     try:
         stored = RunStore(final).read_manifest().get("key")
     except ConfigError as exc:
-        raise ConfigError(f"a run is already stored here and cannot be read ({exc}); move it aside", file=final)
+        raise ConfigError(f"a run is already stored here and cannot be read ({exc}); move it aside",
+                          file=final) from None
     if stored != key:
         raise ConfigError(f"a different run is already stored here (key {stored!r}, this import's {key[:12]}...); "
                           "move it aside", file=final)

@@ -159,8 +159,9 @@ def test_a_foreign_file_is_refused_naming_the_line(tmp_path: Path) -> None:
     other.write_text("{}\n")
     with pytest.raises(ConfigError, match="not an lm-eval sample log name"):
         read_logs("lm-eval", [other])
+    (tmp_path / "empty").mkdir()
     with pytest.raises(ConfigError, match="no lm-eval sample logs"):
-        read_logs("lm-eval", [tmp_path / "empty"] if (tmp_path / "empty").mkdir() is None else [])
+        read_logs("lm-eval", [tmp_path / "empty"])
 
 
 def test_an_edited_prompt_or_a_repeated_doc_is_refused(tmp_path: Path) -> None:
