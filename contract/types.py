@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
 from typing_extensions import TypedDict
 
@@ -231,6 +231,10 @@ class Item(BaseModel):
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
+# one per-sample metric value as another harness logged it: 1.0, true, "C", a list or mapping it kept
+SourceValue = Union[bool, int, float, str, None, list[Any], dict[str, Any]]
+
+
 class Generation(BaseModel):
     """What a runner produced for one item: one line of samples.jsonl."""
 
@@ -264,6 +268,9 @@ class Generation(BaseModel):
     # reached: a cut-off that can cost a field), others a server names (runners/openai_answer.py);
     # None where not recorded (older runs) or on an error
     finish_reason: str | None = None
+    # an imported run's (evalrun import): the source harness's own per-sample metric values by name
+    # (lm-eval's `exact_match,strip`, an Inspect scorer's value), read by a field with `source_metric`
+    source_scores: dict[str, SourceValue] | None = None
 
     # Derived figures, written to samples.jsonl for readers and recomputed (never
     # trusted) when a line is read back, so every runner gets them the same way.

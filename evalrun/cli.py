@@ -21,6 +21,7 @@ from evalrun.cli_app import EXIT_RUNTIME, _guard, _log, app, console, err_consol
 from evalrun.cli_catalog import accelerations, packs_app
 from evalrun.cli_check import check
 from evalrun.cli_export import export
+from evalrun.cli_import import import_app, runs_given
 from evalrun.cli_plan import plan
 from evalrun.cli_sweep import COUNT_HELP, LOAD_HELP, SLO_HELP, WORKLOAD_HELP, check_usage, run_load
 from evalrun.cli_outputs import Outputs
@@ -213,7 +214,13 @@ def _finish(report: "api.CompareReport", outputs: Outputs, failures: list[str]) 
 
 @app.command()
 def report(
-    run_dirs: list[Path] = typer.Argument(..., help="Stored run directories, the baseline first, then the candidates."),
+    run_dirs: Optional[list[Path]] = typer.Argument(None, help="Stored run directories (or run names), the baseline "
+                                                    "first, then the candidates."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="The baseline run: a directory, or a name stored "
+                                            "under --out (an imported run's --name)."),
+    candidate: Optional[list[Path]] = typer.Option(None, "--candidate", help="A candidate run (directory or name); "
+                                                   "repeatable."),
+    out: Path = typer.Option(Path("runs"), "--out", help="Where runs given by name are looked up."),
     html: Optional[Path] = typer.Option(None, "--html", help="Write the self-contained HTML report to this path."),
     gate: Optional[Path] = typer.Option(None, "--gate", help="Gate rules YAML; overrides each run's stored `gate:`."),
     junit: Optional[Path] = junit_option,
@@ -227,7 +234,8 @@ def report(
 ) -> None:
     """Compare stored runs again and render the reports, without loading a model.
 
-    The first RUN_DIR is the baseline. Prints the same tables as `compare` and
+    The first RUN_DIR is the baseline (or give --baseline and --candidate; a run may be
+    named, as `evalrun import` stores it). Prints the same tables as `compare` and
     exits the same way: 1 when any candidate fails the gate, 4 when a stored
     run cannot cover every item (missing or unreadable generations).
     """
@@ -236,14 +244,13 @@ def report(
     def go() -> int:
         from evalrun.evals.gate import load_gate_file
 
-        if len(run_dirs) < 2:
-            raise ConfigError("give the baseline's run directory and at least one candidate's")
+        dirs = runs_given(run_dirs, baseline, candidate, out)
         gate_cfg = load_gate_file(gate) if gate else None
         outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
         outputs.check()
         cap = _capacity(requests_per_day, peak_factor)
         chosen_slo, qs = _speed_options(slo, percentiles)
-        stored = api.report(list(run_dirs), gate_cfg, trust_edited_items, log=_log, slo=chosen_slo)
+        stored = api.report(dirs, gate_cfg, trust_edited_items, log=_log, slo=chosen_slo)
         table = speed_table(stored, cap, qs, stored.slo)
         view = _print_report(stored, started, table, html=html is not None)
         return _finish(stored, outputs, outputs.write(stored, table, time.perf_counter() - started, _log, view))
@@ -363,6 +370,7 @@ def rescore(
 app.command()(export)
 app.command()(accelerations)
 app.add_typer(packs_app, name="packs")
+app.add_typer(import_app, name="import")
 
 
 def main() -> None:

@@ -333,6 +333,14 @@ def pair(
             f"(e.g. {mismatched[0]}); the runs asked different questions and cannot be compared. "
             "Use the same packs and parameters in both configs."
         )
+    other_fields = [i for i in base_by_id if i in cand_by_id and base_by_id[i].fields.keys() != cand_by_id[i].fields.keys()]
+    if other_fields:
+        b, c = base_by_id[other_fields[0]], cand_by_id[other_fields[0]]
+        raise PairingError(
+            f"{candidate_name} vs {baseline_name}: {len(other_fields)} item(s) are scored on other fields under the "
+            f"same id (e.g. {other_fields[0]}: {', '.join(b.fields)} vs {', '.join(c.fields)}); score both runs "
+            "the same way (the same pack field schema, or the same `evalrun import --field` mapping)."
+        )
     packs: dict[str, PackComparison] = {}
     for item_id, base in base_by_id.items():
         cand = cand_by_id.get(item_id)

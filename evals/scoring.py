@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field as PydField
 
 from evalrun.evals.fields import AMBIGUOUS, score_field
 from evalrun.evals.json_answer import parse_json_answer
+from evalrun.evals.source_metric import SOURCE_METRIC, source_score
 from evalrun.contract.types import CORRECT_OUTCOMES, Field, FieldScore, Generation, Item, ItemMeta
 from evalrun.values.text import mostly_copied, only_copies
 
@@ -90,7 +91,10 @@ def score_item(item: Item, gen: Generation) -> ScoredItem:
         scores, parse_status, suspect = _score_json(item, gen.output or "")
     else:
         scores = {f.name: _copied(score_field(f.kind, f.gold, gen.output, **_options(f)), item, gen.output or "")
-                  for f in item.fields}
+                  for f in item.fields if SOURCE_METRIC not in f.options}
+    # an imported item's field judged by the source harness's own per-sample metric
+    scores |= {f.name: source_score(f.options[SOURCE_METRIC], gen.source_scores, f.gold, gen.output)
+               for f in item.fields if SOURCE_METRIC in f.options and gen.error is None}
     return ScoredItem(
         item_id=item.id,
         pack=item.pack,

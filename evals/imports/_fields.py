@@ -1,0 +1,93 @@
+"""Which imported tasks the typed scorer reads instead of the source's own metric.
+
+By default an imported item's outcome is the source harness's per-sample metric.
+A `fields:` mapping (a YAML file, or `--field TASK=KIND` on the command line)
+names tasks whose response evalrun reads against the target with its typed
+scorer (amount, number, date, id, ...), so a team's extraction task gets the
+sub-codes (digit_dropped, day_month_swap) and the default harmful-flip limits::
+
+    fields:
+      arith: number                 # task -> kind
+      invoices: {kind: amount, name: total, options: {decimal: ","}}
+      "*": id                       # every other task
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, get_args
+
+from pydantic import BaseModel, ConfigDict, Field as PydField, PrivateAttr, ValidationError
+
+from evalrun.contract.types import Field, FieldKind
+from evalrun.evals.config_errors import ConfigError, read_yaml, validation_error
+
+KINDS: tuple[str, ...] = get_args(FieldKind)
+ANY_TASK = "*"
+
+
+class FieldSpec(BaseModel):
+    """The typed field one task's target becomes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: FieldKind
+    name: str = PydField("answer", min_length=1)
+    options: dict[str, Any] = PydField(default_factory=dict)
+
+
+class FieldMap(BaseModel):
+    """Task (or "*") -> the typed field its target is scored as."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fields: dict[str, FieldSpec] = PydField(default_factory=dict)
+    _where: str = PrivateAttr(default="--field")
+
+    def spec(self, task: str) -> FieldSpec | None:
+        return self.fields.get(task) or self.fields.get(ANY_TASK)
+
+    def typed_field(self, task: str, target: str | None) -> Field | None:
+        """The task's typed field with the target as its gold, or None: the source's metric decides."""
+        spec = self.spec(task)
+        if spec is None:
+            return None
+        return Field(name=spec.name, kind=spec.kind, gold=target, options=spec.options)
+
+    def check_tasks(self, tasks: set[str]) -> None:
+        """A mapping naming a task the logs do not hold is a typo, not a rule quietly unused."""
+        unknown = sorted(set(self.fields) - tasks - {ANY_TASK})
+        if unknown:
+            raise ConfigError(f"no task {unknown[0]!r} in the imported logs (they hold: {', '.join(sorted(tasks))})",
+                              file=self._where, path=f"fields.{unknown[0]}")
+
+
+def _normal(data: Any) -> Any:
+    """A bare kind (`arith: number`) is short for {kind: number}."""
+    if isinstance(data, dict) and isinstance(data.get("fields"), dict):
+        return {**data, "fields": {k: {"kind": v} if isinstance(v, str) else v for k, v in data["fields"].items()}}
+    return data
+
+
+def load_field_map(path: str | Path | None = None, pairs: list[str] | None = None) -> FieldMap:
+    """The mapping from a YAML file (`fields:` at the top) and `TASK=KIND` pairs (which win)."""
+    data: dict[str, Any] = {"fields": {}}
+    if path is not None:
+        raw = read_yaml(Path(path))
+        if set(raw) - {"fields"}:
+            extra = sorted(set(raw) - {"fields"})[0]
+            raise ConfigError("unknown key; a fields file holds `fields:` (task -> kind)", file=path, path=extra)
+        data = _normal(raw) if raw else data
+    where = str(path) if path is not None else "--field"
+    try:
+        mapping = FieldMap.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(exc, where, "", FieldMap) from None
+    for pair in pairs or []:
+        task, sep, kind = pair.partition("=")
+        if not sep or not task.strip() or kind.strip() not in KINDS:
+            raise ConfigError(f"expected TASK=KIND with KIND one of {', '.join(KINDS)}, got {pair!r}",
+                              path="--field")
+        mapping.fields[task.strip()] = FieldSpec(kind=kind.strip())  # type: ignore[arg-type]
+    mapping._where = f"{where} / --field" if pairs and path is not None else where
+    return mapping

@@ -1,0 +1,225 @@
+"""lm-evaluation-harness sample logs (0.4.x, `--log_samples`) read as one run.
+
+lm-eval writes `samples_<task>_<time>.jsonl` (one line per doc and filter: the
+doc, `arguments` with the prompt, `resps`/`filtered_resps`, the target, the
+`doc_hash`/`prompt_hash`/`target_hash` and each metric's value) and, beside them,
+`results_<time>.json` (model arguments, versions, the aggregate figures). One
+item per (task, doc_id): its prompt, the target as gold, one field per pass/fail
+metric (per filter, `exact_match,strip`), or the typed field of a `fields:`
+mapping. Items pair by id and by lm-eval's own prompt hash (sha256 of the
+prompt), so two logs whose prompts differ for a doc refuse to pair. A line that
+is not an lm-eval sample, a torn last line, a doc logged twice, a prompt that
+does not match its logged hash: ConfigError naming the file and line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalrun.contract.types import Field, Generation, Item, ItemMeta
+from evalrun.evals.config_errors import ConfigError
+from evalrun.evals.imports._fields import FieldMap
+from evalrun.evals.imports._lmeval_results import Results, read_results
+from evalrun.evals.imports._run import (
+    Imported, clean_value, file_sha256, metric_field_options, no_outcome, scored_metrics, sha256_text,
+)
+
+SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
+REQUIRED = ("doc_id", "arguments", "resps")
+
+
+@dataclass
+class _Doc:
+    """One (task, doc_id), merged over the filters lm-eval logged it under."""
+
+    task: str
+    doc_id: Any
+    where: str  # file:line of its first line
+    prompt: str | None
+    prompt_hash: str
+    target: str
+    output: str | None
+    scores: dict[str, Any] = field(default_factory=dict)
+    doc_hash: str | None = None
+
+
+def sample_files(paths: list[Path]) -> list[tuple[Path, str, str]]:
+    """(file, task, timestamp) of every sample log named or found under a named directory."""
+    out: list[tuple[Path, str, str]] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("samples_*.jsonl") if p.is_file())
+            if not found:
+                raise ConfigError("no lm-eval sample logs (samples_<task>_<time>.jsonl) in this directory; "
+                                  "run lm_eval with --log_samples --output_path", file=path)
+        elif path.is_file():
+            found = [path]
+        else:
+            raise ConfigError("file not found", file=path)
+        for p in found:
+            m = SAMPLES_NAME.match(p.name)
+            if m is None:
+                raise ConfigError("not an lm-eval sample log name (samples_<task>_<time>.jsonl, as --log_samples "
+                                  "writes it)", file=p)
+            out.append((p, m["task"], m["stamp"]))
+    return out
+
+
+def _lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """Every line's object; an unreadable or foreign line fails the import, naming it."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc}", file=path) from None
+    out = []
+    chunks = raw.split(b"\n")
+    for number, chunk in enumerate(chunks, 1):
+        if not chunk.strip():
+            continue
+        torn = number == len(chunks)  # the last chunk has no newline after it
+        try:
+            data = json.loads(chunk)
+        except ValueError as exc:
+            what = "torn last line (no newline, not complete JSON)" if torn else f"not JSON ({exc})"
+            raise ConfigError(what, file=f"{path}:{number}") from None
+        if not isinstance(data, dict) or any(k not in data for k in REQUIRED):
+            missing = [k for k in REQUIRED if not isinstance(data, dict) or k not in data]
+            raise ConfigError(f"not an lm-eval sample (no {', '.join(missing)}): a foreign file?",
+                              file=f"{path}:{number}")
+        out.append((number, data))
+    if not out:
+        raise ConfigError("holds no samples", file=path)
+    return out
+
+
+def _arguments(arguments: Any) -> list[list[Any]]:
+    """Each request's arguments: {"gen_args_0": {"arg_0": prompt, ...}} as lm-eval writes them
+    (0.4.3 on), or the older list of argument lists."""
+    if isinstance(arguments, dict):
+        def index(key: str) -> int:
+            return int(key.rpartition("_")[2]) if key.rpartition("_")[2].isdigit() else 0
+        return [[args[k] for k in sorted(args, key=index)] if isinstance(args, dict) else [args]
+                for _, args in sorted(arguments.items(), key=lambda kv: index(kv[0]))]
+    if isinstance(arguments, list):
+        return [list(a) if isinstance(a, (list, tuple)) else [a] for a in arguments]
+    return []
+
+
+def _response(resps: Any, filtered: Any, args: list[list[Any]]) -> str | None:
+    """The model's answer as text: the first generation (generate_until), or the continuation with
+    the highest log-likelihood (multiple choice, whose responses are (logprob, is_greedy) pairs)."""
+    first = resps[0] if isinstance(resps, list) and resps else None
+    if isinstance(first, list) and first and isinstance(first[0], str):
+        return first[0]
+    try:
+        lls = [float(r[0]) if isinstance(r, (list, tuple)) else float(r) for r in filtered]
+        best = max(range(len(lls)), key=lls.__getitem__)
+        return str(args[best][1])
+    except (TypeError, ValueError, IndexError):
+        return json.dumps(filtered, ensure_ascii=False) if filtered is not None else None
+
+
+def _metric_key(metric: str, filter_name: Any) -> str:
+    return metric if filter_name in (None, "none") else f"{metric},{filter_name}"
+
+
+def _read_doc(task: str, where: str, data: dict[str, Any]) -> _Doc:
+    args = _arguments(data["arguments"])
+    prompt = args[0][0] if args and args[0] and isinstance(args[0][0], str) else None
+    logged = data.get("prompt_hash")
+    if prompt is not None:
+        digest = sha256_text(prompt)
+        if isinstance(logged, str) and logged != digest:
+            raise ConfigError("the logged prompt_hash does not match the logged prompt (an edited log?)", file=where)
+    elif isinstance(logged, str) and logged:
+        digest = logged
+    else:
+        raise ConfigError("neither the prompt nor its prompt_hash is logged: nothing to pair it on", file=where)
+    metrics = data.get("metrics")
+    names = metrics if isinstance(metrics, list) else []
+    key_of = {m: _metric_key(str(m), data.get("filter")) for m in names}
+    return _Doc(task, data["doc_id"], where, prompt, digest, str(data.get("target", "")),
+                _response(data["resps"], data.get("filtered_resps"), args),
+                {key_of[m]: clean_value(data.get(m)) for m in names}, data.get("doc_hash"))
+
+
+def _merge(docs: dict[tuple[str, str], _Doc], doc: _Doc, filter_name: Any, seen: dict[tuple, str]) -> None:
+    """Lines of one doc under other filters add their metrics; a doc logged twice under one filter,
+    or whose prompt or target differ between its lines, is refused."""
+    key = (doc.task, json.dumps(doc.doc_id))
+    line_key = (*key, str(filter_name))
+    if line_key in seen:
+        raise ConfigError(f"doc_id {doc.doc_id!r} of task {doc.task!r} (filter {filter_name}) is logged twice, "
+                          f"first at {seen[line_key]}: two runs in one import?", file=doc.where)
+    seen[line_key] = doc.where
+    first = docs.setdefault(key, doc)
+    if first is doc:
+        return
+    if (first.prompt_hash, first.target) != (doc.prompt_hash, doc.target):
+        raise ConfigError(f"doc_id {doc.doc_id!r} of task {doc.task!r} has another prompt or target than at "
+                          f"{first.where}", file=doc.where)
+    first.scores |= doc.scores
+
+
+def _item(doc: _Doc, fields: list[Field]) -> Item:
+    prompt = doc.prompt if doc.prompt is not None else f"[prompt not logged; lm-eval prompt_hash {doc.prompt_hash}]"
+    meta = ItemMeta.model_validate({"doc_id": str(doc.doc_id), "task": doc.task,
+                                    **({"doc_hash": doc.doc_hash} if doc.doc_hash else {})})
+    return Item(id=f"{doc.task}/{doc.doc_id}", pack=doc.task, prompt=prompt, answer_format="text", fields=fields,
+                meta=meta)
+
+
+def _build(docs: list[_Doc], mapping: FieldMap) -> tuple[list[Item], list[Generation], dict[str, list[str]]]:
+    per_task: dict[str, dict[str, list[Any]]] = {}
+    for d in docs:
+        metrics = per_task.setdefault(d.task, {})
+        for name, value in d.scores.items():
+            metrics.setdefault(name, []).append(value)
+    fields_of, others = scored_metrics(per_task)
+    for task in per_task:
+        if not fields_of[task] and mapping.spec(task) is None:
+            raise no_outcome(task, next(d.where for d in docs if d.task == task).rpartition(":")[0], others[task])
+    items, gens = [], []
+    for d in docs:
+        typed = mapping.typed_field(d.task, d.target)
+        fields = [typed] if typed is not None else [
+            Field(name=m, kind="text", gold=d.target, options=metric_field_options(m)) for m in fields_of[d.task]]
+        items.append(_item(d, fields))
+        gens.append(Generation(item_id=items[-1].id, pack=d.task, prompt_hash=d.prompt_hash[:16], output=d.output,
+                               source_scores=d.scores))
+    return items, gens, others
+
+
+def read_lmeval(paths: list[Path], mapping: FieldMap | None = None) -> Imported:
+    """The sample logs under `paths` (files or directories) as one imported run."""
+    mapping = mapping or FieldMap()
+    files = sample_files(paths)
+    docs: dict[tuple[str, str], _Doc] = {}
+    seen: dict[tuple, str] = {}
+    counts: dict[Path, int] = {}
+    for path, task, _ in files:
+        lines = _lines(path)
+        counts[path] = len(lines)
+        for number, data in lines:
+            _merge(docs, _read_doc(task, f"{path}:{number}", data), data.get("filter"), seen)
+    results = read_results(files)
+    tasks = {d.task for d in docs.values()}
+    mapping.check_tasks(tasks)
+    results.check_counts(files, docs.values())
+    ordered = sorted(docs.values(), key=lambda d: (d.task, _order(d.doc_id)))
+    items, gens, others = _build(ordered, mapping)
+    source = {"format": "lm-eval", "files": [{"path": str(p), "sha256": file_sha256(p), "lines": counts[p]}
+                                             for p, _, _ in files],
+              **results.source_section(), "unscored_metrics": {t: m for t, m in others.items() if m}}
+    return Imported("lm-eval", items, gens, results.facts(sorted(tasks), gens), source)
+
+
+def _order(doc_id: Any) -> tuple[int, Any]:
+    return (0, doc_id) if isinstance(doc_id, int) else (1, str(doc_id))
+
+
+__all__ = ["Results", "read_lmeval", "sample_files"]

@@ -1,0 +1,73 @@
+"""What an import produces before it is stored, and the shared helpers of the readers."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalrun.contract.types import Generation, Item
+from evalrun.evals.config_errors import ConfigError
+from evalrun.evals.source_metric import SOURCE_METRIC, is_pass_fail
+
+
+@dataclass
+class Imported:
+    """One run read from another harness's logs: the items it asked, the generations it stored,
+    and what the manifest records about it (model, versions, tasks, the source files)."""
+
+    format: str  # "lm-eval" | "inspect"
+    items: list[Item]
+    generations: list[Generation]
+    # manifest sections: model, config, runner, device, dtype, versions, packs
+    facts: dict[str, Any] = field(default_factory=dict)
+    # the manifest's `imported` section: the files, the source's own aggregate figures, unscored metrics
+    source: dict[str, Any] = field(default_factory=dict)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def clean_value(value: Any) -> Any:
+    """A metric value as stored: NaN and infinities (not JSON) become None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [clean_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): clean_value(v) for k, v in value.items()}
+    return value
+
+
+def scored_metrics(per_task: dict[str, dict[str, list[Any]]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Per task, the metrics that are a pass/fail per sample (each becomes a field) and the others
+    (kept on the generations and named in the manifest, never an outcome)."""
+    fields: dict[str, list[str]] = {}
+    others: dict[str, list[str]] = {}
+    for task, metrics in per_task.items():
+        fields[task] = [m for m, values in metrics.items() if is_pass_fail(values)]
+        others[task] = [m for m in metrics if m not in fields[task]]
+    return fields, others
+
+
+def metric_field_options(metric: str) -> dict[str, Any]:
+    return {SOURCE_METRIC: metric}
+
+
+def no_outcome(task: str, where: str, others: list[str]) -> ConfigError:
+    logged = ", ".join(others) or "nothing"
+    return ConfigError(f"task {task!r} logs no per-sample pass/fail metric (it logs: {logged}): nothing to pair on; "
+                       f"score its answers with evalrun's typed scorer instead: --field {task}=number (or amount, "
+                       "date, id, text)", file=where)
+
+
+def gen_kwargs_text(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=True, default=str)

@@ -1,0 +1,62 @@
+"""An imported item's outcome read from the source harness's own per-sample metric.
+
+lm-eval logs `exact_match: 1.0` per sample, Inspect a scorer's "C"/"I"/"P"/"N" or
+a 0/1/true value. An imported run keeps those values on its generations
+(`Generation.source_scores`); a field whose options name one (`source_metric`)
+takes its outcome from it, so the pairing, the gate and the reports judge the
+source's own verdict item by item. Only a pass/fail value is an outcome: a
+score such as BLEU 23.4 or F1 0.67 is not (`is_pass_fail` says which).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from evalrun.contract.types import FieldScore
+
+SOURCE_METRIC = "source_metric"  # the Field option naming the value its outcome comes from
+
+# Inspect's value_to_float letters: CORRECT, INCORRECT, PARTIAL, NOANSWER
+_LETTERS = {"C": "correct", "I": "wrong_value", "P": "partial", "N": "missing"}
+_WORDS = {"true": "correct", "yes": "correct", "correct": "correct",
+          "false": "wrong_value", "no": "wrong_value", "incorrect": "wrong_value"}
+
+
+def outcome_of(value: Any) -> str | None:
+    """The outcome a pass/fail value stands for (None: not a pass/fail value)."""
+    if isinstance(value, bool):
+        return "correct" if value else "wrong_value"
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and math.isnan(value):
+            return None
+        return {1: "correct", 0: "wrong_value"}.get(value) if value in (0, 1) else None
+    if isinstance(value, str):
+        text = value.strip()
+        if text in _LETTERS:
+            return _LETTERS[text]
+        if text.lower() in _WORDS:
+            return _WORDS[text.lower()]
+        try:
+            return outcome_of(float(text))
+        except ValueError:
+            return None
+    return None
+
+
+def is_pass_fail(values: list[Any]) -> bool:
+    """Every value (None: not scored for that sample) reads as pass or fail, and one at least is there."""
+    present = [v for v in values if v is not None]
+    return bool(present) and all(outcome_of(v) is not None for v in present)
+
+
+def source_score(name: str, scores: dict[str, Any] | None, gold: str | None, output: str | None) -> FieldScore:
+    """The field's outcome from the stored metric `name`: correct when it is 1/true/"C"; a metric
+    the source did not record for this sample is `missing` (never credited)."""
+    value = (scores or {}).get(name)
+    outcome = outcome_of(value)
+    if outcome is None:
+        detail = (f"the source recorded no {name} for this sample" if value is None
+                  else f"{name} = {value!r} is not a pass/fail value")
+        return FieldScore(outcome="missing", gold_norm=gold, pred_norm=output, detail=detail)
+    return FieldScore(outcome=outcome, gold_norm=gold, pred_norm=output, detail=f"source metric {name} = {value!r}")
