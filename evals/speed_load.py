@@ -183,8 +183,11 @@ class Timing:
 def timing(base: Any, cand: Any, basis: str) -> Timing:
     """Judge the speedups of `cand` over `base` (RunResults) timed on `basis` (evals.speedups.pair_timings)."""
     if basis != STORED_RUNS:
+        pairs = getattr(getattr(cand, "interleaved", None), "batches", 0)
+        cancels = ("so a load that changes between pairs cancels" if pairs > 1 else
+                   "but one pair cannot cancel a load that changed between its two sides")
         return Timing("interleaved", None, f"speedups from {basis}: both sides were timed back to back in one "
-                                           "process, the order alternating, so the machine's load cancels")
+                                           f"process, the order alternating, {cancels}")
     runs = [(base.name, run_load(base.manifest)), (cand.name, run_load(cand.manifest))]
     warning = sequential_warning(runs)
     return Timing("sequential", warning, f"WARNING: speedups from {warning}" if warning else
