@@ -156,7 +156,8 @@ def sequential_warning(runs: Sequence[tuple[str, RunLoad]]) -> str | None:
     unrecorded = [name for name, load in runs if load.others_share is None]
     if unrecorded:
         return (f"sequential timings, and the machine's load was not recorded for {' and '.join(unrecorded)}, "
-                f"stored before evalrun measured it: the ratios may follow the load; {ADVICE}")
+                f"stored before evalrun measured it or timed without /proc to read: the ratios may follow the load; "
+                f"{ADVICE}")
     if not any(busy(load) for _, load in runs):
         return None
     times = [_load_text(name, load) for name, load in runs]
