@@ -172,6 +172,18 @@ class AccelEffects(_Open):
     max_cached_tokens: Scalar = None
 
 
+class MachineLoad(_Open):
+    """What the machine did while a session generated (evals/speed_load.py): shares of all its CPUs."""
+
+    cpus: int | None = None
+    seconds: float | None = None
+    others_share: float | None = None  # CPU time of every other process
+    steal_share: float | None = None  # given by the hypervisor to other virtual machines
+    own_share: float | None = None
+    loadavg_start: list[float] | None = None
+    loadavg_end: list[float] | None = None
+
+
 class Session(_Open):
     """One process's session on the run (`finished` dates its timings)."""
 
@@ -184,6 +196,7 @@ class Session(_Open):
     host: str | None = None
     waited_for_lock: bool | None = None
     status: str | None = None
+    machine: MachineLoad | None = None  # absent in older runs: their load is unknown
 
 
 class Batching(_Open):

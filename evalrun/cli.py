@@ -26,6 +26,7 @@ from evalrun.cli_plan import plan
 from evalrun.cli_sweep import COUNT_HELP, LOAD_HELP, SLO_HELP, WORKLOAD_HELP, check_usage, run_load
 from evalrun.cli_outputs import Outputs
 from evalrun.cli_ray import apply_ray, ray_option
+from evalrun.cli_timing import TimingMode, apply_timing, timing_option
 from evalrun.evals import api
 from evalrun.evals.capacity import CapacityInputs
 from evalrun.evals.config import ConfigError
@@ -136,6 +137,7 @@ def compare(
     slo: Optional[str] = slo_option,
     percentiles: str = percentiles_option,
     ray: Optional[str] = ray_option,
+    timing: Optional[TimingMode] = timing_option,
 ) -> None:
     """Run BASELINE and each CANDIDATE on identical items, pair them and gate.
 
@@ -156,6 +158,7 @@ def compare(
 
         # validate everything before any work
         configs = apply_ray([api.load(p) for p in [baseline, *candidates]], ray, _log)
+        configs = configs[:1] + apply_timing(configs[1:], timing)
         gate_cfg = load_gate_file(gate) if gate else None
         outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
         outputs.check()

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from evalrun.evals import jsonl, memory
+from evalrun.evals import jsonl, memory, speed_load
 from evalrun.evals import run_manifest as rm
 from evalrun.evals.config import ConfigError, RunConfig
 from evalrun.evals.early_stop import EarlyStop, StopGeneration
@@ -338,16 +338,16 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     emit = _Emitter(store, done, progress, watch)
     if progress:
         progress.start(prepared.label, len(wanted), len(wanted) - len(missing))
-    started = time.perf_counter()
-    peak_reset = memory.reset_peak(prepared.device)
-    stopped = False
+    started, load_at_start = time.perf_counter(), speed_load.snapshot()
+    peak_reset, stopped = memory.reset_peak(prepared.device), False
     try:
         runner.run(missing, emit)
     except StopGeneration:
         stopped = True
     except Exception as exc:
         manifest = manifest.with_session(
-            rm.session_entry(started_at, emit.generated, emit.errors, time.perf_counter() - started, waited, "failed"),
+            rm.session_entry(started_at, emit.generated, emit.errors, time.perf_counter() - started, waited, "failed",
+                             speed_load.measured(load_at_start, speed_load.snapshot())),
             rm.runner_extras(runner) | {"status": "failed", "failure": scrub_known(f"{type(exc).__name__}: {exc}"),
                                         "updated": rm.now()})
         store.write_manifest(manifest)
@@ -357,7 +357,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     finally:
         if progress:
             progress.finish()
-    elapsed = time.perf_counter() - started
+    elapsed, machine = time.perf_counter() - started, speed_load.measured(load_at_start, speed_load.snapshot())
     stored = [done[k] for k in wanted if k in done]
     stopped = stopped and len(stored) < len(wanted)  # a stop after the last batch is a complete run
     all_errors = sum(1 for g in stored if g.error is not None)
@@ -365,7 +365,8 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     record = _early_stop_record(prepared, watch, len(stored), len(wanted), elapsed, emit.generated, log) \
         if stopped else {}
     manifest = manifest.merged(rm.runner_extras(runner), drop=("failure", "early_stop")).with_session(
-        rm.session_entry(started_at, emit.generated, emit.errors, elapsed, waited, "stopped" if stopped else "complete"),
+        rm.session_entry(started_at, emit.generated, emit.errors, elapsed, waited, "stopped" if stopped else "complete",
+                         machine),
         {
             "status": "stopped" if stopped else "complete",
             "updated": rm.now(),

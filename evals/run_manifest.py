@@ -112,11 +112,12 @@ def outcome(label: str, generations: list[Generation], log: Callable[[str], None
 
 
 def session_entry(started: str, generated: int, errors: int, seconds: float, waited: bool,
-                  status: str) -> dict[str, Any]:
-    """One process's session on the run: who generated what, when (`finished` dates its timings)."""
+                  status: str, machine: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One process's session on the run: who generated what, when (`finished` dates its timings), and
+    how busy the machine was meanwhile (evals/speed_load.py; absent where it cannot be read)."""
     return {"started": started, "finished": now(), "generated": generated, "errors": errors,
             "seconds": round(seconds, 3), "pid": os.getpid(), "host": socket.gethostname(),
-            "waited_for_lock": waited, "status": status}
+            "waited_for_lock": waited, "status": status} | ({"machine": machine} if machine else {})
 
 
 def rebuilt(prepared: "PreparedRun", generations: list[Generation], reason: str) -> RunManifest:

@@ -13,7 +13,8 @@ the value; `max_regression` only when the candidate's slowdown, at the
 interval's worst end, stays within it; `min_goodput` only when the one-sided
 Clopper-Pearson lower bound of the candidate's share meeting the SLO reaches
 the value. A rule that cannot be measured honestly (an emulated method, another
-device, too few timed requests) is not evaluated: incomplete, never a pass. A
+device, too few timed requests, sequential timings on a machine that measured
+itself busy: evals/speed_load.py) is not evaluated: incomplete, never a pass. A
 scope too small for the bound ever to reach the value is "too small to vouch
 for", with the requests it would need.
 """
@@ -27,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from scipy import stats as _sps
 
 from evalrun.contract.types import Generation, Item
-from evalrun.evals import latency
+from evalrun.evals import latency, speed_load
 from evalrun.evals.slo import SLO, checked_mapping, slo_from_mapping
 from evalrun.evals.speedups import Speedup, pair_timings, parse_metric, speedup
 from evalrun.evals.verdict import ALL_PACKS, RuleResult
@@ -126,8 +127,14 @@ def _speed_result(rule: SpeedRule, cand: str, pack: str, base: Any, run: Any, id
                           f"{what}: fewer than 2 requests timed in both runs", "gate", evaluated=False)
     passed = sp.low >= threshold
     verdict = "supported" if passed else f"not shown: the interval's lower end {sp.low:.2f}x is below {threshold:.2f}x"
+    timing = speed_load.timing(base, run, basis)
+    if timing.warning and speed_load.busy_runs(base, run):
+        # sequential timings measured on a busy machine: the interval is the load's as much as the candidate's
+        return RuleResult(cand, pack, rule.name(), round(sp.value, 3), round(threshold, 3), False,
+                          f"{what}: {_interval_text(sp)}; not vouched for: {timing.warning}", "gate", evaluated=False)
+    warned = f" ({timing.warning})" if timing.warning else ""
     return RuleResult(cand, pack, rule.name(), round(sp.value, 3), round(threshold, 3), passed,
-                      f"{what}: {_interval_text(sp)}; {verdict}", "gate")
+                      f"{what}: {_interval_text(sp)}; {verdict}{warned}", "gate")
 
 
 def share_lower_bound(good: int, n: int, confidence: float) -> float:

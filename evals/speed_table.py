@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import BaseModel, Field as PydField
 
 from evalrun.contract.manifest import PeakMemory, RunManifest
-from evalrun.evals import capacity, latency, speed, speedups, stats
+from evalrun.evals import capacity, latency, speed, speed_load, speedups, stats
 from evalrun.evals.slo import SLO
 from evalrun.evals.speedups import BOOTSTRAP_RESAMPLES, Speedup
 from evalrun.runners import accel
@@ -78,6 +78,9 @@ class SpeedRow(BaseModel):
     # against the baseline, at SPEEDUP_METRICS (absent for the baseline or without an honest claim)
     speedups: dict[str, Speedup] = PydField(default_factory=dict)
     speedup_basis: str | None = None
+    timing: str | None = None  # "interleaved" or "sequential": shown beside every speedup
+    timing_warning: str | None = None  # sequential timings that follow the machine's load (evals/speed_load.py)
+    timing_note: str | None = None  # how the speedups were timed, in a sentence (the warning when there is one)
     # memory
     peak_memory_bytes: int | None = None
     peak_memory_kind: str | None = None  # what the peak measures, in words
@@ -212,6 +215,10 @@ def _claim_against(row: SpeedRow, base_row: SpeedRow, base: Any, run: Any) -> No
     for name in SPEEDUP_METRICS:
         if (sp := speedups.speedup(b_gens, c_gens, name, basis=basis)) is not None:
             row.speedups[name] = sp
+    if row.speedups:
+        judged = speed_load.timing(base, run, basis)
+        row.timing, row.timing_warning = judged.label, judged.warning
+        row.timing_note = judged.note
     bp = (bm.speed.peak_memory if bm.speed else None) or PeakMemory()
     cp = (m.speed.peak_memory if m.speed else None) or PeakMemory()
     if bp.scope == cp.scope == "run" and bp.kind == cp.kind and bp.bytes is not None and cp.bytes is not None:
@@ -251,8 +258,9 @@ def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None,
 
 
 def _spread_note(base: Any, base_row: SpeedRow, rows: list[SpeedRow], extra: list[tuple[Any, Any, str]]) -> str:
-    """What a reader must know before trusting the ratios: stored timings, other batch sizes."""
-    spread = SPREAD_NOTE
+    """What a reader must know before trusting the ratios: how each candidate was timed (and the
+    machine's load, when sequential timings follow it), stored timings, other devices and batch sizes."""
+    spread = " ".join([*(f"{r.run}: {r.timing_note}." for r in rows if r.timing_note), SPREAD_NOTE])
     timed_now = [run.name for run, _comp, _role in extra if not getattr(run, "reused", True) and run.interleaved is None]
     if getattr(base, "reused", False) and timed_now:
         sessions = base.manifest.sessions

@@ -25,6 +25,7 @@ from evalrun.contract.types import Generation
 from evalrun.evals import latency, stats
 
 BOOTSTRAP_RESAMPLES = 2000
+STORED_RUNS = "stored runs"  # the basis of speedups from each run's own (sequential) timings
 # a rule's metric: ttft_p50, tpot_p99, e2el_mean is not a percentile and is refused
 METRIC_NAME = re.compile(r"^(ttft|tpot|itl|e2el)_p(\d{1,2}(?:\.\d+)?)$")
 
@@ -37,7 +38,7 @@ class Speedup:
     high: float
     n: int  # requests paired
     confidence: float
-    basis: str  # "stored runs" or "interleaved re-timing (k batches)"
+    basis: str  # STORED_RUNS or "interleaved re-timing (k batch pairs, A B A B)"
 
 
 def parse_metric(name: str) -> tuple[str, float]:
@@ -66,7 +67,7 @@ def paired(base: Mapping[str, Generation], cand: Mapping[str, Generation], metri
 
 
 def speedup(base: Mapping[str, Generation], cand: Mapping[str, Generation], name: str,
-            ids: Iterable[str] | None = None, confidence: float = 0.95, basis: str = "stored runs") -> Speedup | None:
+            ids: Iterable[str] | None = None, confidence: float = 0.95, basis: str = STORED_RUNS) -> Speedup | None:
     """The speedup at `name` (e.g. 'tpot_p50') over the paired requests; None when fewer than two pair."""
     metric, q = parse_metric(name)
     b, c = paired(base, cand, metric, ids)
@@ -85,4 +86,4 @@ def pair_timings(base: Any, cand: Any) -> tuple[Mapping[str, Generation], Mappin
     inter = getattr(cand, "interleaved", None)
     if inter is not None and inter.baseline == base.manifest.key:
         return inter.base, inter.cand, inter.basis
-    return base.generations, cand.generations, "stored runs"
+    return base.generations, cand.generations, STORED_RUNS

@@ -148,7 +148,12 @@ def speedup_cell(row: "SpeedRow", metric: str, short: bool = False) -> str:
             return row.speed_note
         return EMULATED_NOTE if EMULATED_NOTE in row.speed_note else "not comparable"
     sp = row.speedup(metric)
-    return ratio(sp.value, sp.low, sp.high) if sp is not None else DASH
+    if sp is None:
+        return DASH
+    # how it was timed, beside the figure (under it in the terminal): "interleaved", or "sequential"
+    # with ⚠ when the machine's load says the figure follows it (the note under the table says why)
+    label = row.timing + (" ⚠" if row.timing_warning else "") if row.timing else ""
+    return ratio(sp.value, sp.low, sp.high) + (("\n" if short else " ") + label if label else "")
 
 
 def latency_cell(metrics: dict, metric: str, stats: tuple[str, ...] = ("p50", "p99")) -> str:

@@ -13,6 +13,7 @@ from evalrun.evals.config import parse_config
 from evalrun.evals.interleave import interleaved_of, sample_batches
 from evalrun.evals.speed_table import speed_table
 from evalrun.evals.store import RunStore
+from evalrun.reports import units
 from evalrun.runners.batch_plan import plan_batches
 from tests.conftest import tiny_config
 
@@ -57,8 +58,13 @@ def test_speed_rules_time_the_candidate_interleaved_and_never_touch_the_samples(
     firsts = {(r.pair, r.side) for r in records if r.first}
     assert firsts == {(0, "baseline"), (1, "candidate"), (2, "baseline")}
     assert len(records) == 3 * 2 * 2
-    row = speed_table(report).rows[1]
+    table = speed_table(report)
+    row = table.rows[1]
     assert row.speedup_basis == "interleaved re-timing (3 batch pairs, A B A B)"
+    # labelled where it is shown: beside every speedup, and in the note under the table; no load warning
+    assert row.timing == "interleaved" and row.timing_warning is None
+    assert units.speedup_cell(row, "tpot_p50").endswith("] interleaved")
+    assert "cand: speedups from interleaved re-timing (3 batch pairs, A B A B)" in table.spread_note
     assert row.speedups["tpot_p50"].n == 6 and row.speedups["tpot_p50"].basis == row.speedup_basis
     [rule] = [r for r in report.verdicts[0].rules if r.rule.startswith("max_regression")]
     assert rule.evaluated and "interleaved re-timing" in rule.detail
@@ -81,4 +87,6 @@ def test_sequential_timing_uses_each_runs_own(tiny_model_dir: Path, tmp_path: Pa
                           gate={"speed": [{"max_regression": {"metric": "tpot_p50", "value": 100.0}}]})
     report = api.compare(base, [cand], out=tmp_path / "runs", log=lambda _m: None)
     assert not RunStore(report.candidates[0].dir).interleaved_path.exists()
-    assert speed_table(report).rows[1].speedup_basis == "stored runs"
+    row = speed_table(report).rows[1]
+    assert row.speedup_basis == "stored runs" and row.timing == "sequential"
+    assert "sequential" in units.speedup_cell(row, "tpot_p50")
