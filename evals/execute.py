@@ -16,6 +16,7 @@ from evalrun.evals.early_stop import EarlyStop, StopGeneration
 from evalrun.evals.run_lock import run_lock
 from evalrun.evals.runs import PreparedRun, RunResult, manifest_model
 from evalrun.evals.store import RunStore, run_key
+from evalrun.evals.store_files import StoreLink, StoreWriteFailed
 from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel import build_accelerations
@@ -195,6 +196,8 @@ def _stored_manifest(store: RunStore, label: str, log: Callable[[str], None]) ->
     beside the run, not deleted."""
     try:
         manifest = manifest_model(store.read_manifest(), store.manifest_path)
+    except StoreLink:
+        raise  # not a manifest of this run at all: never renamed, never replaced
     except ConfigError as exc:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
         kept = store.manifest_path.with_name(f"{store.manifest_path.name}.unreadable-{stamp}")
@@ -302,6 +305,20 @@ def _stored_partial(prepared: PreparedRun, store: RunStore, manifest: RunManifes
     return RunResult(prepared.label, prepared.dir, prepared.items, kept, manifest, True, 0, store.warnings)
 
 
+def _failed_session(prepared: PreparedRun, store: RunStore, manifest: RunManifest, exc: Exception, stored: int,
+                    generated: int) -> Exception:
+    """Record a session that failed (on a full disk too: never left `running`); what to raise for it."""
+    unrecorded = "" if store.write_failed_manifest(manifest) else \
+        f"; {store.manifest_path} could not be updated either: it still says `running`"
+    wanted = len({it.id for it in prepared.items})
+    if isinstance(exc, StoreLink):
+        return exc
+    if isinstance(exc, StoreWriteFailed):
+        return RunFailed(f"{prepared.label}: {exc.text(f'{stored} of {wanted} items are stored')}{unrecorded}")
+    kept = f" ({stored} of {wanted} items are stored; the same command resumes)" if generated else ""
+    return RunFailed(f"{prepared.label}: {exc}{kept}{unrecorded}")
+
+
 def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress | None,
                     log: Callable[[str], None], waited: bool, watch: EarlyStop | None = None) -> RunResult:
     started_at = rm.now()
@@ -340,14 +357,13 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     except StopGeneration:
         stopped = True
     except Exception as exc:
-        manifest = manifest.with_session(
+        failure = _failed_session(prepared, store, manifest.with_session(
             rm.session_entry(started_at, emit.generated, emit.errors, time.perf_counter() - started, waited, "failed"),
             rm.runner_extras(runner) | {"status": "failed", "failure": f"{type(exc).__name__}: {exc}",
-                                        "updated": rm.now()})
-        store.write_manifest(manifest)
-        stored = sum(1 for k in wanted if k in done)
-        kept = f" ({stored} of {len(wanted)} items are stored; the same command resumes)" if emit.generated else ""
-        raise RunFailed(f"{prepared.label}: {exc}{kept}") from exc
+                                        "updated": rm.now()}), exc, sum(1 for k in wanted if k in done), emit.generated)
+        if failure is exc:
+            raise
+        raise failure from exc
     finally:
         if progress:
             progress.finish()
