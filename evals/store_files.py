@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Iterator
@@ -88,14 +89,19 @@ def open_fd(path: Path, flags: int, mode: int = 0o644) -> int:
     """A descriptor of `path` (a file directly inside a run directory), never through a link
     (StoreLink); the caller closes it. Other OSErrors are the caller's (FileNotFoundError...)."""
     dfd = open_dir(path.parent)
-    try:
-        return os.open(path.name, flags | _NOFOLLOW | _CLOEXEC, mode, dir_fd=dfd)
+    try:  # O_NONBLOCK: a FIFO planted there is not waited on (no effect on a regular file)
+        fd = os.open(path.name, flags | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0), mode, dir_fd=dfd)
     except OSError as exc:
         if _is_link_error(exc):
             raise StoreLink(path) from None
         raise
     finally:
         os.close(dfd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ConfigError("is not a regular file (a FIFO, a device or a directory where the run store keeps a file)",
+                          file=path)
+    return fd
 
 
 @contextmanager

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Callable
 
@@ -138,6 +139,17 @@ def test_a_torn_tail_is_never_moved_into_a_linked_side_file(run_dir: Path) -> No
     (moved,) = [p for p in run_dir.glob("samples.jsonl.torn-*") if not p.is_symlink()]
     assert moved.read_bytes() == b'{"item_id": "torn'
     _untouched(side, victim)
+
+
+def test_a_fifo_planted_as_a_store_file_is_refused_not_waited_on(run_dir: Path) -> None:
+    """Not a link, but not the store's file either: reading it would block for ever."""
+    fifo = run_dir / "samples.jsonl"
+    fifo.unlink()
+    os.mkfifo(fifo)
+    store = RunStore(run_dir)
+    for action in (store.read_samples, lambda: store.append(_gen())):
+        with pytest.raises(ConfigError, match="is not a regular file"):
+            action()
 
 
 def test_a_run_directory_that_is_a_link_is_refused(run_dir: Path) -> None:
