@@ -25,6 +25,7 @@ from evalrun.evals.config import ConfigError
 from evalrun.evals.execute import RunFailed
 from evalrun.evals.pairing import PairingError
 from evalrun.runners.api_key import scrub_known
+from evalrun.evals.store_files import StoreWriteFailed
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 
@@ -189,7 +190,7 @@ def _guard(fn):  # type: ignore[no-untyped-def]
         _fail(EXIT_USAGE, str(exc))
     except PairingError as exc:
         _fail(EXIT_USAGE, str(exc))
-    except RunFailed as exc:
+    except (RunFailed, StoreWriteFailed) as exc:  # a store write outside a run (scores, re-asks) names its file too
         _fail(EXIT_RUNTIME, str(exc))
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted:[/] generated items are stored; run the same command again to resume")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from evalrun.evals import confirm, interleave, jsonl
+from evalrun.evals import confirm, interleave, jsonl, store_files
 from evalrun.evals.generate import execute_run, run_candidate
 from evalrun.evals.load_sweep import LoadSweep, load_sweep  # noqa: F401 - re-exported: api.load_sweep
 from evalrun.evals.stability import Stability, stability
@@ -42,7 +42,12 @@ def load(path: str | Path) -> RunConfig:
     return load_config(path)
 
 
-def _prepare(config: RunConfig, out: str | Path, limit: int | None, replicate: int = 0):  # type: ignore[no-untyped-def]
+def _prepare(config: RunConfig, out: str | Path, limit: int | None, replicate: int = 0,  # type: ignore[no-untyped-def]
+             writable: bool = True):
+    """`prepare`, its model errors said as config or runtime errors; the run store folder must take
+    runs (store_files.check_out: exit 2 before anything is built) unless only reading (`writable` False)."""
+    if writable:
+        store_files.check_out(Path(out))
     try:
         return prepare(config, out, limit, replicate)
     except ModelNotFound as exc:
@@ -344,7 +349,7 @@ def check(configs: list[str | Path | RunConfig], gate: GateConfig | str | Path |
         plan.append(_prepare(c, out, limit, replicas[c.name]))
     check_gates([gate_cfg, *(c.gate for c in loaded)], [it for p in plan for it in p.items])
     for p in plan:
-        if p.store.items_path.exists():
+        if store_files.exists(p.store.items_path):  # a link there is refused by reading it
             _check_stored_items(p.store, p.items)
     return [inspect_run(p, out) for p in plan]
 
@@ -376,7 +381,7 @@ def plan(config: RunConfig, rate: float, power: float = 0.95, out: str | Path = 
     measured from the config's stored run (and replicates stored beside it); no model is loaded."""
     from evalrun.evals.plan import plan_from_run
 
-    prepared = _prepare(config, out, limit)
+    prepared = _prepare(config, out, limit, writable=False)  # only reads the stored run
     if not prepared.store.exists() or not prepared.store.samples_path.exists():
         raise ConfigError(f"no stored run of this config at {prepared.dir}: plan measures from one; "
                           f"run `evalrun run {config.source or 'CONFIG'}` first", file=config.source)

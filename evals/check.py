@@ -110,7 +110,7 @@ def stored_state(prepared: PreparedRun) -> tuple[Stored, set[str]]:
     reported by the run that repairs it, not moved here."""
     wanted = [it.id for it in prepared.items]
     store = RunStore(prepared.dir)
-    done = store.read_samples() if store.samples_path.exists() else {}
+    done = store.read_samples()  # {} when there is none; a link there is refused
     missing = {i for i in wanted if i not in done}
     stored = len(wanted) - len(missing)
     state: StoredState = "complete" if not missing else ("partial" if stored else "none")

@@ -35,6 +35,9 @@ from evalrun.runners.ray_executor import RaySettings
 from evalrun.tasks import get_pack
 from evalrun.tasks.base import PackParams
 
+# a config's name makes its run directory `<name>-<key12>[-r<n>][.replaced-<time>]`, which must fit NAME_MAX (255)
+MAX_NAME_LENGTH = 128
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
@@ -100,6 +103,15 @@ class RunConfig(_Strict):
     timing: Literal["auto", "sequential", "interleaved"] = "auto"
     timing_batches: int = Field(8, ge=2, le=10_000, description="batches per side re-timed when interleaved")
     source: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _name_fits_a_directory(cls, value: str) -> str:
+        if len(value) > MAX_NAME_LENGTH:
+            raise ValueError(f"{len(value)} characters, at most {MAX_NAME_LENGTH}: the name makes the run directory "
+                             "(<name>-<key>), which must fit a file name (255 bytes) with room for replicates (-r2) "
+                             "and --fresh (.replaced-<time>)")
+        return value
 
     @field_validator("slo")
     @classmethod

@@ -16,6 +16,8 @@ from evalrun.evals.early_stop import EarlyStop, StopGeneration
 from evalrun.evals.run_lock import run_lock
 from evalrun.evals.runs import PreparedRun, RunResult, manifest_model
 from evalrun.evals.store import RunStore, run_key
+from evalrun.evals.run_failure import RunFailed, failed_session as _failed_session
+from evalrun.evals.store_files import StoreLink
 from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel import build_accelerations
@@ -27,10 +29,6 @@ from evalrun.tasks import get_pack
 
 # Bump when the way items are turned into model input changes (chat rendering, ...).
 PROMPT_FORMAT_VERSION = "1"
-
-
-class RunFailed(Exception):
-    """The run as a whole could not proceed (exit 3)."""
 
 
 class Progress(Protocol):
@@ -201,6 +199,8 @@ def _stored_manifest(store: RunStore, label: str, log: Callable[[str], None]) ->
     beside the run, not deleted."""
     try:
         manifest = manifest_model(store.read_manifest(), store.manifest_path)
+    except StoreLink:
+        raise  # not a manifest of this run at all: never renamed, never replaced
     except ConfigError as exc:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
         kept = store.manifest_path.with_name(f"{store.manifest_path.name}.unreadable-{stamp}")
@@ -345,15 +345,14 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     except StopGeneration:
         stopped = True
     except Exception as exc:
-        manifest = manifest.with_session(
+        failure = _failed_session(prepared, store, manifest.with_session(
             rm.session_entry(started_at, emit.generated, emit.errors, time.perf_counter() - started, waited, "failed",
                              speed_load.measured(load_at_start, speed_load.snapshot())),
             rm.runner_extras(runner) | {"status": "failed", "failure": scrub_known(f"{type(exc).__name__}: {exc}"),
-                                        "updated": rm.now()})
-        store.write_manifest(manifest)
-        stored = sum(1 for k in wanted if k in done)
-        kept = f" ({stored} of {len(wanted)} items are stored; the same command resumes)" if emit.generated else ""
-        raise RunFailed(f"{prepared.label}: {exc}{kept}") from exc
+                                        "updated": rm.now()}), exc, sum(1 for k in wanted if k in done), emit.generated)
+        if failure is exc:
+            raise
+        raise failure from exc
     finally:
         if progress:
             progress.finish()

@@ -16,6 +16,7 @@ from evalrun.evals.run_lock import run_lock
 from evalrun.evals.runs import PreparedRun, RunResult
 from evalrun.evals.scoring import ScoredItem, score_run
 from evalrun.evals.stability import Stability
+from evalrun.evals.store_files import StoreWriteFailed
 from evalrun.runners.models import ModelError
 
 
@@ -31,6 +32,8 @@ def execute_run(prepared: PreparedRun, progress: Progress | None, log: Callable[
         return execute(prepared, progress=progress, log=log, watch=watch)
     except ModelError as exc:
         raise RunFailed(f"{prepared.config.name}: {exc}") from exc
+    except StoreWriteFailed as exc:  # before generating (items, the manifest): nothing is lost
+        raise RunFailed(f"{prepared.label}: {exc}") from exc
 
 
 def run_candidate(prepared: PreparedRun, base_scored: list[ScoredItem], stab: Stability, gate: GateConfig,

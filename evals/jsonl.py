@@ -9,13 +9,13 @@ with json.loads and then validated: pydantic's own JSON parser rejects a lone
 surrogate escape.
 
 Reading skips a line it cannot read with a warning naming the file and line,
-and keeps every line before and after it.
+and keeps every line before and after it. Files are opened through
+evals.store_files: never through a symbolic link.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,7 +23,7 @@ from typing import Any, Callable, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from evalrun.evals import atomic
+from evalrun.evals import store_files
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -131,8 +131,7 @@ def line_warning(path: Path, line: Line, parsed: Parsed[Any]) -> str | None:
 def read(path: Path, model: type[M], warn: Callable[[str], None]) -> tuple[list[tuple[Line, M]], Scan]:
     """Every readable record with its line, and the scan (for the caller to judge the tail).
     A complete last line without its newline is a record; a torn one is left to the caller."""
-    raw = path.read_bytes() if path.exists() else b""
-    found = scan(raw)
+    found = scan(store_files.read_bytes(path) or b"")
     out: list[tuple[Line, M]] = []
     for line in found.lines:
         parsed = parse(line, model)
@@ -157,44 +156,25 @@ def move_tail_aside(path: Path, found: Scan) -> Path | None:
     so appends start on a clean line. Call only while holding the run's lock; does nothing if the
     file changed since it was scanned."""
     tail = found.tail
-    if tail is None:
+    if tail is None or store_files.size(path) != found.size:
         return None
-    with path.open("r+b") as fh:
-        if os.fstat(fh.fileno()).st_size != found.size:
-            return None
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
-        side = path.with_name(f"{path.name}.torn-{stamp}")
-        n = 0
-        while side.exists():
-            n += 1
-            side = path.with_name(f"{path.name}.torn-{stamp}-{n}")
-        with side.open("xb") as out:
-            out.write(tail.raw)
-            out.flush()
-            os.fsync(out.fileno())
-        fh.truncate(tail.start)
-        fh.flush()
-        os.fsync(fh.fileno())
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    side = path.with_name(f"{path.name}.torn-{stamp}")
+    n = 0
+    while not store_files.create_new(side, tail.raw):  # a name taken (by anything, a link too) is never reused
+        n += 1
+        side = path.with_name(f"{path.name}.torn-{stamp}-{n}")
+    if not store_files.truncate(path, tail.start, found.size):
+        return None  # changed since the scan: the copy stays beside it, the file as it is
     return side
 
 
 def append(path: Path, records: list[BaseModel], sync: bool = False) -> None:
     """Append records after the last byte; if the file does not end in a newline, start on a fresh
     line first so the bytes already there stay as they are (their own line)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("ab") as fh:
-        size = fh.tell()
-        prefix = b""
-        if size:
-            with path.open("rb") as rd:
-                rd.seek(size - 1)
-                prefix = b"" if rd.read(1) == b"\n" else b"\n"
-        fh.write(prefix + b"".join(encode(r) for r in records))
-        fh.flush()
-        if sync:
-            os.fsync(fh.fileno())
+    store_files.append(path, b"".join(encode(r) for r in records), sync)
 
 
 def write_atomic(path: Path, records: list[BaseModel]) -> None:
     """Replace a whole file (scores) so a reader never sees half of it."""
-    atomic.write_atomic(path, b"".join(encode(r) for r in records))
+    store_files.replace(path, b"".join(encode(r) for r in records))

@@ -20,7 +20,7 @@ from typing import Callable, Optional, Sequence
 from pydantic import BaseModel, Field
 
 from evalrun.contract.types import Generation, GenerationOverride
-from evalrun.evals import latency
+from evalrun.evals import latency, store_files
 from evalrun.evals.config import ConfigError, RunConfig
 from evalrun.evals.execute import Progress, RunFailed, prepare, set_aside
 from evalrun.evals.generate import execute_run
@@ -202,6 +202,7 @@ def point_dir(out: str | Path, knob: str, value: Number) -> Path:
 
 
 def _prepare(config: RunConfig, out: Path, limit: int | None) -> PreparedRun:
+    store_files.check_out(out)  # a file or a read-only folder: exit 2 before anything is built
     try:
         return prepare(config, out, limit)
     except ModelNotFound as exc:

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Generation, Item
 from evalrun.evals.config import ConfigError, RunConfig
+from evalrun.evals import store_files
 from evalrun.evals.store import RunStore
 from evalrun.runners.models import ModelSource
 
@@ -96,7 +97,7 @@ def _run_store(run_dir: str | Path, log: Callable[[str], None] | None = None) ->
     """A directory without manifest.json and items.jsonl is refused (ConfigError naming it)
     before anything is read, never taken for an empty run."""
     store = RunStore(run_dir, log=log)
-    if not store.exists() or not store.items_path.exists():
+    if not store.exists() or not store_files.exists(store.items_path):
         raise ConfigError("not a run directory (needs manifest.json and items.jsonl)", file=run_dir)
     return store
 

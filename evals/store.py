@@ -10,6 +10,10 @@ edited gold is noticed. The hash is over the items' current form; a run recorded
 before items had context/question/answer_format carries the hash of the older
 form, which is recomputed from its stored lines (`v1_items_sha256`) to verify it,
 and replaced by the current one the next time `execute` reuses the run.
+
+Every file is opened through evals.store_files: never through a symbolic link (a
+link planted in a run directory is refused, naming it), and a write that fails
+names its file.
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from evalrun.evals import jsonl
-from evalrun.evals.atomic import write_atomic
+from evalrun.evals import jsonl, store_files
 from evalrun.evals.config import ConfigError
+from evalrun.evals.store_files import StoreLink, StoreWriteFailed
 from evalrun.contract.types import Generation, Item, Reask, Retiming
 from evalrun.contract.manifest import RunManifest
 
@@ -155,16 +159,19 @@ class RunStore:
         if new:
             jsonl.append(self.items_path, list(new), sync=True)
         digest = items_sha256(stored + new)  # what reading the file back gives (JSON round-trips exactly)
-        if new and self.manifest_path.exists():
+        if new and self.exists():
             try:
                 manifest = self.read_manifest()
+            except StoreLink:
+                raise
             except ConfigError:
                 return digest  # the caller rebuilds an unreadable manifest
             self.write_manifest(manifest | {"items_sha256": digest})
         return digest
 
     def exists(self) -> bool:
-        return self.manifest_path.exists()
+        """Whether the run has a manifest (a link there counts: reading it is refused, naming it)."""
+        return store_files.exists(self.manifest_path)
 
     def read_samples(self, repair: bool = False) -> dict[str, Generation]:
         """Generations by item id; the first line for an id wins. Unreadable lines are skipped
@@ -186,8 +193,6 @@ class RunStore:
 
     def read_confirmations(self) -> dict[str, list[Reask]]:
         """Re-asks per item, by attempt; an unreadable line is skipped with a warning, never removed."""
-        if not self.confirmations_path.exists():
-            return {}
         records, _ = jsonl.read(self.confirmations_path, Reask, self.warn)
         out: dict[str, list[Reask]] = {}
         for _, r in records:
@@ -203,8 +208,6 @@ class RunStore:
 
     def read_interleaved(self, baseline_key: str) -> list[Retiming]:
         """Re-timings against that baseline; an unreadable line is skipped with a warning, never removed."""
-        if not self.interleaved_path.exists():
-            return []
         records, _ = jsonl.read(self.interleaved_path, Retiming, self.warn)
         return [r for _, r in records if r.baseline_key == baseline_key]
 
@@ -215,9 +218,10 @@ class RunStore:
         """The manifest, {} when there is none; an unreadable one is a ConfigError naming the file
         (never silently an empty manifest)."""
         try:
-            text = self.manifest_path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return {}
+            raw = store_files.read_bytes(self.manifest_path)
+            if raw is None:
+                return {}
+            text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"cannot read the run's manifest: {exc}", file=self.manifest_path) from None
         try:
@@ -232,7 +236,23 @@ class RunStore:
         """Replace manifest.json atomically; a `RunManifest` is written as read plus what was set."""
         if isinstance(manifest, RunManifest):
             manifest = manifest.to_dict()
-        write_atomic(self.manifest_path, json.dumps(manifest, indent=2, sort_keys=True, default=str))
+        store_files.replace(self.manifest_path, json.dumps(manifest, indent=2, sort_keys=True, default=str).encode())
+
+    def write_failed_manifest(self, manifest: RunManifest) -> bool:
+        """Record a session that ended in failure, even on a full disk: when replacing the manifest
+        cannot get new blocks, the same record is written compactly into the old file's own blocks
+        (the indented form is always the longer), so it never stays `running`. False when neither works."""
+        try:
+            self.write_manifest(manifest)
+            return True
+        except StoreWriteFailed:
+            pass
+        compact = json.dumps(manifest.to_dict(), sort_keys=True, separators=(",", ":"), default=str).encode()
+        try:
+            store_files.overwrite_in_place(self.manifest_path, compact)
+        except StoreWriteFailed:
+            return False
+        return True
 
     def vouched_item_rows(self, manifest: dict[str, Any]) -> list[dict[str, Any]] | None:
         """The stored items as the JSON objects on their lines, without building Items (most of the
@@ -242,9 +262,10 @@ class RunStore:
         of that (a torn or bad line, a repeated id, an older or another hash): `read_checked` then
         reads, checks and says why, as always."""
         recorded = manifest.get("items_sha256")
-        if not recorded or not self.items_path.exists():
+        raw = store_files.read_bytes(self.items_path) if recorded else None
+        if raw is None:
             return None
-        found = jsonl.scan(self.items_path.read_bytes())
+        found = jsonl.scan(raw)
         if found.tail is not None:
             return None
         rows: dict[str, dict[str, Any]] = {}
@@ -266,6 +287,8 @@ class RunStore:
         flag = "pass --trust-edited-items to use it anyway"
         try:
             manifest = self.read_manifest()
+        except StoreLink:
+            raise  # never trusted: reading it would read outside the store
         except ConfigError as exc:
             if not trust_edited_items:
                 raise ConfigError(f"{exc}; what the run was cannot be verified; {flag}") from None

@@ -1,5 +1,6 @@
-"""Reading config YAML strictly: duplicate keys, non-finite numbers and deep or
-circular `extends` chains are user errors with a file, a line and a key path.
+"""Reading config YAML strictly: duplicate keys, non-finite numbers, aliases that
+expand past a limit and deep or circular `extends` chains are user errors with a
+file, a line and a key path.
 
 PyYAML's SafeLoader keeps the last of two equal keys and reads `.inf`/`.nan` as
 floats; both silently change a run (a manifest with `Infinity` is not even JSON),
@@ -7,6 +8,12 @@ so they are refused here, before any merging, where the file is still known.
 `extends` is resolved iteratively (no recursion limit to hit) and each key path
 remembers the file that wrote it, so a parent's mistake is reported against the
 parent.
+
+Aliases (`*name`) share one composed node, so ten anchors of ten aliases each
+(a "billion laughs") read in a millisecond, but anything that walks or prints
+the values (validation, an error message quoting one) expands them: 10**9
+values, minutes and gigabytes. The expanded size is counted on the composed
+node graph, each shared node once, and refused past MAX_EXPANDED_VALUES.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from typing import Any, Iterator
 import yaml
 
 MAX_EXTENDS_DEPTH = 64  # a chain this long is a mistake, not a layout
+MAX_EXPANDED_VALUES = 100_000  # values a document may expand to through its aliases (a config has hundreds)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
@@ -75,6 +83,44 @@ def _check_duplicates(loader: StrictLoader, node: yaml.Node, parts: tuple[Any, .
             stack.extend((child, (*where, i)) for i, child in enumerate(current.value))
 
 
+def check_expansion(root: yaml.Node) -> None:
+    """Refuse a document whose aliases expand it past MAX_EXPANDED_VALUES values, or that contains
+    itself (an alias inside its own anchor), before anything is built from it. Each node's expanded
+    size is computed once (iteratively, post-order), so the check costs the document's size."""
+    size: dict[int, int] = {}
+    open_nodes: set[int] = set()  # on the current path: reaching one again is a cycle
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        children = _children(node)
+        if done:
+            open_nodes.discard(id(node))
+            size[id(node)] = 1 + sum(size[id(c)] for c in children)
+            if size[id(node)] > MAX_EXPANDED_VALUES:
+                raise YamlProblem(f"its aliases (*name) expand it to more than {MAX_EXPANDED_VALUES:,} values "
+                                  f"(from line {node.start_mark.line + 1}): an alias bomb, or a config to write out "
+                                  "with fewer aliases")
+            continue
+        if id(node) in size:
+            continue
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        for child in children:
+            if id(child) in open_nodes:
+                raise YamlProblem(f"an alias at line {child.start_mark.line + 1} refers to a value that contains it "
+                                  "(a recursive structure): write the value out")
+            if id(child) not in size:
+                stack.append((child, False))
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
 def load_strict(text: str) -> Any:
     """Parse one YAML document, refusing duplicate keys and non-finite numbers."""
     loader = StrictLoader(text)
@@ -82,6 +128,7 @@ def load_strict(text: str) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
+        check_expansion(node)
         _check_duplicates(loader, node, (), set())
         data = loader.construct_document(node)
     finally:

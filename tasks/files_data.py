@@ -6,11 +6,18 @@ is a bare number into a silent column; here integers stay Python ints, decimals
 keep their written digits (Decimal), and a line that is not an object is an
 error naming the line. CSV cells stay text. Reading stops after `max_rows`
 rows where the format allows it.
+
+A key given twice in one JSON object, or a column name twice in a CSV header,
+is an error naming the file, the line and the key: json keeps the last value and
+pandas renames the second column (`total.1`), so one of two golds would be
+scored without a word. (pyarrow refuses a Parquet schema with a name twice.)
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import math
 from decimal import Decimal
@@ -77,6 +84,42 @@ def _records_from_json(data: Any, name: str) -> list[dict[str, Any]]:
     raise ParamError(f"{name}: expected a list of objects (one per document), got {type(data).__name__}", "path")
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's object_pairs_hook: an object whose keys are unique, else _DuplicateKey."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _twice(what: str, key: str) -> str:
+    return (f"{what} {key!r} appears twice; rename or remove one (only one of the two would be read, "
+            "silently: a gold could come from either)")
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_float=Decimal, object_pairs_hook=_unique_keys)
+
+
+def _unique_header(raw: bytes, name: str) -> None:
+    """The CSV header names each column once (blank names are pandas' `Unnamed: n`, never equal)."""
+    head = raw[: 1 << 20].decode("utf-8-sig", errors="replace")
+    header = next(csv.reader(io.StringIO(head)), [])
+    seen: set[str] = set()
+    for column in header:
+        if column in seen and column.strip():
+            raise ParamError(f"{name}: line 1: {_twice('column', column)}", "path")
+        seen.add(column)
+
+
 def _jsonl(raw: bytes, name: str, max_rows: int | None) -> tuple[list[dict[str, Any]], list[int]]:
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
@@ -88,7 +131,9 @@ def _jsonl(raw: bytes, name: str, max_rows: int | None) -> tuple[list[dict[str, 
         if not line.strip():
             continue
         try:
-            value = json.loads(line, parse_float=Decimal)
+            value = _loads(line)
+        except _DuplicateKey as exc:
+            raise ParamError(f"{name}: line {number}: {_twice('key', exc.key)}", "path") from None
         except ValueError as exc:
             raise ParamError(f"{name}: line {number} is not valid JSON: {exc}", "path") from None
         if not isinstance(value, dict):
@@ -134,11 +179,12 @@ def read_rows(path: str | None, dataset: str | None, split: str, max_rows: int |
             rows, lines = _jsonl(raw, file.name, max_rows)
             return Rows(rows, digest, lines)
         if kind == "json":
-            records = _records_from_json(json.loads(raw.decode("utf-8-sig"), parse_float=Decimal), file.name)
+            records = _records_from_json(_loads(raw.decode("utf-8-sig")), file.name)
             return Rows(records[:max_rows] if max_rows else records, digest)
         import pandas as pd
 
         if kind == "csv":
+            _unique_header(raw, file.name)
             frame = pd.read_csv(file, dtype=str, keep_default_na=False, nrows=max_rows)
             return Rows(frame.to_dict(orient="records"), digest)
         frame = pd.read_parquet(file)
@@ -147,6 +193,8 @@ def read_rows(path: str | None, dataset: str | None, split: str, max_rows: int |
         return Rows(frame.to_dict(orient="records"), digest)
     except ParamError:
         raise
+    except _DuplicateKey as exc:  # a .json file: json knows no line numbers
+        raise ParamError(f"{file.name}: {_twice('key', exc.key)}", "path") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ParamError(f"cannot read {file}: {type(exc).__name__}: {exc}", "path") from None
     except Exception as exc:  # pandas/pyarrow raise many kinds for an unreadable file

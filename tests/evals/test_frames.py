@@ -255,3 +255,30 @@ def test_samples_read_items_by_their_hash_only_when_it_vouches_for_every_line(st
     assert store.vouched_item_rows({}) is None  # no recorded hash: nothing vouches
     with pytest.raises(ConfigError, match="items.jsonl was changed after the run"):
         evalrun.samples_df(stored[1:2], log=None)
+
+
+def test_samples_df_reads_items_by_their_hash_without_building_them_and_gives_the_checked_frame(
+        stored: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the recorded hash vouching for items.jsonl, samples_df validates no Item (the cost it saves),
+    and its table is the one the full, checked reading gives; without a hash every item is built."""
+    from evalrun.contract.types import Item
+    from evalrun.evals.store import RunStore, items_sha256
+
+    store = RunStore(stored[1])
+    manifest = store.read_manifest()
+    without_hash = {k: v for k, v in manifest.items() if k != "items_sha256"}
+    built: list[str] = []
+    real = Item.model_validate.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(Item, "model_validate", classmethod(lambda cls, data, **kw: built.append("item") or
+                                                            real(cls, data, **kw)))
+
+    store.write_manifest(without_hash)
+    n = len(RunResult.load(stored[1]).items)
+    built.clear()
+    checked = evalrun.samples_df(stored[1:2], log=None)
+    assert len(built) == n > 0  # no hash: every line read and validated in full
+    store.write_manifest(manifest | {"items_sha256": items_sha256(store.read_items())})
+    built.clear()
+    vouched = evalrun.samples_df(stored[1:2], log=None)
+    assert built == [], "no Item is built when the hash vouches for every line"
+    pd.testing.assert_frame_equal(vouched, checked)

@@ -237,3 +237,37 @@ def test_jsonl_records_end_at_newline_only(tmp_path: Path, separator: str) -> No
     params = load_config(_cfg(tmp_path)).tasks[0].params
     items = get_pack("files").items(params, lambda s: 1)
     assert len(items) == 2 and items[0].prompt.startswith(doc)
+
+
+def _dup_csv(tmp_path: Path) -> None:
+    (tmp_path / "docs.csv").write_text('doc,total,ref,total\n"Invoice A. Total due: EUR 1,234.50.",EUR 1234.50,a1,'
+                                       "EUR 0.00\n", encoding="utf-8")
+
+
+def test_a_csv_column_given_twice_is_an_error_naming_file_line_and_column(tmp_path: Path) -> None:
+    """pandas would read the second as `total.1`, and the first would be the gold without a word."""
+    _dup_csv(tmp_path)
+    err = _error(_cfg(tmp_path, "docs.csv"))
+    assert err.path == "tasks[0].path" and "docs.csv: line 1: column 'total' appears twice" in str(err)
+
+
+@pytest.mark.parametrize("line", [1, 2])
+def test_a_jsonl_key_given_twice_is_an_error_naming_file_line_and_key(tmp_path: Path, line: int) -> None:
+    """json keeps the last of two equal keys: the gold would be whichever came second."""
+    rows = [json.dumps(ROW), json.dumps(ROW)]
+    rows[line - 1] = rows[line - 1][:-1] + ', "total": "EUR 0.00"}'
+    (tmp_path / "docs.jsonl").write_text("\n".join(rows) + "\n")
+    err = _error(_cfg(tmp_path))
+    assert f"docs.jsonl: line {line}: key 'total' appears twice" in str(err)
+
+
+def test_a_json_key_given_twice_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "docs.json").write_text("[" + json.dumps(ROW)[:-1] + ', "total": "EUR 0.00"}]')
+    assert "docs.json: key 'total' appears twice" in str(_error(_cfg(tmp_path, "docs.json")))
+
+
+def test_duplicate_columns_exit_2_via_check(tmp_path: Path) -> None:
+    _dup_csv(tmp_path)
+    res = run_cli("check", str(_cfg(tmp_path, "docs.csv")), "--out", str(tmp_path / "runs"))
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "docs.csv: line 1: column 'total' appears twice" in " ".join(res.stderr.split())
