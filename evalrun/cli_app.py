@@ -24,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from evalrun.evals.config import ConfigError
 from evalrun.evals.execute import RunFailed
 from evalrun.evals.pairing import PairingError
+from evalrun.reports.console import SafeConsole
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 
@@ -61,7 +62,7 @@ def _console(stderr: bool = False) -> Console:
     # CI logs are not terminals: give tables room instead of rich's 80-column default.
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() or os.environ.get("COLUMNS") else 160
-    return Console(stderr=stderr, width=width)
+    return SafeConsole(stderr=stderr, width=width)
 
 
 console = _console()
