@@ -3,9 +3,11 @@ GitHub step summary), and the terminal report beside them: checked before any
 generation, each rendered and written on its own (atomically), and one that
 fails never stops the others; the failure is one line naming the file.
 
-From the check on, a path never shows an earlier run's verdict: it holds a
-"running" report until this run's verdict replaces it, and a report saying why
-there is no verdict when the run fails (reports.no_verdict).
+From the check on, a path never shows an earlier run's verdict: a file already
+there is replaced by a "running" report until this run's verdict replaces it in
+turn; when the run fails, every path gets a report saying why there is no
+verdict (reports.no_verdict), except after a usage error (exit 2), which leaves
+no report at all, as one found before the check does.
 """
 
 from __future__ import annotations
@@ -91,28 +93,33 @@ class Outputs:
             seen[resolved] = option
 
     def claim(self) -> None:
-        """`check`, then a "running" report in every path, so none shows an earlier verdict while this
-        run works or after it fails (exit 2 naming the file when one cannot be written)."""
+        """`check`, then a "running" report in place of every file already there, so no earlier verdict
+        survives this run, even one that is killed (exit 2 naming the file when one cannot be written)."""
         self.check()
         note = NoVerdict.running()
         for option, path in self.named().items():
-            try:
-                write_atomic(path, _no_verdict(note, option))
-            except OSError as exc:
-                raise ConfigError(f"cannot be written: {exc.strerror or exc}", file=path, path=option) from None
+            if path.exists() or path.is_symlink():
+                try:
+                    write_atomic(path, _no_verdict(note, option))
+                except OSError as exc:
+                    raise ConfigError(f"cannot be written: {exc.strerror or exc}", file=path, path=option) from None
             self._pending.add(path)
 
     def fail(self, reason: str, exit_code: int) -> list[str]:
         """Every claimed path this run has not written its verdict to gets a report saying why there is
-        none; one line per path that could not take it."""
+        none (after a usage error, exit 2: no file); one line per path that could not take it."""
         note = NoVerdict.failed(reason, exit_code)
         failures = []
         for option, path in self.named().items():
-            if path in self._pending:
-                try:
+            if path not in self._pending:
+                continue
+            try:
+                if exit_code == 2:
+                    path.unlink(missing_ok=True)
+                else:
                     write_atomic(path, _no_verdict(note, option))
-                except Exception as exc:  # the "running" report stays: still no verdict there
-                    failures.append(f"{path}: report of the failure not written: {type(exc).__name__}: {exc}")
+            except Exception as exc:  # a "running" report stays: still no verdict there
+                failures.append(f"{path}: report of the failure not written: {type(exc).__name__}: {exc}")
         return failures
 
     def guarded(self, fn: Callable[[], int]) -> Callable[[], int]:

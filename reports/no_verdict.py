@@ -2,10 +2,10 @@
 
 A report path must never show an earlier run's verdict after a later run
 failed: CI that publishes the JUnit file or posts the Markdown summary with
-`if: always()` would show the old PASS. So once the outputs are checked, each
-path holds a "running" report until this run's verdict replaces it, and a run
-that fails replaces it with one that says why (an interrupted or killed run
-leaves the "running" one). Each is a failure to anything that reads it: a
+`if: always()` would show the old PASS. So once the outputs are checked, a file
+already at a path is replaced by a "running" report until this run's verdict
+replaces it in turn, and a run that fails writes one that says why (a killed
+run leaves the "running" one). Each is a failure to anything that reads it: a
 JUnit testcase in error, `"passed": false` in JSON.
 """
 

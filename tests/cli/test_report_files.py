@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from evalrun.cli_outputs import Outputs
+from evalrun.evals.config import ConfigError
 from evalrun.evals.execute import RunFailed
 from evalrun.evals.speed_table import speed_table
 from tests.conftest import ROOT, make_report, run_cli, write_runs
@@ -96,6 +97,19 @@ def test_a_command_that_raises_after_the_claim_says_why(tmp_path: Path, exc: Bas
     with pytest.raises(type(exc)):
         outputs.guarded(go)()
     _no_verdict(tmp_path, code, reason)
+
+
+def test_a_usage_error_after_the_claim_leaves_no_report(tmp_path: Path) -> None:
+    (tmp_path / "r.json").write_text('{"passed": true}')  # an earlier PASS
+    outputs = Outputs(junit=tmp_path / "j.xml", json=tmp_path / "r.json")
+
+    def go() -> int:
+        outputs.claim()
+        raise ConfigError("unknown pack 'needle_numbrs'", path="packs")
+
+    with pytest.raises(ConfigError):
+        outputs.guarded(go)()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_one_output_failing_to_render_costs_that_file_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

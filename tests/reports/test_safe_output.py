@@ -20,6 +20,7 @@ from evalrun.contract import Field, Generation, Item
 from evalrun.evals import api
 from evalrun.evals.runs import RunResult
 from evalrun.evals.speed_table import speed_table
+from tests.reports.test_html_report import browser  # noqa: F401  (the headless Chromium fixture)
 
 # what must never come out (written here on its own, not imported from the code under test)
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -159,3 +160,25 @@ def test_the_neutraliser_keeps_offsets_lines_and_markup_out() -> None:
     assert not set(safe_text(text)) - set(text) - {"\u241b", "\u2407", "\u2401", "\u2408", "\u240d", "\u2400",
                                                    "\ufffd"}
     assert safe_tree({"k\x1b": ["v\ud800", 1.5, None]}) == {"k\u241b": ["v\ufffd", 1.5, None]}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE))
+def test_the_page_shows_visible_marks_in_a_browser(browser, tmp_path: Path, kind: str) -> None:  # type: ignore[no-untyped-def]
+    """In headless Chromium: the item browser decodes its rows and texts and shows every opened
+    output with the marks, never the characters, and the page's script runs without an error."""
+    from evalrun.reports.html import render_html
+    from evalrun.reports.view import build_view
+    from tests.reports.test_html_report import _open
+
+    path = render_html(build_view(hostile_report(HOSTILE[kind])), tmp_path / "r.html")
+    page, state = _open(browser, path)
+    buttons = page.locator("#item-rows tr button")
+    for i in range(buttons.count()):
+        buttons.nth(i).click()
+    page.wait_for_selector("tr.detail .outputs")
+    text = page.evaluate("document.body.innerText") + page.title()
+    assert "Nobody" in text and "CUDA" in text, "the opened outputs and the error are shown"
+    assert not RAW.search(text)
+    assert "\ufffd" in text or "\u241b" in text or "\u2401" in text
+    assert state["errors"] == [] and state["dialogs"] == []
+    page.context.close()
