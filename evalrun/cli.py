@@ -28,7 +28,7 @@ from evalrun.cli_ray import apply_ray, ray_option
 from evalrun.evals import api
 from evalrun.evals.capacity import CapacityInputs
 from evalrun.evals.config import ConfigError
-from evalrun.evals.speed_table import SpeedTable, speed_table
+from evalrun.evals.speed_table import speed_table
 from evalrun.evals.verdict import INCOMPLETE_NOTE, overall_summary
 
 if TYPE_CHECKING:
