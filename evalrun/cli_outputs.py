@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+import click
+
 from evalrun.evals.config import ConfigError
 from evalrun.evals.execute import RunFailed
 from evalrun.evals.pairing import PairingError
@@ -61,8 +63,9 @@ def failure_of(exc: BaseException) -> tuple[str, int]:
         return str(exc), 3
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted: generated items are stored; run the same command again to resume", 130
-    if isinstance(exc, SystemExit):
-        code = exc.code if isinstance(exc.code, int) else 1
+    if isinstance(exc, (SystemExit, click.exceptions.Exit)):
+        code = exc.code if isinstance(exc, SystemExit) else exc.exit_code
+        code = code if isinstance(code, int) else 1
         return f"evalrun exited with code {code} before writing a verdict", code
     return f"internal error: {type(exc).__name__}: {exc}", 3
 
@@ -128,8 +131,9 @@ class Outputs:
             try:
                 return fn()
             except BaseException as exc:
-                if self._pending:
-                    self.fail(*failure_of(exc))
+                reason, code = failure_of(exc)
+                if self._pending and code != 0:
+                    self.fail(reason, code)
                 raise
         return run
 

@@ -31,7 +31,8 @@ def _cell_status(status: str) -> str:
 
 def md_cell(text: object, width: int = 60) -> str:
     """One value on one line of Markdown: whitespace collapsed, clipped, HTML and table syntax escaped."""
-    return safe_text(html.escape(units.flat_clip(text, width))).replace("|", "&#124;").replace("`", "&#96;").replace("*", "&#42;")
+    text = safe_text(html.escape(units.flat_clip(text, width)))
+    return text.replace("|", "&#124;").replace("`", "&#96;").replace("*", "&#42;")
 
 
 def render_speed_markdown(table: SpeedTable) -> list[str]:

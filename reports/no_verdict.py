@@ -74,7 +74,8 @@ class NoVerdict:
     def html(self) -> str:
         title = html.escape(f"evalrun: {self.headline}")
         return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+                "<meta http-equiv=\"Content-Security-Policy\" "
+                "content=\"default-src 'none'; style-src 'unsafe-inline'\">"
                 f"<title>{title}</title><style>body{{font-family:sans-serif;margin:1.5rem}}"
                 f".bad{{color:#b00020}}</style></head><body><h1 class=\"bad\">{title}</h1>"
                 f"<p id=\"reason\">{html.escape(self.text())}</p></body></html>\n")

@@ -81,7 +81,8 @@ def test_claimed_paths_say_running_until_the_verdict_replaces_it(tmp_path: Path)
 
 
 @pytest.mark.parametrize(("exc", "code", "reason"), [
-    (RunFailed("tiny: every item failed; first error: \x1b[2Jboom"), 3, "every item failed; first error: \u241b[2Jboom"),
+    (RunFailed("tiny: every item failed; first error: \x1b[2Jboom"), 3,
+     "every item failed; first error: \u241b[2Jboom"),
     (KeyboardInterrupt(), 130, "interrupted"),
     (ValueError("bad \ud800 value"), 3, "internal error: ValueError: bad \ufffd value"),
 ])

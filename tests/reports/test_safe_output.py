@@ -36,8 +36,9 @@ SYNTAX = "|x\n| <b>y</b>"
 
 
 def hostile_report(chars: str, names: tuple[str, str] | None = None) -> "api.CompareReport":
-    """A baseline and a candidate named with `chars` (or `names`, for runs stored in folders), whose ids, pack, field, golds, answers and one error
-    carry `chars`; the candidate is wrong on two items, errs on one and misses one (a gap naming its id)."""
+    """A baseline and a candidate named with `chars` (or `names`, for runs stored in folders), whose ids,
+    pack, field, golds, answers and one error carry `chars`; the candidate is wrong on two items, errs on
+    one and misses one (a gap naming its id)."""
     items = [Item(id=f"docs/{chars}/{i}", pack=f"docs{chars}", prompt=f"Who supplied invoice {i}?",
                   fields=[Field(name=f"supplier{chars}", kind="text", gold=f"ACME {chars} {i}")], meta={})
              for i in range(5)]
@@ -163,7 +164,8 @@ def test_the_neutraliser_keeps_offsets_lines_and_markup_out() -> None:
 
 
 @pytest.mark.parametrize("kind", sorted(HOSTILE))
-def test_the_page_shows_visible_marks_in_a_browser(browser, tmp_path: Path, kind: str) -> None:  # type: ignore[no-untyped-def]
+def test_the_page_shows_visible_marks_in_a_browser(browser, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                   kind: str) -> None:
     """In headless Chromium: the item browser decodes its rows and texts and shows every opened
     output with the marks, never the characters, and the page's script runs without an error."""
     from evalrun.reports.html import render_html
