@@ -25,6 +25,7 @@ from evalrun.evals.config import ConfigError
 from evalrun.evals.execute import RunFailed
 from evalrun.evals.pairing import PairingError
 from evalrun.reports.console import SafeConsole
+from evalrun.reports.safe_text import safe_text
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 
@@ -89,7 +90,8 @@ class _RichProgress:
             transient=False,
         )
         self._progress.start()
-        self._task = self._progress.add_task(escape(label), total=total, completed=done)
+        # a progress column renders its markup itself, not through the console's render_str
+        self._task = self._progress.add_task(escape(safe_text(label)), total=total, completed=done)
 
     def advance(self, n: int = 1) -> None:
         if self._progress is not None and self._task is not None:
@@ -131,7 +133,7 @@ class _PlainProgress:
         self._label, self._total, self._done, self._first, self._started = "", 0, 0, 0, 0.0
 
     def start(self, label: str, total: int, done: int) -> None:
-        self._label, self._total, self._done, self._first = label, total, done, done
+        self._label, self._total, self._done, self._first = safe_text(label), total, done, done
         self._started = time.monotonic()
         self._stop.clear()
         self._line("started")

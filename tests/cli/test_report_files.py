@@ -148,3 +148,21 @@ def test_a_closed_stdout_still_writes_the_reports_and_exits_with_the_verdict(tmp
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     assert ET.parse(tmp_path / "j.xml").getroot().get("failures") == "0"
+
+
+def test_progress_shows_a_hostile_run_name_safely() -> None:
+    import io
+
+    from evalrun.cli_app import _PlainProgress, _RichProgress
+
+    stream = io.StringIO()
+    plain = _PlainProgress(interval=60, stream=stream)
+    plain.start("cand\x1b]0;pwned\x07\u202e", 2, 0)
+    plain.finish()
+    assert not RAW.search(stream.getvalue()) and "cand\u241b]0;pwned\u2407\ufffd" in stream.getvalue()
+    bar = _RichProgress()
+    bar.start("cand\x1b[2J\ud800", 2, 0)
+    assert bar._progress is not None
+    description = bar._progress.tasks[0].description
+    bar.finish()
+    assert not RAW.search(description)
