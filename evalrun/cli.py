@@ -30,7 +30,7 @@ from evalrun.cli_timing import TimingMode, apply_timing, timing_option
 from evalrun.evals import api
 from evalrun.evals.capacity import CapacityInputs
 from evalrun.evals.config import ConfigError
-from evalrun.evals.speed_table import SpeedTable, speed_table
+from evalrun.evals.speed_table import speed_table
 from evalrun.evals.verdict import INCOMPLETE_NOTE, overall_summary
 from evalrun.runners.api_key import scrub_known
 
@@ -152,6 +152,7 @@ def compare(
     comparison is incomplete. Output paths are checked before any generation.
     """
     started = time.perf_counter()
+    outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
 
     def go() -> int:
         from evalrun.evals.gate import load_gate_file
@@ -160,18 +161,17 @@ def compare(
         configs = apply_ray([api.load(p) for p in [baseline, *candidates]], ray, _log)
         configs = configs[:1] + apply_timing(configs[1:], timing)
         gate_cfg = load_gate_file(gate) if gate else None
-        outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
-        outputs.check()
+        outputs.claim()
         cap = _capacity(requests_per_day, peak_factor)
         chosen_slo, qs = _speed_options(slo, percentiles)
         report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=make_progress, log=_log,
                              gate=gate_cfg, noise_floor=noise_floor, fresh=fresh, replicates=replicates,
                              early_stop=early_stop, confirm_n=confirm, slo=chosen_slo)
         table = speed_table(report, cap, qs, report.slo)
-        view = _print_report(report, started, table, html=html is not None)
-        return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log, view))
+        return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log,
+                                                      terminal=lambda view: _print_report(view, started)))
 
-    code = _guard(go)
+    code = _guard(outputs.guarded(go))
     raise typer.Exit(code)
 
 
@@ -184,14 +184,11 @@ def _capacity(requests_per_day: float | None, peak_factor: float) -> CapacityInp
     return CapacityInputs(requests_per_day=requests_per_day, peak_factor=peak_factor)
 
 
-def _print_report(report: "api.CompareReport", started: float, speed: "SpeedTable | None" = None,
-                  html: bool = False) -> "ReportView":
+def _print_report(view: "ReportView", started: float) -> None:
     """The terminal tables, the speed-accuracy table and the verdict line, from the view every
-    output file renders too (returned for them; `html`: with the page-only parts)."""
+    output file renders too."""
     from evalrun.reports.terminal import render_view, status_markup
-    from evalrun.reports.view import build_view
 
-    view = build_view(report, speed=speed or speed_table(report), html=html)
     console.print()
     if view.noise_section is not None:
         console.print("[bold]Noise floor[/]: the baseline against a repeat of itself (not gated)")
@@ -203,7 +200,6 @@ def _print_report(report: "api.CompareReport", started: float, speed: "SpeedTabl
     )
     if view.status == "incomplete":
         console.print(f"[yellow]{escape(INCOMPLETE_NOTE)} Exit 4.[/]")
-    return view
 
 
 def _finish(report: "api.CompareReport", outputs: Outputs, failures: list[str]) -> int:
@@ -243,22 +239,22 @@ def report(
     run cannot cover every item (missing or unreadable generations).
     """
     started = time.perf_counter()
+    outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
 
     def go() -> int:
         from evalrun.evals.gate import load_gate_file
 
         dirs = runs_given(run_dirs, baseline, candidate, out)
         gate_cfg = load_gate_file(gate) if gate else None
-        outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
-        outputs.check()
+        outputs.claim()
         cap = _capacity(requests_per_day, peak_factor)
         chosen_slo, qs = _speed_options(slo, percentiles)
         stored = api.report(dirs, gate_cfg, trust_edited_items, log=_log, slo=chosen_slo)
         table = speed_table(stored, cap, qs, stored.slo)
-        view = _print_report(stored, started, table, html=html is not None)
-        return _finish(stored, outputs, outputs.write(stored, table, time.perf_counter() - started, _log, view))
+        return _finish(stored, outputs, outputs.write(stored, table, time.perf_counter() - started, _log,
+                                                      terminal=lambda view: _print_report(view, started)))
 
-    code = _guard(go)
+    code = _guard(outputs.guarded(go))
     raise typer.Exit(code)
 
 
@@ -293,6 +289,7 @@ def sweep(
     2 for a usage or config error (a knob the config's runner does not read), 3 when a run fails.
     """
     started = time.perf_counter()
+    outputs = Outputs(html=html, json=json_out, markdown=markdown)
 
     def go() -> int:
         from evalrun.evals.gate import load_gate_file
@@ -304,15 +301,14 @@ def sweep(
                             html)
         base_cfg, points = sweep_points(base, list(set_ or []))
         gate_cfg = load_gate_file(gate) if gate else None
-        outputs = Outputs(html=html, json=json_out, markdown=markdown)
-        outputs.check()
+        outputs.claim()
         # a sweep is a curve: every point runs every item, even one whose FAIL is decided early
         report = api.compare(base_cfg, [p.config for p in points], out=out, limit=limit,
                              progress_factory=make_progress, log=_log, gate=gate_cfg, early_stop=False)
         console.print(_sweep_table(base_cfg.name, points, report))
         return _finish(report, outputs, outputs.write(report, speed_table(report), time.perf_counter() - started, _log))
 
-    code = _guard(go)
+    code = _guard(outputs.guarded(go))
     raise typer.Exit(code)
 
 

@@ -26,6 +26,8 @@ from evalrun.evals.execute import RunFailed
 from evalrun.evals.pairing import PairingError
 from evalrun.runners.api_key import scrub_known
 from evalrun.evals.store_files import StoreWriteFailed
+from evalrun.reports.console import SafeConsole
+from evalrun.reports.safe_text import safe_text
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 
@@ -63,7 +65,7 @@ def _console(stderr: bool = False) -> Console:
     # CI logs are not terminals: give tables room instead of rich's 80-column default.
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() or os.environ.get("COLUMNS") else 160
-    return Console(stderr=stderr, width=width)
+    return SafeConsole(stderr=stderr, width=width)
 
 
 console = _console()
@@ -90,7 +92,8 @@ class _RichProgress:
             transient=False,
         )
         self._progress.start()
-        self._task = self._progress.add_task(escape(label), total=total, completed=done)
+        # a progress column renders its markup itself, not through the console's render_str
+        self._task = self._progress.add_task(escape(safe_text(label)), total=total, completed=done)
 
     def advance(self, n: int = 1) -> None:
         if self._progress is not None and self._task is not None:
@@ -132,7 +135,7 @@ class _PlainProgress:
         self._label, self._total, self._done, self._first, self._started = "", 0, 0, 0, 0.0
 
     def start(self, label: str, total: int, done: int) -> None:
-        self._label, self._total, self._done, self._first = label, total, done, done
+        self._label, self._total, self._done, self._first = safe_text(label), total, done, done
         self._started = time.monotonic()
         self._stop.clear()
         self._line("started")

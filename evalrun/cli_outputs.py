@@ -1,27 +1,50 @@
 """The files a comparison writes (--html, --junit, --markdown, --json and the
-GitHub step summary): checked before any generation, each written atomically,
-and one that fails never stops the others."""
+GitHub step summary), and the terminal report beside them: checked before any
+generation, each rendered and written on its own (atomically), and one that
+fails never stops the others; the failure is one line naming the file.
+
+From the check on, a path never shows an earlier run's verdict: a file already
+there is replaced by a "running" report until this run's verdict replaces it in
+turn; when the run fails, every path gets a report saying why there is no
+verdict (reports.no_verdict), except after a usage error (exit 2), which leaves
+no report at all, as one found before the check does.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
-from dataclasses import dataclass
+from contextlib import suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+import click
+
 from evalrun.evals.config import ConfigError
+from evalrun.evals.execute import RunFailed
+from evalrun.evals.pairing import PairingError
+from evalrun.reports.no_verdict import NoVerdict
 from evalrun.reports.output import output_problem, write_atomic
+from evalrun.reports.safe_text import safe_tree
 
 if TYPE_CHECKING:
     from evalrun.evals.api import CompareReport
     from evalrun.evals.speed_table import SpeedTable
     from evalrun.reports.view.model import ReportView
 
+Job = tuple[str, "Path | None", Callable[[], str]]
+
+
+def json_ready(value: Any) -> Any:
+    """A value for a JSON report: NaN and infinities as null (JSON has no spelling for them, and
+    strict parsers refuse `NaN`), every string made safe to show (reports.safe_text)."""
+    return safe_tree(_finite(value))
+
 
 def _finite(value: Any) -> Any:
-    """NaN and infinities as null: JSON has no spelling for them, and strict parsers refuse `NaN`."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
@@ -31,12 +54,30 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def failure_of(exc: BaseException) -> tuple[str, int]:
+    """What a report without a verdict says for an exception that ended the command, and its exit code
+    (the same mapping as the CLI's guard and last-resort handler)."""
+    if isinstance(exc, (ConfigError, PairingError)):
+        return str(exc), 2
+    if isinstance(exc, RunFailed):
+        return str(exc), 3
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted: generated items are stored; run the same command again to resume", 130
+    if isinstance(exc, (SystemExit, click.exceptions.Exit)):
+        code = exc.code if isinstance(exc, SystemExit) else exc.exit_code
+        code = code if isinstance(code, int) else 1
+        return f"evalrun exited with code {code} before writing a verdict", code
+    return f"internal error: {type(exc).__name__}: {exc}", 3
+
+
 @dataclass
 class Outputs:
     html: Path | None = None
     junit: Path | None = None
     markdown: Path | None = None
     json: Path | None = None
+    # paths this command has claimed and not yet written its verdict to
+    _pending: set[Path] = field(default_factory=set, init=False, repr=False)
 
     def named(self) -> dict[str, Path]:
         return {f"--{k}": v for k, v in (("html", self.html), ("junit", self.junit), ("markdown", self.markdown),
@@ -54,32 +95,97 @@ class Outputs:
                 raise ConfigError(f"the same file is also given to {seen[resolved]}", file=path, path=option)
             seen[resolved] = option
 
+    def claim(self) -> None:
+        """`check`, then a "running" report in place of every file already there, so no earlier verdict
+        survives this run, even one that is killed (exit 2 naming the file when one cannot be written)."""
+        self.check()
+        note = NoVerdict.running()
+        for option, path in self.named().items():
+            if path.exists() or path.is_symlink():
+                try:
+                    write_atomic(path, _no_verdict(note, option))
+                except OSError as exc:
+                    raise ConfigError(f"cannot be written: {exc.strerror or exc}", file=path, path=option) from None
+            self._pending.add(path)
+
+    def fail(self, reason: str, exit_code: int) -> list[str]:
+        """Every claimed path this run has not written its verdict to gets a report saying why there is
+        none (after a usage error, exit 2: no file); one line per path that could not take it."""
+        note = NoVerdict.failed(reason, exit_code)
+        failures = []
+        for option, path in self.named().items():
+            if path not in self._pending:
+                continue
+            try:
+                if exit_code == 2:
+                    path.unlink(missing_ok=True)
+                else:
+                    write_atomic(path, _no_verdict(note, option))
+            except Exception as exc:  # a "running" report stays: still no verdict there
+                failures.append(f"{path}: report of the failure not written: {type(exc).__name__}: {exc}")
+        return failures
+
+    def guarded(self, fn: Callable[[], int]) -> Callable[[], int]:
+        """`fn`, with the claimed paths given a failure report when it raises (the exception goes on)."""
+        def run() -> int:
+            try:
+                return fn()
+            except BaseException as exc:
+                reason, code = failure_of(exc)
+                if self._pending and code != 0:
+                    self.fail(reason, code)
+                raise
+        return run
+
     def write(self, report: "CompareReport", table: "SpeedTable", seconds: float,
-              log: Callable[[str], None], view: "ReportView | None" = None) -> list[str]:
-        """Write every requested output from one view (the terminal's, when given); returns one
-        line per output that failed."""
+              log: Callable[[str], None], view: "ReportView | None" = None,
+              terminal: Callable[["ReportView"], None] | None = None) -> list[str]:
+        """Print the terminal report (`terminal`) and write every requested output from one view;
+        returns one line per output that failed. The page-only parts of the view are built inside the
+        HTML job, so a failure there costs the page alone."""
         from evalrun.reports.html import render_html_text
         from evalrun.reports.junit import junit_xml
         from evalrun.reports.markdown import render_markdown
         from evalrun.reports.summary import report_json
-        from evalrun.reports.view import build_view
+        from evalrun.reports.view import build_view, with_page
 
-        view = view or build_view(report, speed=table, html=self.html is not None)
-        md = render_markdown(view)
-        jobs: list[tuple[str, Path | None, Callable[[], str]]] = [
+        view = view or build_view(report, speed=table, html=False)
+        markdown = functools.cache(lambda: render_markdown(view))
+        failures: list[str] = []
+        if terminal is not None:
+            try:
+                terminal(view)
+            except Exception as exc:  # the files still get written
+                failures.append(f"<stdout>: terminal report not printed: {type(exc).__name__}: {exc}")
+        jobs: list[Job] = [
             ("JUnit XML", self.junit, lambda: junit_xml(view, seconds)),
-            ("Markdown summary", self.markdown, lambda: md),
-            ("JSON", self.json, lambda: json.dumps(_finite(report_json(view)), indent=2, default=str,
+            ("Markdown summary", self.markdown, markdown),
+            ("JSON", self.json, lambda: json.dumps(json_ready(report_json(view)), indent=2, default=str,
                                                    allow_nan=False) + "\n"),
-            ("HTML report", self.html, lambda: render_html_text(view)),
+            ("HTML report", self.html, lambda: render_html_text(with_page(view, report))),
         ]
-        return write_outputs(jobs, md, log)
+        return failures + write_outputs(jobs, markdown, log, self._written)
+
+    def _written(self, path: Path, failed: str | None) -> None:
+        """After one output: done when written; a failure report in its place when it failed."""
+        if failed is None:
+            self._pending.discard(path)
+            return
+        option = next((o for o, p in self.named().items() if p == path), None)
+        if option is not None and path in self._pending:
+            with suppress(Exception):  # else the "running" report stays: still no verdict there
+                write_atomic(path, _no_verdict(NoVerdict.failed(failed, 3), option))
 
 
-def write_outputs(jobs: list[tuple[str, Path | None, Callable[[], str]]], markdown: str,
-                  log: Callable[[str], None]) -> list[str]:
-    """Write each (what, path, render) whose path is set, and append `markdown` to
-    $GITHUB_STEP_SUMMARY when set; one line per output that failed (one failing never stops the others)."""
+def _no_verdict(note: NoVerdict, option: str) -> str:
+    return {"--html": note.html, "--junit": note.junit, "--markdown": note.markdown, "--json": note.json}[option]()
+
+
+def write_outputs(jobs: list[Job], markdown: str | Callable[[], str], log: Callable[[str], None],
+                  done: Callable[[Path, str | None], None] | None = None) -> list[str]:
+    """Render and write each (what, path, render) whose path is set, and append the Markdown to
+    $GITHUB_STEP_SUMMARY when set; one line per output that failed (one failing never stops the
+    others). `done(path, failure or None)` after each."""
     failures: list[str] = []
     for what, path, render in jobs:
         if path is None:
@@ -89,11 +195,19 @@ def write_outputs(jobs: list[tuple[str, Path | None, Callable[[], str]]], markdo
             log(f"{what} written to {path}")
         except Exception as exc:  # one output's failure must not cost the others
             failures.append(f"{path}: {what} not written: {type(exc).__name__}: {exc}")
+            if done is not None:
+                done(path, failures[-1])
+        else:
+            if done is not None:
+                done(path, None)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         try:
+            text = markdown() if callable(markdown) else markdown
             with open(summary, "a", encoding="utf-8") as fh:
-                fh.write(markdown)
+                fh.write(text)
         except OSError as exc:
             failures.append(f"{summary}: GITHUB_STEP_SUMMARY not appended: {exc}")
+        except Exception as exc:  # the Markdown could not be rendered
+            failures.append(f"{summary}: GITHUB_STEP_SUMMARY not appended: {type(exc).__name__}: {exc}")
     return failures

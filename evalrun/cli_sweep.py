@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 
 from evalrun.cli_app import EXIT_PASS, EXIT_RUNTIME, _log, console, err_console, make_progress
-from evalrun.cli_outputs import Outputs, _finite, write_outputs as write_files
+from evalrun.cli_outputs import Outputs, json_ready, write_outputs as write_files
 from evalrun.evals.config import ConfigError
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def write_outputs(sweep: "LoadSweep", json_out: Path | None, markdown: Path | No
     from evalrun.reports.load_sweep import load_sweep_markdown
 
     md = load_sweep_markdown(sweep)
-    jobs = [("JSON", json_out, lambda: json.dumps(_finite(sweep.model_dump(mode="json")), indent=2,
+    jobs = [("JSON", json_out, lambda: json.dumps(json_ready(sweep.model_dump(mode="json")), indent=2,
                                                   allow_nan=False) + "\n"),
             ("Markdown summary", markdown, lambda: md), ("HTML report", html, lambda: _html(sweep, slo))]
     return write_files(jobs, md, _log)

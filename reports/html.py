@@ -6,7 +6,10 @@ unescaped insertions are our own static script and stylesheet, and the item
 browser's data as JSON with `<`, `>` and `&` written as \\u escapes, so no
 model text can close a tag. A Content-Security-Policy forbids every load
 (no network, no fonts, no remote images) and runs only the page's own script,
-by hash: even markup that slipped through could not execute.
+by hash: even markup that slipped through could not execute. Control
+characters, bidi overrides and lone surrogates from data are made visible
+(reports.safe_text): in the browser's data before it is encoded (JSON escapes
+would hide them from a later pass) and over the whole page.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from evalrun.evals.verdict import INCOMPLETE_NOTE, STATUS_TEXT
 from evalrun.reports import units
 from evalrun.reports.view.model import ReportView
 from evalrun.reports.output import write_atomic
+from evalrun.reports.safe_text import safe_text, safe_tree
 
 TEMPLATES = Path(__file__).parent / "templates"
 # a rule's row in the verdict table: each status its own look (an untestable rule is not green)
@@ -61,13 +65,13 @@ def render_html_text(data: ReportView) -> str:
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; img-src data:; "
            "connect-src 'none'; base-uri 'none'; form-action 'none'")
-    return _environment().get_template("report.html.j2").render(
+    return safe_text(_environment().get_template("report.html.j2").render(
         data=data, csp=csp, status_text=STATUS_TEXT, row_class=ROW_CLASS, incomplete_note=INCOMPLETE_NOTE,
         script=Markup(script), style=Markup(style),
-        browser_json=Markup(json_for_script(dataclasses.asdict(data.browser) if data.browser else {})),
-        # base64: only [A-Za-z0-9+/=], nothing to escape
+        browser_json=Markup(json_for_script(safe_tree(dataclasses.asdict(data.browser)) if data.browser else {})),
+        # base64: only [A-Za-z0-9+/=], nothing to escape (its texts were made safe before encoding)
         texts_blob=Markup(data.texts_blob),
-    )
+    ))
 
 
 def render_html(data: ReportView, path: str | Path) -> Path:

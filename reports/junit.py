@@ -5,7 +5,9 @@ counts only failures still goes red. A rule that could not fail here is
 skipped (never a green testcase), and the suite's summary property carries the
 verdict's rule counts in the words every output uses. Each suite's properties carry the view's
 per-pack figures and the noise floor, so CI dashboards read the same numbers.
-Built with ElementTree so every string is escaped."""
+Built with ElementTree so every string is escaped; ElementTree writes control
+characters and lone surrogates as they are, which XML 1.0 forbids, so the
+document is neutralised (reports.safe_text) and always parses."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from evalrun.evals.pairing import Comparison
 from evalrun.evals.speed_table import SpeedTable
 from evalrun.evals.verdict import STATUS_TEXT, Verdict, overall_exit_code, overall_status
 from evalrun.reports.output import write_atomic
+from evalrun.reports.safe_text import safe_text
 from evalrun.reports.units import rule_text
 from evalrun.reports.view.model import CandidateSection, ReportView, RunInfo
 
@@ -81,7 +84,7 @@ def junit_xml(view: ReportView | list[Verdict], seconds: float = 0.0) -> str:
             ET.SubElement(suite, "system-out").text = "\n".join(v.notes)
     tree = ET.ElementTree(root)
     ET.indent(tree)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + safe_text(ET.tostring(root, encoding="unicode")) + "\n"
 
 
 def render_junit(view: ReportView | list[Verdict], path: str | Path, seconds: float = 0.0) -> Path:

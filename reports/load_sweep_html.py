@@ -1,6 +1,7 @@
 """A load sweep as a self-contained HTML page: each config's latency-throughput curves drawn
 by evalrun (inline SVG, no script, no external anything) and its table. Config names are
-untrusted text: every value goes through markupsafe's escaping."""
+untrusted text: every value goes through markupsafe's escaping, and the page through
+reports.safe_text (no control character, bidi override or lone surrogate)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from evalrun.evals.load_sweep import LoadSweep
 from evalrun.evals.slo import SLO
 from evalrun.reports.load_sweep import COLUMNS_NOTE, _cells, _columns, notes, sentence, title
 from evalrun.reports.output import write_atomic
+from evalrun.reports.safe_text import safe_text
 from evalrun.reports.view.charts import Curve, CurvePoint, latency_throughput_curves
 
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; connect-src 'none'; base-uri 'none'; "
@@ -70,7 +72,7 @@ def load_sweep_html(sweep: LoadSweep, slo: SLO | None = None) -> str:
         parts += [f"<p class=\"meta\">note: {escape(line)}</p>" for line in notes(curve)]
         parts.append(f"<p><strong>{escape(sentence(curve))}</strong></p>")
     parts.append(f"<p class=\"meta\">{escape(COLUMNS_NOTE)}</p></body></html>\n")
-    return "".join(parts)
+    return safe_text("".join(parts))
 
 
 def write_load_sweep_html(sweep: LoadSweep, path: Path, slo: SLO | None = None) -> Path:

@@ -2,7 +2,10 @@
 a per-pack table, the failing rules and the top harmful flips.
 
 GitHub renders HTML inside Markdown, so model text is HTML-escaped and table
-metacharacters are neutralised: a model's answer cannot inject markup here.
+metacharacters are neutralised: a model's answer cannot inject markup here, and
+a newline or a pipe in it cannot break a table. Control characters, bidi
+overrides and lone surrogates are made visible (reports.safe_text), in each
+cell and once more over the whole document.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from evalrun.evals.pairing import Comparison
 from evalrun.evals.speed_table import SPEED_ONLY, SpeedTable
 from evalrun.evals.verdict import INCOMPLETE_NOTE, STATUS_TEXT, Verdict, overall_summary
 from evalrun.reports import units
+from evalrun.reports.safe_text import safe_text
 from evalrun.reports.units import rule_text
 from evalrun.reports.view import comparisons_view
 from evalrun.reports.view.model import CandidateSection, ReportView
@@ -26,7 +30,9 @@ def _cell_status(status: str) -> str:
 
 
 def md_cell(text: object, width: int = 60) -> str:
-    return html.escape(units.flat_clip(text, width)).replace("|", "&#124;").replace("`", "&#96;").replace("*", "&#42;")
+    """One value on one line of Markdown: whitespace collapsed, clipped, HTML and table syntax escaped."""
+    text = safe_text(html.escape(units.flat_clip(text, width)))
+    return text.replace("|", "&#124;").replace("`", "&#96;").replace("*", "&#42;")
 
 
 def render_speed_markdown(table: SpeedTable) -> list[str]:
@@ -118,4 +124,4 @@ def render_markdown(view: ReportView | list[Comparison], verdicts: list[Verdict]
         lines += _verdict_lines(section)
     if view.speed_table.rows:
         lines += render_speed_markdown(view.speed_table)
-    return "\n".join(lines) + "\n"
+    return safe_text("\n".join(lines) + "\n")

@@ -7,6 +7,7 @@ noise floor, the speed-accuracy table, heatmaps and the item browser's data.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timezone
 from typing import Any
 
@@ -29,23 +30,26 @@ from evalrun.reports.view.model import (
 from evalrun.reports.view.tables import field_rows, noise_floor, pack_row, run_info
 
 __all__ = ["EMULATED_NOTE", "OUTCOMES", "CandidateSection", "FieldRow", "NoiseFloor", "PackRow", "ReportView",
-           "RunInfo", "build_view", "comparisons_view"]
+           "RunInfo", "build_view", "comparisons_view", "with_page"]
 
 
-def _section(report: Any, run: Any, comp: Any, verdict: Any, role: str, html: bool) -> CandidateSection:
-    base_scored = report.scored[report.baseline.name]
-    cand_scored = report.scored[run.name]
+def _section(report: Any, run: Any, comp: Any, verdict: Any, role: str) -> CandidateSection:
     aa = {pc.pack: pc for pc in report.noise_floor.packs} if report.noise_floor and verdict is not None else {}
-    section = CandidateSection(
+    return CandidateSection(
         name=run.name, comparison=comp, verdict=verdict, info=run_info(run, role),
         packs=[pack_row(pc, verdict, aa.get(pc.pack)) for pc in comp.packs],
-        fields=field_rows(comp, base_scored, cand_scored),
+        fields=field_rows(comp, report.scored[report.baseline.name], report.scored[run.name]),
     )
-    if html:
-        section.heatmaps = [h for pc in comp.packs
-                            if (h := heatmaps(pc.pack, base_scored, cand_scored, run.name, report.baseline.name))]
-        section.flips = listed_flips(comp, base_scored, cand_scored, verdict)
-    return section
+
+
+def _page_section(report: Any, run: Any, section: CandidateSection) -> CandidateSection:
+    base_scored, cand_scored = report.scored[report.baseline.name], report.scored[run.name]
+    comp = section.comparison
+    return dataclasses.replace(
+        section,
+        heatmaps=[h for pc in comp.packs
+                  if (h := heatmaps(pc.pack, base_scored, cand_scored, run.name, report.baseline.name))],
+        flips=listed_flips(comp, base_scored, cand_scored, section.verdict))
 
 
 def build_view(report: Any, title: str | None = None, speed: SpeedTable | None = None,
@@ -54,11 +58,11 @@ def build_view(report: Any, title: str | None = None, speed: SpeedTable | None =
     """The view of a `CompareReport`; `speed`: the speed table when already computed; `html`: also
     the page-only parts (heatmaps, the item browser), which the text renderers do not need."""
     base_name = report.baseline.name
-    sections = [_section(report, run, comp, verdict, "candidate", html)
+    sections = [_section(report, run, comp, verdict, "candidate")
                 for run, comp, verdict in zip(report.candidates, report.comparisons, report.verdicts)]
     noise_section = None
     if report.noise_floor is not None and report.noise_floor_run is not None:
-        noise_section = _section(report, report.noise_floor_run, report.noise_floor, None, "repeat (A/A)", False)
+        noise_section = _section(report, report.noise_floor_run, report.noise_floor, None, "repeat (A/A)")
     view = ReportView(
         title=title or f"evalrun: {', '.join(c.name for c in report.candidates)} vs {base_name}",
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -68,10 +72,17 @@ def build_view(report: Any, title: str | None = None, speed: SpeedTable | None =
         noise_floor=noise_floor(report.noise_floor), noise_section=noise_section,
         stability=stability_dict(getattr(report, "stability", None)),
     )
-    if html:
-        view.browser, view.texts_blob, view.texts_cut = browser_data(report, max_text_bytes)
-        view.pictures = pictures(report, view.speed_table) if hasattr(report, "gates") else []
-    return view
+    return with_page(view, report, max_text_bytes) if html else view
+
+
+def with_page(view: ReportView, report: Any, max_text_bytes: int = MAX_TEXT_BYTES) -> ReportView:
+    """A copy of `view` with the page-only parts (heatmaps, the listed flips, the item browser,
+    the pictures), built apart from the rest so that a failure there costs the HTML page alone."""
+    browser, blob, cut = browser_data(report, max_text_bytes)
+    return dataclasses.replace(
+        view, sections=[_page_section(report, run, s) for run, s in zip(report.candidates, view.sections)],
+        browser=browser, texts_blob=blob, texts_cut=cut,
+        pictures=pictures(report, view.speed_table) if hasattr(report, "gates") else [])
 
 
 def stability_dict(stab: Any) -> dict[str, Any] | None:

@@ -40,6 +40,7 @@ from evalrun.evals.runs import RunResult
 from evalrun.evals.scoring import ScoredItem
 from evalrun.evals.verdict import Verdict
 from evalrun.reports import units
+from evalrun.reports.safe_text import safe_tree
 from evalrun.reports.view.model import NOSCRIPT_FLIPS, OUTCOMES, BrowserData, ListedFlip, LONG_DOCUMENT_CHARS
 from evalrun.reports.view.tables import candidate_outcome
 
@@ -192,7 +193,9 @@ def _info(meta: dict[str, Any]) -> str:
 
 
 def _pack_texts(texts: list[str], details: list[list[Any]]) -> str:
-    raw = json.dumps({"texts": texts, "details": details}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    # made safe here, after the highlights and diffs were measured: safe_text keeps every offset
+    raw = json.dumps(safe_tree({"texts": texts, "details": details}), ensure_ascii=False,
+                     separators=(",", ":")).encode("utf-8")
     return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
 
 
