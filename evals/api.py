@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from evalrun.evals import confirm, interleave, jsonl
+from evalrun.evals import confirm, interleave, jsonl, replicate_choice
 from evalrun.evals.generate import execute_run, run_candidate
 from evalrun.evals.load_sweep import LoadSweep, load_sweep  # noqa: F401 - re-exported: api.load_sweep
 from evalrun.evals.stability import Stability, stability
@@ -176,6 +176,7 @@ def compare_results(
     replicates: list[RunResult] | None = None,
     scored: dict[Path, list[ScoredItem]] | None = None,
     slo: SLO | None = None,
+    replicates_origin: str = "",
 ) -> CompareReport:
     """Score, pair and gate stored results; no model is involved from here on.
 
@@ -185,6 +186,7 @@ def compare_results(
     `noise_floor`), compared but never gated. Re-asks stored with a candidate
     (`confirm`) decide which of its flips reproduce. `scored`: runs already scored,
     by directory (compare has scored the baseline and its replicates for the early stop).
+    `replicates_origin` says why these replicates (every verdict names the ones it used).
     """
     done = scored or {}
 
@@ -218,6 +220,11 @@ def compare_results(
         verdict = evaluate(comparison, chosen, coverage_gaps(baseline, result), stab,
                            decided=stop.rules if stop is not None else None, speed=speed)
         verdict.stopped = stopped_text(result)
+        verdict.replicates = [r.dir.name for r in replicates]
+        verdict.notes.insert(0, replicate_choice.note(replicates, replicates_origin))
+        if chosen.confirm:
+            verdict.notes.insert(1, f"confirm: {chosen.confirm} re-ask(s) per flipped item; a flip counts when the "
+                                    "majority reproduce it, and a confirmed flip counts without the noise test")
         if verdict.stopped:
             verdict.notes.insert(0, verdict.stopped)
         report.candidates.append(result)
@@ -296,8 +303,11 @@ def compare(
         if interleave.wanted(p, bool(chosen.speed)) and result.manifest.status == "complete":
             _interleave(plan[0], base_runs[0], p, result, log)
         results.append((result, chosen))
+    for result, chosen in results:  # so that `report` of these runs gates them the same way
+        replicate_choice.record(result, base_runs[0], base_runs[1:], chosen.confirm, log)
+    origin = f"--replicates {replicates}" if replicates > 1 else "not asked for"
     return compare_results(base_runs[0], results, replicates=base_runs[1:], scored=scored,
-                           slo=slo or baseline.slo_value())
+                           slo=slo or baseline.slo_value(), replicates_origin=origin)
 
 
 def _interleave(base: PreparedRun, base_run: RunResult, cand: PreparedRun, result: RunResult,
@@ -356,18 +366,25 @@ def _stored_gate(result: RunResult) -> GateConfig | None:
 
 
 def report(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edited_items: bool = False,
-                   log: Callable[[str], None] = print, slo: SLO | None = None) -> CompareReport:
+           log: Callable[[str], None] = print, slo: SLO | None = None, replicates: int | None = None) -> CompareReport:
     """Re-compare stored runs, the first as the baseline, without loading any model.
 
-    Each run's items must still be the ones it was asked (see `rescore`), unless `trust_edited_items`."""
+    Each run's items must still be the ones it was asked (see `rescore`), unless `trust_edited_items`.
+    `replicates` (K baseline runs in all) uses the first K - 1 stored beside the baseline; by default
+    the ones the candidates' comparison recorded (evals.replicate_choice), so the exit code is compare's."""
     results = [load_stored(d, trust_edited_items, log) for d in run_dirs]
     names = [r.name for r in results]
     if len(set(names)) != len(names):
         raise ConfigError(f"the same run is given twice ({', '.join(names)})")
     stored_gates = [_stored_gate(r) for r in results[1:]]
     check_gates([gate, *stored_gates], [it for r in results for it in r.items])
-    return compare_results(results[0], list(zip(results[1:], stored_gates)), gate,
-                           replicates=stored_replicates(results[0], trust_edited_items, log), slo=slo)
+    for j, r in enumerate(results[1:]):  # the re-asks per flip compare used, unless a gate is given here
+        n = replicate_choice.recorded_confirm(r, results[0])
+        if n is not None:
+            stored_gates[j] = (stored_gates[j] or GateConfig()).model_copy(update={"confirm": n})
+    chosen, origin = replicate_choice.for_report(results[0], results[1:], replicates, trust_edited_items, log)
+    return compare_results(results[0], list(zip(results[1:], stored_gates)), gate, replicates=chosen, slo=slo,
+                           replicates_origin=origin)
 
 
 def plan(config: RunConfig, rate: float, power: float = 0.95, out: str | Path = "runs", limit: int | None = None,

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Iterable, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from evalrun.evals.config_errors import ConfigError, read_yaml, validation_error
-from evalrun.evals.flip_rules import FlipFindings, PackPower, detect_rate_rule, flip_rules
+from evalrun.evals.flip_rules import FlipFindings, PackPower, detect_rate_rule, flip_rules, reach
 from evalrun.evals.pairing import Comparison, Flip, PackComparison
 from evalrun.evals.power import FlipTest
 from evalrun.evals.speed_rules import SpeedRule
@@ -180,8 +180,9 @@ def _origin(gate: GateConfig, pack: str, name: str) -> str:
 
 def _max_drop(gate: GateConfig, pc: PackComparison, cand: str, limit: float, drop: float,
               stab: Stability | None, right: int, scope: int) -> RuleResult:
-    """The drop in points; with baseline replicates, a drop past the limit fails only when the items
-    lost (of those right in every replicate) are beyond the A/A rate of lost items (one-sided Fisher)."""
+    """The drop in points; with baseline replicates, a drop past the limit fails when the items lost
+    and confirmed by re-asking (`confirm`) alone are past it, or when the items lost (of those right in
+    every replicate) are beyond the A/A rate of lost items (one-sided Fisher)."""
     what = f"{gate.metric} drop in points (baseline - candidate)"
     over = drop > limit + 1e-9
     if stab is None or not stab.measured or not stab.aa_item_trials[pc.pack]:
@@ -192,11 +193,18 @@ def _max_drop(gate: GateConfig, pc: PackComparison, cand: str, limit: float, dro
     test = FlipTest(0, 1.0 - gate.confidence, stab.aa_item_flips[pc.pack], stab.aa_item_trials[pc.pack])
     p = test.p_value(x, len(gated))
     beyond = p is not None and p < test.alpha
+    reproduced = {f.item_id for f in pc.harmful if f.confirmed}
+    confirmed = sum(1 for i in pc.lost_items() if i in reproduced)
+    confirmed_drop = 100.0 * confirmed / pc.n if pc.n else 0.0
+    settled = over and confirmed_drop > limit + 1e-9
     what += (f"; items lost of the {len(gated)} right in all {stab.replicates} baseline replicates: {x} against A/A "
              f"{test.aa_flips}/{test.aa_trials}, one-sided Fisher p = {p if p is not None else float('nan'):.3g} "
-             f"(a drop fails only below {test.alpha:.3g})")
-    return RuleResult(cand, pc.pack, "max_drop", round(drop, 2) + 0.0, limit, not (over and beyond), what,
-                      _origin(gate, pc.pack, "max_drop"), baseline_right=right, in_scope=scope, p_value=p,
+             f"(a drop fails only below {test.alpha:.3g}; {reach(test, len(gated))})")
+    if confirmed:
+        what += (f"; {confirmed} item(s) lost and confirmed by re-asking ({confirmed_drop:.3g} points) count fully"
+                 + (": past the limit, FAIL without the noise test" if settled else ""))
+    return RuleResult(cand, pc.pack, "max_drop", round(drop, 2) + 0.0, limit, not (over and (beyond or settled)),
+                      what, _origin(gate, pc.pack, "max_drop"), baseline_right=right, in_scope=scope, p_value=p,
                       aa_flips=test.aa_flips, aa_trials=test.aa_trials)
 
 
@@ -220,7 +228,7 @@ def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str,
     if rule.min_items is not None:
         out.append(RuleResult(cand, pc.pack, "min_items", float(pc.n), float(rule.min_items), pc.n >= rule.min_items,
                               "paired items", "gate"))
-    findings = flip_rules(gate.flip_limits(), gate.confidence, gate.power, pc, cand, stab)
+    findings = flip_rules(gate.flip_limits(), gate.confidence, gate.power, pc, cand, stab, gate.confirm)
     out.extend(findings.rules)
     if rule.detect_rate is not None:
         out.append(detect_rate_rule(rule.detect_rate, findings.power, cand))

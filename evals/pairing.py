@@ -122,6 +122,8 @@ class PackComparison(_PairedAccuracy):
     right_fields: list[tuple[str, str, str]] = field(default_factory=list)  # (item, name, type) right at baseline
     breakdowns: dict[tuple[str, str], Breakdown] = field(default_factory=dict)
     stats: PackStats | None = None
+    # the candidate's re-asks (the gate's `confirm`): (item id, field) -> (re-asks right, re-asks)
+    reasked: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     # per item, aligned: correctness and (tp, fp, fn) counts, for the statistics
     item_ids: list[str] = field(default_factory=list, repr=False)  # aligned with the two lists below
     _base_ok: list[bool] = field(default_factory=list, repr=False)

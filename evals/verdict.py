@@ -152,6 +152,8 @@ class Verdict:
     unconfirmed: list[Any] = field(default_factory=list)
     # "stopped at k of n items" when the candidate stopped early on a decided FAIL
     stopped: str | None = None
+    # the baseline replicate runs (directory names) the gate measured the noise with; [] for none
+    replicates: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> Status:
