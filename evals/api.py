@@ -21,7 +21,7 @@ from evalrun.evals.config import ConfigError, RunConfig, load_config
 from evalrun.evals.execute import Progress, RunFailed, prepare
 from evalrun.evals.runs import PreparedRun, RunResult, load_stored, manifest_model, stored_replicates
 from evalrun.evals.coverage import coverage_gaps
-from evalrun.evals.gate import GateConfig, check_gate, evaluate, load_gate
+from evalrun.evals.gate import GateConfig, acceptance_rule, check_acceptance, check_gate, evaluate, load_gate
 from evalrun.evals.metrics import PackMetrics, pack_metrics
 from evalrun.evals.pairing import Comparison, pair
 from evalrun.evals.scoring import ScoredItem, score_run
@@ -217,6 +217,7 @@ def compare_results(
         stop = result.manifest.early_stop if result.manifest.status == "stopped" else None
         interleave.attach(result, baseline)
         speed = evaluate_speed(chosen.speed, result.name, baseline, result, slo, chosen.confidence)
+        speed += acceptance_rule(chosen, result.name, result.manifest.effects)
         verdict = evaluate(comparison, chosen, coverage_gaps(baseline, result), stab,
                            decided=stop.rules if stop is not None else None, speed=speed)
         verdict.stopped = stopped_text(result)
@@ -288,6 +289,8 @@ def compare(
         replicas[cand.name] = replicas[cand.name] + 1 if cand.name in replicas else 0
         plan.append(_prepare(cand, out, limit, replicas[cand.name]))
     check_gates([gate, *(c.gate for c in candidates)], [it for p in plan for it in p.items])
+    for cand in candidates:
+        check_acceptance(gate or cand.gate, cand.name, cand.acceleration)
 
     def progress() -> Progress | None:
         return progress_factory() if progress_factory else None
@@ -378,6 +381,8 @@ def report(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edi
         raise ConfigError(f"the same run is given twice ({', '.join(names)})")
     stored_gates = [_stored_gate(r) for r in results[1:]]
     check_gates([gate, *stored_gates], [it for r in results for it in r.items])
+    for r, own in zip(results[1:], stored_gates):
+        check_acceptance(gate or own, r.name, r.manifest.config.acceleration)
     for j, r in enumerate(results[1:]):  # the re-asks per flip compare used, unless a gate is given here
         n = replicate_choice.recorded_confirm(r, results[0])
         if n is not None:
