@@ -222,10 +222,7 @@ def compare_results(
                            decided=stop.rules if stop is not None else None, speed=speed)
         verdict.stopped = stopped_text(result)
         verdict.replicates = [r.dir.name for r in replicates]
-        verdict.notes.insert(0, replicate_choice.note(replicates, replicates_origin))
-        if chosen.confirm:
-            verdict.notes.insert(1, f"confirm: {chosen.confirm} re-ask(s) per flipped item; a flip counts when the "
-                                    "majority reproduce it, and a confirmed flip counts without the noise test")
+        verdict.notes[:0] = replicate_choice.notes(replicates, replicates_origin, chosen.confirm)
         if verdict.stopped:
             verdict.notes.insert(0, verdict.stopped)
         report.candidates.append(result)
@@ -383,10 +380,7 @@ def report(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edi
     check_gates([gate, *stored_gates], [it for r in results for it in r.items])
     for r, own in zip(results[1:], stored_gates):
         check_acceptance(gate or own, r.name, r.manifest.config.acceleration)
-    for j, r in enumerate(results[1:]):  # the re-asks per flip compare used, unless a gate is given here
-        n = replicate_choice.recorded_confirm(r, results[0])
-        if n is not None:
-            stored_gates[j] = (stored_gates[j] or GateConfig()).model_copy(update={"confirm": n})
+    stored_gates = replicate_choice.with_recorded_confirm(results[0], results[1:], stored_gates)
     chosen, origin = replicate_choice.for_report(results[0], results[1:], replicates, trust_edited_items, log)
     return compare_results(results[0], list(zip(results[1:], stored_gates)), gate, replicates=chosen, slo=slo,
                            replicates_origin=origin)

@@ -188,8 +188,8 @@ def _origin(gate: GateConfig, pack: str, name: str) -> str:
 def _max_drop(gate: GateConfig, pc: PackComparison, cand: str, limit: float, drop: float,
               stab: Stability | None, right: int, scope: int) -> RuleResult:
     """The drop in points; with baseline replicates, a drop past the limit fails when the items lost
-    and confirmed by re-asking (`confirm`) alone are past it, or when the items lost (of those right in
-    every replicate) are beyond the A/A rate of lost items (one-sided Fisher)."""
+    and confirmed by re-asking (`confirm`) alone are past it, or when the items lost are beyond the A/A
+    rate of lost items (one-sided Fisher); both count only items right in every replicate."""
     what = f"{gate.metric} drop in points (baseline - candidate)"
     over = drop > limit + 1e-9
     if stab is None or not stab.measured or not stab.aa_item_trials[pc.pack]:
@@ -201,7 +201,7 @@ def _max_drop(gate: GateConfig, pc: PackComparison, cand: str, limit: float, dro
     p = test.p_value(x, len(gated))
     beyond = p is not None and p < test.alpha
     reproduced = {f.item_id for f in pc.harmful if f.confirmed}
-    confirmed = sum(1 for i in pc.lost_items() if i in reproduced)
+    confirmed = sum(1 for i in pc.lost_items() if i in reproduced and stab.item_gated(i))
     confirmed_drop = 100.0 * confirmed / pc.n if pc.n else 0.0
     settled = over and confirmed_drop > limit + 1e-9
     what += (f"; items lost of the {len(gated)} right in all {stab.replicates} baseline replicates: {x} against A/A "

@@ -16,11 +16,12 @@ from __future__ import annotations
 from typing import Callable
 
 from evalrun.evals.config import ConfigError
+from evalrun.evals.gate import GateConfig
 from evalrun.evals.run_lock import run_lock
 from evalrun.evals.runs import RunResult, stored_replicates
 from evalrun.evals.store import RunStore
 
-__all__ = ["for_report", "note", "record", "recorded_confirm"]
+__all__ = ["for_report", "note", "notes", "record", "recorded_confirm", "with_recorded_confirm"]
 
 
 def record(candidate: RunResult, baseline: RunResult, replicates: list[RunResult], confirm: int,
@@ -45,6 +46,16 @@ def recorded_confirm(candidate: RunResult, baseline: RunResult) -> int | None:
     entry = candidate.manifest.gated_with.get(baseline.manifest.key or "")
     value = entry.get("confirm") if entry else None
     return value if isinstance(value, int) and value >= 0 else None
+
+
+def with_recorded_confirm(baseline: RunResult, candidates: list[RunResult],
+                          gates: list[GateConfig | None]) -> list[GateConfig | None]:
+    """Each candidate's stored gate with the `confirm` compare used (its --confirm overrides the gate's)."""
+    out = []
+    for cand, gate in zip(candidates, gates):
+        n = recorded_confirm(cand, baseline)
+        out.append(gate if n is None else (gate or GateConfig()).model_copy(update={"confirm": n}))
+    return out
 
 
 def for_report(baseline: RunResult, candidates: list[RunResult], asked: int | None, trust_edited_items: bool,
@@ -76,6 +87,15 @@ def for_report(baseline: RunResult, candidates: list[RunResult], asked: int | No
     recorded = any(key and key in c.manifest.gated_with for c in candidates)
     return out, ("as compare used them" if names else "as compare gated the candidates") if recorded else \
         "compare recorded none"
+
+
+def notes(replicates: list[RunResult], origin: str, confirm: int) -> list[str]:
+    """The verdict's first notes: the replicates, and the re-asks per flip when there are any."""
+    out = [note(replicates, origin)]
+    if confirm:
+        out.append(f"confirm: {confirm} re-ask(s) per flipped item; a flip counts when the majority reproduce it, "
+                   "and a confirmed flip counts without the noise test")
+    return out
 
 
 def note(replicates: list[RunResult], origin: str) -> str:

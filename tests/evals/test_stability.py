@@ -152,3 +152,18 @@ def test_unstable_fields_in_a_rules_scope_are_reasked() -> None:
     assert confirm.to_confirm(comp, GateConfig().flip_limits(), stab) == [f"docs/{i}" for i in range(4)]
     assert confirm.to_confirm(comp, GateConfig(max_harmful_flips={"amount": None}, packs={"*": {"max_drop": 0}})
                               .flip_limits(), stab) == []
+
+
+def test_a_confirmed_loss_on_an_unstable_item_is_not_counted_fully_by_max_drop() -> None:
+    """Noise reproduces now and then: an item the baseline gets right only in some replicates, lost and
+    'confirmed' by the majority of re-asks, is still judged by its rate, not counted as a sure loss."""
+    _, stab, comp = _usually_right({0, 3})
+    for f in comp.harmful:
+        f.confirmations = (2, 3)
+    for pc in comp.packs:
+        for i in range(4):
+            pc.reasked[(f"docs/{i}", "total")] = (2, 3)
+    v = evaluate(comp, GateConfig(confirm=3), stab=stab)
+    drop = next(r for r in v.rules if r.rule == "max_drop")
+    assert drop.status == "pass" and "count fully" not in drop.detail
+    assert v.status == "pass", [(r.rule, r.detail) for r in v.rules]
