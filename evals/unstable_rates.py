@@ -10,9 +10,14 @@ often than the baseline's replicates.
 
 The test is exact and conditional: for each field the right answers of both
 sides together are fixed, and under "the candidate answers like one more
-replicate" the candidate's share of them is hypergeometric; the fields are
-independent, so the p-value is the lower tail of the sum of those
-hypergeometrics (a stratified exact test, the exact form of Mantel-Haenszel).
+replicate" the candidate's share of them is hypergeometric. The fields were
+chosen because the baseline's own count was strictly between 0 and K, so each
+field's hypergeometric is truncated to the counts that leave the baseline
+there (without that, a field the baseline rarely gets right would be chosen
+exactly when its replicates were lucky, and a candidate answering like the
+baseline would look worse). The fields are independent: the p-value is the
+lower tail of the sum of those truncated hypergeometrics (a stratified exact
+test, the exact form of Mantel-Haenszel).
 With one candidate answer per field a field can say little (a field right in 2
 of 3 replicates gives p = 1/2 when the candidate misses it once); re-asks give
 the candidate several answers and the test its power.
@@ -32,12 +37,16 @@ Stratum = tuple[int, int, int, int]  # (baseline right, baseline answers, candid
 
 def lower_tail(strata: list[Stratum]) -> float:
     """P(the candidate's right answers summed over the strata <= observed), each stratum's
-    totals fixed (one-sided: the candidate right less often than the baseline)."""
+    totals fixed and its baseline count strictly between 0 and its replicates (one-sided: the
+    candidate right less often than the baseline)."""
     pmf = np.array([1.0])
     observed = 0
     for b_right, b_n, c_right, c_n in strata:
         xs = np.arange(c_n + 1)
-        pmf = np.convolve(pmf, _sps.hypergeom.pmf(xs, b_n + c_n, b_right + c_right, c_n))
+        total = b_right + c_right
+        field = _sps.hypergeom.pmf(xs, b_n + c_n, total, c_n)
+        field = np.where((total - xs > 0) & (total - xs < b_n), field, 0.0)  # the baseline stays unstable
+        pmf = np.convolve(pmf, field / field.sum())
         observed += c_right
     return float(min(1.0, pmf[: observed + 1].sum()))
 

@@ -139,10 +139,35 @@ def test_the_stratified_tail_is_exact() -> None:
 
     from evalrun.evals.unstable_rates import lower_tail
 
-    # one field right in 2 of 3 replicates, the candidate 0 of 4: C(5,4)/C(7,4) = 1/7
-    assert abs(lower_tail([(2, 3, 0, 4)]) - comb(5, 4) / comb(7, 4)) < 1e-12
-    assert abs(lower_tail([(2, 3, 0, 4)] * 2) - (1 / 7) ** 2) < 1e-12  # independent fields multiply at 0
+    # one field right in 2 of 3 replicates, the candidate 0 of 4: of the hypergeometric's counts only those
+    # that leave the baseline between 0 and 3 right (candidate 0 or 1) could have made the field unstable
+    zero, one = comb(5, 4), comb(2, 1) * comb(5, 3)
+    assert abs(lower_tail([(2, 3, 0, 4)]) - zero / (zero + one)) < 1e-12
+    assert abs(lower_tail([(2, 3, 0, 4)] * 2) - (zero / (zero + one)) ** 2) < 1e-12  # independent fields
     assert lower_tail([(2, 3, 1, 1)]) == 1.0
+    assert abs(lower_tail([(2, 3, 0, 1)]) - 0.5) < 1e-12  # one answer: no truncation binds
+
+
+def test_noisy_a_a_rarely_fails_the_rate_test() -> None:
+    """The fields are chosen by the baseline's own luck; the truncation keeps the test at its level: a
+    candidate that answers like the baseline (same chance per field, 3 re-asks) on fields the baseline
+    gets right rarely fails it well under alpha (5%) of the time."""
+    import random
+
+    from evalrun.evals.unstable_rates import lower_tail
+
+    rng = random.Random(1)
+    fails = trials = 0
+    while trials < 400:
+        strata = []
+        for p in (rng.uniform(0.0, 0.3) for _ in range(6)):
+            k = sum(rng.random() < p for _ in range(3))
+            if 0 < k < 3:
+                strata.append((k, 3, sum(rng.random() < p for _ in range(4)), 4))
+        if strata:
+            trials += 1
+            fails += lower_tail(strata) < 0.05
+    assert fails / trials <= 0.02, fails / trials  # 3.5% without the truncation, 0.5% with it
 
 
 def test_unstable_fields_in_a_rules_scope_are_reasked() -> None:
