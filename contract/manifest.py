@@ -263,6 +263,9 @@ class RunManifest(_Open):
     executor: dict[str, Any] | None = None
     manifest_recreated: ManifestRecreated | None = None
     early_stop: EarlyStopRecord | None = None
+    # how `compare` gated this run, by the baseline's run key: {"replicates": the baseline replicates'
+    # directory names ([] for none), "confirm": re-asks per flip}, so `report` judges it the same way
+    gated_with: dict[str, dict[str, Any]] = PydField(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The manifest as written: what was read or set, unknown keys included, nothing invented."""

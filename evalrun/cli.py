@@ -230,6 +230,9 @@ def report(
     slo: Optional[str] = slo_option,
     percentiles: str = percentiles_option,
     trust_edited_items: bool = trust_option,
+    replicates: Optional[int] = typer.Option(None, "--replicates", min=1, max=20, help="Measure the noise with K "
+                                             "baseline runs in all (the first K - 1 replicates stored beside it). "
+                                             "Default: the replicates `compare` gated the candidates with."),
 ) -> None:
     """Compare stored runs again and render the reports, without loading a model.
 
@@ -249,7 +252,8 @@ def report(
         outputs.claim()
         cap = _capacity(requests_per_day, peak_factor)
         chosen_slo, qs = _speed_options(slo, percentiles)
-        stored = api.report(dirs, gate_cfg, trust_edited_items, log=_log, slo=chosen_slo)
+        stored = api.report(dirs, gate_cfg, trust_edited_items, log=_log, slo=chosen_slo,
+                            replicates=replicates)
         table = speed_table(stored, cap, qs, stored.slo)
         return _finish(stored, outputs, outputs.write(stored, table, time.perf_counter() - started, _log,
                                                       terminal=lambda view: _print_report(view, started)))

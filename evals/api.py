@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from evalrun.evals import confirm, interleave, jsonl, store_files
+from evalrun.evals import confirm, interleave, jsonl, replicate_choice, store_files
 from evalrun.evals.generate import execute_run, run_candidate
 from evalrun.evals.load_sweep import LoadSweep, load_sweep  # noqa: F401 - re-exported: api.load_sweep
 from evalrun.evals.stability import Stability, stability
@@ -21,7 +21,7 @@ from evalrun.evals.config import ConfigError, RunConfig, load_config
 from evalrun.evals.execute import Progress, RunFailed, prepare
 from evalrun.evals.runs import PreparedRun, RunResult, load_stored, manifest_model, stored_replicates
 from evalrun.evals.coverage import coverage_gaps
-from evalrun.evals.gate import GateConfig, check_gate, evaluate, load_gate
+from evalrun.evals.gate import GateConfig, acceptance_rule, check_acceptance, check_gate, evaluate, load_gate
 from evalrun.evals.metrics import PackMetrics, pack_metrics
 from evalrun.evals.pairing import Comparison, pair
 from evalrun.evals.scoring import ScoredItem, score_run
@@ -181,6 +181,7 @@ def compare_results(
     replicates: list[RunResult] | None = None,
     scored: dict[Path, list[ScoredItem]] | None = None,
     slo: SLO | None = None,
+    replicates_origin: str = "",
 ) -> CompareReport:
     """Score, pair and gate stored results; no model is involved from here on.
 
@@ -190,6 +191,7 @@ def compare_results(
     `noise_floor`), compared but never gated. Re-asks stored with a candidate
     (`confirm`) decide which of its flips reproduce. `scored`: runs already scored,
     by directory (compare has scored the baseline and its replicates for the early stop).
+    `replicates_origin` says why these replicates (every verdict names the ones it used).
     """
     done = scored or {}
 
@@ -220,9 +222,12 @@ def compare_results(
         stop = result.manifest.early_stop if result.manifest.status == "stopped" else None
         interleave.attach(result, baseline)
         speed = evaluate_speed(chosen.speed, result.name, baseline, result, slo, chosen.confidence)
+        speed += acceptance_rule(chosen, result.name, result.manifest.effects)
         verdict = evaluate(comparison, chosen, coverage_gaps(baseline, result), stab,
                            decided=stop.rules if stop is not None else None, speed=speed)
         verdict.stopped = stopped_text(result)
+        verdict.replicates = [r.dir.name for r in replicates]
+        verdict.notes[:0] = replicate_choice.notes(replicates, replicates_origin, chosen.confirm)
         if verdict.stopped:
             verdict.notes.insert(0, verdict.stopped)
         report.candidates.append(result)
@@ -286,6 +291,8 @@ def compare(
         replicas[cand.name] = replicas[cand.name] + 1 if cand.name in replicas else 0
         plan.append(_prepare(cand, out, limit, replicas[cand.name]))
     check_gates([gate, *(c.gate for c in candidates)], [it for p in plan for it in p.items])
+    for cand in candidates:
+        check_acceptance(gate or cand.gate, cand.name, cand.acceleration)
 
     def progress() -> Progress | None:
         return progress_factory() if progress_factory else None
@@ -301,8 +308,11 @@ def compare(
         if interleave.wanted(p, bool(chosen.speed)) and result.manifest.status == "complete":
             _interleave(plan[0], base_runs[0], p, result, log)
         results.append((result, chosen))
+    for result, chosen in results:  # so that `report` of these runs gates them the same way
+        replicate_choice.record(result, base_runs[0], base_runs[1:], chosen.confirm, log)
+    origin = f"--replicates {replicates}" if replicates > 1 else "not asked for"
     return compare_results(base_runs[0], results, replicates=base_runs[1:], scored=scored,
-                           slo=slo or baseline.slo_value())
+                           slo=slo or baseline.slo_value(), replicates_origin=origin)
 
 
 def _interleave(base: PreparedRun, base_run: RunResult, cand: PreparedRun, result: RunResult,
@@ -361,18 +371,24 @@ def _stored_gate(result: RunResult) -> GateConfig | None:
 
 
 def report(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edited_items: bool = False,
-                   log: Callable[[str], None] = print, slo: SLO | None = None) -> CompareReport:
+           log: Callable[[str], None] = print, slo: SLO | None = None, replicates: int | None = None) -> CompareReport:
     """Re-compare stored runs, the first as the baseline, without loading any model.
 
-    Each run's items must still be the ones it was asked (see `rescore`), unless `trust_edited_items`."""
+    Each run's items must still be the ones it was asked (see `rescore`), unless `trust_edited_items`.
+    `replicates` (K baseline runs in all) uses the first K - 1 stored beside the baseline; by default
+    the ones the candidates' comparison recorded (evals.replicate_choice), so the exit code is compare's."""
     results = [load_stored(d, trust_edited_items, log) for d in run_dirs]
     names = [r.name for r in results]
     if len(set(names)) != len(names):
         raise ConfigError(f"the same run is given twice ({', '.join(names)})")
     stored_gates = [_stored_gate(r) for r in results[1:]]
     check_gates([gate, *stored_gates], [it for r in results for it in r.items])
-    return compare_results(results[0], list(zip(results[1:], stored_gates)), gate,
-                           replicates=stored_replicates(results[0], trust_edited_items, log), slo=slo)
+    for r, own in zip(results[1:], stored_gates):
+        check_acceptance(gate or own, r.name, r.manifest.config.acceleration)
+    stored_gates = replicate_choice.with_recorded_confirm(results[0], results[1:], stored_gates)
+    chosen, origin = replicate_choice.for_report(results[0], results[1:], replicates, trust_edited_items, log)
+    return compare_results(results[0], list(zip(results[1:], stored_gates)), gate, replicates=chosen, slo=slo,
+                           replicates_origin=origin)
 
 
 def plan(config: RunConfig, rate: float, power: float = 0.95, out: str | Path = "runs", limit: int | None = None,

@@ -81,12 +81,20 @@ def reask(prepared: PreparedRun, item_ids: list[str], attempts: int,
 
 
 def to_confirm(comparison: Comparison, limits: dict[str, tuple[int, str]], stab: Stability | None) -> list[str]:
-    """The items whose harmful flips a rule of `limits` counts (on gated fields), in item order, each once."""
+    """The items whose harmful flips a rule of `limits` counts (on gated fields), then the items with a
+    field in a rule's scope that the baseline got right in only some replicates (the candidate's rate
+    there is compared with the baseline's, evals.unstable_rates), in item order, each once."""
     out: dict[str, None] = {}
     for pc in comparison.packs:
         for f in pc.harmful:
             if rule_key(f.field, f.kind, limits, pc.field_names) and (stab is None or stab.gated(f.item_id, f.field)):
                 out[f.item_id] = None
+    if stab is not None:
+        for pc in comparison.packs:
+            paired = set(pc.item_ids)
+            for (item_id, name), (pack, kind, _, _) in stab.rated.items():
+                if pack == pc.pack and item_id in paired and rule_key(name, kind, limits, pc.field_names):
+                    out[item_id] = None
     return list(out)
 
 
@@ -104,3 +112,13 @@ def apply(comparison: Comparison, reasks: dict[str, list[Reask]], items: list[It
         if flip.item_id not in scored:
             scored[flip.item_id] = [score_item(item, r.generation) for r in tries]
         flip.confirmations = (sum(not s.field_right(flip.field) for s in scored[flip.item_id]), len(tries))
+    for pc in comparison.packs:
+        for item_id in pc.item_ids:
+            item = by_id.get(item_id)
+            tries = [r for r in reasks.get(item_id, []) if r.attempt <= attempts]
+            if item is None or not tries:
+                continue
+            if item_id not in scored:
+                scored[item_id] = [score_item(item, r.generation) for r in tries]
+            for name in scored[item_id][0].kinds:
+                pc.reasked[(item_id, name)] = (sum(s.field_right(name) for s in scored[item_id]), len(tries))

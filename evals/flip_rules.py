@@ -4,9 +4,14 @@ of each pack's rules.
 A flip is counted only where it can mean a regression: on a field the baseline
 got right in every replicate (evals.stability), and, when the gate re-asked the
 flipped items (`confirm`), only if it reproduced in the majority of re-asks. The
-rest are listed as noise. Each rule then decides with evals.power.FlipTest: more
-flips than its limit and, when replicates measured the noise, a flip rate beyond
-the A/A rate at the gate's confidence.
+rest are listed as noise. A flip the re-asks confirmed is a loss, not a guess:
+confirmed flips beyond the limit fail the rule with no further test. What
+confirmation did not settle (flips not re-asked) is decided with
+evals.power.FlipTest: more flips than the limit and, when replicates measured the
+noise, a flip rate beyond the A/A rate at the gate's confidence; the rule's
+detail says from how many flips that test can reject at all (with 2 replicates
+and no A/A flip, two flips among a handful of fields never can). Fields right in
+only some replicates are judged by their rates (evals.unstable_rates).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from dataclasses import dataclass, field
 from evalrun.evals.pairing import Flip, PackComparison
 from evalrun.evals.power import FlipTest, Scope, detectable_rate, items_needed
 from evalrun.evals.stability import Stability
+from evalrun.evals.unstable_rates import RateTest, Stratum, rate_test
 from evalrun.evals.verdict import RuleResult
 
 
@@ -31,6 +37,7 @@ class PackPower:
     rate: float | None
     noise_aware: bool
     scopes: list[Scope] = field(default_factory=list, repr=False)
+    confirmed: bool = False  # the gate re-asks flips: a real change that reproduces counts without the noise test
 
     def needed(self, rate: float) -> int | None:
         """Paired items a pack like this would need to detect `rate` with this power."""
@@ -38,7 +45,8 @@ class PackPower:
 
     @property
     def sentence(self) -> str:
-        test = "beyond the A/A rate (one-sided Fisher)" if self.noise_aware else "(every flip counts)"
+        test = ("(confirmed flips count, a real change reproducing when re-asked)" if self.confirmed else
+                "beyond the A/A rate (one-sided Fisher)" if self.noise_aware else "(every flip counts)")
         if self.rate is None:
             return (f"{self.pack}: {self.items} paired items give its harmful-flip rules {self.fields} field(s) to "
                     f"catch a flip on: no flip rate can be detected with {self.power:.0%} probability")
@@ -78,27 +86,62 @@ def _pct(x: int, n: int) -> str:
     return f"{x}/{n} ({100 * x / n:.3g}%)" if n else f"{x}/0"  # .3g: 100%, never 1e+02%
 
 
+def reach(test: FlipTest, n: int) -> str:
+    """What the noise test can reject at all on n fields, in words."""
+    at = test.critical(n)
+    aa = f"with A/A {test.aa_flips}/{test.aa_trials}"
+    if at is None:
+        return f"{aa} the test rejects no flip count of {n} field(s)"
+    return f"{aa} the test rejects only from {at} flip(s) of {n}"
+
+
 def _detail(what: str, key: str, x: int, n: int, test: FlipTest, stab: Stability | None, noise: int,
-            unconfirmed: int) -> str:
+            unconfirmed: int, confirmed: int, limit: int, rates: RateTest | None) -> str:
     if test.noise_aware and stab is not None:
         p = test.p_value(x, n)
         text = (f"{what} {key}: flips on the {n} fields right in all {stab.replicates} baseline replicates, "
                 f"{_pct(x, n)} against A/A {_pct(test.aa_flips, test.aa_trials)}, one-sided Fisher p = "
-                f"{p:.3g} (fails only below {test.alpha:.3g})")
+                f"{p:.3g} (fails only below {test.alpha:.3g}; {reach(test, n)})")
     else:
         text = f"{what} {key}: correct at baseline, not in the candidate"
+    if confirmed:
+        verdict = "beyond the limit: FAIL without the noise test" if confirmed > limit else "within the limit"
+        text += f"; {confirmed} flip(s) confirmed by re-asking count as losses ({verdict})"
     if noise:
         text += f"; {noise} flip(s) on fields unstable at baseline listed as noise"
     if unconfirmed:
         text += f"; {unconfirmed} flip(s) did not reproduce when re-asked"
+    if rates is not None:
+        text += f"; {rates.text}"
     return text
 
 
+def _strata(pc: PackComparison, stab: Stability | None, scope: set[tuple[str, str]]) -> list[Stratum]:
+    """(baseline right, replicates, candidate right, candidate answers) of each unstable field in scope
+    that the baseline got right in some replicates; the candidate's answers include its re-asks."""
+    if stab is None or not stab.rated:
+        return []
+    paired = set(pc.item_ids)
+    right = {(i, n) for i, n, _ in pc.right_fields}
+    harmful = {f.key for f in pc.harmful}
+    helpful = {f.key for f in pc.helpful}
+    out: list[Stratum] = []
+    for key, (pack, kind, k, reps) in stab.rated.items():
+        if pack != pc.pack or key[0] not in paired or (key[1], kind) not in scope:
+            continue
+        cand_right = (key not in harmful) if key in right else (key in helpful)
+        again, asked = pc.reasked.get(key, (0, 0))
+        out.append((k, reps, int(cand_right) + again, 1 + asked))
+    return out
+
+
 def flip_rules(limits: dict[str, tuple[int, str]], confidence: float, power: float, pc: PackComparison, cand: str,
-               stab: Stability | None = None) -> FlipFindings:
-    """The rules of `limits` (GateConfig.flip_limits) on one pack; `power` for its detectable rate."""
+               stab: Stability | None = None, confirm: int = 0) -> FlipFindings:
+    """The rules of `limits` (GateConfig.flip_limits) on one pack; `power` for its detectable rate;
+    `confirm`: the gate re-asks flips, so its power is that of counting confirmed flips."""
     own = {k for k in limits if k in pc.field_names}
     counted: Counter = Counter()
+    confirmed: Counter = Counter()
     noise: Counter = Counter()
     refuted: Counter = Counter()
     noise_flips: list[Flip] = []
@@ -113,6 +156,8 @@ def flip_rules(limits: dict[str, tuple[int, str]], confidence: float, power: flo
         elif f.confirmed is False:
             refuted[key] += 1
             unconfirmed.append(f)
+        elif f.confirmed:
+            confirmed[key] += 1
         else:
             counted[key] += 1
     alpha = 1.0 - confidence
@@ -127,16 +172,19 @@ def flip_rules(limits: dict[str, tuple[int, str]], confidence: float, power: flo
         n = sum(1 for i, name, kind in pc.right_fields if (name, kind) in scope and _gated(stab, i, name))
         y, m = stab.aa_counts([(pc.pack, nm, k) for nm, k in scope]) if stab and stab.measured else (0, 0)
         test = FlipTest(limit, alpha, y, m)
-        x = counted[key]
+        c = confirmed[key]
+        x = counted[key] + c  # confirmed flips are real: the noise test weighs them with the rest
+        rates = rate_test(_strata(pc, stab, scope), alpha)
+        fails = c > limit or test.fails(x, n) or (rates is not None and rates.fails)
         what = "field" if by_field else "field type"
         rule = f"max_harmful_flips[{key}]"
-        rules.append(RuleResult(cand, pc.pack, rule, float(x), float(limit), not test.fails(x, n),
-                                _detail(what, key, x, n, test, stab, noise[key], refuted[key]), origin,
-                                baseline_right=n, in_scope=paired, p_value=test.p_value(x, n),
-                                aa_flips=y if m else None, aa_trials=m or None))
-        scopes.append(Scope(rule, test, n))
+        detail = _detail(what, key, x, n, test, stab, noise[key], refuted[key], c, limit, rates)
+        rules.append(RuleResult(cand, pc.pack, rule, float(x), float(limit), not fails, detail, origin,
+                                baseline_right=n + (rates.fields if rates else 0), in_scope=paired,
+                                p_value=test.p_value(x, n), aa_flips=y if m else None, aa_trials=m or None))
+        scopes.append(Scope(rule, FlipTest(limit, alpha) if confirm else test, n))
     found = PackPower(pc.pack, pc.n, sum(s.fields for s in scopes), power, detectable_rate(scopes, power),
-                      any(s.test.noise_aware for s in scopes), scopes)
+                      any(s.test.noise_aware for s in scopes), scopes, confirmed=bool(confirm))
     return FlipFindings(rules, noise_flips, unconfirmed, found)
 
 

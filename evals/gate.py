@@ -19,7 +19,7 @@ from typing import Annotated, Any, Iterable, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from evalrun.evals.config_errors import ConfigError, read_yaml, validation_error
-from evalrun.evals.flip_rules import FlipFindings, PackPower, detect_rate_rule, flip_rules
+from evalrun.evals.flip_rules import FlipFindings, PackPower, detect_rate_rule, flip_rules, reach
 from evalrun.evals.pairing import Comparison, Flip, PackComparison
 from evalrun.evals.power import FlipTest
 from evalrun.evals.speed_rules import SpeedRule
@@ -30,8 +30,8 @@ from evalrun.evals.verdict import ALL_PACKS, Gap, RuleResult, Verdict, untestabl
 DEFAULT_MAX_HARMFUL: dict[str, int] = {"amount": 0, "number": 0, "date": 0, "id": 0}
 FIELD_KINDS: tuple[str, ...] = get_args(FieldKind)
 
-__all__ = ["DEFAULT_MAX_HARMFUL", "GateConfig", "PackRule", "RuleResult", "Verdict", "check_gate", "evaluate",
-           "load_gate", "load_gate_file"]
+__all__ = ["DEFAULT_MAX_HARMFUL", "GateConfig", "PackRule", "RuleResult", "Verdict", "acceptance_rule",
+           "check_acceptance", "check_gate", "evaluate", "load_gate", "load_gate_file"]
 
 
 class _Strict(BaseModel):
@@ -49,9 +49,13 @@ class PackRule(_Strict):
     detect_rate: float | None = Field(
         None, gt=0, lt=1, description="refuse to pass a pack whose harmful-flip rules cannot detect this flip rate "
         "(a share of the fields right at baseline) with the gate's `power`")
+    min_recovery: float | None = Field(
+        None, gt=0, le=100, description="percent: fail when the lower bound of the recovery interval (candidate "
+        "item accuracy / baseline item accuracy, paired bootstrap at the gate's confidence) is below it")
 
     def has_rule(self) -> bool:
-        return any(v is not None for v in (self.max_drop, self.non_inferiority, self.min_items, self.detect_rate))
+        return any(v is not None for v in (self.max_drop, self.non_inferiority, self.min_items, self.detect_rate,
+                                           self.min_recovery))
 
 
 class GateConfig(_Strict):
@@ -71,6 +75,9 @@ class GateConfig(_Strict):
     max_harmful_flips: dict[str, Annotated[int, Field(ge=0)] | None] = Field(default_factory=dict)
     # speed claims the candidate must back with a paired interval (evals/speed_rules.py)
     speed: list[SpeedRule] = Field(default_factory=list)
+    # speculative decoding: the smallest acceptance rate (accepted / drafted tokens, as the run measured it)
+    # the candidate must keep; a drafter that collapses is slower, not wrong, so no accuracy rule sees it
+    min_acceptance: float | None = Field(None, gt=0, le=1)
 
     _file: str = PrivateAttr(default="<gate>")
     _prefix: str = PrivateAttr(default="gate")
@@ -93,7 +100,7 @@ class GateConfig(_Strict):
 
     def has_rule(self) -> bool:
         return (bool(self.flip_limits()) or any(r.has_rule() for r in self.packs.values()) or not self.packs
-                or bool(self.speed))
+                or bool(self.speed) or self.min_acceptance is not None)
 
     def where(self, key: str = "") -> str:
         return ".".join(p for p in (self._prefix, key) if p)
@@ -180,8 +187,9 @@ def _origin(gate: GateConfig, pack: str, name: str) -> str:
 
 def _max_drop(gate: GateConfig, pc: PackComparison, cand: str, limit: float, drop: float,
               stab: Stability | None, right: int, scope: int) -> RuleResult:
-    """The drop in points; with baseline replicates, a drop past the limit fails only when the items
-    lost (of those right in every replicate) are beyond the A/A rate of lost items (one-sided Fisher)."""
+    """The drop in points; with baseline replicates, a drop past the limit fails when the items lost
+    and confirmed by re-asking (`confirm`) alone are past it, or when the items lost are beyond the A/A
+    rate of lost items (one-sided Fisher); both count only items right in every replicate."""
     what = f"{gate.metric} drop in points (baseline - candidate)"
     over = drop > limit + 1e-9
     if stab is None or not stab.measured or not stab.aa_item_trials[pc.pack]:
@@ -192,12 +200,56 @@ def _max_drop(gate: GateConfig, pc: PackComparison, cand: str, limit: float, dro
     test = FlipTest(0, 1.0 - gate.confidence, stab.aa_item_flips[pc.pack], stab.aa_item_trials[pc.pack])
     p = test.p_value(x, len(gated))
     beyond = p is not None and p < test.alpha
+    reproduced = {f.item_id for f in pc.harmful if f.confirmed}
+    confirmed = sum(1 for i in pc.lost_items() if i in reproduced and stab.item_gated(i))
+    confirmed_drop = 100.0 * confirmed / pc.n if pc.n else 0.0
+    settled = over and confirmed_drop > limit + 1e-9
     what += (f"; items lost of the {len(gated)} right in all {stab.replicates} baseline replicates: {x} against A/A "
              f"{test.aa_flips}/{test.aa_trials}, one-sided Fisher p = {p if p is not None else float('nan'):.3g} "
-             f"(a drop fails only below {test.alpha:.3g})")
-    return RuleResult(cand, pc.pack, "max_drop", round(drop, 2) + 0.0, limit, not (over and beyond), what,
-                      _origin(gate, pc.pack, "max_drop"), baseline_right=right, in_scope=scope, p_value=p,
+             f"(a drop fails only below {test.alpha:.3g}; {reach(test, len(gated))})")
+    if confirmed:
+        what += (f"; {confirmed} item(s) lost and confirmed by re-asking ({confirmed_drop:.3g} points) count fully"
+                 + (": past the limit, FAIL without the noise test" if settled else ""))
+    return RuleResult(cand, pc.pack, "max_drop", round(drop, 2) + 0.0, limit, not (over and (beyond or settled)),
+                      what, _origin(gate, pc.pack, "max_drop"), baseline_right=right, in_scope=scope, p_value=p,
                       aa_flips=test.aa_flips, aa_trials=test.aa_trials)
+
+
+def _min_recovery(gate: GateConfig, pc: PackComparison, cand: str, threshold: float) -> RuleResult:
+    """Recovery (candidate / baseline item accuracy), decided on the lower bound of its interval."""
+    what = f"lower {gate.confidence:.0%} bound of the recovery (candidate / baseline item accuracy), %"
+    iv = pc.stats.recovery if pc.stats else None
+    if iv is None:  # the baseline scored nothing: untestable (baseline_right 0), never a pass
+        return RuleResult(cand, pc.pack, "min_recovery", float("nan"), threshold, False,
+                          f"{what}: the baseline got no item right", "gate", baseline_right=pc.baseline_correct,
+                          in_scope=pc.n)
+    low = round(100 * iv.low, 2)
+    detail = f"{what}: recovery {100 * iv.delta:.1f}% [{100 * iv.low:.1f}, {100 * iv.high:.1f}]"
+    return RuleResult(cand, pc.pack, "min_recovery", low, threshold, low >= threshold, detail, "gate",
+                      baseline_right=pc.baseline_correct, in_scope=pc.n)
+
+
+def acceptance_rule(gate: GateConfig, cand: str, effects: dict[str, Any]) -> list[RuleResult]:
+    """`min_acceptance` on the acceptance rate the candidate's speculative decoding recorded (its manifest's
+    effects); a run that drafted nothing has no rate and cannot vouch for it (not evaluated)."""
+    if gate.min_acceptance is None:
+        return []
+    spec = effects.get("speculative")
+    rate = getattr(spec, "acceptance_rate", None) if spec is not None else None
+    what = "speculative decoding acceptance rate (accepted / drafted tokens, as the run recorded it)"
+    if not isinstance(rate, (int, float)):
+        return [RuleResult(cand, ALL_PACKS, "min_acceptance", float("nan"), gate.min_acceptance, False,
+                           f"{what}: none recorded (no token was drafted)", "gate", evaluated=False)]
+    return [RuleResult(cand, ALL_PACKS, "min_acceptance", round(float(rate), 4), gate.min_acceptance,
+                       float(rate) >= gate.min_acceptance, what, "gate")]
+
+
+def check_acceptance(gate: GateConfig | None, candidate: str, acceleration: dict[str, Any]) -> None:
+    """`min_acceptance` on a candidate without speculative decoding is a configuration error (exit 2)."""
+    if gate is not None and gate.min_acceptance is not None and "speculative" not in acceleration:
+        raise ConfigError(f"min_acceptance needs a candidate with speculative decoding; {candidate!r} has "
+                          f"{', '.join(sorted(acceleration)) or 'no acceleration'}", file=gate._file,
+                          path=gate.where("min_acceptance"))
 
 
 def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str,
@@ -217,10 +269,12 @@ def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str,
             out.append(RuleResult(cand, pc.pack, "non_inferiority", round(low, 2), -rule.non_inferiority,
                                   round(low, 2) >= -rule.non_inferiority, what, "gate",
                                   baseline_right=right, in_scope=scope))
+    if rule.min_recovery is not None:
+        out.append(_min_recovery(gate, pc, cand, rule.min_recovery))
     if rule.min_items is not None:
         out.append(RuleResult(cand, pc.pack, "min_items", float(pc.n), float(rule.min_items), pc.n >= rule.min_items,
                               "paired items", "gate"))
-    findings = flip_rules(gate.flip_limits(), gate.confidence, gate.power, pc, cand, stab)
+    findings = flip_rules(gate.flip_limits(), gate.confidence, gate.power, pc, cand, stab, gate.confirm)
     out.extend(findings.rules)
     if rule.detect_rate is not None:
         out.append(detect_rate_rule(rule.detect_rate, findings.power, cand))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evalrun.evals import stats
+from evalrun.evals import recovery as _recovery, stats
 from evalrun.evals.buckets import length_bucket
 from evalrun.evals.metrics import field_counts, micro_f1
 from evalrun.evals.scoring import ScoredItem
@@ -90,6 +90,8 @@ class PackStats:
     paired: stats.PairedStats
     f1_interval: stats.Interval
     by_kind_p: dict[str, float]  # McNemar p per field type, on field-level discordant pairs
+    # candidate accuracy / baseline accuracy with its paired bootstrap interval; None: baseline scored 0
+    recovery: stats.Interval | None = None
 
     @property
     def interval(self) -> stats.Interval:
@@ -122,6 +124,8 @@ class PackComparison(_PairedAccuracy):
     right_fields: list[tuple[str, str, str]] = field(default_factory=list)  # (item, name, type) right at baseline
     breakdowns: dict[tuple[str, str], Breakdown] = field(default_factory=dict)
     stats: PackStats | None = None
+    # the candidate's re-asks (the gate's `confirm`): (item id, field) -> (re-asks right, re-asks)
+    reasked: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     # per item, aligned: correctness and (tp, fp, fn) counts, for the statistics
     item_ids: list[str] = field(default_factory=list, repr=False)  # aligned with the two lists below
     _base_ok: list[bool] = field(default_factory=list, repr=False)
@@ -133,6 +137,11 @@ class PackComparison(_PairedAccuracy):
     @property
     def delta_points(self) -> float:
         return 100.0 * (self.candidate_accuracy - self.baseline_accuracy)
+
+    @property
+    def recovery(self) -> float | None:
+        """Candidate accuracy / baseline accuracy (1.0: all recovered); None when the baseline scored 0."""
+        return _recovery.recovery(self.baseline_accuracy, self.candidate_accuracy)
 
     @property
     def f1_delta_points(self) -> float:
@@ -312,7 +321,8 @@ def _compute_stats(pc: PackComparison, confidence: float, n_resamples: int, seed
         seed=seed,
     )
     by_kind = {k: stats.mcnemar_exact(b, c) for k, (b, c) in sorted(pc._kind_discordant.items())}
-    return PackStats(paired, f1, by_kind)
+    ratio = _recovery.bootstrap_recovery(base_ok, cand_ok, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return PackStats(paired, f1, by_kind, ratio)
 
 
 def pair(

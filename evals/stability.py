@@ -11,6 +11,10 @@ a fresh one: slightly higher than on K runs, so the test errs toward noise.
 
 With one replicate (none beyond the baseline) nothing is measured: every field
 the baseline got right is gated and the A/A counts are empty (every flip counts).
+
+A field right in only some replicates (k of K, 0 < k < K) cannot be gated flip by
+flip, but it is not ignored either: `rated` keeps its k and K, and the flip rules
+(evals.unstable_rates) compare that rate with the candidate's own on the same fields.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ class Stability:
     replicates: int
     stable_right: set[FieldKey] = field(default_factory=set)
     unstable: set[FieldKey] = field(default_factory=set)
+    # unstable fields right in some replicates: (item id, field) -> (pack, field type, right, replicates)
+    rated: dict[FieldKey, tuple[str, str, int, int]] = field(default_factory=dict)
     fields: int = 0  # baseline fields looked at
     aa_flips: Counter = field(default_factory=Counter)  # ScopeKey -> leave-one-out flips
     aa_trials: Counter = field(default_factory=Counter)  # ScopeKey -> leave-one-out trials
@@ -96,6 +102,9 @@ def stability(replicates: Sequence[Sequence[ScoredItem]]) -> Stability:
             key = (item_id, name)
             if len({_signature(c, name) for c in copies}) > 1:
                 out.unstable.add(key)
+                right = sum(c.field_right(name) for c in copies)
+                if 0 < right < len(copies):
+                    out.rated[key] = (base.pack, kind, right, len(copies))
             elif base.field_right(name):
                 out.stable_right.add(key)
             scope = (base.pack, name, kind)

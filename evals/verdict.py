@@ -70,7 +70,7 @@ class RuleResult:
 
     @property
     def comparator(self) -> str:
-        at_least = self.rule in ("min_items", "non_inferiority") or self.rule.startswith(
+        at_least = self.rule in ("min_items", "non_inferiority", "min_recovery", "min_acceptance") or self.rule.startswith(
             ("min_speedup", "max_regression", "min_goodput"))
         return ">=" if at_least else "<="
 
@@ -152,6 +152,8 @@ class Verdict:
     unconfirmed: list[Any] = field(default_factory=list)
     # "stopped at k of n items" when the candidate stopped early on a decided FAIL
     stopped: str | None = None
+    # the baseline replicate runs (directory names) the gate measured the noise with; [] for none
+    replicates: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> Status:

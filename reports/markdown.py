@@ -57,19 +57,21 @@ def render_speed_markdown(table: SpeedTable) -> list[str]:
 
 
 def _pack_lines(section: CandidateSection) -> list[str]:
-    lines = ["| pack | items | baseline | candidate | delta (95% CI) | McNemar p | harmful | identical | 1st diff token | verdict |",
-             "|---|---:|---:|---:|---|---:|---:|---:|---:|---|"]
+    lines = ["| pack | items | baseline | candidate | delta (95% CI) | recovery | McNemar p | harmful | identical | "
+             "1st diff token | verdict |",
+             "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|"]
     for p in section.packs:
         mark = _cell_status(p.status or "pass")
         first = units.divergence_cell(p.first_divergence, p.identical_outputs, p.n)
         if p.speed_only:
-            lines.append(f"| {md_cell(p.pack)} | {p.n} | {SPEED_ONLY} | {SPEED_ONLY} | – | – | – | "
+            lines.append(f"| {md_cell(p.pack)} | {p.n} | {SPEED_ONLY} | {SPEED_ONLY} | – | – | – | – | "
                          f"{units.pct(p.agreement, 0)} | {first} | {mark} |")
             continue
         lines.append(
             f"| {md_cell(p.pack)} | {p.n} | {units.pct(p.baseline_accuracy)} | {units.pct(p.candidate_accuracy)} | "
             f"{units.num(p.delta_points, 1, True)} {units.ci(p.ci_low_points, p.ci_high_points)} | "
-            f"{units.p_value(p.p_value)} | {p.harmful_items} | {units.pct(p.agreement, 0)} | {first} | {mark} |")
+            f"{units.pct(p.recovery)} | {units.p_value(p.p_value)} | {p.harmful_items} | {units.pct(p.agreement, 0)} | "
+            f"{first} | {mark} |")
     return lines + [""]
 
 

@@ -30,6 +30,7 @@ def verdict_dict(verdict: Verdict) -> dict[str, Any]:
         "noise_flips": [flip_dict(f) for f in verdict.noise_flips],
         "unconfirmed_flips": [flip_dict(f) for f in verdict.unconfirmed],
         "stopped": verdict.stopped,
+        "replicates": verdict.replicates,
     }
 
 
@@ -56,6 +57,7 @@ def pack_dict(row: PackRow) -> dict[str, Any]:
         "pack": row.pack, "items": row.n, "speed_only": row.speed_only,
         "baseline_accuracy": row.baseline_accuracy, "candidate_accuracy": row.candidate_accuracy,
         "delta_points": row.delta_points, "delta_ci_points": [row.ci_low_points, row.ci_high_points],
+        "recovery": row.recovery, "recovery_ci": [row.recovery_low, row.recovery_high],
         "harmful_flips": row.harmful_flips, "harmful_items": row.harmful_items, "helpful_items": row.helpful_items,
         "errors": row.errors, "identical_outputs": row.identical_outputs, "agreement": row.agreement,
         "aa_harmful_items": row.aa_harmful, "status": row.status, **row.detail,

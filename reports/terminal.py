@@ -63,17 +63,19 @@ def render_pack_metrics(console: Console, run_name: str, metrics: dict[str, Pack
 def _pack_table(title: str, section: CandidateSection) -> Table:
     gated = section.verdict is not None
     aa = any(p.aa_harmful is not None for p in section.packs)
-    columns = ["pack", "items", "baseline", "candidate", "delta", "95% CI", "McNemar p", "MDE", "harmful",
+    columns = ["pack", "items", "baseline", "candidate", "delta", "95% CI", "recovery", "McNemar p", "MDE",
+               "harmful",
                "helpful", "errors", "identical", "1st diff tok"] + (["A/A harmful"] if aa else []) + (["verdict"] if gated else [])
     table = _table(title, columns)
     for p in section.packs:
         if p.speed_only:
-            row = [escape(p.pack), str(p.n), SPEED_ONLY, SPEED_ONLY, *["-"] * 6, str(p.errors), units.pct(p.agreement, 0),
+            row = [escape(p.pack), str(p.n), SPEED_ONLY, SPEED_ONLY, *["-"] * 7, str(p.errors), units.pct(p.agreement, 0),
                    units.divergence_cell(p.first_divergence, p.identical_outputs, p.n)]
         else:
             row = [escape(p.pack), str(p.n), units.pct(p.baseline_accuracy), units.pct(p.candidate_accuracy),
                    units.num(p.delta_points, 1, True), units.ci(p.ci_low_points, p.ci_high_points),
-                   units.p_value(p.p_value), units.num(p.mde_points), str(p.harmful_items), str(p.helpful_items),
+                   units.pct(p.recovery), units.p_value(p.p_value), units.num(p.mde_points), str(p.harmful_items),
+                   str(p.helpful_items),
                    str(p.errors), units.pct(p.agreement, 0),
                    units.divergence_cell(p.first_divergence, p.identical_outputs, p.n)]
         if aa:
@@ -86,14 +88,15 @@ def _pack_table(title: str, section: CandidateSection) -> Table:
 
 def _field_table(title: str, section: CandidateSection) -> Table:
     ft = _table(f"{title}: fields (paired items; drop and wrong are the candidate's)",
-                ["pack", "field", "type", "n", "baseline", "candidate", "delta", "95% CI", "F1 base", "F1 cand",
+                ["pack", "field", "type", "n", "baseline", "candidate", "delta", "95% CI", "recovery", "F1 base",
+                 "F1 cand",
                  "drop", "wrong", "harmful", "helpful"])
     for column in ft.columns[3:]:
         column.no_wrap = True  # numbers and intervals stay on one line; names give way first
     for f in section.fields:
         ft.add_row(escape(f.pack), escape(f.field), f.kind, str(f.n), units.pct(f.baseline_accuracy),
                    units.pct(f.candidate_accuracy), units.num(f.delta_points, 1, True),
-                   units.ci(f.ci_low_points, f.ci_high_points), units.num(f.baseline_f1, 3),
+                   units.ci(f.ci_low_points, f.ci_high_points), units.pct(f.recovery), units.num(f.baseline_f1, 3),
                    units.num(f.candidate_f1, 3), units.pct(f.candidate_drop_rate), units.pct(f.candidate_wrong_rate),
                    str(f.harmful_flips), str(f.helpful_flips))
     return ft

@@ -63,6 +63,11 @@ class PackRow:
     status: str | None = None  # the verdict's pack_status; None for the ungated noise floor
     speed_only: bool = False  # the pack asks for no fields: nothing scored
     detail: dict[str, Any] = field(default_factory=dict)  # the JSON's further figures (F1, transitions, ...)
+    # candidate accuracy / baseline accuracy (1.0: all recovered) and its paired bootstrap interval;
+    # None when the baseline scored nothing
+    recovery: float | None = None
+    recovery_low: float | None = None
+    recovery_high: float | None = None
 
 
 @dataclass
@@ -84,6 +89,7 @@ class FieldRow:
     candidate_wrong_rate: float
     harmful_flips: int
     helpful_flips: int
+    recovery: float | None = None  # candidate accuracy / baseline accuracy; None when the baseline scored 0
 
 
 @dataclass

@@ -14,6 +14,7 @@ from evalrun.contract.types import CORRECT_OUTCOMES
 from evalrun.evals import stats
 from evalrun.evals.metrics import FieldMetrics
 from evalrun.evals.pairing import Comparison, PackComparison
+from evalrun.evals.recovery import recovery
 from evalrun.evals.runs import RunResult
 from evalrun.evals.scoring import ScoredItem
 from evalrun.evals.speed_table import effects_facts, method_label
@@ -77,6 +78,8 @@ def pack_row(pc: PackComparison, verdict: Verdict | None, aa: PackComparison | N
         aa_harmful=aa.harmful_items if aa else None,
         status=verdict.pack_status(pc.pack) if verdict else None,
         speed_only=pc.speed_only, detail=_detail(pc),
+        recovery=pc.recovery, recovery_low=st.recovery.low if st and st.recovery else None,
+        recovery_high=st.recovery.high if st and st.recovery else None,
     )
 
 
@@ -127,6 +130,7 @@ def _field_row(pack: str, bm: FieldMetrics, cm: FieldMetrics, b_ok: list[bool], 
         ci_low_points=low, ci_high_points=high, baseline_f1=bm.f1, candidate_f1=cm.f1,
         candidate_drop_rate=cm.drop_rate, candidate_wrong_rate=cm.wrong_rate,
         harmful_flips=int(np.sum((b == 1) & (c == 0))), helpful_flips=int(np.sum((b == 0) & (c == 1))),
+        recovery=recovery(bm.accuracy, cm.accuracy),
     )
 
 

@@ -109,6 +109,7 @@ def _expected(report: "api.CompareReport") -> dict[tuple[str, str], dict[str, ob
                 "delta": pc.delta_points, "low": 100 * iv.low, "high": 100 * iv.high,
                 "harmful": pc.harmful_items, "identical": pc.identical_outputs,
                 "first": sorted(pc.first_divergence),
+                "recovery": pc.candidate_accuracy / pc.baseline_accuracy if pc.baseline_accuracy else None,
             }
     return out
 
@@ -118,7 +119,8 @@ def _as_text(e: dict[str, object]) -> dict[str, str]:
     return {"items": str(e["items"]), "baseline": units.pct(e["baseline"]), "candidate": units.pct(e["candidate"]),
             "delta": units.num(e["delta"], 1, True), "ci": units.ci(e["low"], e["high"]),
             "harmful": str(e["harmful"]), "identical": units.pct(e["identical"] / e["items"], 0),
-            "first": units.divergence_cell(e["first"], e["identical"], e["items"])}
+            "first": units.divergence_cell(e["first"], e["identical"], e["items"]),
+            "recovery": units.pct(e["recovery"])}
 
 
 def _terminal_rows(text: str, candidate: str) -> dict[str, list[str]]:
@@ -169,22 +171,25 @@ def _assert_same_numbers(report: "api.CompareReport", texts: dict[str, str]) -> 
                           ("baseline", "baseline_accuracy"), ("candidate", "candidate_accuracy"),
                           ("delta", "delta_points"), ("low", "delta_ci_low_points"), ("high", "delta_ci_high_points")):
             assert float(props[f"{pack}.{name}"]) == pytest.approx(e[key]), (cand, pack, name)
-        # terminal: pack, items, baseline, candidate, delta, CI, p, MDE, harmful, helpful, errors, identical
+        assert jp["recovery"] == pytest.approx(e["recovery"])
+        # terminal: pack, items, baseline, candidate, delta, CI, recovery, p, MDE, harmful, helpful, errors, identical
         row = _terminal_rows(texts["terminal"], cand)[pack]
-        assert [row[i] for i in (1, 2, 3, 4, 5, 8, 11, 12)] == [t[k] for k in ("items", "baseline", "candidate",
-                                                                                "delta", "ci", "harmful", "identical",
-                                                                                "first")], cand
-        # Markdown: pack, items, baseline, candidate, delta (CI), p, harmful, identical, verdict
+        assert [row[i] for i in (1, 2, 3, 4, 5, 6, 9, 12, 13)] == [
+            t[k] for k in ("items", "baseline", "candidate", "delta", "ci", "recovery", "harmful", "identical",
+                           "first")], cand
+        # Markdown: pack, items, baseline, candidate, delta (CI), recovery, p, harmful, identical, verdict
         row = _markdown_rows(texts["--markdown"], cand)[pack]
-        assert [row[1], row[2], row[3], row[4], row[6], row[7], row[8]] == [
-            t["items"], t["baseline"], t["candidate"], f"{t['delta']} {t['ci']}", t["harmful"], t["identical"],
-            t["first"]]
-        # HTML: pack, items, baseline, candidate, delta, CI, p, MDE, harmful (items), helpful, errors, identical
+        assert [row[1], row[2], row[3], row[4], row[5], row[7], row[8], row[9]] == [
+            t["items"], t["baseline"], t["candidate"], f"{t['delta']} {t['ci']}", t["recovery"], t["harmful"],
+            t["identical"], t["first"]]
+        # HTML: pack, items, baseline, candidate, delta, CI, recovery [interval], p, MDE, harmful (items), helpful,
+        # errors, identical
         index = [c.candidate for c in report.comparisons].index(cand) + 1
         row = _html_rows(texts["--html"], index)[pack]
-        assert [row[1], row[2], row[3], row[4], row[5], row[11], row[12]] == [
+        assert [row[1], row[2], row[3], row[4], row[5], row[12], row[13]] == [
             t[k] for k in ("items", "baseline", "candidate", "delta", "ci", "identical", "first")]
-        assert row[8].endswith(f"({t['harmful']} items)")
+        assert row[6].split(" [")[0] == t["recovery"]
+        assert row[9].endswith(f"({t['harmful']} items)")
         assert row[-1] == {"pack": pack, "items": t["items"], "harmful": t["harmful"], "identical": str(e["identical"])}
     # the noise floor's harmful count, the same in each
     nf = sum(pc.harmful_items for pc in report.noise_floor.packs)

@@ -244,6 +244,28 @@ class ScriptedBackend:
                      total_tokens=self.prompt_tokens(text) + n, finish=int(len(words) <= limit))
 
 
+class ExactBackend:
+    """Deterministic answers with no model: `answer(prompt)` gives each whole answer, the same on every
+    request (an engine whose outputs never change with batches); streamed in a few pieces."""
+
+    def __init__(self, answer: Callable[[str], str]):
+        self.answer = answer
+
+    def prompt_of(self, body: dict[str, Any], chat: bool) -> str:
+        if not chat:
+            return str(body["prompt"])
+        return "\n".join(str(m["content"]) for m in body["messages"])
+
+    def stream(self, text: str, body: dict[str, Any], usage: dict[str, int],
+               waiting: Callable[[], None] | None = None) -> Iterator[str]:
+        out = self.answer(text)
+        pieces = [out[i:i + 4] for i in range(0, len(out), 4)] or [""]
+        yield from pieces
+        prompt_tokens = max(1, len(text.split()))
+        usage.update(prompt_tokens=prompt_tokens, completion_tokens=len(pieces),
+                     total_tokens=prompt_tokens + len(pieces), finish=1)
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: "_Server"
@@ -358,7 +380,7 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(state.slow_seconds)
             self.close_connection = True
             return 599
-        backend: HFBackend = self.server.backend
+        backend: Any = self.server.backend
         text = backend.prompt_of(body, chat)
         if state.context_length is not None:
             asked = backend.prompt_tokens(text) + int(body.get("max_tokens", 16))
@@ -468,7 +490,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     state: ServerState
-    backend: HFBackend
+    backend: "HFBackend | ExactBackend"
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hung up (its timeout, a test's dropped stream) is expected here, not a traceback."""
@@ -481,7 +503,7 @@ class _Server(ThreadingHTTPServer):
 class OpenAITestServer:
     """Start with `with OpenAITestServer(backend, state) as srv:`; `srv.base_url` ends in /v1."""
 
-    def __init__(self, backend: HFBackend, state: ServerState | None = None):
+    def __init__(self, backend: "HFBackend | ExactBackend", state: ServerState | None = None):
         self.state = state or ServerState()
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.state = self.state
