@@ -40,7 +40,11 @@ if TYPE_CHECKING:
     from evalrun.reports.view.model import ReportView
 
 out_option = typer.Option(Path("runs"), "--out", help="Run store directory; each run lives in OUT/<name>-<key12>/.")
-limit_option = typer.Option(None, "--limit", min=1, help="Only the first N items of each pack (smoke checks).")
+limit_option = typer.Option(None, "--limit", min=1, help="Only the first N items of each pack (smoke checks; "
+                            "a comparison of them is INCOMPLETE unless --subset).")
+subset_option = typer.Option(False, "--subset", help="Judge the verdict on the items both runs asked when the "
+                             "candidate asks less than the baseline's plan (a dropped pack, narrower parameters, "
+                             "--limit); every output then says SUBSET. Without it that is INCOMPLETE (exit 4).")
 html_option = typer.Option(None, "--html", help="Write a self-contained HTML report (works offline) to this path.")
 rpd_option = typer.Option(None, "--requests-per-day", min=0, help="Daily request volume for the capacity estimate "
                           "(devices needed per run).")
@@ -96,6 +100,8 @@ def run(
         console.print(
             f"{escape(cfg.name)}: {correct}/{len(scored)} items correct; "
             f"{'reused' if result.reused else f'{result.generated} generated'}; run: {escape(str(result.dir))}"
+            + (f"; --limit {limit}: only the first {limit} item(s) of each pack (recorded in its manifest; a "
+               "comparison against it is INCOMPLETE unless --subset)" if limit else "")
         )
 
     _guard(go)
@@ -130,6 +136,7 @@ def compare(
     slo: Optional[str] = slo_option,
     percentiles: str = percentiles_option,
     ray: Optional[str] = ray_option,
+    subset: bool = subset_option,
 ) -> None:
     """Run BASELINE and each CANDIDATE on identical items, pair them and gate.
 
@@ -157,7 +164,7 @@ def compare(
         chosen_slo, qs = _speed_options(slo, percentiles)
         report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=make_progress, log=_log,
                              gate=gate_cfg, noise_floor=noise_floor, fresh=fresh, replicates=replicates,
-                             early_stop=early_stop, confirm_n=confirm, slo=chosen_slo)
+                             early_stop=early_stop, confirm_n=confirm, slo=chosen_slo, subset=subset)
         table = speed_table(report, cap, qs, report.slo)
         view = _print_report(report, started, table, html=html is not None)
         return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log, view))
@@ -219,12 +226,14 @@ def report(
     slo: Optional[str] = slo_option,
     percentiles: str = percentiles_option,
     trust_edited_items: bool = trust_option,
+    subset: bool = subset_option,
 ) -> None:
     """Compare stored runs again and render the reports, without loading a model.
 
     The first RUN_DIR is the baseline. Prints the same tables as `compare` and
     exits the same way: 1 when any candidate fails the gate, 4 when a stored
-    run cannot cover every item (missing or unreadable generations).
+    run cannot cover every item of the baseline's plan (missing or unreadable
+    generations, a baseline that raised, a dropped pack, --limit; see --subset).
     """
     started = time.perf_counter()
 
@@ -238,7 +247,7 @@ def report(
         outputs.check()
         cap = _capacity(requests_per_day, peak_factor)
         chosen_slo, qs = _speed_options(slo, percentiles)
-        stored = api.report(list(run_dirs), gate_cfg, trust_edited_items, log=_log, slo=chosen_slo)
+        stored = api.report(list(run_dirs), gate_cfg, trust_edited_items, log=_log, slo=chosen_slo, subset=subset)
         table = speed_table(stored, cap, qs, stored.slo)
         view = _print_report(stored, started, table, html=html is not None)
         return _finish(stored, outputs, outputs.write(stored, table, time.perf_counter() - started, _log, view))
@@ -267,6 +276,7 @@ def sweep(
     markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write a Markdown summary (also appended "
                                             "to $GITHUB_STEP_SUMMARY when set)."),
     html: Optional[Path] = html_option,
+    subset: bool = subset_option,
 ) -> None:
     """Sweep a knob: accuracy against BASE (--set), or throughput and latency against the load (--load).
 
@@ -293,7 +303,8 @@ def sweep(
         outputs.check()
         # a sweep is a curve: every point runs every item, even one whose FAIL is decided early
         report = api.compare(base_cfg, [p.config for p in points], out=out, limit=limit,
-                             progress_factory=make_progress, log=_log, gate=gate_cfg, early_stop=False)
+                             progress_factory=make_progress, log=_log, gate=gate_cfg, early_stop=False,
+                             subset=subset)
         console.print(_sweep_table(base_cfg.name, points, report))
         return _finish(report, outputs, outputs.write(report, speed_table(report), time.perf_counter() - started, _log))
 

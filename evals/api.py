@@ -20,7 +20,7 @@ from evalrun.evals.check import CheckResult, inspect_run
 from evalrun.evals.config import ConfigError, RunConfig, load_config
 from evalrun.evals.execute import Progress, RunFailed, prepare
 from evalrun.evals.runs import PreparedRun, RunResult, load_stored, manifest_model, stored_replicates
-from evalrun.evals.coverage import coverage_gaps
+from evalrun.evals.coverage import coverage_gaps, plan_gaps, subset_text
 from evalrun.evals.gate import GateConfig, check_gate, evaluate, load_gate
 from evalrun.evals.metrics import PackMetrics, pack_metrics
 from evalrun.evals.pairing import Comparison, pair
@@ -176,6 +176,7 @@ def compare_results(
     replicates: list[RunResult] | None = None,
     scored: dict[Path, list[ScoredItem]] | None = None,
     slo: SLO | None = None,
+    subset: bool = False,
 ) -> CompareReport:
     """Score, pair and gate stored results; no model is involved from here on.
 
@@ -185,6 +186,8 @@ def compare_results(
     `noise_floor`), compared but never gated. Re-asks stored with a candidate
     (`confirm`) decide which of its flips reproduce. `scored`: runs already scored,
     by directory (compare has scored the baseline and its replicates for the early stop).
+    Items of the baseline's plan the candidate does not pair are gaps (evals.coverage), unless
+    `subset`: then the verdict is judged on the items both asked and says SUBSET.
     """
     done = scored or {}
 
@@ -215,11 +218,15 @@ def compare_results(
         stop = result.manifest.early_stop if result.manifest.status == "stopped" else None
         interleave.attach(result, baseline)
         speed = evaluate_speed(chosen.speed, result.name, baseline, result, slo, chosen.confidence)
-        verdict = evaluate(comparison, chosen, coverage_gaps(baseline, result), stab,
+        scope = plan_gaps(baseline, result)
+        verdict = evaluate(comparison, chosen, [*coverage_gaps(baseline, result), *([] if subset else scope)], stab,
                            decided=stop.rules if stop is not None else None, speed=speed)
         verdict.stopped = stopped_text(result)
         if verdict.stopped:
             verdict.notes.insert(0, verdict.stopped)
+        if subset and scope:
+            verdict.subset = subset_text(scope)
+            verdict.notes.insert(0, verdict.subset)
         report.candidates.append(result)
         report.gates.append(chosen)
         report.comparisons.append(comparison)
@@ -255,6 +262,7 @@ def compare(
     early_stop: bool = True,
     confirm_n: int | None = None,
     slo: SLO | None = None,
+    subset: bool = False,
 ) -> CompareReport:
     """Run (or reuse) the baseline and every candidate, pair each with the baseline and gate it.
 
@@ -266,6 +274,7 @@ def compare(
     `confirm_n` overrides each gate's `confirm` (re-asks per flipped item). `slo` (default: the
     baseline config's `slo:`) is what goodput counts against. A candidate timed `interleaved`
     (or `auto` with speed rules) has a sample of batches of both re-timed side by side.
+    A `limit`, or a candidate asking less than the baseline, is INCOMPLETE unless `subset`.
     """
     _distinct_names([baseline, *candidates])
     replicates = max(replicates, 2 if noise_floor else 1)
@@ -297,7 +306,7 @@ def compare(
             _interleave(plan[0], base_runs[0], p, result, log)
         results.append((result, chosen))
     return compare_results(base_runs[0], results, replicates=base_runs[1:], scored=scored,
-                           slo=slo or baseline.slo_value())
+                           slo=slo or baseline.slo_value(), subset=subset)
 
 
 def _interleave(base: PreparedRun, base_run: RunResult, cand: PreparedRun, result: RunResult,
@@ -356,7 +365,7 @@ def _stored_gate(result: RunResult) -> GateConfig | None:
 
 
 def report(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edited_items: bool = False,
-                   log: Callable[[str], None] = print, slo: SLO | None = None) -> CompareReport:
+           log: Callable[[str], None] = print, slo: SLO | None = None, subset: bool = False) -> CompareReport:
     """Re-compare stored runs, the first as the baseline, without loading any model.
 
     Each run's items must still be the ones it was asked (see `rescore`), unless `trust_edited_items`."""
@@ -367,7 +376,8 @@ def report(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edi
     stored_gates = [_stored_gate(r) for r in results[1:]]
     check_gates([gate, *stored_gates], [it for r in results for it in r.items])
     return compare_results(results[0], list(zip(results[1:], stored_gates)), gate,
-                           replicates=stored_replicates(results[0], trust_edited_items, log), slo=slo)
+                           replicates=stored_replicates(results[0], trust_edited_items, log), slo=slo,
+                           subset=subset)
 
 
 def plan(config: RunConfig, rate: float, power: float = 0.95, out: str | Path = "runs", limit: int | None = None,

@@ -30,6 +30,7 @@ def verdict_dict(verdict: Verdict) -> dict[str, Any]:
         "noise_flips": [flip_dict(f) for f in verdict.noise_flips],
         "unconfirmed_flips": [flip_dict(f) for f in verdict.unconfirmed],
         "stopped": verdict.stopped,
+        "subset": verdict.subset,
     }
 
 
