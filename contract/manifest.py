@@ -12,6 +12,8 @@ Versions:
   `pid`): they validate with those fields absent.
 - 2: `schema_version` recorded. A writer stamps the higher of the stored
   version and its own, so an older writer never claims a newer manifest is old.
+- 3: `limit` recorded: the `--limit N` the stored items were cut to (null: the
+  config's whole plan). Absent in older manifests, which load as not limited.
 
 Readers use attributes (`manifest.speed.peak_memory.bytes`); `manifest["key"]`
 reads the manifest as written (its JSON form), for scripts and tests that
@@ -24,7 +26,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field as PydField
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # an effect value as a method reports it: a ratio, a count, a level name, a flag
 Scalar = Union[bool, int, float, str, None]
 
@@ -250,6 +252,8 @@ class RunManifest(_Open):
     # how the answers ended, by finish_reason ("length": cut at max_new_tokens); absent in older runs
     finish_reasons: dict[str, int] | None = None
     items_sha256: str | None = None  # absent in older runs: their items cannot be verified
+    # `--limit N`: only the first N items of each pack are stored; null: the config's whole plan
+    limit: int | None = None
     load_seconds: float | None = None
     effects: dict[str, AccelEffects] = PydField(default_factory=dict)
     speed: SpeedFigures | None = None

@@ -43,7 +43,11 @@ if TYPE_CHECKING:
     from evalrun.reports.view.model import ReportView
 
 out_option = typer.Option(Path("runs"), "--out", help="Run store directory; each run lives in OUT/<name>-<key12>/.")
-limit_option = typer.Option(None, "--limit", min=1, help="Only the first N items of each pack (smoke checks).")
+limit_option = typer.Option(None, "--limit", min=1, help="Only the first N items of each pack (smoke checks; "
+                            "a comparison of them is INCOMPLETE unless --subset).")
+subset_option = typer.Option(False, "--subset", help="Judge the verdict on the items both runs asked when the "
+                             "candidate asks less than the baseline's plan (a dropped pack, narrower parameters, "
+                             "--limit); every output then says SUBSET. Without it that is INCOMPLETE (exit 4).")
 html_option = typer.Option(None, "--html", help="Write a self-contained HTML report (works offline) to this path.")
 rpd_option = typer.Option(None, "--requests-per-day", min=0, help="Daily request volume for the capacity estimate "
                           "(devices needed per run).")
@@ -103,6 +107,8 @@ def run(
             f"{escape(cfg.name)}: {correct}/{len(scored)} items correct; "
             f"{'reused' if result.reused else f'{result.generated} generated'}; {errors} errors; "
             f"{cut} cut at max_new_tokens; run: {escape(str(result.dir))}"
+            + (f"; --limit {limit}: only the first {limit} item(s) of each pack (recorded in its manifest; a "
+               "comparison against it is INCOMPLETE unless --subset)" if limit else "")
         )
 
     _guard(go)
@@ -138,6 +144,7 @@ def compare(
     percentiles: str = percentiles_option,
     ray: Optional[str] = ray_option,
     timing: Optional[TimingMode] = timing_option,
+    subset: bool = subset_option,
 ) -> None:
     """Run BASELINE and each CANDIDATE on identical items, pair them and gate.
 
@@ -166,7 +173,7 @@ def compare(
         chosen_slo, qs = _speed_options(slo, percentiles)
         report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=make_progress, log=_log,
                              gate=gate_cfg, noise_floor=noise_floor, fresh=fresh, replicates=replicates,
-                             early_stop=early_stop, confirm_n=confirm, slo=chosen_slo)
+                             early_stop=early_stop, confirm_n=confirm, slo=chosen_slo, subset=subset)
         table = speed_table(report, cap, qs, report.slo)
         return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log,
                                                       terminal=lambda view: _print_report(view, started)))
@@ -233,13 +240,15 @@ def report(
     replicates: Optional[int] = typer.Option(None, "--replicates", min=1, max=20, help="Measure the noise with K "
                                              "baseline runs in all (the first K - 1 replicates stored beside it). "
                                              "Default: the replicates `compare` gated the candidates with."),
+    subset: bool = subset_option,
 ) -> None:
     """Compare stored runs again and render the reports, without loading a model.
 
     The first RUN_DIR is the baseline (or give --baseline and --candidate; a run may be
     named, as `evalrun import` stores it). Prints the same tables as `compare` and
     exits the same way: 1 when any candidate fails the gate, 4 when a stored
-    run cannot cover every item (missing or unreadable generations).
+    run cannot cover every item of the baseline's plan (missing or unreadable
+    generations, a baseline that raised, a dropped pack, --limit; see --subset).
     """
     started = time.perf_counter()
     outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
@@ -253,7 +262,7 @@ def report(
         cap = _capacity(requests_per_day, peak_factor)
         chosen_slo, qs = _speed_options(slo, percentiles)
         stored = api.report(dirs, gate_cfg, trust_edited_items, log=_log, slo=chosen_slo,
-                            replicates=replicates)
+                            replicates=replicates, subset=subset)
         table = speed_table(stored, cap, qs, stored.slo)
         return _finish(stored, outputs, outputs.write(stored, table, time.perf_counter() - started, _log,
                                                       terminal=lambda view: _print_report(view, started)))
@@ -282,6 +291,7 @@ def sweep(
     markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write a Markdown summary (also appended "
                                             "to $GITHUB_STEP_SUMMARY when set)."),
     html: Optional[Path] = html_option,
+    subset: bool = subset_option,
 ) -> None:
     """Sweep a knob: accuracy against BASE (--set), or throughput and latency against the load (--load).
 
@@ -308,7 +318,8 @@ def sweep(
         outputs.claim()
         # a sweep is a curve: every point runs every item, even one whose FAIL is decided early
         report = api.compare(base_cfg, [p.config for p in points], out=out, limit=limit,
-                             progress_factory=make_progress, log=_log, gate=gate_cfg, early_stop=False)
+                             progress_factory=make_progress, log=_log, gate=gate_cfg, early_stop=False,
+                             subset=subset)
         console.print(_sweep_table(base_cfg.name, points, report))
         return _finish(report, outputs, outputs.write(report, speed_table(report), time.perf_counter() - started, _log))
 

@@ -20,7 +20,8 @@ from evalrun.evals.check import CheckResult, inspect_run
 from evalrun.evals.config import ConfigError, RunConfig, load_config
 from evalrun.evals.execute import Progress, RunFailed, prepare
 from evalrun.evals.runs import PreparedRun, RunResult, load_stored, manifest_model, stored_replicates
-from evalrun.evals.coverage import coverage_gaps
+from evalrun.evals.pack_export import export_pack  # noqa: F401 - re-exported: api.export_pack
+from evalrun.evals.coverage import coverage_gaps, plan_gaps, subset_text
 from evalrun.evals.gate import GateConfig, acceptance_rule, check_acceptance, check_gate, evaluate, load_gate
 from evalrun.evals.metrics import PackMetrics, pack_metrics
 from evalrun.evals.pairing import Comparison, pair
@@ -34,8 +35,7 @@ from evalrun.evals.verdict import Status, Verdict, overall_exit_code, overall_st
 
 if TYPE_CHECKING:
     from evalrun.evals.plan import Plan
-from evalrun.runners.models import ModelError, ModelNotFound, load_tokenizer, resolve_model
-from evalrun.tasks import get_pack
+from evalrun.runners.models import ModelError, ModelNotFound
 
 
 def load(path: str | Path) -> RunConfig:
@@ -112,34 +112,6 @@ def rescore(run_dir: str | Path, trust_edited_items: bool = False, log: Callable
     return Rescored(store.dir, manifest, scored, pack_metrics(scored), unanswered, store.warnings)
 
 
-def export_pack(name: str, params: dict, model: str = "smollm2-135m") -> list[Item]:
-    """The items a run would see for these pack parameters, sized with `model`'s tokenizer."""
-    from pydantic import ValidationError
-
-    from evalrun.evals.config import validation_error
-
-    try:
-        spec = get_pack(name)
-    except KeyError as exc:
-        raise ConfigError(str(exc.args[0]), path="pack") from None
-    try:
-        validated = spec.params.model_validate(params, context={"base_dir": Path.cwd()})
-    except ValidationError as exc:
-        raise validation_error(exc, "--param", "", spec.params) from None
-    try:
-        tokenizer = load_tokenizer(resolve_model(model))
-    except ModelNotFound as exc:
-        raise ConfigError(str(exc), path="--model") from None
-    except ModelError as exc:
-        raise RunFailed(str(exc)) from exc
-    from evalrun.tasks import PackDataError
-
-    try:
-        return spec.items(validated, lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]))
-    except PackDataError as exc:
-        raise ConfigError(exc.message, file="--param", path=exc.key) from None
-
-
 @dataclass
 class CompareReport:
     """Everything a renderer needs: the runs, their scores and metrics, each
@@ -182,6 +154,7 @@ def compare_results(
     scored: dict[Path, list[ScoredItem]] | None = None,
     slo: SLO | None = None,
     replicates_origin: str = "",
+    subset: bool = False,
 ) -> CompareReport:
     """Score, pair and gate stored results; no model is involved from here on.
 
@@ -192,6 +165,8 @@ def compare_results(
     (`confirm`) decide which of its flips reproduce. `scored`: runs already scored,
     by directory (compare has scored the baseline and its replicates for the early stop).
     `replicates_origin` says why these replicates (every verdict names the ones it used).
+    Items of the baseline's plan the candidate does not pair are gaps (evals.coverage), unless
+    `subset`: then the verdict is judged on the items both asked and says SUBSET.
     """
     done = scored or {}
 
@@ -223,13 +198,17 @@ def compare_results(
         interleave.attach(result, baseline)
         speed = evaluate_speed(chosen.speed, result.name, baseline, result, slo, chosen.confidence)
         speed += acceptance_rule(chosen, result.name, result.manifest.effects)
-        verdict = evaluate(comparison, chosen, coverage_gaps(baseline, result), stab,
+        scope = plan_gaps(baseline, result)
+        verdict = evaluate(comparison, chosen, [*coverage_gaps(baseline, result), *([] if subset else scope)], stab,
                            decided=stop.rules if stop is not None else None, speed=speed)
         verdict.stopped = stopped_text(result)
         verdict.replicates = [r.dir.name for r in replicates]
         verdict.notes[:0] = replicate_choice.notes(replicates, replicates_origin, chosen.confirm)
         if verdict.stopped:
             verdict.notes.insert(0, verdict.stopped)
+        if subset and scope:
+            verdict.subset = subset_text(scope)
+            verdict.notes.insert(0, verdict.subset)
         report.candidates.append(result)
         report.gates.append(chosen)
         report.comparisons.append(comparison)
@@ -265,6 +244,7 @@ def compare(
     early_stop: bool = True,
     confirm_n: int | None = None,
     slo: SLO | None = None,
+    subset: bool = False,
 ) -> CompareReport:
     """Run (or reuse) the baseline and every candidate, pair each with the baseline and gate it.
 
@@ -276,6 +256,7 @@ def compare(
     `confirm_n` overrides each gate's `confirm` (re-asks per flipped item). `slo` (default: the
     baseline config's `slo:`) is what goodput counts against. A candidate timed `interleaved`
     (or `auto` with speed rules) has a sample of batches of both re-timed side by side.
+    A `limit`, or a candidate asking less than the baseline, is INCOMPLETE unless `subset`.
     """
     _distinct_names([baseline, *candidates])
     replicates = max(replicates, 2 if noise_floor else 1)
@@ -312,7 +293,7 @@ def compare(
         replicate_choice.record(result, base_runs[0], base_runs[1:], chosen.confirm, log)
     origin = f"--replicates {replicates}" if replicates > 1 else "not asked for"
     return compare_results(base_runs[0], results, replicates=base_runs[1:], scored=scored,
-                           slo=slo or baseline.slo_value(), replicates_origin=origin)
+                           slo=slo or baseline.slo_value(), replicates_origin=origin, subset=subset)
 
 
 def _interleave(base: PreparedRun, base_run: RunResult, cand: PreparedRun, result: RunResult,
@@ -371,7 +352,8 @@ def _stored_gate(result: RunResult) -> GateConfig | None:
 
 
 def report(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edited_items: bool = False,
-           log: Callable[[str], None] = print, slo: SLO | None = None, replicates: int | None = None) -> CompareReport:
+           log: Callable[[str], None] = print, slo: SLO | None = None, replicates: int | None = None,
+           subset: bool = False) -> CompareReport:
     """Re-compare stored runs, the first as the baseline, without loading any model.
 
     Each run's items must still be the ones it was asked (see `rescore`), unless `trust_edited_items`.
@@ -388,7 +370,7 @@ def report(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edi
     stored_gates = replicate_choice.with_recorded_confirm(results[0], results[1:], stored_gates)
     chosen, origin = replicate_choice.for_report(results[0], results[1:], replicates, trust_edited_items, log)
     return compare_results(results[0], list(zip(results[1:], stored_gates)), gate, replicates=chosen, slo=slo,
-                           replicates_origin=origin)
+                           replicates_origin=origin, subset=subset)
 
 
 def plan(config: RunConfig, rate: float, power: float = 0.95, out: str | Path = "runs", limit: int | None = None,

@@ -180,7 +180,7 @@ def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, re
     run_dir = Path(out_dir) / run_dir_name(config.name, key, replicate)
     # a replicate sees other batches than the first run: the noise a GPU server's batching makes
     runner.batch_seed = replicate or None
-    return PreparedRun(config, source, device, dtype, items, key, run_dir, runner, replicate)
+    return PreparedRun(config, source, device, dtype, items, key, run_dir, runner, replicate, limit=limit)
 
 
 def set_aside(run_dir: Path) -> Path | None:
@@ -240,7 +240,9 @@ def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callab
     `watch`, generation stops (status "stopped") as soon as the candidate's FAIL is decided."""
     store = RunStore(prepared.dir, log=log)
     with run_lock(prepared.dir, log, prepared.label) as waited:
-        return _execute_locked(prepared, store, progress, log, waited, watch)
+        result = _execute_locked(prepared, store, progress, log, waited, watch)
+    result.limit = prepared.limit  # what this command asked, whatever the directory holds beyond it
+    return result
 
 
 def _reuse(prepared: PreparedRun, store: RunStore, manifest: RunManifest, recreated: str | None,
@@ -250,9 +252,13 @@ def _reuse(prepared: PreparedRun, store: RunStore, manifest: RunManifest, recrea
     if recreated:
         manifest = rm.rebuilt(prepared, [done[k] for k in wanted], recreated).merged({"items_sha256": items_hash})
         store.write_manifest(manifest)
-    elif manifest.items_sha256 != items_hash or manifest.status == "stopped":
-        # an older run: record what its items are from now on; a stopped one that has every item is complete
+    elif manifest.items_sha256 != items_hash or manifest.status == "stopped" or (
+            prepared.limit is None and manifest.limit is not None):
+        # an older run: record what its items are from now on; a stopped one that has every item is complete;
+        # one stored with --limit that holds the whole plan now is no longer limited
         updates: dict[str, Any] = {"items_sha256": items_hash}
+        if prepared.limit is None:
+            updates["limit"] = None
         if manifest.status == "stopped":
             updates["status"] = "complete"
         manifest = manifest.merged(updates, drop=("early_stop",))
@@ -331,7 +337,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     if recreated:
         manifest = manifest.merged({"manifest_recreated": {"at": rm.now(), "reason": recreated,
                                                            "note": "earlier sessions, effects and load times are unknown"}})
-    manifest = manifest.merged(rm.describe(prepared) | {"status": "running", "created": manifest.created or rm.now(),
+    manifest = manifest.merged(rm.describe(prepared, manifest) | {"status": "running", "created": manifest.created or rm.now(),
                                                         "updated": rm.now(), "items_sha256": items_hash})
     store.write_manifest(manifest)
 

@@ -25,7 +25,7 @@ from evalrun.evals.power import FlipTest
 from evalrun.evals.speed_rules import SpeedRule
 from evalrun.evals.stability import Stability
 from evalrun.contract.types import FieldKind
-from evalrun.evals.verdict import ALL_PACKS, Gap, RuleResult, Verdict, untestable_gaps
+from evalrun.evals.verdict import ALL_PACKS, Gap, RuleResult, Verdict, no_rule_gaps, untestable_gaps
 
 DEFAULT_MAX_HARMFUL: dict[str, int] = {"amount": 0, "number": 0, "date": 0, "id": 0}
 FIELD_KINDS: tuple[str, ...] = get_args(FieldKind)
@@ -329,7 +329,9 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[
             if f"{r.pack}: {r.rule}" not in decided and r.evaluated and r.status in ("pass", "fail"):
                 r.evaluated = False
                 r.detail += "; not decided: the candidate stopped early"
-    verdict = Verdict(cand, rules, notes, [*(gaps or []), *untestable_gaps(rules)], power=power,
+    verdict = Verdict(cand, rules, notes, [*(gaps or []), *untestable_gaps(rules),
+                                           *no_rule_gaps((pc.pack for pc in comparison.packs if pc.n), rules)],
+                      power=power,
                       noise_flips=noise, unconfirmed=unconfirmed)
     if not rules and not verdict.gaps:
         verdict.gaps.append(Gap(ALL_PACKS, "no gate rule applied to any paired pack: nothing was checked"))

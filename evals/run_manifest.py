@@ -40,8 +40,20 @@ def versions() -> dict[str, str]:
     }
 
 
-def describe(prepared: "PreparedRun") -> dict[str, Any]:
-    """Everything the manifest records about what the run is (not how it went)."""
+def limit_of(stored: RunManifest | None, prepared: "PreparedRun") -> int | None:
+    """The --limit the stored items are cut to after this session: a session without one stores
+    the whole plan, a larger one extends the items, and a run stored in full stays full. A stored
+    manifest that never recorded a limit (new, or older than schema 3) takes this session's."""
+    if prepared.limit is None:
+        return None
+    if stored is not None and "limit" in stored.model_fields_set:
+        return None if stored.limit is None else max(stored.limit, prepared.limit)
+    return prepared.limit
+
+
+def describe(prepared: "PreparedRun", stored: RunManifest | None = None) -> dict[str, Any]:
+    """Everything the manifest records about what the run is (not how it went); `stored`: the
+    manifest it updates (for the limit its items are cut to)."""
     config = prepared.config
     methods = all_methods()
     return {
@@ -63,6 +75,7 @@ def describe(prepared: "PreparedRun") -> dict[str, Any]:
             for t in config.tasks
         ],
         "emulated": sorted(n for n in config.acceleration if methods[n].capabilities.emulated),
+        "limit": limit_of(stored, prepared),
     }
 
 

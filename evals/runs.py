@@ -33,6 +33,7 @@ class PreparedRun:
     runner: Any = field(repr=False, default=None)
     replicate: int = 0
     role: str | None = None  # "replicate": a repeat of the baseline the gate measures the noise with
+    limit: int | None = None  # --limit N: only the first N items of each pack
 
     @property
     def store(self) -> RunStore:
@@ -73,6 +74,8 @@ class RunResult:
     # what reading the store found (skipped lines, unknown keys, a rebuilt manifest)
     warnings: list[str] = field(default_factory=list)
     interleaved: Interleaved | None = None
+    # --limit N: the items are each pack's first N, not the config's whole plan (evals.coverage)
+    limit: int | None = None
 
     def __post_init__(self) -> None:
         # builders (tests, scripts) may pass the manifest as the JSON dict it is on disk
@@ -90,7 +93,8 @@ class RunResult:
         manifest = manifest_model(data, store.manifest_path)
         name = manifest.label or store.dir.name
         generations = store.read_samples()
-        return cls(name, store.dir, items, dict(generations), manifest, warnings=store.warnings)
+        return cls(name, store.dir, items, dict(generations), manifest, warnings=store.warnings,
+                   limit=manifest.limit)
 
 
 def _run_store(run_dir: str | Path, log: Callable[[str], None] | None = None) -> RunStore:

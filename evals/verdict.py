@@ -6,10 +6,12 @@ A verdict fails closed. Three statuses, worst first:
 
 - ``fail``: a rule evaluated on paired items failed (a regression was found);
 - ``incomplete``: nothing failed, but the verdict cannot vouch for the
-  candidate: items it asked for could not be paired (missing, unreadable or
-  refused generations on either side), a rule could not be evaluated, no
-  rule applied at all, or no rule of a pack could fail;
-- ``pass``: every rule was evaluated on every item the candidate asked for,
+  candidate: items of the baseline's plan were not paired (a pack or items
+  the candidate does not ask, a run cut by --limit, missing, unreadable or
+  refused generations on either side, a baseline that raised), a rule could
+  not be evaluated, a pack had no rule, or no rule of a pack could fail;
+- ``pass``: every rule was evaluated on every item of the baseline's plan (or,
+  with --subset, on every item both runs asked: the verdict then says SUBSET),
   and each pack had a rule that could fail and did not.
 
 A rule can also be ``untestable``: its scope (a field, a field type, a pack's
@@ -37,8 +39,11 @@ STATUS_TEXT: dict[str, str] = {"pass": "PASS", "fail": "FAIL", "incomplete": "IN
                                "untestable": "NOT TESTABLE"}
 ALL_PACKS = "*"
 NOTHING_COULD_FAIL = "no rule here could fail: the baseline got none of it right"
-INCOMPLETE_NOTE = ("Nothing failed, but the verdict cannot vouch for every candidate: items it asked for could not "
-                   "be paired, a rule could not be evaluated, or no rule could fail. This is not a pass.")
+NO_RULE = "no gate rule applies to this pack (the gate disables every one): nothing in it was checked"
+SUBSET_TEXT = "SUBSET: only the items both runs asked"
+INCOMPLETE_NOTE = ("Nothing failed, but the verdict cannot vouch for every candidate: items of the baseline's plan "
+                   "could not be paired, a pack had no rule, a rule could not be evaluated, or no rule could fail. "
+                   "This is not a pass.")
 
 
 @dataclass
@@ -116,21 +121,32 @@ def untestable_gaps(rules: Iterable[RuleResult]) -> list[Gap]:
             if all(r.status == "untestable" for r in rs)]
 
 
-def count_rules(rules: Iterable[RuleResult], gaps: int = 0) -> dict[str, int]:
+def no_rule_gaps(packs: Iterable[str], rules: Iterable[RuleResult]) -> list[Gap]:
+    """A gap for each paired pack no rule applies to (its own or one for every pack): its row could
+    never fail, so neither may the verdict pass on it."""
+    covered = {r.pack for r in rules}
+    if ALL_PACKS in covered:
+        return []
+    return [Gap(pack, NO_RULE) for pack in dict.fromkeys(packs) if pack not in covered]
+
+
+def count_rules(rules: Iterable[RuleResult], gaps: int = 0, subset: int = 0) -> dict[str, int]:
     """How many rules passed, failed, were not testable, could not be evaluated, or found the pack too
-    small to vouch for (detect_rate), and the gaps."""
+    small to vouch for (detect_rate), and the gaps; `subset`: verdicts judged on a subset (--subset),
+    counted only when there are any."""
     rules = list(rules)
     statuses = [r.status for r in rules]
     short = sum(1 for r in rules if r.evaluated and r.status == "incomplete")
     return {"rules": len(rules), "passed": statuses.count("pass"), "failed": statuses.count("fail"),
             "untestable": statuses.count("untestable"), "not_evaluated": statuses.count("incomplete") - short,
-            "underpowered": short, "gaps": gaps}
+            "underpowered": short, "gaps": gaps, **({"subset": subset} if subset else {})}
 
 
 def counts_text(counts: dict[str, int]) -> str:
     """'3 of 5 rules passed, 1 failed, 1 not testable here': the one wording of the counts in every output
-    (a zero part is left out, except the passed one)."""
-    parts = [f"{counts['passed']} of {counts['rules']} rules passed"]
+    (a zero part is left out, except the passed one); a verdict on a subset says so first."""
+    parts = [SUBSET_TEXT] if counts.get("subset") else []
+    parts.append(f"{counts['passed']} of {counts['rules']} rules passed")
     for key, words in (("failed", "failed"), ("untestable", "not testable here"),
                        ("not_evaluated", "could not be evaluated"), ("underpowered", "too small to vouch for"),
                        ("gaps", "gap(s) in the data")):
@@ -154,6 +170,8 @@ class Verdict:
     stopped: str | None = None
     # the baseline replicate runs (directory names) the gate measured the noise with; [] for none
     replicates: list[str] = field(default_factory=list)
+    # with --subset: what of the baseline's plan the verdict was not judged on (evals.coverage.subset_text)
+    subset: str | None = None
 
     @property
     def status(self) -> Status:
@@ -195,7 +213,7 @@ class Verdict:
         return [g for g in self.gaps if g.pack == pack]
 
     def rule_counts(self) -> dict[str, int]:
-        return count_rules(self.rules, len(self.gaps))
+        return count_rules(self.rules, len(self.gaps), int(self.subset is not None))
 
     def summary(self) -> str:
         """The rule counts in the words every renderer uses (see `counts_text`)."""
@@ -205,7 +223,8 @@ class Verdict:
 def overall_counts(verdicts: Iterable[Verdict]) -> dict[str, int]:
     """The counts over every candidate, for a title line."""
     verdicts = list(verdicts)
-    return count_rules([r for v in verdicts for r in v.rules], sum(len(v.gaps) for v in verdicts))
+    return count_rules([r for v in verdicts for r in v.rules], sum(len(v.gaps) for v in verdicts),
+                       sum(v.subset is not None for v in verdicts))
 
 
 def overall_summary(verdicts: Iterable[Verdict]) -> str:

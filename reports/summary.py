@@ -31,6 +31,7 @@ def verdict_dict(verdict: Verdict) -> dict[str, Any]:
         "unconfirmed_flips": [flip_dict(f) for f in verdict.unconfirmed],
         "stopped": verdict.stopped,
         "replicates": verdict.replicates,
+        "subset": verdict.subset,
     }
 
 
