@@ -199,7 +199,9 @@ def test_replicates_are_stored_beside_the_run_and_measure_the_noise(tmp_path: Pa
                          log=lambda m: None)
     assert [s.dir.name for s in stored] == [stored[0].dir.name, stored[0].dir.name + "-r1"]
     cand = import_runs("lm-eval", [DATA / "bfloat16"], name="bf16", out=tmp_path / "runs", log=lambda m: None)[0]
-    report = api.report([stored[0].dir, cand.dir], log=lambda m: None)
+    # replicates are used when asked for (or as a comparison recorded them), never picked up unasked
+    assert api.report([stored[0].dir, cand.dir], log=lambda m: None).replicates == []
+    report = api.report([stored[0].dir, cand.dir], log=lambda m: None, replicates=2)
     assert len(report.replicates) == 1 and report.stability is not None and report.stability.measured
     with pytest.raises(ConfigError, match="replicate 1 is not a repeat"):
         truncated = _copy("bfloat16", tmp_path / "t")
