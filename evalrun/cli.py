@@ -64,7 +64,6 @@ slo_option = typer.Option(None, "--slo", help="Service-level objectives for good
 percentiles_option = typer.Option("50,90,95,99", "--percentiles", help="Latency percentiles to report, e.g. 50,99 "
                                   "(vLLM's --metric-percentiles).")
 
-
 def _speed_options(slo: str | None, percentiles: str) -> tuple["SLO | None", list[float]]:
     """--slo and --percentiles, checked before any work (exit 2 naming the option)."""
     from evalrun.evals.slo import SLOError, parse_slo

@@ -55,7 +55,7 @@ def hostile_report(chars: str, names: tuple[str, str] | None = None) -> "api.Com
                                      error=f"CUDA {chars} out of memory" if wrong and k == 3 else None)
         manifest = {"name": name, "device": "cpu", "dtype": "float32", "load_seconds": 1.0, "speed": {},
                     "config": {"model": f"model{chars}", "acceleration": {}}, "emulated": [], "effects": {}}
-        return RunResult(name, Path(f"/runs/{name}"), items, gens, manifest)
+        return RunResult(name, Path("/runs") / name.encode("unicode_escape").decode("ascii"), items, gens, manifest)
 
     base, cand = names or (f"base{chars}", f"cand{chars}")
     return api.compare_results(run(base, False), [(run(cand, True), None)])
