@@ -11,6 +11,8 @@ byte is written.
 
 from __future__ import annotations
 
+import contextlib
+
 import errno
 import os
 import secrets
@@ -37,10 +39,8 @@ def write_atomic(path: str | Path, data: str | bytes, follow_links: bool = True)
                 os.fsync(fh.fileno())
             os.replace(tmp, out.name, src_dir_fd=dfd, dst_dir_fd=dfd)
         except BaseException:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp, dir_fd=dfd)
-            except FileNotFoundError:
-                pass
             raise
     finally:
         os.close(dfd)

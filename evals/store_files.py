@@ -15,6 +15,8 @@ what was stored before it stays stored, so the same command resumes.
 
 from __future__ import annotations
 
+import contextlib
+
 import errno
 import os
 import stat
@@ -73,10 +75,8 @@ def open_dir(run_dir: Path) -> int:
 
 def check_dir(run_dir: Path) -> None:
     """Refuse a run directory that is a link (StoreLink); a missing one is fine (it is made later)."""
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.close(open_dir(run_dir))
-    except FileNotFoundError:
-        pass
 
 
 def make_dir(run_dir: Path) -> None:
