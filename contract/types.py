@@ -15,7 +15,10 @@ from typing_extensions import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field as PydField, computed_field, model_serializer, model_validator
 
-FieldKind = Literal["amount", "number", "date", "id", "text", "enum"]
+# A field type's name (amount, number, date, id, text, enum, ...): the types are
+# files under values/types/, which the contract cannot import, so the name is
+# checked against their registry where configs, imports and gates are read.
+FieldKind = str
 
 # Field-level outcomes; "error" is the item-level outcome of a generation that raised.
 Outcome = Literal[

@@ -156,29 +156,18 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from evalrun.contract.types import FieldScore
-from evalrun.evals.field_compare import HANDLERS as _HANDLERS
-from evalrun.evals.numeric_subcodes import numeric_subcode
 from evalrun.values.coerce import coerce
-from evalrun.values.options import option_problem
 from evalrun.values.field_clauses import named_value, read_refusal
 from evalrun.values.ids import norm_id
 from evalrun.values.kinds import KINDS, TYPED_KINDS, gold_value, is_absent_value, states_no_value
+from evalrun.values.numeric_subcodes import numeric_subcode
+from evalrun.values.registry import field_type, option_problem, unknown_type_message
 from evalrun.values.text import drop_cut_repeat, norm_text
+from evalrun.values.types._base import SELF_CONTRADICTING
 
 OUTCOMES = ("correct", "near_match", "partial", "wrong_value", "missing", "hallucinated", "correct_absent")
-SELF_CONTRADICTING = "self_contradicting"  # states a value and says the field has none
-NUMERIC_SUBCODES = (
-    "sign_flip", "scale_error", "rounding", "digits_transposed", "digit_dropped",
-    "digit_inserted", "digit_changed", "currency_mismatch", "unparseable", SELF_CONTRADICTING,
-)
-SUBCODES: dict[str, tuple[str, ...]] = {
-    "amount": NUMERIC_SUBCODES,
-    "number": tuple(c for c in NUMERIC_SUBCODES if c != "currency_mismatch"),
-    "date": ("day_month_swap", "off_by_one_day", "wrong_year", "unparseable", SELF_CONTRADICTING),
-    "id": ("transposition", "one_char_edit", "prefix_or_suffix", SELF_CONTRADICTING),
-    "text": ("truncated", "word_order", SELF_CONTRADICTING),
-    "enum": ("invalid_value", SELF_CONTRADICTING),
-}
+# every type's sub-codes, as the type declares them (values/types/)
+SUBCODES: dict[str, tuple[str, ...]] = {name: field_type(name).subcodes for name in KINDS}
 AMBIGUOUS = "ambiguous: several candidates"
 NAMED = "chosen: the one value in the clause naming the field"
 REFUSAL = "refusal: the answer says the field has no value"
@@ -209,8 +198,8 @@ def _refusal(kind: str, pred: str, gold_absent: bool, gold_norm: str | None, opt
 
 
 def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts: dict[str, Any]) -> FieldScore:
-    h = _HANDLERS[kind]
-    fmt: Callable[[Any], str] = h["fmt"]
+    h = field_type(kind)
+    fmt: Callable[[Any], str] = h.fmt
     gold_absent = gold is None or is_absent_value(kind, gold, opts)
     pred_absent = pred is None or is_absent_value(kind, pred, opts)
     g = None if gold_absent else gold_value(kind, gold, opts)  # type: ignore[arg-type]
@@ -232,7 +221,7 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
         # The whole answer is the gold id: "0 CAD", "INV 2024 0042" need no
         # token heuristics (and cannot be a wrong value that happens to match).
         return FieldScore(outcome="correct", gold_norm=_cap(gold_norm), pred_norm=_cap(g))
-    cands = h["cands"](pred, opts)
+    cands = h.candidates(pred, opts)
     pred_norm = _cap(" | ".join(fmt(c) for c in cands[:20])) if cands else None
     if gold_absent:
         if not cands and kind != "text":
@@ -249,7 +238,7 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
             # a sentence that states no value of the field's type, not even a damaged one: the field was dropped
             return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
                               detail=f"no {kind} value in the answer")
-        return FieldScore(outcome="wrong_value", subcode=h["unparseable"], gold_norm=gold_norm,
+        return FieldScore(outcome="wrong_value", subcode=h.unparseable, gold_norm=gold_norm,
                           pred_norm=_cap(norm_text(pred)), detail=f"no {kind} value found")
     chosen, note = cands[0], None
     if len(cands) > 1:
@@ -257,7 +246,7 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
         if chosen is None:
             return FieldScore(outcome="wrong_value", gold_norm=gold_norm, pred_norm=pred_norm, detail=AMBIGUOUS)
         pred_norm, note = _cap(fmt(chosen)), NAMED
-    outcome, sub, detail = h["compare"](g, chosen, opts)
+    outcome, sub, detail = h.compare(g, chosen, opts)
     detail = "; ".join(d for d in (note, detail) if d) or None
     return FieldScore(outcome=outcome, subcode=sub, gold_norm=gold_norm, pred_norm=pred_norm, detail=detail)
 
@@ -275,8 +264,8 @@ def score_field(kind: str, gold: Any, pred: Any, **options: Any) -> FieldScore:
     `field`, `aliases`: harness bugs); any model output, however hostile,
     yields a FieldScore.
     """
-    if kind not in _HANDLERS:
-        raise ValueError(f"unknown field kind {kind!r}; expected one of {KINDS}")
+    if kind not in SUBCODES:
+        raise ValueError(unknown_type_message(kind))
     _check_options(kind, options)
     gold_s, _ = coerce(gold)
     try:

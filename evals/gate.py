@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Annotated, Any, Iterable, Literal, get_args
+from typing import Annotated, Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -24,11 +24,12 @@ from evalrun.evals.pairing import Comparison, Flip, PackComparison
 from evalrun.evals.power import FlipTest
 from evalrun.evals.speed_rules import SpeedRule
 from evalrun.evals.stability import Stability
-from evalrun.contract.types import FieldKind
 from evalrun.evals.verdict import ALL_PACKS, Gap, RuleResult, Verdict, no_rule_gaps, untestable_gaps
+from evalrun.values.registry import type_names, typed_names
 
-DEFAULT_MAX_HARMFUL: dict[str, int] = {"amount": 0, "number": 0, "date": 0, "id": 0}
-FIELD_KINDS: tuple[str, ...] = get_args(FieldKind)
+FIELD_KINDS: tuple[str, ...] = type_names()
+# a dropped or altered value of a typed field (amount, number, date, id, ...) is never allowed by default
+DEFAULT_MAX_HARMFUL: dict[str, int] = {k: 0 for k in FIELD_KINDS if k in typed_names()}
 
 __all__ = ["DEFAULT_MAX_HARMFUL", "GateConfig", "PackRule", "RuleResult", "Verdict", "acceptance_rule",
            "check_acceptance", "check_gate", "evaluate", "load_gate", "load_gate_file"]

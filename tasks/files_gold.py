@@ -16,9 +16,7 @@ from evalrun.tasks.files_data import Rows, is_empty
 from evalrun.values.coerce import coerce
 from evalrun.values.enums import enum_lookup
 from evalrun.values.kinds import gold_value, is_absent_value  # the scorer's own gold reading
-
-_KIND_WORDS = {"amount": "an amount", "number": "a number", "date": "a calendar date", "id": "an id",
-               "text": "text", "enum": "one of the allowed values"}
+from evalrun.values.registry import field_type
 
 
 def gold_text(value: Any) -> tuple[str | None, str | None]:
@@ -75,7 +73,7 @@ def check_golds(rows: Rows, fields: dict[str, str], gold_columns: dict[str, str]
                     f"`nullable: [{name}]` to score rows without one as decoys (an empty answer is then correct)",
                     f"fields.{name}")
             if gold_value(kind, text, opts) is None or (kind == "enum" and not _enum_ok(text, opts)):
-                raise ParamError(f"{where}: the gold {_short(text)} is not {_KIND_WORDS.get(kind, kind)} "
+                raise ParamError(f"{where}: the gold {_short(text)} is not {field_type(kind).noun} "
                                  f"(field type {kind})", f"fields.{name}")
             out.append(text)
         golds.append(out)

@@ -13,15 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field as PydField, ValidationError
+from pydantic import BaseModel, ConfigDict, Field as PydField, ValidationError, field_validator
 
-from evalrun.contract.types import FieldKind
 from evalrun.tasks.base import ParamError
-from evalrun.values.options import user_option_problem
+from evalrun.values.registry import check_type_name, type_names, user_option_problem
 
 DateOrder = Literal["dmy", "mdy", "ymd"]
 DATE_ORDERS: tuple[str, ...] = get_args(DateOrder)
-KINDS: tuple[str, ...] = get_args(FieldKind)
+KINDS: tuple[str, ...] = type_names()
 
 
 class FieldSpec(BaseModel):
@@ -29,7 +28,7 @@ class FieldSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    type: FieldKind
+    type: str
     # asked after the shared document (a template over the row's columns)
     question: str | None = None
     # this field's own whole prompt (a template), instead of the shared document
@@ -37,6 +36,11 @@ class FieldSpec(BaseModel):
     column: str | None = None
     options: dict[str, Any] = PydField(default_factory=dict)
     nullable: bool = False
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _type(cls, v: Any) -> Any:
+        return check_type_name(v)
 
 
 @dataclass(frozen=True)

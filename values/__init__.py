@@ -2,8 +2,10 @@
 
 Reading an amount, a date, an id or an enum value out of a string, normalising
 text, reading a gold, telling "no value" apart: one module per kind of value,
-each total (any string in, a value or nothing out, never an exception). This
-layer sits just above the contract and imports nothing else of ours.
+each total (any string in, a value or nothing out, never an exception). Each
+field type is one file under values/types/, found by `values.registry`
+(`field_type(name)`, `type_names()`). This layer sits just above the contract
+and imports nothing else of ours.
 """
 
 from evalrun.values.absent import ABSENT_MARKERS, is_absent
@@ -18,13 +20,14 @@ from evalrun.values.enums import enum_candidates, enum_gold, enum_lookup, find_e
 from evalrun.values.ids import id_candidates, norm_id
 from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.kinds import CANDIDATES, KINDS, TYPED_KINDS, gold_value, is_absent_value
+from evalrun.values.registry import field_type, type_names
 from evalrun.values.text import norm_text, prep
 
 __all__ = [
     "ABSENT_MARKERS", "AmbiguousDate", "AmountCand", "CANDIDATES", "DATE_ORDERS", "DateParts", "KINDS",
     "TYPED_KINDS", "coerce", "mask_list_markers", "read_date_order", "same_currency",
     "currency_code", "distinct_amounts", "distinct_dates", "enum_candidates", "enum_gold", "enum_lookup",
-    "extract_amounts", "extract_dates", "find_dates", "find_enum_values", "fmt_amount", "fmt_date",
+    "extract_amounts", "extract_dates", "field_type", "find_dates", "find_enum_values", "fmt_amount", "fmt_date",
     "gold_value", "id_candidates", "interpret_number", "is_absent", "is_absent_value", "mask_dates",
-    "norm_id", "norm_text", "prep",
+    "norm_id", "norm_text", "prep", "type_names",
 ]

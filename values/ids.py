@@ -59,13 +59,13 @@ def _is_prose(tokens: list[str]) -> bool:
     return len(words) >= 2 or any(len(w) >= 4 for w in words)
 
 
-def _id_candidates(text: str) -> tuple[bool, tuple[str, ...]]:
+def _id_found(text: str) -> tuple[bool, tuple[tuple[int, int, str], ...]]:
+    """(is_free_text, (start, end, normalised candidate) in prep(text))."""
     t = mask_list_markers(prep(text))
     matches = list(_ID_TOKEN.finditer(t))[:2000]
     tokens = [m[0].strip(_ID_EDGE) for m in matches]
     if len(tokens) <= 1:
-        whole = norm_id(t)
-        return False, ((whole,) if whole else ())
+        return False, _whole(t)
     free = _is_prose(tokens)
     if free:  # dates and amounts in a multi-field answer are not ids
         masked = _mask_non_ids(t)
@@ -75,29 +75,48 @@ def _id_candidates(text: str) -> tuple[bool, tuple[str, ...]]:
             tokens = [m[0].strip(_ID_EDGE) for m in matches]
     # Runs of id-ish tokens separated only by spaces form one id ("INV 2024 0042");
     # a run counts when it holds a digit.
-    cands: list[str] = []
+    cands: list[tuple[int, int, str]] = []
     run: list[str] = []
+    run_start = run_end = 0
     prev_end, prev_raw = -1, ""
     for m, tok in zip(matches, tokens):
         joined = prev_end >= 0 and not t[prev_end:m.start()].strip() and not prev_raw.endswith((".", "!", "?"))
         idish = bool(tok) and _idish(tok, free)
         if not (idish and joined and run):
             if run and any(HAS_DIGIT.search(r) for r in run):
-                cands.append(norm_id(" ".join(run)))
+                cands.append((run_start, run_end, norm_id(" ".join(run))))
             run = []
         if idish:
+            if not run:
+                run_start = m.start() + m[0].index(tok)
             run.append(tok)
+            run_end = m.start() + m[0].index(tok) + len(tok)
         prev_end, prev_raw = m.end(), m[0]
     if run and any(HAS_DIGIT.search(r) for r in run):
-        cands.append(norm_id(" ".join(run)))
+        cands.append((run_start, run_end, norm_id(" ".join(run))))
     if free:  # a count in prose ("3 items") is not an id
-        cands = [c for c in cands if len(c) >= 3]
+        cands = [c for c in cands if len(c[2]) >= 3]
     if not cands and not free:
-        whole = norm_id(t)
-        return False, ((whole,) if whole else ())
+        return False, _whole(t)
     if not cands:  # no digits anywhere: fall back to all-caps codes ("ABCDEF")
-        cands = [norm_id(tok) for tok in tokens if len(tok) >= 3 and tok.isupper() and tok.isalnum() and tok not in _ID_LABELS]
-    return free, tuple(c for c in cands if c)
+        cands = [(m.start() + m[0].index(tok), m.start() + m[0].index(tok) + len(tok), norm_id(tok))
+                 for m, tok in zip(matches, tokens)
+                 if len(tok) >= 3 and tok.isupper() and tok.isalnum() and tok not in _ID_LABELS]
+    return free, tuple(c for c in cands if c[2])
+
+
+def _whole(t: str) -> tuple[tuple[int, int, str], ...]:
+    whole = norm_id(t)
+    if not whole:
+        return ()
+    body = t.strip()
+    start = len(t) - len(t.lstrip())
+    return ((start, start + len(body), whole),)
+
+
+def _id_candidates(text: str) -> tuple[bool, tuple[str, ...]]:
+    free, found = _id_found(text)
+    return free, tuple(c for _, _, c in found)
 
 
 _id_candidates_cached = lru_cache(maxsize=65536)(_id_candidates)
@@ -115,3 +134,6 @@ def id_candidates(text: str) -> tuple[bool, tuple[str, ...]]:
     return _id_candidates_cached(text)
 
 
+def id_spans(text: str) -> tuple[bool, tuple[tuple[int, int, str], ...]]:
+    """As id_candidates, with each candidate's (start, end) in prep(text)."""
+    return _id_found(text)

@@ -1,5 +1,6 @@
-"""What each field kind reads from a string: its candidate values, a gold's one
-value, and whether the string says "no value".
+"""Reading a string as a field type: a gold's one value, and whether the string says
+"no value". The types themselves are in values/types/ (one file each), found by
+`evalrun.values.registry`.
 
 The scorer (`evalrun.evals.fields`) and the packs that check their golds before
 a run (`evalrun.tasks.files_gold`) both read through here, so a gold a pack
@@ -9,92 +10,51 @@ accepts is exactly a gold the scorer can compare against.
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, Callable
 
 from evalrun.values.absent import is_absent
-from evalrun.values.amounts import distinct_amounts, extract_amounts
-from evalrun.values.currencies import stated_currency
-from evalrun.values.dates import AmbiguousDate, distinct_dates, extract_dates, mask_dates, read_date_order
-from evalrun.values.enums import enum_candidates, enum_gold, enum_lookup
-from evalrun.values.ids import id_candidates, norm_id
+from evalrun.values.dates import mask_dates
+from evalrun.values.enums import enum_lookup
+from evalrun.values.registry import field_type, type_names, typed_names
 from evalrun.values.text import norm_text, prep
-
-KINDS = ("amount", "number", "date", "id", "text", "enum")
-TYPED_KINDS = frozenset({"amount", "number", "date", "id"})
 
 Reader = Callable[[str, dict[str, Any]], list[Any]]
 
 
-def _amount_reader(use_currency: bool) -> Reader:
-    # "1.234" is 1234 in an amount (German thousands; amounts rarely carry three
-    # decimals) but 1.234 in a plain number; "1,234" is 1234 in both.
-    default_decimal = "auto" if use_currency else "."
+class _Readers(Mapping[str, Reader]):
+    """type name -> its candidate reader, as the registry has them (read by values.field_clauses)."""
 
-    def cands(s: str, opts: dict[str, Any]) -> list[Any]:
-        found = distinct_amounts(extract_amounts(s, opts.get("decimal") or default_decimal), use_currency)
-        if use_currency and len(found) == 1 and found[0].currency is None and (cur := stated_currency(s)):
-            # one value and, apart from it, one currency named: "2,318.64. The currency is USD."
-            return [found[0]._replace(currency=cur)]
-        return found
+    def __getitem__(self, kind: str) -> Reader:
+        return field_type(kind).candidates
 
-    return cands
+    def __iter__(self) -> Iterator[str]:
+        return iter(type_names())
+
+    def __len__(self) -> int:
+        return len(type_names())
 
 
-def _date_cands(s: str, opts: dict[str, Any]) -> list[Any]:
-    return distinct_dates(extract_dates(s, read_date_order(opts)))
-
-
-def _id_cands(s: str, opts: dict[str, Any]) -> list[Any]:
-    return list(dict.fromkeys(id_candidates(s)[1]))
-
-
-def _text_cands(s: str, opts: dict[str, Any]) -> list[Any]:
-    return [n] if (n := norm_text(s)) else []
-
-
-# kind -> the distinct values of that kind found in a string (an answer or a gold)
-CANDIDATES: dict[str, Reader] = {
-    "amount": _amount_reader(True),
-    "number": _amount_reader(False),
-    "date": _date_cands,
-    "id": _id_cands,
-    "text": _text_cands,
-    "enum": enum_candidates,
-}
-# kinds whose gold is read whole rather than as the one candidate found in it
-_GOLD_WHOLE: dict[str, Callable[[str, dict[str, Any]], Any]] = {
-    "id": lambda s, o: norm_id(s) or None,
-    "enum": enum_gold,
-}
+CANDIDATES: Mapping[str, Reader] = _Readers()
+KINDS = type_names()
+TYPED_KINDS = typed_names()
 
 
 def gold_value(kind: str, gold: str, opts: dict[str, Any]) -> Any:
     """The gold's one typed value, or None when the reference does not parse as `kind`
     (the scorer then compares it as plain text), including a date that the field's
-    `date_order` leaves ambiguous. `opts` as for enum_lookup; ValueError for a
-    bad `date_order`."""
-    if kind == "enum":
-        return enum_gold(gold, opts)
-    if len(gold) <= 256:  # references repeat across runs and models: cache them
-        order = read_date_order(opts) if kind == "date" else "dmy"
-        return _gold_cached(kind, gold, opts.get("decimal"), order)
-    return _gold_uncached(kind, gold, opts)
-
-
-def _gold_uncached(kind: str, gold: str, opts: dict[str, Any]) -> Any:
-    whole = _GOLD_WHOLE.get(kind)
-    if whole is not None:
-        return whole(gold, opts)
-    cands = CANDIDATES[kind](gold, opts)
-    if len(cands) != 1 or isinstance(cands[0], AmbiguousDate):  # a gold must say which date it is
-        return None
-    return cands[0]
+    `date_order` leaves ambiguous. ValueError for a bad `date_order`."""
+    t = field_type(kind)
+    key = t.gold_key(opts)
+    if key is None or len(gold) > 256:
+        return t.gold(gold, opts)
+    return _gold_cached(kind, gold, key)  # references repeat across runs and models: cache them
 
 
 @lru_cache(maxsize=65536)
-def _gold_cached(kind: str, gold: str, decimal: str | None, date_order: str) -> Any:
-    return _gold_uncached(kind, gold, {"decimal": decimal, "date_order": date_order})
+def _gold_cached(kind: str, gold: str, key: Hashable) -> Any:
+    return field_type(kind).gold(gold, dict(key))  # type: ignore[call-overload]
 
 
 _VALUE_START = re.compile(r"(?<![\w\-/.])[-+\u2212(]?[$€£¥]?[0-9]")
@@ -121,4 +81,4 @@ def is_absent_value(kind: str, s: str, opts: dict[str, Any]) -> bool:
     ("Not found in the document.") does."""
     if kind == "enum" and norm_text(s) in enum_lookup(opts)[0]:
         return False  # "none" may be a legitimate enum value
-    return is_absent(s, prefix_rule=kind in TYPED_KINDS)
+    return is_absent(s, prefix_rule=field_type(kind).typed)

@@ -15,14 +15,16 @@ sub-codes (digit_dropped, day_month_swap) and the default harmful-flip limits::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field as PydField, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field as PydField, PrivateAttr, ValidationError, field_validator, model_validator
 
-from evalrun.contract.types import Field, FieldKind
+from evalrun.contract.types import Field
 from evalrun.evals.config_errors import ConfigError, read_yaml, validation_error
+from evalrun.tasks.base import ParamError
+from evalrun.values.registry import check_type_name, type_names, user_option_problem
 
-KINDS: tuple[str, ...] = get_args(FieldKind)
+KINDS: tuple[str, ...] = type_names()
 ANY_TASK = "*"
 
 
@@ -31,9 +33,22 @@ class FieldSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: FieldKind
+    kind: str
     name: str = PydField("answer", min_length=1)
     options: dict[str, Any] = PydField(default_factory=dict)
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _kind(cls, v: Any) -> Any:
+        return check_type_name(v)
+
+    @model_validator(mode="after")
+    def _options(self) -> "FieldSpec":
+        """An option the scorer does not read for this type, or cannot read, is an error here,
+        not a ValueError when the first item is scored."""
+        if (problem := user_option_problem(self.kind, self.options)) is not None:
+            raise ParamError(problem[1], f"options.{problem[0]}")
+        return self
 
 
 class FieldMap(BaseModel):

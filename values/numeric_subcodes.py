@@ -1,6 +1,6 @@
 """Why two different numbers differ: a sign flip, a scale error, rounding, or a
 digit slip (transposed, dropped, inserted, changed), in the priority order the
-scorer documents (`evalrun.evals.fields`).
+scorer documents (docs/field-types.md).
 
 A digit sub-code is a claim that a slip of one or two digits explains the
 difference; it is made only where that is plausible, so "1 vs 24" is simply
@@ -14,6 +14,9 @@ from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation, l
 from rapidfuzz.distance import OSA, Levenshtein
 
 _MAX_DIGITS = 64
+# why two different numbers differ, in priority order (the numeric types add their own)
+NUMERIC_SUBCODES = ("sign_flip", "scale_error", "rounding", "digits_transposed", "digit_dropped",
+                    "digit_inserted", "digit_changed")
 
 
 def _digit_strings(v: Decimal) -> tuple[str, str]:
@@ -102,4 +105,4 @@ def numeric_subcode(g: Decimal, p: Decimal) -> str | None:
     return _digit_edit(*pairs[0], abs(_int_len(g) - _int_len(p)))
 
 
-__all__ = ["numeric_subcode"]
+__all__ = ["NUMERIC_SUBCODES", "numeric_subcode"]

@@ -1,0 +1,152 @@
+"""What a field type is: one class per file in this folder, found by the registry.
+
+A type says how it reads a gold, how it finds candidate values in an answer (with
+their spans), how a gold and a candidate compare (outcome, sub-code, detail), which
+options it takes (a pydantic model: a misspelt or malformed option is an error
+naming it), and the examples that prove each of its sub-codes reachable. The scorer
+(`evalrun.evals.fields`) and the packs that check golds before a run
+(`evalrun.tasks.files_gold`) both go through the type, so they never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any, ClassVar, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from evalrun.values.types._spans import stripped
+
+Verdict = tuple[str, "str | None", "str | None"]  # outcome, sub-code, detail
+SELF_CONTRADICTING = "self_contradicting"  # any type: states a value and says the field has none
+
+
+class Found(NamedTuple):
+    """One candidate value and where it was written: answer[start:end]."""
+
+    start: int
+    end: int
+    value: Any
+
+
+class Example(NamedTuple):
+    """A (gold, answer) pair that earns one sub-code through score_field."""
+
+    gold: str
+    pred: str
+    options: dict[str, Any] = {}
+
+
+def _is_names(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value))
+
+
+class Options(BaseModel):
+    """The options every field type reads. Values are checked, not converted: the scorer
+    reads the options dict as given."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    field: str | None = Field(None, description="the field's name; passed by the scorer itself, not set in a config")
+    aliases: str | list[str] | None = Field(
+        None, description="other names of the field; with `field` they let list answers and refusals be read "
+        "clause by clause")
+
+    @field_validator("field", mode="before")
+    @classmethod
+    def _field(cls, v: Any) -> Any:
+        if v is not None and not isinstance(v, str):
+            raise ValueError(f"field must be the field's name; got {v!r}")
+        return v
+
+    @field_validator("aliases", mode="before")
+    @classmethod
+    def _aliases(cls, v: Any) -> Any:
+        if v is not None and not _is_names(v):
+            raise ValueError(f"aliases must be a list of names; got {v!r}")
+        return v
+
+
+# options the scorer sets itself; a config may not
+INTERNAL_OPTIONS = frozenset({"field"})
+
+
+def option_error(model: type[Options], options: dict[str, Any]) -> tuple[str, str] | None:
+    """(option, what is wrong) for the first option of `model` that cannot be read, else None.
+    Keys that are not options of the model are not judged here."""
+    known = {k: v for k, v in options.items() if k in model.model_fields}
+    if not known:
+        return None
+    try:
+        model.model_validate(known)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = str(err["loc"][0]) if err.get("loc") else "?"
+        msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+        if err.get("type") != "value_error":
+            msg = f"{key}: {msg[:1].lower()}{msg[1:]}; got {err.get('input')!r}"
+        return key, msg
+    return None
+
+
+class FieldType:
+    """One field type. Subclasses set the class attributes and the reading methods; the
+    registry makes one instance per type. `opts` is the field's options dict (already
+    checked against `Options`), passed whole so readers may keep per-field tables in it."""
+
+    name: ClassVar[str]
+    doc: ClassVar[str]  # one line for the docs
+    noun: ClassVar[str]  # what a value is, in a sentence: "the gold 'x' is not an amount"
+    rules: ClassVar[str]  # the scoring rules, Markdown, for docs/field-types.md
+    subcodes: ClassVar[tuple[str, ...]]
+    typed: ClassVar[bool] = False  # a value with a shape (digits): refusal prefixes and "no value" sentences apply
+    Options: ClassVar[type[Options]] = Options
+    unparseable: ClassVar[str | None] = None  # sub-code of a value-like answer with no candidate
+    parts: ClassVar[tuple[str, ...]] = ()  # parts a value may lack; candidates never fill them in
+    partial_examples: ClassVar[tuple[tuple[str, str], ...]] = ()  # (answer, the part it does not give)
+    examples: ClassVar[dict[str, tuple[Example, ...]]] = {}  # sub-code -> pairs that earn it
+    golds: ClassVar[tuple[tuple[str, dict[str, Any]], ...]] = ()  # golds that read, for the round-trip test
+    gold_options: ClassVar[tuple[str, ...]] = ()  # the options reading a gold depends on
+
+    def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
+        """The distinct values of this type in `s` (the scorer's fast path)."""
+        raise NotImplementedError
+
+    def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
+        """Every value mention in `s` with its span in `s`. By default one value read from
+        the whole string."""
+        start, end = stripped(s)
+        return [Found(start, end, c) for c in self.candidates(s, opts)]
+
+    def gold(self, s: str, opts: dict[str, Any]) -> Any | None:
+        """The gold's one value, or None when the reference is not a value of this type."""
+        cands = self.candidates(s, opts)
+        return cands[0] if len(cands) == 1 else None
+
+    def gold_key(self, opts: dict[str, Any]) -> Hashable | None:
+        """What of `opts` reading a gold depends on, for the gold cache; None: do not cache."""
+        return tuple((k, opts.get(k)) for k in self.gold_options)
+
+    def fmt(self, value: Any) -> str:
+        """A value as the scorer shows it (gold_norm, pred_norm)."""
+        return str(value)
+
+    def compare(self, gold: Any, cand: Any, opts: dict[str, Any]) -> Verdict:
+        return ("correct", None, None) if gold == cand else ("wrong_value", None, None)
+
+    def part_values(self, value: Any) -> dict[str, Any]:
+        """Each of `parts` in a value (None where the value does not give it)."""
+        return {}
+
+    def canonical_options(self, opts: dict[str, Any]) -> dict[str, Any]:
+        """The options `fmt`'s output reads back under (fmt writes one canonical form)."""
+        return opts
+
+    @classmethod
+    def option_problem(cls, options: dict[str, Any]) -> tuple[str, str] | None:
+        return option_error(cls.Options, options)
+
+    @classmethod
+    def user_options(cls) -> tuple[str, ...]:
+        """The options a config may set for this type."""
+        return tuple(sorted(set(cls.Options.model_fields) - INTERNAL_OPTIONS))

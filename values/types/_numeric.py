@@ -1,0 +1,74 @@
+"""What the numeric types share: their options, reading amounts with spans, and the
+wrong-value sub-codes of two different numbers."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from evalrun.values.amounts import AMOUNT_RE, AmountCand, distinct_amounts, extract_amounts, interpret_number
+from evalrun.values.currencies import THREE_DECIMAL, currency_code, stated_currency
+from evalrun.values.dates import mask_dates
+from evalrun.values.list_markers import mask_list_markers
+from evalrun.values.numeric_subcodes import NUMERIC_SUBCODES, numeric_subcode
+from evalrun.values.text import prep
+from evalrun.values.types._base import Found, Options
+from evalrun.values.types._spans import to_original
+
+__all__ = ["NUMERIC_SUBCODES", "NumericOptions", "amount_candidates", "amount_spans", "numeric_subcode",
+           "number_verdict"]
+
+
+class NumericOptions(Options):
+    decimal: str | None = Field(
+        None, description="the decimal separator ('.' or ',') for the ambiguous \"1.234\" / \"1,234\"")
+    locale: str | None = Field(None, description="a locale hint (e.g. de_CH); read by no reader yet")
+
+    @field_validator("decimal", mode="before")
+    @classmethod
+    def _decimal(cls, v: Any) -> Any:
+        if v is not None and v not in (".", ",", "auto"):
+            raise ValueError(f"decimal must be '.' or ','; got {v!r}")
+        return v
+
+
+def amount_candidates(s: str, decimal: str, use_currency: bool) -> list[AmountCand]:
+    """The distinct amounts (or plain numbers) in `s`; one value and, apart from it, one
+    currency named ("2,318.64. The currency is USD.") is that value in that currency."""
+    found = distinct_amounts(extract_amounts(s, decimal), use_currency)
+    if use_currency and len(found) == 1 and found[0].currency is None and (cur := stated_currency(s)):
+        return [found[0]._replace(currency=cur)]
+    return found
+
+
+def amount_spans(s: str, decimal: str, use_currency: bool) -> list[Found]:
+    """Every amount mention in `s` with its span: the reader's own values, each placed on
+    the regex match it was read from (a restatement the reader drops has no entry)."""
+    cands = extract_amounts(s, decimal)
+    t = mask_list_markers(mask_dates(prep(s)))
+    out: list[Found] = []
+    i = 0
+    for m in AMOUNT_RE.finditer(t):
+        if i >= len(cands):
+            break
+        cur = currency_code(m["c1"] or m["c2"])
+        val = interpret_number(m["num"], decimal, cur in THREE_DECIMAL)
+        if val is None or abs(val) != abs(cands[i].value) or cur != cands[i].currency:
+            continue
+        start, end = to_original(s, *m.span())
+        c = cands[i]
+        out.append(Found(start, end, c if use_currency or c.currency is None else AmountCand(c.value, None)))
+        i += 1
+    distinct = amount_candidates(s, decimal, use_currency)
+    if use_currency and len(distinct) == 1 and out and all(f.value.currency is None for f in out):
+        out = [f._replace(value=distinct[0]) for f in out]  # the currency stated apart from the value
+    return out
+
+
+def number_verdict(g: Decimal, p: Decimal) -> tuple[str, str | None, str | None]:
+    """Equal numbers are correct; otherwise why they differ."""
+    if g == p:
+        return "correct", None, None
+    return "wrong_value", numeric_subcode(g, p), None

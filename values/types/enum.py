@@ -1,0 +1,98 @@
+"""enum: one of a fixed set of values (a status, a currency code), with synonyms."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Hashable
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from evalrun.values.enums import enum_candidates, enum_gold, enum_lookup
+from evalrun.values.text import prep
+from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Options, Verdict
+from evalrun.values.types._spans import stripped, to_original
+
+RULES = """\
+* Names and synonyms are looked up after text normalisation; a synonym reads as its value.
+* A pred outside `allowed` is wrong_value/invalid_value; in prose the allowed values and synonyms
+  are looked up as whole words, longest first (a shorter name inside a longer one matched is no
+  second mention: "Canadian dollars" is only CAD with synonyms for "dollars" and "canadian
+  dollars"), negated mentions ("not paid") skipped. A name is also found in the other grammatical
+  number ("US dollar" for a synonym "us dollars"; a written entry always wins).
+* In a currency field (every allowed value an ISO code) another ISO code written in capitals is a
+  value too: "Kuwaiti dinar (DKK)" names two currencies and is not credited; a symbol names the
+  allowed currency it stands for ("120,00 €" is EUR; "$" only when one allowed currency uses it).
+* Without `allowed`, answers are compared whole (no extraction). An allowed value ("none") is never
+  read as "no value".
+"""
+
+
+class EnumOptions(Options):
+    allowed: list[str | int] | None = Field(None, description="the values the field may take")
+    synonyms: dict[str | int, str | int] | None = Field(
+        None, description="written names -> values, e.g. {settled: paid, canadian dollars: CAD}")
+
+    @field_validator("allowed", mode="before")
+    @classmethod
+    def _allowed(cls, v: Any) -> Any:
+        if v is not None and (not isinstance(v, (list, tuple)) or not v or not all(
+                isinstance(a, (str, int)) and not isinstance(a, bool) for a in v)):
+            raise ValueError(f"allowed must be a non-empty list of values; got {v!r}")
+        return v
+
+    @field_validator("synonyms", mode="before")
+    @classmethod
+    def _synonyms(cls, v: Any) -> Any:
+        if v is not None and (not isinstance(v, dict) or not all(
+                isinstance(k, (str, int)) and isinstance(w, (str, int)) for k, w in v.items())):
+            raise ValueError(f"synonyms must map written names to values ({{settled: paid}}); got {v!r}")
+        return v
+
+
+def _name_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(r"(?<!\w)" + r"\W+".join(map(re.escape, name.split())) + r"(?!\w)", re.I)
+
+
+class Enum(FieldType):
+    name = "enum"
+    doc = "One of a fixed set of values (`allowed`), written names mapped by `synonyms`."
+    noun = "one of the allowed values"
+    rules = RULES
+    subcodes = ("invalid_value", SELF_CONTRADICTING)
+    Options = EnumOptions
+    unparseable = "invalid_value"
+    _OPTS = {"allowed": ["paid", "unpaid", "overdue"], "synonyms": {"settled": "paid"}}
+    golds = (("paid", _OPTS), ("settled", _OPTS), ("EUR", {"allowed": ["EUR", "USD"]}))
+    examples = {
+        "invalid_value": (Example("paid", "pending", _OPTS),),
+        SELF_CONTRADICTING: (Example("paid", "The status is paid. The document does not state the status.",
+                                     {**_OPTS, "field": "status"}),),
+    }
+
+    def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
+        return enum_candidates(s, opts)
+
+    def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
+        """Each value at its first written name (the whole answer where it is one name)."""
+        values = self.candidates(s, opts)
+        lookup, _ = enum_lookup(opts)
+        t = prep(s)
+        out = []
+        for v in values:
+            names = sorted((n for n, c in lookup.items() if c == v), key=len, reverse=True) or [v]
+            hit = next((m for n in names if n and (m := _name_pattern(n).search(t))), None)
+            out.append(Found(*to_original(s, *hit.span()), v) if hit else Found(*stripped(s), v))
+        return out
+
+    def gold(self, s: str, opts: dict[str, Any]) -> Any | None:
+        return enum_gold(s, opts)
+
+    def gold_key(self, opts: dict[str, Any]) -> Hashable | None:
+        return None  # the lookup table lives in the options dict
+
+    def compare(self, g: str, p: str, opts: dict[str, Any]) -> Verdict:
+        _, allowed = enum_lookup(opts)
+        if allowed is not None and p not in allowed:
+            return "wrong_value", "invalid_value", None
+        return ("correct", None, None) if g == p else ("wrong_value", None, None)
