@@ -5,25 +5,19 @@ Public API (small and stable)::
     from evalrun.evals.fields import score_field
     score_field(kind, gold, pred, **options) -> FieldScore
 
-`kind` is one of amount, number, date, id, text, enum. `gold` is the reference
-string, or None for a decoy field the document does not contain. `pred` is the
-model's value or its whole free-text answer, or None; non-string JSON values
-are accepted. Options:
+`kind` is a registered field type (amount, number, date, id, text, enum, ...:
+one file each under values/types/). `gold` is the reference string, or None
+for a decoy field the document does not contain. `pred` is the model's value
+or its whole free-text answer, or None; non-string JSON values are accepted.
 
-* `field`: the field's name (evals.scoring passes it), and `aliases: [..]`,
-  other names for it; they let list answers and refusals be read clause by
-  clause. Without them the scorer behaves as it did before it knew names.
-* `date_order` (date): dmy | mdy | ymd, default dmy; `dayfirst` is the older
-  spelling (true = dmy, false = mdy). It applies to the gold as well.
-* `decimal` ("." or ","): the decimal separator for the ambiguous "1.234" /
-  "1,234"; by default both are thousands in an amount, and "1.234" is 1.234
-  in a number.
-* `allowed: [..]` and `synonyms: {written: canonical}` (enum), e.g.
-  `synonyms: {"settled": "paid", "canadian dollars": "CAD"}`.
-
-A bad `date_order`, `dayfirst`, `field` or `aliases` is a ValueError (a harness
-bug, like an unknown kind); other unknown options are ignored so that a Field's
-options dict can carry other metadata.
+Each type's options, match rules and sub-codes are in docs/field-types.md,
+generated from the type classes (`python -m evalrun.values.docs`). Every type
+takes `field`, the field's name (evals.scoring passes it), and `aliases: [..]`,
+other names for it; they let list answers and refusals be read clause by
+clause. An option of the type that it cannot read (a bad `date_order`,
+`decimal`, `field`, `aliases`, ...) is a ValueError (a harness bug, like an
+unknown kind); keys that are no option of the type are ignored so that a
+Field's options dict can carry other metadata.
 
 Decisions (the spec leaves these open; tests pin them):
 
@@ -69,77 +63,8 @@ Decisions (the spec leaves these open; tests pin them):
   markers opening a line ("1.", "2)", "(3)", "a)", "-", "*", "•") are not
   values: a bullet always, a number or letter when two or more lines are
   numbered or it is "1"/"a" ("24. It is due." still says 24).
-* One value written twice is one candidate: restated in parentheses in another
-  unit or currency ("412.6 kg (909.6 lb)", "EUR 1,200.00 (USD 1,296.00)": the
-  first), repeated ("1,234.50, i.e. 1,234.50"), or a shared symbol beside one
-  of its currencies ("$100 (USD 100)").
-* Parentheses mean negative when the parenthesised amount ends the answer and
-  no other number precedes it ("(1,234.50)", "Net result: (1,234.50)."); text
-  after it or an earlier number makes it an aside ("The total (EUR 5) is due",
-  "EUR 5 (5 EUR)").
-* Decimals: with one separator and three digits after it, an amount reads
-  "1.234" and "1,234" as thousands, except after an ungrouped integer part of
-  four or more digits ("1234.560" is 1234.56) and in the three-decimal
-  currencies KWD BHD OMR JOD TND LYD (not IQD: whole dinars) ("KWD 12.500" is 12.5).
-* Currencies: a symbol shared by several currencies matches any of them and
-  is resolved by the other side: "$" (USD CAD AUD NZD HKD SGD MXN TWD ARS CLP
-  COP; also "dollars"), "kr" (SEK NOK DKK ISK), "¥" (JPY CNY), "£" (GBP EGP;
-  also "pounds"). "$14,208.15" is correct for CAD 14208.15 and a
-  currency_mismatch for EUR; a gold "$5.00" accepts USD 5.00. Prefixed symbols
-  name one currency (C$, US$, A$, HK$, R$, ...), as do "Fr."/"SFr." (CHF),
-  円 (JPY), 元 (CNY) and "R" (ZAR; only right before an amount with cents or
-  thousands groups, so "R12" stays an id).
-* Stated currency: an amount answer with one value and no currency attached,
-  that names one currency elsewhere ("2,318.64. The currency is USD."), gives
-  the value that currency (codes in capitals; "dinar" alone names none).
-* Amount/number wrong-value sub-code priority: sign_flip (|pred| == |gold|,
-  signs differ) > scale_error (same significant digits, other power of 10,
-  e.g. 0.125 vs 12.5%) > rounding (same sign, and the finer value rounded half
-  up or half even to the coarser one's decimals is the coarser one: 14851.20
-  vs 14851 or 14851.00, 1234.56 vs 1234.6; a value whose decimals are all
-  zeros counts as an integer; a truncation such as 1234.56 vs 1234.5 is
-  digit_dropped; symmetric in gold and pred) > digit edits. Digit edits
-  compare the digit strings (as written, and with trailing fractional zeros
-  removed; the pair with fewer edits wins): one adjacent swap ->
-  digits_transposed, deletions -> digit_dropped, insertions ->
-  digit_inserted, substitutions or a mix -> digit_changed, and only when a
-  slip plausibly explains the difference: at most two edits, fewer than half
-  the longer digit string, substitutions and swaps keep the integer part's
-  length, drops and inserts change it by at most their number. Otherwise no
-  sub-code: "1" vs 24, "300" vs 6,380.00 and 42 vs 43 are other numbers.
-  currency_mismatch only when the values are equal and both sides name a
-  currency that cannot be the same; a one-sided currency is not penalised.
-  Number fields ignore currency; "12.5%" is 12.5.
-* Dates: compared at the gold's precision (gold 2024-03 accepts 2024-03-14).
-  A prediction lacking a part the gold has ("March 14" for 2024-03-14) is
-  wrong_value, subcode None, detail "incomplete: ..."; nothing is filled from
-  today. `date_order` decides a numeric a/b/yyyy (or a/b/yy) where both parts
-  could be the month: 04/09/2024 is 4 September under dmy, 9 April under mdy;
-  under ymd it is wrong_value with detail "ambiguous: ..." (never credited,
-  never day_month_swap), and a gold written so is not a date. Sub-codes:
-  day_month_swap > off_by_one_day > wrong_year. Two-digit years pivot 00-69 ->
-  20xx. Compact 20240314 and a bare year are read only as a whole value.
-* Ids: exact after normalisation, no fuzzy credit. transposition > one_char_edit
-  > prefix_or_suffix. An answer that normalises to the gold as a whole is
-  correct; otherwise runs of id-ish tokens joined by spaces are candidates
-  (tokens with a digit, short all-caps codes; label words ID/VAT/REF/... are
-  not part of an id). In prose, dates and amounts are masked first and
-  candidates under three characters ("3 items") dropped.
-* Text: similarity is rapidfuzz Levenshtein.normalized_similarity on the
-  normalised strings. truncated (pred is a strict prefix of gold) and
-  word_order (same words, other order) ride along with whatever outcome the
-  similarity gives (near_match / partial / wrong_value).
-* Enum: a pred outside `allowed` is wrong_value/invalid_value; in prose the
-  allowed values and synonyms are looked up as whole words, longest first (a
-  shorter name inside a longer one matched is no second mention: "Canadian
-  dollars" is only CAD with synonyms for "dollars" and "canadian dollars"),
-  negated mentions ("not paid") skipped. A name is also found in the other
-  grammatical number ("US dollar" for a synonym "us dollars"; a written entry
-  always wins). In a currency field (every allowed value an ISO code) another
-  ISO code written in capitals is a value too: "Kuwaiti dinar (DKK)" names two
-  currencies and is not credited; a symbol names the allowed currency it
-  stands for ("120,00 €" is EUR; "$" only when one allowed currency uses it). Without `allowed`, answers are compared
-  whole (no extraction).
+* Per type (how values are read and compared, the wrong-value sub-codes and
+  their priority): docs/field-types.md.
 * Copied lines (evals/scoring.py, which knows the prompt): a free-text answer
   that only repeats lines of the document and offers several values or none
   readable is `missing` (the field was dropped, whatever digits the lines

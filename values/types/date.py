@@ -61,7 +61,7 @@ class Date(FieldType):
     unparseable = "unparseable"
     parts = _NAMES
     partial_examples = (("March 14", "year"), ("14 March", "year"), ("March 2024", "day"),
-                        ("in 2024", "month"), ("The invoice is dated 14 March.", "year"))
+                        ("2024", "month"), ("The invoice is dated 14 March.", "year"))
     golds = (("2024-03-14", {}), ("14 March 2024", {}), ("March 2024", {}), ("2024", {}),
              ("04/09/2024", {"date_order": "mdy"}), ("2024年3月5日", {}))
     examples = {
