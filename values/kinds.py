@@ -81,4 +81,4 @@ def is_absent_value(kind: str, s: str, opts: dict[str, Any]) -> bool:
     ("Not found in the document.") does."""
     if kind == "enum" and norm_text(s) in enum_lookup(opts)[0]:
         return False  # "none" may be a legitimate enum value
-    return is_absent(s, prefix_rule=field_type(kind).typed)
+    return is_absent(s, prefix_rule=kind in TYPED_KINDS)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,10 @@ _FOLDER = Path(__file__).resolve().parent / "types"
 _PACKAGE = "evalrun.values.types"
 
 
-@lru_cache(maxsize=1)
-def _types() -> dict[str, FieldType]:
+_REGISTRY: dict[str, FieldType] = {}
+
+
+def _discover() -> dict[str, FieldType]:
     out: dict[str, FieldType] = {}
     for info in sorted(pkgutil.iter_modules([str(_FOLDER)]), key=lambda m: m.name):
         if info.ispkg or info.name.startswith("_"):
@@ -33,6 +34,12 @@ def _types() -> dict[str, FieldType]:
                     raise RuntimeError(f"two field types are named {obj.name!r}: {type(out[obj.name])} and {obj}")
                 out[obj.name] = obj()
     return out
+
+
+def _types() -> dict[str, FieldType]:
+    if not _REGISTRY:  # found once, on first use; the scorer then only looks names up
+        _REGISTRY.update(_discover())
+    return _REGISTRY
 
 
 def type_names() -> tuple[str, ...]:
@@ -48,9 +55,11 @@ def typed_names() -> frozenset[str]:
 def field_type(name: str) -> FieldType:
     """The type registered as `name`; ValueError naming the known types for any other."""
     try:
-        return _types()[name]
+        return _REGISTRY[name]
     except (KeyError, TypeError):
-        raise ValueError(unknown_type_message(name)) from None
+        if _REGISTRY or name not in _types():
+            raise ValueError(unknown_type_message(name)) from None
+        return _REGISTRY[name]
 
 
 def check_type_name(name: Any) -> str:
@@ -67,7 +76,7 @@ def unknown_type_message(name: Any) -> str:
 def option_problem(kind: str, options: dict[str, Any]) -> tuple[str, str] | None:
     """(option, what is wrong) for the first option of this type the scorer cannot read, else
     None. Keys that are no option of the type are not judged (score_field ignores them)."""
-    return field_type(kind).option_problem(options)
+    return field_type(kind).option_problem(options) if options else None
 
 
 def user_option_problem(kind: str, options: dict[str, Any]) -> tuple[str, str] | None:

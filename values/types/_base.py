@@ -74,9 +74,35 @@ INTERNAL_OPTIONS = frozenset({"field"})
 def option_error(model: type[Options], options: dict[str, Any]) -> tuple[str, str] | None:
     """(option, what is wrong) for the first option of `model` that cannot be read, else None.
     Keys that are not options of the model are not judged here."""
-    known = {k: v for k, v in options.items() if k in model.model_fields}
+    if not options:
+        return None
+    fields = _NAMES.get(model) or _NAMES.setdefault(model, frozenset(model.model_fields))
+    known = {k: v for k, v in options.items() if k in fields}
     if not known:
         return None
+    try:
+        text = repr(known)  # the scorer checks every call's options: the same options are checked once
+    except Exception:  # noqa: BLE001 - an unprintable value is checked uncached
+        text = ""
+    if 0 < len(text) <= 4096:
+        return _validated(model, text, known)
+    return _validate(model, known)
+
+
+def _validated(model: type[Options], text: str, known: dict[str, Any]) -> tuple[str, str] | None:
+    key = (model, text)
+    if key not in _SEEN:
+        if len(_SEEN) >= 4096:
+            _SEEN.clear()
+        _SEEN[key] = _validate(model, known)
+    return _SEEN[key]
+
+
+_SEEN: dict[tuple[type[Options], str], tuple[str, str] | None] = {}
+_NAMES: dict[type[Options], frozenset[str]] = {}
+
+
+def _validate(model: type[Options], known: dict[str, Any]) -> tuple[str, str] | None:
     try:
         model.model_validate(known)
     except ValidationError as exc:
@@ -125,7 +151,10 @@ class FieldType:
 
     def gold_key(self, opts: dict[str, Any]) -> Hashable | None:
         """What of `opts` reading a gold depends on, for the gold cache; None: do not cache."""
-        return tuple((k, opts.get(k)) for k in self.gold_options)
+        names = self.gold_options
+        if len(names) == 1:
+            return ((names[0], opts.get(names[0])),)
+        return tuple([(k, opts.get(k)) for k in names])
 
     def fmt(self, value: Any) -> str:
         """A value as the scorer shows it (gold_norm, pred_norm)."""
