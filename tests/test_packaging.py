@@ -25,9 +25,10 @@ def test_wheel_installs_only_evalrun(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     top = {n.split("/")[0] for n in names}
     assert top == {"evalrun", next(t for t in top if t.endswith(".dist-info"))}, sorted(top)
-    for stage in ("contract", "values", "tasks", "runners", "runners/accel", "evals", "reports"):
+    for stage in ("contract", "values", "values/types", "tasks", "runners", "runners/accel", "evals", "reports"):
         assert f"evalrun/{stage}/__init__.py" in names, stage
     assert "evalrun/reports/templates/report.html.j2" in names, "the HTML templates ship with the package"
+    assert "evalrun/values/types/amount.py" in names, "the field types ship with the package (the registry finds them)"
     dist_info = next(t for t in top if t.endswith(".dist-info"))
     entry_points = zipfile.ZipFile(wheel).read(f"{dist_info}/entry_points.txt").decode()
     assert "evalrun = evalrun.cli:main" in entry_points
