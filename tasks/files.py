@@ -81,8 +81,10 @@ class FilesParams(PackParams):
     _locales: list[str | None] = PrivateAttr(default_factory=list)
 
     def key_dump(self) -> dict[str, Any]:
-        """The data enters the key by its content (data_sha256), not by where it lies."""
-        return self.model_dump(mode="json", exclude={"path"})
+        """The data enters the key by its content (data_sha256), not by where it lies; a
+        `locale_column` only when set, so the keys of configs without one stay as they were."""
+        unset = {"locale_column"} if self.locale_column is None else set()
+        return self.model_dump(mode="json", exclude={"path"} | unset)
 
     @field_validator("name")
     @classmethod

@@ -50,7 +50,8 @@ def _in_era(era: _Era, y: int, m: int | None, d: int | None) -> bool:
     """Is the date, at the precision written, inside the era?"""
     last = era.last or _D(9999, 12, 31)
     k = 1 if m is None else 2 if d is None else 3
-    return (era.first.year, era.first.month, era.first.day)[:k] <= (y, m, d)[:k] <= (last.year, last.month, last.day)[:k]
+    first = (era.first.year, era.first.month, era.first.day)
+    return first[:k] <= (y, m, d)[:k] <= (last.year, last.month, last.day)[:k]
 
 
 def _valid(y: int, m: int | None, d: int | None) -> bool:

@@ -55,9 +55,11 @@ def _key(name: str) -> str:
 _BY_KEY = {_key(n): m for table in (_LATIN, _ARABIC) for m, names in table.items() for n in names}
 _MONTH = "(?P<mon>" + "|".join(_spelling(n) for n in sorted(
     [n for table in (_LATIN, _ARABIC) for names in table.values() for n in names], key=len, reverse=True)) + ")"
-_WORDY = re.compile(
-    rf"(?<![0-9])(?P<d>[0-9]{{1,2}})(?:st|nd|rd|th)?\s*(?:of\s+)?{_MONTH}(?![^\W\d_])[\s,]*(?P<y>[0-9]{{4}})(?![0-9]){_MARK}?"
-    rf"|(?<![^\W\d_]){_MONTH.replace('?P<mon>', '?P<mon2>')}\s*(?P<d2>[0-9]{{1,2}})(?:st|nd|rd|th)?\s*,?\s*(?P<y2>[0-9]{{4}})(?![0-9]){_MARK}?",
+_WORDY = re.compile(  # 15 Ramadan 1445 | Ramadan 15, 1445
+    rf"(?<![0-9])(?P<d>[0-9]{{1,2}})(?:st|nd|rd|th)?\s*(?:of\s+)?{_MONTH}(?![^\W\d_])[\s,]*"
+    rf"(?P<y>[0-9]{{4}})(?![0-9]){_MARK}?"
+    rf"|(?<![^\W\d_]){_MONTH.replace('?P<mon>', '?P<mon2>')}\s*(?P<d2>[0-9]{{1,2}})(?:st|nd|rd|th)?\s*,?\s*"
+    rf"(?P<y2>[0-9]{{4}})(?![0-9]){_MARK}?",
     re.I)
 _NUMERIC = re.compile(
     rf"(?<![0-9./\-])(?:(?P<y>1[3-5][0-9]{{2}})(?P<s>[/\-.])(?P<m>[0-9]{{1,2}})(?P=s)(?P<d>[0-9]{{1,2}})"
