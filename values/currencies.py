@@ -69,9 +69,16 @@ def more_specific(a: str, b: str) -> str:
     return b if a in SHARED else a
 
 
-# Korean 원 after a number or standing alone, not inside a word (직원, 회원)
-_MENTION = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])|[$€£¥₹₩₽₺₪₫฿₴₦₱円元]"
-                      r"|(?:(?<=[0-9])|(?<=[0-9] )|(?<![\uac00-\ud7af]))원(?![\uac00-\ud7af])")
+_MENTION = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])|[$€£¥₹₩₽₺₪₫฿₴₦₱円元원]")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+
+
+def _korean_won(text: str, at: int) -> bool:
+    """Is the 원 at `at` the currency: after a number, or not inside a word (직원, 회원)?"""
+    before = text[max(0, at - 2):at]
+    if before[-1:].isdigit() or (before[-1:] == " " and before[:1].isdigit()):
+        return True
+    return not (_HANGUL.match(before[-1:]) or _HANGUL.match(text[at + 1:at + 2]))
 
 
 def currency_mentions(text: str, words: bool = False, everyday: bool = True) -> list[tuple[str, str]]:
@@ -85,7 +92,8 @@ def currency_mentions(text: str, words: bool = False, everyday: bool = True) -> 
 
 def currency_mentions_at(text: str, words: bool = False, everyday: bool = True) -> list[tuple[int, str, str]]:
     """As currency_mentions, each with where it starts."""
-    found = [(m.start(), m.group(), currency_code(m.group())) for m in _MENTION.finditer(text)]
+    found = [(m.start(), m.group(), currency_code(m.group())) for m in _MENTION.finditer(text)
+             if m.group() != "원" or _korean_won(text, m.start())]
     if words:
         named = [w for w in currency_words(text) if everyday or w[1].lower() != "won"]
         found = sorted(found + named)
