@@ -35,6 +35,7 @@ from evalrun.tasks.files_gold import check_golds
 from evalrun.tasks.files_plan import Ask, plan
 from evalrun.tasks.files_schema import DateOrder, FieldSpec, Resolved, parse_fields, resolve_fields
 from evalrun.tasks.files_templates import check_template, text_row
+from evalrun.values.locales import locale_problem
 
 NAME = "files"
 VERSION = "1"
@@ -62,6 +63,9 @@ class FilesParams(PackParams):
     date_order: DateOrder | None = None
     system: str | None = None
     id_column: str | None = None
+    # a column holding each row's locale (de-DE, en-US, ...): its amounts' decimal separator and its
+    # dates' order, for data that mixes documents of several countries (evalrun.values.locales)
+    locale_column: str | None = None
     answer_format: Literal["text", "json"] | None = None
     max_rows: int | None = PydField(None, ge=1)
     # a document longer than the model's context: an error (false) or cut to fit, recorded in the item's meta
@@ -74,10 +78,13 @@ class FilesParams(PackParams):
     _fields: list[Resolved] = PrivateAttr(default_factory=list)
     _mode: str | None = PrivateAttr(None)
     _asks: list[Ask] = PrivateAttr(default_factory=list)
+    _locales: list[str | None] = PrivateAttr(default_factory=list)
 
     def key_dump(self) -> dict[str, Any]:
-        """The data enters the key by its content (data_sha256), not by where it lies."""
-        return self.model_dump(mode="json", exclude={"path"})
+        """The data enters the key by its content (data_sha256), not by where it lies; a
+        `locale_column` only when set, so the keys of configs without one stay as they were."""
+        unset = {"locale_column"} if self.locale_column is None else set()
+        return self.model_dump(mode="json", exclude={"path"} | unset)
 
     @field_validator("name")
     @classmethod
@@ -125,14 +132,36 @@ class FilesParams(PackParams):
             ids = [None if is_empty(r.get(self.id_column)) else str(r.get(self.id_column)).strip() for r in data.rows]
             if None in ids or len(set(ids)) != len(ids):
                 raise ParamError(f"{self.id_column!r} must be unique and non-empty in every row", "id_column")
+        self._locales = _row_locales(self.locale_column, data, columns, listed, source)
         self._golds = check_golds(data, {f.name: f.kind for f in self._fields},
                                   {f.name: f.column for f in self._fields},
                                   {f.name: f.options for f in self._fields},
-                                  {f.name for f in self._fields if f.nullable}, source, ids)
+                                  {f.name for f in self._fields if f.nullable}, source, ids, self.row_options)
         self.data_sha256 = data.digest
         self._rows = data.rows
         self._where = [data.where(i) + (f" (id {ids[i]!r})" if ids else "") for i in range(len(data.rows))]
         return self
+
+    def row_options(self, index: int) -> dict[str, dict[str, Any]] | None:
+        """Each field's scorer options in row `index` when the row sets its own locale, else None."""
+        locale = self._locales[index] if index < len(self._locales) else None
+        return None if locale is None else {f.name: f.options_for(locale) for f in self._fields}
+
+
+def _row_locales(column: str | None, data: Rows, columns: set[str], listed: str, source: str) -> list[str | None]:
+    """Each row's locale from `locale_column` (None where the cell is empty: the fields' own
+    options hold); a value that is no locale is an error naming the row."""
+    if column is None:
+        return []
+    if column not in columns:
+        raise ParamError(f"column {column!r} not found; columns: {listed}", "locale_column")
+    out: list[str | None] = []
+    for index, row in enumerate(data.rows):
+        value = None if is_empty(row.get(column)) else str(row.get(column)).strip()
+        if value is not None and (problem := locale_problem(value)) is not None:
+            raise ParamError(f"{source}: {data.where(index)}, column {column!r}: {problem}", "locale_column")
+        out.append(value)
+    return out
 
 
 def _check_templates(params: FilesParams, data: Rows, listed: str) -> None:
@@ -158,7 +187,7 @@ def build(params: FilesParams, count: TokenCounter, limit: int | None = None,
         if limit and len(items) >= limit:
             break
         where = params._where[index] if index < len(params._where) else f"row {index}"
-        items.extend(builder.items(index, row, params._golds[index], where))
+        items.extend(builder.items(index, row, params._golds[index], where, params.row_options(index)))
     return items[:limit] if limit else items
 
 

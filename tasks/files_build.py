@@ -46,7 +46,9 @@ class RowBuilder:
         self.names = names  # the fields in the order of each row's golds
         self.shared = shared_templates(params.document, asks) if params.document is not None else []
 
-    def items(self, index: int, row: dict[str, Any], golds: list[str | None], where: str) -> list[Item]:
+    def items(self, index: int, row: dict[str, Any], golds: list[str | None], where: str,
+              options: dict[str, dict[str, Any]] | None = None) -> list[Item]:
+        """`options`: each field's scorer options in this row, where the row sets its own locale."""
         trow = text_row(row)
         system = render(self.params.system, trow, where, "system") if self.params.system else None
         room = None if self.max is None else self.max - (self.count(system) if system else 0)
@@ -78,7 +80,8 @@ class RowBuilder:
                 context=context if ask.question is not None else None,
                 question=question if ask.question is not None else None,
                 answer_format=ask.answer_format,  # type: ignore[arg-type]
-                fields=[Field(name=f.name, kind=f.kind, gold=gold[f.name], options=f.options)  # type: ignore[arg-type]
+                fields=[Field(name=f.name, kind=f.kind, gold=gold[f.name],  # type: ignore[arg-type]
+                              options=options[f.name] if options else f.options)
                         for f in ask.fields],
                 meta=meta))
         return out

@@ -9,7 +9,7 @@ cannot parse is compared as plain text, which no longer measures the field.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from evalrun.tasks.base import ParamError
 from evalrun.tasks.files_data import Rows, is_empty
@@ -47,17 +47,21 @@ def _label(rows: Rows, index: int, ids: list[str | None] | None) -> str:
 
 
 def check_golds(rows: Rows, fields: dict[str, str], gold_columns: dict[str, str], options: dict[str, dict[str, Any]],
-                nullable: set[str], source: str, ids: list[str | None] | None) -> list[list[str | None]]:
-    """Each row's gold per field (None only where the field is nullable); the first bad gold
-    is a ParamError at `fields.NAME` naming the data file, the row and the column."""
+                nullable: set[str], source: str, ids: list[str | None] | None,
+                row_options: Callable[[int], dict[str, dict[str, Any]] | None] | None = None,
+                ) -> list[list[str | None]]:
+    """Each row's gold per field (None only where the field is nullable), read with the row's
+    own options where `row_options` gives them (a row's locale); the first bad gold is a
+    ParamError at `fields.NAME` naming the data file, the row and the column."""
     golds: list[list[str | None]] = []
     for index, row in enumerate(rows.rows):
         out: list[str | None] = []
+        in_row = (row_options(index) if row_options else None) or options
         for name, kind in fields.items():
             column = gold_columns.get(name, name)
             # a copy: the enum reader caches its table in the dict it is given, and the
             # field's own options end up in items.jsonl
-            opts = dict(options.get(name, {}))
+            opts = dict(in_row.get(name, {}))
             raw = row.get(column)
             text, problem = gold_text(raw)
             where = f"{source}: {_label(rows, index, ids)}, column {column!r}"

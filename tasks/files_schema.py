@@ -16,6 +16,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field as PydField, ValidationError, field_validator
 
 from evalrun.tasks.base import ParamError
+from evalrun.values.locales import locale_problem, with_locale
 from evalrun.values.registry import check_type_name, type_names, user_option_problem
 
 DateOrder = Literal["dmy", "mdy", "ymd"]
@@ -55,6 +56,26 @@ class Resolved:
     nullable: bool
     question: str | None
     prompt: str | None
+    # the options as written, less `locale`, and the pack's date_order: what a row's own locale starts from
+    base_options: dict[str, Any] | None = None
+    date_order: str | None = None
+
+    def options_for(self, locale: str | None) -> dict[str, Any]:
+        """The scorer's options in a row whose document is in `locale` (None: the field's own):
+        an explicit `decimal`/`date_order` wins, then the row's locale, then the field's
+        `locale`, then the pack's `date_order`."""
+        if locale is None or self.base_options is None:
+            return self.options
+        return scorer_options(self.kind, self.base_options, locale, self.date_order)
+
+
+def scorer_options(kind: str, options: dict[str, Any], locale: str | None, date_order: str | None) -> dict[str, Any]:
+    """A field's scorer options with its locale's decimal and date order written out
+    (evalrun.values.locales.with_locale) and the pack's date_order for a date field."""
+    options = with_locale(kind, options, locale)
+    if kind == "date" and date_order is not None:
+        options = {"date_order": date_order, **options}
+    return options
 
 
 def _first_error(exc: ValidationError) -> tuple[str, str]:
@@ -131,10 +152,13 @@ def resolve_fields(fields: dict[str, str | FieldSpec], gold_columns: dict[str, s
                 raise ParamError(f"{name!r} is also given as fields.{name}.{attr}; keep one of the two",
                                  f"{old}.{name}" if old != "nullable" else old)
         options = dict(spec.options or field_options.get(name, {}))
-        _check_options(options, spec.type, f"fields.{name}.options" if spec.options else f"field_options.{name}")
-        if spec.type == "date" and date_order is not None:
-            options = {"date_order": date_order, **options}
+        key = f"fields.{name}.options" if spec.options else f"field_options.{name}"
+        locale = options.pop("locale", None)  # read here: what it decides is written out for the scorer
+        if (problem := locale_problem(locale)) is not None:
+            raise ParamError(problem, f"{key}.locale")
+        _check_options(options, spec.type, key)
         out.append(Resolved(name=name, kind=spec.type, column=spec.column or gold_columns.get(name, name),
-                            options=options, nullable=spec.nullable or name in nullable,
-                            question=spec.question, prompt=spec.prompt))
+                            options=scorer_options(spec.type, options, locale, date_order),
+                            nullable=spec.nullable or name in nullable,
+                            question=spec.question, prompt=spec.prompt, base_options=options, date_order=date_order))
     return out

@@ -10,6 +10,7 @@ from typing import NamedTuple
 from evalrun.values.currencies import ISO_CODES, THREE_DECIMAL, currency_code, more_specific, same_currency
 from evalrun.values.dates import mask_dates
 from evalrun.values.list_markers import mask_list_markers
+from evalrun.values.scales import SCALE, is_weak, scaled
 from evalrun.values.text import CACHE_MAX_LEN, prep
 
 # Word characters for digit/id boundaries: ASCII, Latin, Greek, Cyrillic. CJK is
@@ -33,9 +34,11 @@ _CODES = "|".join(ISO_CODES)
 # "R1 234,50", "R 12.50"; "R12" stays an id.
 _RAND = r"R(?=\ ?(?:[0-9]{1,3}(?:[ ,.][0-9]{3})+(?:[.,][0-9]{2})?|[0-9]+[.,][0-9]{2})(?![0-9]))"
 _PRE = rf"{_SYM}|(?<![A-Za-z])(?:{_CODES}|Rs\.?|[Kk]r\.?|S?Fr\.|sFr\.)(?![A-Za-z])|(?<![A-Za-z]){_RAND}"
-_POST = (rf"{_SYM}|(?:{_CODES})(?![A-Za-z])|円|元|zł|Kč|(?:[Kk]r\.?|S?Fr\.)(?![A-Za-z])"
-         r"|(?i:euros?|dollars?|yen|pounds?|kron(?:a|e|or|er))(?![A-Za-z])")
+_POST = (rf"{_SYM}|(?:{_CODES})(?![A-Za-z])|円|元|원|zł|Kč|(?:[Kk]r\.?|S?Fr\.)(?![A-Za-z])"
+         r"|(?i:euros?|dollars?|yen|won|pounds?|kron(?:a|e|or|er))(?![A-Za-z])")
 _MINUS = "-\u2212\u2013"
+# units of two or more letters that may be glued to their number: "3'482kWh", "12kg", "500ml"
+_GLUED_UNIT = r"(?:kWh|MWh|GWh|kW|MW|kg|mg|km|cm|mm|ml|m²|m³|lbs|lb|oz|ft|yd)(?![A-Za-z0-9])"
 AMOUNT_RE = re.compile(
     rf"""
     (?<![{_W}.,])(?<![{_W}][-/._\u2013])(?<![0-9]:)     # not glued to a word or id
@@ -45,12 +48,14 @@ AMOUNT_RE = re.compile(
     (?P<open2>\(\ ?)?
     (?P<s2>[{_MINUS}+])?
     (?P<num>{_NUM})
+    (?P<scale>{SCALE})?                                 # 2.5億, 1.5 million, 12 lakh
     (?P<pct>\ ?%)?
     (?P<close1>\ ?\))?
     (?:\ ?(?P<c2>{_POST}))?
     (?P<close2>\ ?\))?
     (?P<tm>-)?
-    (?![{_W}])(?![-/:\u2013][{_W}])(?![.,][0-9])        # digit boundary on the right
+    (?:(?![{_W}])|(?={_GLUED_UNIT}))                    # digit boundary on the right, or 3'482kWh
+    (?![-/:\u2013][{_W}])(?![.,][0-9])(?!['\u2019][0-9]{{3}})  # never part of a longer 3'482
     """,
     re.X,
 )
@@ -146,6 +151,12 @@ def _extract_amounts(text: str, decimal: str | None) -> tuple[AmountCand, ...]:
         val = interpret_number(m["num"], decimal, cur in THREE_DECIMAL)
         if val is None:
             continue
+        if (scale := m["scale"]) is not None:
+            if is_weak(scale) and cur is None:  # "5 m", "5M": no currency, no scale
+                if not scale.startswith(" "):
+                    continue  # glued: no amount at all, as before scales were read
+            elif (val := scaled(val, scale)) is None:
+                continue
         neg = bool((m["s1"] and m["s1"] != "+") or (m["s2"] and m["s2"] != "+") or m["tm"])
         if (m["open"] or m["open2"]) and (m["close1"] or m["close2"]) and not neg:
             # Accounting negative when the parenthesised amount ends the answer

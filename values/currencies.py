@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from evalrun.values.currency_names import currency_words
+
 ISO_CODES = (
     "EUR USD GBP CHF JPY CNY RMB INR CAD AUD NZD HKD SGD SEK NOK DKK PLN CZK HUF RUB "
     "TRY BRL MXN ZAR KRW TWD THB IDR MYR PHP VND ILS AED SAR QAR KWD BHD OMR JOD TND "
@@ -36,6 +38,7 @@ _SYMBOLS = {
     "kr": "kr", "kr.": "kr", "Fr.": "CHF", "SFr.": "CHF", "sfr.": "CHF", "R": "ZAR",
     "euro": "EUR", "euros": "EUR", "dollar": "$", "dollars": "$", "yen": "JPY",
     "pound": "£", "pounds": "£", "krona": "kr", "krone": "kr", "kronor": "kr", "kroner": "kr",
+    "원": "KRW", "won": "KRW",
 }
 
 
@@ -66,31 +69,43 @@ def more_specific(a: str, b: str) -> str:
     return b if a in SHARED else a
 
 
-_MENTION = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])|[$€£¥₹₩₽₺₪₫฿₴₦₱円元]")
-_MENTION_WORDS = re.compile(r"(?i:(?<![a-z])(?:euros?|dollars?|pounds?|sterling|yen|francs?)(?![a-z]))")
-_WORD_CODES = {"sterling": "GBP", "franc": "CHF", "francs": "CHF"}
+_MENTION = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])|[$€£¥₹₩₽₺₪₫฿₴₦₱円元원]")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
 
 
-def currency_mentions(text: str, words: bool = False) -> list[tuple[str, str]]:
+def _korean_won(text: str, at: int) -> bool:
+    """Is the 원 at `at` the currency: after a number, or not inside a word (직원, 회원)?"""
+    before = text[max(0, at - 2):at]
+    if before[-1:].isdigit() or (before[-1:] == " " and before[:1].isdigit()):
+        return True
+    return not (_HANGUL.match(before[-1:]) or _HANGUL.match(text[at + 1:at + 2]))
+
+
+def currency_mentions(text: str, words: bool = False, everyday: bool = True) -> list[tuple[str, str]]:
     """(as written, ISO code or shared symbol) for each currency the text names, in order:
     ISO codes in capitals ("try" and "pen" are words), symbols, and with `words` the
-    currency words ("dinar" alone names none: KWD, BHD, JOD, ...)."""
-    found = [(m.start(), m.group()) for m in _MENTION.finditer(text)]
+    currencies named in words (evalrun.values.currency_names: "Canadian dollars", "the
+    currency of Canada"; "dinar" alone names none: KWD, BHD, JOD, ...); without
+    `everyday`, not "won", which is also an everyday verb."""
+    return [(tok, cur) for _, tok, cur in currency_mentions_at(text, words, everyday)]
+
+
+def currency_mentions_at(text: str, words: bool = False, everyday: bool = True) -> list[tuple[int, str, str]]:
+    """As currency_mentions, each with where it starts."""
+    found = [(m.start(), m.group(), currency_code(m.group())) for m in _MENTION.finditer(text)
+             if m.group() != "원" or _korean_won(text, m.start())]
     if words:
-        found = sorted(found + [(m.start(), m.group()) for m in _MENTION_WORDS.finditer(text)])
-    out = []
-    for _, tok in found:
-        cur = _WORD_CODES.get(tok.lower()) or currency_code(tok)
-        if cur is not None and (len(tok) != 3 or not tok.isupper() or tok in ISO_CODES):
-            out.append((tok, cur))
-    return out
+        named = [w for w in currency_words(text) if everyday or w[1].lower() != "won"]
+        found = sorted(found + named)
+    return [(at, tok, cur) for at, tok, cur in found
+            if cur is not None and (len(tok) != 3 or not tok.isupper() or tok in ISO_CODES)]
 
 
 def stated_currency(text: str) -> str | None:
     """The one currency an answer names apart from its amount ("The net pay is 2,318.64.
     The currency is USD."), or None when it names none or several that cannot be one."""
     found: list[str] = []
-    for _, cur in currency_mentions(text, words=True):
+    for _, cur in currency_mentions(text, words=True, everyday=False):
         for i, seen in enumerate(found):
             if same_currency(seen, cur):
                 found[i] = more_specific(seen, cur)

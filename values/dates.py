@@ -1,8 +1,10 @@
-"""Dates written numerically, in words (English, German, French) or in CJK form.
+"""Dates written numerically, in words (the languages of values/months.py), in CJK
+form, in a Japanese era (values/eras.py) or in the Hijri calendar (values/hijri.py).
 
 A numeric a/b/yyyy date with both a and b <= 12 reads by the field's date order:
 "dmy" (the default: 04/09/2024 is 4 September), "mdy" (it is 9 April) or
-"ymd", where it is an AmbiguousDate that no gold matches.
+"ymd", where it is an AmbiguousDate that no gold matches. The order is the
+field's `date_order`, else its `locale`'s (values/locales.py), never today's.
 """
 
 from __future__ import annotations
@@ -12,6 +14,10 @@ import re
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from evalrun.values.eras import ERA_HINT, find_era_dates
+from evalrun.values.hijri import LATIN_HINTS, find_hijri_dates, has_hint
+from evalrun.values.locales import locale_date_order, locale_problem
+from evalrun.values.months import MONTH_NAMES, MONTHS as _MONTHS, NEEDS_YEAR
 from evalrun.values.text import CACHE_MAX_LEN, HAS_DIGIT, prep
 
 
@@ -39,10 +45,15 @@ DATE_ORDERS = ("dmy", "mdy", "ymd")
 
 def read_date_order(opts: dict[str, Any]) -> str:
     """A field's date order: `date_order` (dmy | mdy | ymd), else the older
-    `dayfirst` (true = dmy, false = mdy), else dmy. ValueError for another value."""
+    `dayfirst` (true = dmy, false = mdy), else the order of its `locale`
+    (evalrun.values.locales), else dmy. ValueError for another value."""
     order = opts.get("date_order")
     if order is None:
         dayfirst = opts.get("dayfirst")
+        if dayfirst is None and opts.get("locale") is not None:
+            if (problem := locale_problem(opts["locale"])) is not None:
+                raise ValueError(problem)
+            return locale_date_order(opts["locale"]) or "dmy"
         return "dmy" if dayfirst is None or dayfirst is True or dayfirst == 1 else _dayfirst_order(dayfirst)
     if not isinstance(order, str) or order.strip().lower() not in DATE_ORDERS:
         raise ValueError(f"date_order must be one of {', '.join(DATE_ORDERS)}; got {order!r}")
@@ -62,26 +73,15 @@ def _order(order: str | bool) -> str:
     return order
 
 
-_MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4,
-    "apr": 4, "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
-    "september": 9, "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11,
-    "nov": 11, "december": 12, "dec": 12,
-    # German and French, cheap to have for multilingual documents.
-    "januar": 1, "jänner": 1, "jän": 1, "februar": 2, "märz": 3, "mär": 3, "maerz": 3,
-    "mai": 5, "juni": 6, "juli": 7, "oktober": 10, "okt": 10, "dezember": 12, "dez": 12,
-    "janvier": 1, "janv": 1, "février": 2, "fevrier": 2, "févr": 2, "fevr": 2, "mars": 3,
-    "avril": 4, "avr": 4, "juin": 6, "juillet": 7, "juil": 7, "août": 8, "aout": 8,
-    "septembre": 9, "octobre": 10, "novembre": 11, "décembre": 12, "decembre": 12, "déc": 12,
-}
-MONTH_NAMES = frozenset(_MONTHS)
 # Written dates are found from their month word outwards: the few anchored
 # matches around each month name are far cheaper than scanning the whole text
 # with a 70-way month alternation per pattern.
-_MONTH_WORD = re.compile(r"(?<![^\W\d_])[^\W\d_]{3,10}(?![^\W\d_])")
-_BEFORE_D = re.compile(r"(?<![0-9])(?P<d>[0-9]{1,2})(?:st|nd|rd|th|er|\.)?(?:\s+of)?[\s\-/.,]*\Z", re.I)
+_MONTH_WORD = re.compile(r"(?<![^\W\d_])[^\W\d_]{3,12}(?![^\W\d_])")
+# "14th of March", "12 de abril", "1º de março" (NFKC makes º an "o"), "7° settembre"
+_BEFORE_D = re.compile(r"(?<![0-9])(?P<d>[0-9]{1,2})(?:st|nd|rd|th|er|o|°|\.)?(?:\s+(?:of|de|del))?[\s\-/.,]*\Z", re.I)
 _AFTER_D_Y = re.compile(r"\.?\s*(?P<d>[0-9]{1,2})(?:st|nd|rd|th)?(?:\s*,)?[\s\-/.,]*(?P<y>[0-9]{4})(?![0-9])", re.I)
-_AFTER_Y = re.compile(r"\.?[\s\-/.,]*(?P<y>[0-9]{4})(?![0-9])")
+# "abril de 2023", "marzo del 2024"
+_AFTER_Y = re.compile(r"\.?[\s\-/.,]*(?:(?:de|del)\s+)?(?P<y>[0-9]{4})(?![0-9])", re.I)
 _BEFORE_Y = re.compile(r"(?<![0-9])(?P<y>[0-9]{4})[\s\-/.,]*\Z")
 _AFTER_D = re.compile(r"\.?\s*(?P<d>[0-9]{1,2})(?:st|nd|rd|th)?(?![0-9])", re.I)
 
@@ -157,11 +157,13 @@ def _written_date(t: str, w: re.Match[str], mo: int) -> list[tuple[int, int, Dat
         cands.append((ws, m.end(), int(m["y"]), int(m["d"])))
     if before_y and after_d:
         cands.append((before_y.start(), after_d.end(), int(before_y["y"]), int(after_d["d"])))
-    if after_y:
+    low = w.group().lower()  # "EUR 12 may apply", "5 ago", "3 years ago, 2021" are not dates
+    full_only = low in NEEDS_YEAR and low != "may"  # a word elsewhere: only in a full date
+    if after_y and not full_only:
         cands.append((ws, after_y.end(), int(after_y["y"]), None))
-    if before_y:
+    if before_y and not full_only:
         cands.append((before_y.start(), we, int(before_y["y"]), None))
-    yearless_ok = w.group() != "may"  # "EUR 12 may apply" is not a date
+    yearless_ok = w.group() != "may" and not full_only
     if before and yearless_ok:
         cands.append((before.start(), we, None, int(before["d"])))
     if after_d and yearless_ok:
@@ -176,12 +178,13 @@ def find_dates(t: str, order: str | bool = "dmy") -> list[tuple[int, int, DatePa
     """Non-overlapping dates in prepared text, leftmost-longest first (`order` as
     read_date_order gives it; True/False are the older dayfirst flag)."""
     order = _order(order)
-    if not HAS_DIGIT.search(t):
+    if not HAS_DIGIT.search(t) and "元年" not in t:  # 令和元年: the first year of an era
         return []
     patterns: list[tuple[str, re.Pattern[str]]] = []
     if "月" in t or "월" in t:
         patterns += _CJK_PATTERNS
-    if _NUM_HINT.search(t):
+    numeric = _NUM_HINT.search(t) is not None
+    if numeric:
         patterns += _NUMERIC_PATTERNS
     found: list[tuple[int, int, DateParts]] = []
     for name, rx in patterns:
@@ -189,10 +192,18 @@ def find_dates(t: str, order: str | bool = "dmy") -> list[tuple[int, int, DatePa
             parts = _match_parts(name, m, order)
             if parts is not None:
                 found.append((m.start(), m.end(), parts))
+    hijri = not t.isascii() and has_hint(t) or "AH" in t or "A.H" in t
     for w in _MONTH_WORD.finditer(t):
-        mo = _MONTHS.get(w.group().lower())
+        low = w.group().lower()
+        mo = _MONTHS.get(low)
         if mo is not None:
             found.extend(_written_date(t, w, mo))
+        elif low in LATIN_HINTS:
+            hijri = True
+    if hijri:
+        found.extend((s, e, DateParts(*g)) for s, e, g in find_hijri_dates(t))
+    if ("年" in t or numeric) and ERA_HINT.search(t):  # era years, or R5.12.1
+        found.extend((s, e, DateParts(y, mo, d)) for s, e, y, mo, d in find_era_dates(t))
     if len(found) < 2:
         return found
     found.sort(key=lambda x: (x[0], x[0] - x[1]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from evalrun.values.currencies import ISO_CODES, SHARED, currency_mentions
+from evalrun.values.currencies import ISO_CODES, SHARED, currency_mentions_at
 from evalrun.values.text import norm_text
 
 _NEGATIONS = frozenset("not no never non isnt arent wasnt werent dont doesnt didnt".split())
@@ -72,7 +72,7 @@ def _enum_table(allowed: tuple[str, ...] | None, synonyms: tuple[tuple[str, str]
 _ISO = frozenset(ISO_CODES)
 
 
-def _currency_mentions(s: str, allowed: frozenset[str] | None) -> list[str]:
+def _currency_mentions(s: str, allowed: frozenset[str] | None, lookup: dict[str, str]) -> list[str]:
     """In a currency field (every allowed value an ISO code) the field knows every currency:
     another ISO code written ("Kuwaiti dinar (DKK)") is a second value, and a symbol names
     the allowed currency it stands for ("120,00 €" is EUR; "$" only when one allowed
@@ -80,8 +80,11 @@ def _currency_mentions(s: str, allowed: frozenset[str] | None) -> list[str]:
     if not allowed or not all(a.upper() in _ISO for a in allowed):
         return []
     out: list[str] = []
-    for tok, cur in currency_mentions(s):
-        if len(tok) == 3:  # a code in capitals: a value, allowed or not
+    for at, tok, cur in currency_mentions_at(s, words=True):
+        if tok[:1].isalpha() and not (len(tok) == 3 and tok.isupper()):  # a name in words
+            if norm_text(tok) in lookup or (norm_text(s[max(0, at - 12):at]).split()[-1:] or [""])[0] in _NEGATIONS:
+                continue  # the field's own name or synonym (read, negations and all, above), or "not in euros"
+        if len(tok) == 3 and tok.isupper() and tok.isalpha():  # a code in capitals: a value, allowed or not
             code: str | None = cur
         else:  # a symbol: the allowed currency it stands for, if only one
             members = [m for m in SHARED.get(cur, {cur}) if m.lower() in allowed]
@@ -116,7 +119,7 @@ def enum_candidates(s: str, opts: dict[str, Any]) -> list[str]:
     if allowed is None:
         return [n] if n else []
     named = find_enum_values(n, lookup)
-    return named + [c for c in _currency_mentions(s, allowed) if c not in named]
+    return named + [c for c in _currency_mentions(s, allowed, lookup) if c not in named]
 
 
 def enum_gold(s: str, opts: dict[str, Any]) -> str | None:

@@ -16,10 +16,28 @@ from functools import lru_cache
 CACHE_MAX_LEN = 4096
 
 
+def _build_digits() -> dict[int, str | None]:
+    """Every BMP decimal digit (Arabic-Indic ٠-٩, Persian ۰-۹, Devanagari, Thai, ...) ->
+    its ASCII digit; the Arabic decimal separator ٫ -> ".", the Arabic thousands
+    separator ٬ -> ",", the Arabic percent sign ٪ -> "%"; the invisible bidi marks
+    that right-to-left text puts around numbers (LRM, RLM, ALM, isolates) dropped."""
+    table: dict[int, str | None] = {
+        i: str(unicodedata.decimal(chr(i))) for i in range(0x80, 0x10000)
+        if unicodedata.category(chr(i)) == "Nd"
+    }
+    table.update({0x066B: ".", 0x066C: ",", 0x066A: "%"})
+    table.update({c: None for c in (0x200E, 0x200F, 0x061C, 0x2066, 0x2067, 0x2068, 0x2069)})
+    return table
+
+
+_DIGITS = _build_digits()
+
+
 def prep(s: str) -> str:
-    """NFKC (fullwidth digits, no-break spaces, fullwidth currency signs) only
+    """NFKC (fullwidth digits, no-break spaces, fullwidth currency signs) and every
+    script's digits as ASCII digits, with the Arabic separators (`_build_digits`), only
     when the string is not plain ASCII, which keeps the common case cheap."""
-    return s if s.isascii() else unicodedata.normalize("NFKC", s)
+    return s if s.isascii() else unicodedata.normalize("NFKC", s).translate(_DIGITS)
 
 
 def _build_punct() -> str:

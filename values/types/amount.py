@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalrun.values.locales import read_decimal
 from evalrun.values.amounts import AmountCand, fmt_amount
 from evalrun.values.currencies import same_currency
 from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Verdict
@@ -65,7 +66,7 @@ class Amount(FieldType):
     unparseable = "unparseable"
     parts = ("currency",)
     partial_examples = (("1,234.50", "currency"), ("The total is 14,851.20.", "currency"))
-    gold_options = ("decimal",)
+    gold_options = ("decimal", "locale")
     golds = (("1234.50 EUR", {}), ("-1,234.50", {}), ("$5.00", {}), ("KWD 12.500", {}),
              ("12,34,567.89 INR", {}), ("1.234,5", {"decimal": ","}), ("0", {}))
     examples = {
@@ -84,10 +85,10 @@ class Amount(FieldType):
 
     def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
         # "1.234" is 1234 in an amount (German thousands; amounts rarely carry three decimals)
-        return amount_candidates(s, opts.get("decimal") or "auto", True)
+        return amount_candidates(s, read_decimal(opts, "auto"), True)
 
     def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
-        return amount_spans(s, opts.get("decimal") or "auto", True)
+        return amount_spans(s, read_decimal(opts, "auto"), True)
 
     def fmt(self, value: AmountCand) -> str:
         return fmt_amount(value.value, value.currency)

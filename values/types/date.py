@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from evalrun.values.locales import locale_problem
 from evalrun.values.dates import (
     AmbiguousDate, DateParts, distinct_dates, extract_dates, find_dates, fmt_date, read_date_order,
 )
@@ -39,7 +40,7 @@ class DateOptions(Options):
         None, description="which part of a numeric a/b/yyyy date comes first: dmy (default), mdy or ymd "
         "(neither: such a date is ambiguous)")
     dayfirst: bool | None = Field(None, description="the older spelling of date_order: true = dmy, false = mdy")
-    locale: str | None = Field(None, description="a locale hint (e.g. en_US); read by no reader yet")
+    locale: str | None = Field(None, description="a language tag (en-US, ja-JP) whose date order applies where `date_order` is not set")
 
     @field_validator("date_order", "dayfirst", mode="before")
     @classmethod
@@ -48,6 +49,13 @@ class DateOptions(Options):
             return v
         return read_date_order({info.field_name: v}) if info.field_name == "date_order" else (
             read_date_order({"dayfirst": v}) == "dmy")
+
+    @field_validator("locale", mode="before")
+    @classmethod
+    def _locale(cls, v: Any) -> Any:
+        if v is not None and (problem := locale_problem(v)) is not None:
+            raise ValueError(problem)
+        return v
 
 
 class Date(FieldType):

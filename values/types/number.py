@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalrun.values.locales import read_decimal
 from evalrun.values.amounts import AmountCand, fmt_amount
 from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Verdict
 from evalrun.values.types._numeric import (
@@ -31,7 +32,7 @@ class Number(FieldType):
     typed = True
     Options = NumericOptions
     unparseable = "unparseable"
-    gold_options = ("decimal",)
+    gold_options = ("decimal", "locale")
     golds = (("1234.5", {}), ("-7", {}), ("12.5%", {}), ("1.234", {}), ("1,5", {"decimal": ","}))
     examples = {
         "sign_flip": (Example("24", "-24"),),
@@ -47,10 +48,10 @@ class Number(FieldType):
     }
 
     def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
-        return amount_candidates(s, opts.get("decimal") or ".", False)
+        return amount_candidates(s, read_decimal(opts, "."), False)
 
     def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
-        return amount_spans(s, opts.get("decimal") or ".", False)
+        return amount_spans(s, read_decimal(opts, "."), False)
 
     def fmt(self, value: AmountCand) -> str:
         return fmt_amount(value.value)

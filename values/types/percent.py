@@ -6,6 +6,7 @@ import re
 from decimal import Decimal
 from typing import Any, NamedTuple
 
+from evalrun.values.locales import read_decimal
 from evalrun.values.amounts import AMOUNT_RE, interpret_number
 from evalrun.values.dates import mask_dates
 from evalrun.values.list_markers import mask_list_markers
@@ -72,7 +73,7 @@ class Percent(FieldType):
     unparseable = "unparseable"
     parts = ("percent_sign",)
     partial_examples = (("19", "percent_sign"), ("The rate is 7.5.", "percent_sign"))
-    gold_options = ("decimal",)
+    gold_options = ("decimal", "locale")
     golds = (("19%", {}), ("19 %", {}), ("7,7 %", {}), ("-0.5%", {}), ("19", {}), ("12 percent", {}))
     examples = {
         "sign_flip": (Example("0.5%", "-0.5%"),),
@@ -88,10 +89,10 @@ class Percent(FieldType):
     }
 
     def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
-        return list(dict.fromkeys(p for _, _, p in _read(s, opts.get("decimal") or ".")))
+        return list(dict.fromkeys(p for _, _, p in _read(s, read_decimal(opts, "."))))
 
     def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
-        return [Found(*to_original(s, a, b), p) for a, b, p in _read(s, opts.get("decimal") or ".")]
+        return [Found(*to_original(s, a, b), p) for a, b, p in _read(s, read_decimal(opts, "."))]
 
     def fmt(self, value: Pct) -> str:
         return f"{format(value.value, 'f')}{value.sign or ''}"

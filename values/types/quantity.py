@@ -6,6 +6,7 @@ import re
 from decimal import Decimal, Inexact, InvalidOperation, localcontext
 from typing import Any, NamedTuple
 
+from evalrun.values.locales import read_decimal
 from evalrun.values.amounts import fmt_amount, interpret_number
 from evalrun.values.dates import mask_dates
 from evalrun.values.list_markers import mask_list_markers
@@ -121,7 +122,7 @@ class Quantity(FieldType):
     unparseable = "unparseable"
     parts = ("unit",)
     partial_examples = (("412.6", "unit"), ("The gross weight is 412.6.", "unit"))
-    gold_options = ("decimal",)
+    gold_options = ("decimal", "locale")
     golds = (("412.6 kg", {}), ("3'482 kWh", {}), ("2.5 t", {}), ("1,200 m²", {}), ("40 ft", {}), ("-3 m", {}),
              ("12 litres", {}), ("412,6 kg", {"decimal": ","}))
     examples = {
@@ -139,7 +140,7 @@ class Quantity(FieldType):
     }
 
     def _found(self, s: str, opts: dict[str, Any]) -> list[Found]:
-        decimal = opts.get("decimal") or "."
+        decimal = read_decimal(opts, ".")
         found = [Found(*to_original(s, a, b), q) for a, b, q in _read(s, decimal)]
         if found:
             return found

@@ -1,0 +1,117 @@
+"""A field's `locale` hint: which separator is decimal and which date order a
+numeric date follows, where the written form alone cannot tell.
+
+`locale` is a BCP 47 tag, language with an optional region ("de-CH", "en-IN",
+"ja-JP", "fr-FR", "de"; "_" is accepted for "-"). It decides only what is truly
+ambiguous, and an explicit option always wins:
+
+* the decimal separator of "1.234" / "1,234" (`decimal` wins): "," in the
+  languages that write 1.234,50 (German, French, Spanish, Italian, Portuguese,
+  Dutch, Polish, the Nordic and most other European languages, Turkish,
+  Indonesian, Vietnamese), "." elsewhere (English, Japanese, Chinese, Korean,
+  Hindi, Arabic, Hebrew, Thai, ...), with the regions that differ from their
+  language: de-CH, de-LI, it-CH and Spanish in MX, US, PR, DO, GT, HN, NI, SV,
+  PA, PE write "."; en-ZA and Arabic in MA, DZ, TN write ",".
+* the order of a numeric a/b/yyyy date (`date_order`, then `dayfirst`, win):
+  "mdy" in the US, PR, PH and the US Pacific territories; "ymd" (which leaves
+  a/b/yyyy ambiguous, never credited) where the year-first form is the norm or
+  the country mixes orders (ja, zh, ko, hu, lt, mn, sv, fa; CA, ZA, JP, CN, TW,
+  KR, HU, LT, MN, SE, IR) and for "en" with no region (US or not: unknown);
+  "dmy" for every other known language or region.
+
+Nothing is ever guessed from today's date or the machine's own locale. A tag
+whose language this table does not know is an error (`locale_problem`), not a
+silent default. The `files` pack can also set the locale per row from a column
+(`locale_column`), for a CSV that mixes documents of several countries.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_TAG = re.compile(r"([A-Za-z]{2,3})(?:[-_]([A-Za-z]{4}))?(?:[-_]([A-Za-z]{2}|[0-9]{3}))?")
+_COMMA = frozenset("de fr es it pt nl pl cs sk sl hr sr bs mk bg ro ru uk be lt lv et fi sv nb nn no da is "
+                   "tr el hu id vi ca eu gl az kk uz ka hy af sq lb rm fo".split())
+_DOT = frozenset("en ja zh ko th he hi bn ta te mr gu kn ml pa ur ms fil tl ga mt sw ar fa my km lo ne si "
+                 "yue am zu xh".split())
+_DECIMAL_REGION = {
+    **{("de", r): "." for r in ("CH", "LI")}, ("it", "CH"): ".",
+    **{("es", r): "." for r in ("MX", "US", "PR", "DO", "GT", "HN", "NI", "SV", "PA", "PE")},
+    ("en", "ZA"): ",", **{("ar", r): "," for r in ("MA", "DZ", "TN")},
+}
+_MDY_REGIONS = frozenset("US PR PH FM MH PW AS GU MP UM VI".split())
+_YMD_REGIONS = frozenset("CA ZA JP CN TW KR KP HU LT MN SE IR".split())
+_YMD_LANGUAGES = frozenset("ja zh ko hu lt mn sv fa yue".split())
+KNOWN_LANGUAGES = _COMMA | _DOT
+
+
+def parse_locale(value: Any) -> tuple[str, str | None] | None:
+    """(language, REGION or None) of a locale tag, or None when it is no tag this table knows."""
+    if not isinstance(value, str) or not (m := _TAG.fullmatch(value.strip())):
+        return None
+    lang = m[1].lower()
+    return (lang, m[3].upper() if m[3] else None) if lang in KNOWN_LANGUAGES else None
+
+
+def locale_problem(value: Any) -> str | None:
+    """What is wrong with a `locale` option, or None when it can be read."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _TAG.fullmatch(value.strip()):
+        return f"locale must be a language tag such as de-CH, en-IN, ja-JP or fr-FR; got {value!r}"
+    if parse_locale(value) is None:
+        return (f"locale {value!r}: evalrun does not know the number and date conventions of language "
+                f"{value.strip()[:3].split('-')[0].split('_')[0]!r}; give `decimal` and `date_order` instead")
+    return None
+
+
+def locale_decimal(value: Any) -> str | None:
+    """The decimal separator ("." or ",") a locale writes, or None for no (readable) locale."""
+    parsed = parse_locale(value)
+    if parsed is None:
+        return None
+    lang, region = parsed
+    if region and (lang, region) in _DECIMAL_REGION:
+        return _DECIMAL_REGION[(lang, region)]
+    return "," if lang in _COMMA else "."
+
+
+def locale_date_order(value: Any) -> str | None:
+    """The order of a numeric a/b/yyyy date in a locale ("dmy", "mdy", or "ymd" where it
+    is ambiguous), or None for no (readable) locale."""
+    parsed = parse_locale(value)
+    if parsed is None:
+        return None
+    lang, region = parsed
+    if region in _MDY_REGIONS:
+        return "mdy"
+    if region in _YMD_REGIONS or lang in _YMD_LANGUAGES or (lang == "en" and region is None):
+        return "ymd"
+    return "dmy"
+
+
+def read_decimal(opts: dict[str, Any], default: str | None) -> str | None:
+    """A field's decimal separator: its `decimal` option, else its `locale`'s, else `default`."""
+    if opts.get("decimal") is not None:
+        return opts["decimal"]  # type: ignore[no-any-return]
+    return locale_decimal(opts.get("locale")) or default
+
+
+def with_locale(kind: str, options: dict[str, Any], locale: str | None) -> dict[str, Any]:
+    """The options with `locale` set and what it decides written out: `decimal` for an
+    amount or number, `date_order` for a date, each only where the options do not give
+    it (nor `dayfirst`), so any reader, old or new, reads the field the same way."""
+    if locale is None:
+        return options
+    out = {**options, "locale": locale}
+    if kind in ("amount", "number") and out.get("decimal") is None and (sep := locale_decimal(locale)):
+        out["decimal"] = sep
+    if kind == "date" and out.get("date_order") is None and out.get("dayfirst") is None:
+        if (order := locale_date_order(locale)) is not None:
+            out["date_order"] = order
+    return out
+
+
+__all__ = ["KNOWN_LANGUAGES", "locale_date_order", "locale_decimal", "locale_problem", "parse_locale",
+           "read_decimal", "with_locale"]
