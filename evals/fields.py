@@ -158,12 +158,15 @@ from typing import Any, Callable
 from evalrun.contract.types import FieldScore
 from evalrun.evals.field_compare import HANDLERS as _HANDLERS
 from evalrun.evals.numeric_subcodes import numeric_subcode
+from evalrun.values.answer_context import AnswerContext, asked_names, mask_echo, only_echo, read_context
+from evalrun.values.clauses import Names
 from evalrun.values.coerce import coerce
+from evalrun.values.no_value import drop_cut_repeat_listed, enum_offers_value, is_copied, offered, shows_any_value
 from evalrun.values.options import option_problem
 from evalrun.values.field_clauses import named_value, read_refusal
 from evalrun.values.ids import norm_id
 from evalrun.values.kinds import KINDS, TYPED_KINDS, gold_value, is_absent_value, states_no_value
-from evalrun.values.text import drop_cut_repeat, norm_text
+from evalrun.values.text import norm_text
 
 OUTCOMES = ("correct", "near_match", "partial", "wrong_value", "missing", "hallucinated", "correct_absent")
 SELF_CONTRADICTING = "self_contradicting"  # states a value and says the field has none
@@ -183,6 +186,10 @@ AMBIGUOUS = "ambiguous: several candidates"
 NAMED = "chosen: the one value in the clause naming the field"
 REFUSAL = "refusal: the answer says the field has no value"
 SELF_CONTRADICTING_DETAIL = "self-contradicting: the answer states a value and says the field has none"
+COPIED = "the answer only repeats the document's own words: no value stated for the field"
+ECHO = "the answer only repeats the question: no value stated"
+EMPTY = "empty answer"
+NO_VALUE_NO_REFUSAL = "no value, and no statement that the document gives none"
 _NORM_MAX = 1000  # normalised strings stored in a FieldScore are capped
 
 
@@ -190,11 +197,12 @@ def _cap(s: str | None) -> str | None:
     return s if s is None or len(s) <= _NORM_MAX else s[: _NORM_MAX - 1] + "\u2026"
 
 
-def _refusal(kind: str, pred: str, gold_absent: bool, gold_norm: str | None, opts: dict[str, Any]) -> FieldScore | None:
+def _refusal(kind: str, pred: str, gold_absent: bool, gold_norm: str | None, opts: dict[str, Any],
+             asked: Names) -> FieldScore | None:
     """A refusal is missing (or, for a decoy, correct_absent); a refusal beside a
     value stated for the field is never credited: self_contradicting (hallucinated
     for a decoy). None when the answer is no refusal."""
-    ref = read_refusal(kind, pred, opts)
+    ref = read_refusal(kind, pred, opts, asked)
     if ref is None or not (ref.relevant or not ref.states_value):
         return None
     pn = _cap(norm_text(pred))
@@ -208,7 +216,23 @@ def _refusal(kind: str, pred: str, gold_absent: bool, gold_norm: str | None, opt
     return FieldScore(outcome="missing", gold_norm=_cap(gold_norm), pred_norm=pn, detail=REFUSAL)
 
 
-def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts: dict[str, Any]) -> FieldScore:
+def _decoy(kind: str, pred: str, text: str, cands: list[Any], opts: dict[str, Any], asked: Names,
+           ctx: AnswerContext | None, pred_norm: str | None) -> FieldScore:
+    """A decoy answered with something other than "not given": a value of any shape
+    (an amount offered as a PO number, a date as a percentage) is hallucinated; an
+    answer with no value at all (babble, an echoed prompt, copied lines offering no
+    single value) is missing: it did not say the document has none."""
+    if ctx is not None and kind != "text" and is_copied(pred, ctx) and (len(cands) != 1 or not offered(kind, text, opts, asked)):
+        return FieldScore(outcome="missing", pred_norm=pred_norm, detail=COPIED)
+    if cands:
+        return FieldScore(outcome="hallucinated", pred_norm=pred_norm or _cap(norm_text(pred)))
+    if shows_any_value(text) or (kind == "enum" and enum_offers_value(pred, opts, asked)):
+        return FieldScore(outcome="hallucinated", pred_norm=_cap(norm_text(pred)), detail=f"a value, though not of a {kind}")
+    return FieldScore(outcome="missing", pred_norm=_cap(norm_text(pred)), detail=NO_VALUE_NO_REFUSAL)
+
+
+def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts: dict[str, Any],
+           ctx: AnswerContext | None = None) -> FieldScore:
     h = _HANDLERS[kind]
     fmt: Callable[[Any], str] = h["fmt"]
     gold_absent = gold is None or is_absent_value(kind, gold, opts)
@@ -216,6 +240,8 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
     g = None if gold_absent else gold_value(kind, gold, opts)  # type: ignore[arg-type]
     gold_norm = None if gold_absent else (fmt(g) if g is not None else norm_text(gold))  # type: ignore[arg-type]
     if gold_absent and pred_absent:
+        if pred is not None and not pred.strip():  # an empty answer says nothing about the field
+            return FieldScore(outcome="missing", detail=EMPTY)
         return FieldScore(outcome="correct_absent")
     if pred_absent:
         return FieldScore(outcome="missing", gold_norm=_cap(gold_norm))
@@ -226,37 +252,46 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
             return FieldScore(outcome="hallucinated", pred_norm=_cap(pred), detail=detail)
         sub = "unparseable" if kind in ("amount", "number", "date") else None
         return FieldScore(outcome="wrong_value", subcode=sub, gold_norm=_cap(gold_norm), pred_norm=_cap(pred), detail=detail)
-    if (refused := _refusal(kind, pred, gold_absent, gold_norm, opts)) is not None:
+    question = ctx.question if ctx is not None else None
+    asked = asked_names(question)
+    if (refused := _refusal(kind, pred, gold_absent, gold_norm, opts, asked)) is not None:
         return refused
+    if only_echo(pred, question):
+        return FieldScore(outcome="missing", gold_norm=_cap(gold_norm), pred_norm=_cap(norm_text(pred)), detail=ECHO)
     if kind == "id" and g is not None and not gold_absent and norm_id(pred) == g:
         # The whole answer is the gold id: "0 CAD", "INV 2024 0042" need no
         # token heuristics (and cannot be a wrong value that happens to match).
         return FieldScore(outcome="correct", gold_norm=_cap(gold_norm), pred_norm=_cap(g))
-    cands = h["cands"](pred, opts)
+    text = mask_echo(pred, question)  # the question's own numbers are no value
+    cands = h["cands"](text, opts)
     pred_norm = _cap(" | ".join(fmt(c) for c in cands[:20])) if cands else None
     if gold_absent:
-        if not cands and kind != "text":
-            return FieldScore(outcome="correct_absent", detail=f"no {kind} value in answer")
-        return FieldScore(outcome="hallucinated", pred_norm=pred_norm or _cap(norm_text(pred)))
+        return _decoy(kind, pred, text, cands, opts, asked, ctx, pred_norm)
     if g is None:  # reference not parseable as its kind: exact normalised text
         pn = norm_text(pred)
         ok = pn == gold_norm
         return FieldScore(outcome="correct" if ok else "wrong_value", gold_norm=_cap(gold_norm),
                           pred_norm=_cap(pn), detail=f"gold not parseable as {kind}")
     gold_norm = _cap(gold_norm)
+    copied = ctx is not None and kind != "text" and is_copied(pred, ctx)  # a text value may quote the document
     if not cands:
-        if kind in TYPED_KINDS and states_no_value(kind, pred):
-            # a sentence that states no value of the field's type, not even a damaged one: the field was dropped
+        if copied or (kind in TYPED_KINDS and states_no_value(kind, text)) or (
+                kind == "enum" and not enum_offers_value(pred, opts, asked)):
+            # no value of the field's type, not even a damaged one: the field was dropped
             return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
-                              detail=f"no {kind} value in the answer")
+                              detail=COPIED if copied else f"no {kind} value in the answer")
         return FieldScore(outcome="wrong_value", subcode=h["unparseable"], gold_norm=gold_norm,
                           pred_norm=_cap(norm_text(pred)), detail=f"no {kind} value found")
     chosen, note = cands[0], None
     if len(cands) > 1:
-        chosen = named_value(kind, pred, opts)
+        chosen = named_value(kind, text, opts, asked)
         if chosen is None:
+            if copied and not offered(kind, text, opts, asked):
+                return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=pred_norm, detail=COPIED)
             return FieldScore(outcome="wrong_value", gold_norm=gold_norm, pred_norm=pred_norm, detail=AMBIGUOUS)
         pred_norm, note = _cap(fmt(chosen)), NAMED
+    elif copied and not offered(kind, text, opts, asked):
+        return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=pred_norm, detail=COPIED)
     outcome, sub, detail = h["compare"](g, chosen, opts)
     detail = "; ".join(d for d in (note, detail) if d) or None
     return FieldScore(outcome=outcome, subcode=sub, gold_norm=gold_norm, pred_norm=pred_norm, detail=detail)
@@ -268,12 +303,15 @@ def _check_options(kind: str, options: dict[str, Any]) -> None:
         raise ValueError(f"option {problem[0]}: {problem[1]}")
 
 
-def score_field(kind: str, gold: Any, pred: Any, **options: Any) -> FieldScore:
+def score_field(kind: str, gold: Any, pred: Any, *, context: str | None = None, **options: Any) -> FieldScore:
     """Score one field: typed normalisation, typed match rule, exactly one outcome.
 
-    Raises ValueError only for an unknown `kind` or a bad option (`date_order`,
-    `field`, `aliases`: harness bugs); any model output, however hostile,
-    yields a FieldScore.
+    `context` is the prompt exactly as the model saw it (document, separator,
+    question), as the pipeline (evals.scoring) passes it: with it, copied document
+    lines and an echoed question are told apart from an answer, and the question's
+    words name the field. Raises ValueError only for an unknown `kind` or a bad
+    option (`date_order`, `field`, `aliases`: harness bugs); any model output,
+    however hostile, yields a FieldScore.
     """
     if kind not in _HANDLERS:
         raise ValueError(f"unknown field kind {kind!r}; expected one of {KINDS}")
@@ -281,7 +319,8 @@ def score_field(kind: str, gold: Any, pred: Any, **options: Any) -> FieldScore:
     gold_s, _ = coerce(gold)
     try:
         pred_s, note = coerce(pred)
-        return _score(kind, gold_s, drop_cut_repeat(pred_s) if pred_s else pred_s, note, options)
+        return _score(kind, gold_s, drop_cut_repeat_listed(pred_s) if pred_s else pred_s, note, options,
+                      read_context(context))
     except Exception as exc:  # noqa: BLE001 - last line of defence, never crash a run
         detail = f"scorer error: {type(exc).__name__}: {exc}"[:300]
         if gold_s is None:
@@ -289,4 +328,4 @@ def score_field(kind: str, gold: Any, pred: Any, **options: Any) -> FieldScore:
         return FieldScore(outcome="wrong_value", subcode=None, detail=detail)
 
 
-__all__ = ["score_field", "numeric_subcode", "KINDS", "OUTCOMES", "SUBCODES", "AMBIGUOUS"]
+__all__ = ["score_field", "numeric_subcode", "KINDS", "OUTCOMES", "SUBCODES", "AMBIGUOUS", "COPIED"]
