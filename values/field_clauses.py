@@ -37,19 +37,21 @@ def answer_clauses(pred: str) -> list[str]:
     return [c for c in out if c]
 
 
+_FUNCTION = frozenset("from with within into onto over under after before between this that these those its their".split())
+
+
 def _subject_words(clause: str, whole: bool) -> list[str]:
     """The content words of a value clause's subject; a hyphenated word counts whole
     ("Sub-total: EUR 450" is about a sub-total)."""
     return [w for w in words(subject(clause, whole)) if len(w) >= 3 and w.replace("-", "").isalpha()
-            and w not in _VALUE and w not in MONTH_NAMES]
+            and w not in _VALUE and w not in _FUNCTION and w not in MONTH_NAMES]
 
 
 def about_field(clause: str, names: Names) -> bool:
-    """Is a value clause about the field asked for? It names the field, or its subject
-    (the words before "is"/":") is nothing but the field's or the question's words
-    ("Total: EUR 500" when the total is asked) or value words ("The amount is ...")."""
-    if names_field(clause, names):
-        return True
+    """Is a value clause about the field asked for? Its subject (the words before
+    "is"/":", else the whole clause) is nothing but the field's or the question's words
+    ("Total: EUR 500" when the total is asked) or value words ("The amount is ...");
+    "the net amount is ..." is about a net amount, whatever the field's key."""
     own = _subject_words(clause, True)
     known = frozenset().union(*names) if names else frozenset()
     return all(w in known for w in own)
@@ -81,8 +83,12 @@ def named_value(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) -
     if kind not in TYPED_KINDS:
         return None
     clauses = answer_clauses(pred)
+    known = frozenset().union(*asked, *field_names(opts))
     for names in (asked, field_names(opts)):
-        naming = [c for c in clauses if names and names_field(c, names)]
+        # with the question known, a clause naming the field's key but something more ("the net
+        # amount" when the invoice total is asked) is about that other thing
+        naming = [c for c in clauses if names and names_field(c, names)
+                  and (names is asked or not asked or all(w in known for w in _subject_words(c, False)))]
         cands = CANDIDATES[kind]("\n".join(naming), opts) if naming else []
         if len(cands) > 1 or (cands and names is asked and _rival(kind, clauses, naming, asked, opts)):
             return None
