@@ -31,15 +31,23 @@ Decisions (the spec leaves these open; tests pin them):
   stripping punctuation, on either side (a gold "N/A" is a decoy); an enum
   value listed in `allowed`/`synonyms` ("none") is never a marker. For typed
   kinds (amount/number/date/id) an answer that starts with a marker and has no
-  digit ("Not found in the document.") is absent too. For a decoy, a typed
-  answer in which no typed value can be found ("There is no due date.") is
-  correct_absent, not hallucinated: no value was given. With a gold value, a
+  digit ("Not found in the document.") is absent too. For a decoy, only an
+  answer that says the value is not given earns correct_absent (a marker, a
+  refusal, in English, German, French, Spanish, Portuguese, Italian, Dutch,
+  Japanese or Chinese: "nicht angegeben", "non indiqué", "no se indica",
+  "記載なし"); an empty answer, babble, an echoed prompt or copied lines offering
+  no single value are `missing`, and a value of any shape (an amount offered as a
+  PO number, a date as a percentage) is `hallucinated`. JSON null or "" is "not
+  given"; a JSON answer that cannot be read leaves a decoy `missing`. With a gold value, a
   sentence of more than three words in which no token could even be a damaged
   value (none starts with a digit once dates are masked: "The document does
   not say.", a broken model's babble, copied lines whose digits belong to ids
   such as "EORI DE1234567890123") is `missing`: the field was dropped; a
   value-like answer that does not parse ("five euros", "The total is
-  14,851.2O") is wrong_value/unparseable.
+  14,851.2O") is wrong_value/unparseable. An enum answer with no allowed value is
+  `missing` unless it offers one (a short answer, a currency named, an allowed name
+  negated, or a clause naming the field with words after it: "The currency is that
+  of India" is invalid_value; "The document contains 1Z 999 ..." is missing).
 * Refusals (every kind): a clause that says the value is not there ("not
   found/named/stated/listed/specified", "The document does not mention the
   carrier.", "There is no PO number.", "I could not find ...", "No due date is
@@ -49,11 +57,13 @@ Decisions (the spec leaves these open; tests pin them):
   into the document ("Section 4", "page 2") are no value, nor is what sits
   inside a denial of the field ("The invoice dated 14 March 2024 does not
   state a due date"). A denial of the field beside a value stated for it
-  ("¥1,335,900. The document does not mention the total.") is wrong_value,
+  ("¥1,335,900. The document does not mention the total.", and a value that is
+  itself denied: "EUR 500.00 not found") is wrong_value,
   sub-code self_contradicting (hallucinated for a decoy); a value clause
   about another subject ("The subtotal is EUR 450. Not stated.") is not one.
   A denial of something else leaves the value standing ("The total is EUR
-  500.00; no discount is mentioned."). Without `field`, only a bare denial
+  500.00; no discount is mentioned."), as does a stray sentence about the
+  document itself ("... is EUR 9,263.45. The document is not found."). Without `field`, only a bare denial
   counts as one of the field.
 * Free text: every typed candidate is extracted; repeats of one value are fine,
   several different values are never credited ("ambiguous: several
@@ -62,7 +72,14 @@ Decisions (the spec leaves these open; tests pin them):
   name the field (all the words of `field` or of an alias, split on _ - and
   spaces, case-insensitive whole words, singular or plural; "subtotal" and
   "sub-total" do not name "total") hold exactly one value between them, that
-  value is the answer (detail "chosen: ..."). Dates are masked before numbers
+  value is the answer (detail "chosen: ..."). With `context` (the prompt), the
+  clauses holding every content word of the question ("What is the closing
+  balance?") are read first, unless another clause whose subject is the
+  question's words gives a second value; a clause naming the field's key with
+  more ("the net amount") is about that other thing. Failing both, the one value
+  left when the others sit in clauses whose subject is something else ("EUR
+  500.00 (the subtotal is EUR 450.00)") is read. The question's own numbers and
+  codes are no value, and an answer of only the question's words is missing. Dates are masked before numbers
   are read, so "14 March 2024" is not 14 and 2024; bare years ("in 2024") are
   still number candidates. Digits glued to letters or ids (A123,
   INV-2024-001), ranges (5-10) and times (10:30) are not numbers. List
@@ -140,10 +157,14 @@ Decisions (the spec leaves these open; tests pin them):
   currencies and is not credited; a symbol names the allowed currency it
   stands for ("120,00 €" is EUR; "$" only when one allowed currency uses it). Without `allowed`, answers are compared
   whole (no extraction).
-* Copied lines (evals/scoring.py, which knows the prompt): a free-text answer
-  that only repeats lines of the document and offers several values or none
-  readable is `missing` (the field was dropped, whatever digits the lines
-  hold); a copied line with one value is read as that value.
+* Copied lines (with `context`; evals/scoring.py passes the prompt): a
+  non-text answer that only repeats lines of the prompt, or is nearly all runs
+  of the document's words, is `missing` (the field was dropped, whatever
+  digits it holds) unless it offers a value: a copied "label value" line with
+  one value ("Nettobetrag 2.510,45 €": the distractor picked), or a clause
+  about the field ("The balance from this assessment is $1,284.50."). A number
+  inside a copied sentence about something else ("Zahlbar innert 30 Tagen,
+  ...") is no answer. A cut-off repeat of an earlier list item is dropped.
 * JSON values: numbers are read from their exact repr, booleans as "true" /
   "false", singleton lists unwrapped, lists of scalars joined (several values
   are ambiguous), empty containers absent; an object or nested list is

@@ -271,3 +271,8 @@ def test_babble_on_decoys_is_a_harmful_flip_the_gate_fails() -> None:
     # the same candidate saying "not given" in German passes
     german = run("german", "Ein Skonto ist nicht angegeben.")
     assert api.compare_results(base, [(german, gate)]).exit_code == 0
+
+
+@pytest.mark.parametrize("answer", ["Nicht angegeben.", "Non indiqué.", "No consta.", "記載なし", "Niet vermeld."])
+def test_a_refusal_in_another_language_is_a_refusal_with_a_gold_too(answer: str) -> None:
+    assert S("amount", "GBP 9263.45", answer, "What is the invoice total?", field="total").outcome == "missing"
