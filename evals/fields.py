@@ -243,7 +243,8 @@ def _decoy(kind: str, pred: str, text: str, cands: list[Any], opts: dict[str, An
     (an amount offered as a PO number, a date as a percentage) is hallucinated; an
     answer with no value at all (babble, an echoed prompt, copied lines offering no
     single value) is missing: it did not say the document has none."""
-    if ctx is not None and kind != "text" and is_copied(pred, ctx) and (len(cands) != 1 or not offered(kind, text, opts, asked)):
+    if (ctx is not None and kind != "text" and (len(cands) != 1 or not offered(kind, text, opts, asked))
+            and is_copied(pred, ctx)):
         return FieldScore(outcome="missing", pred_norm=pred_norm, detail=COPIED)
     if cands:
         return FieldScore(outcome="hallucinated", pred_norm=pred_norm or _cap(norm_text(pred)))
@@ -294,24 +295,27 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
         return FieldScore(outcome="correct" if ok else "wrong_value", gold_norm=_cap(gold_norm),
                           pred_norm=_cap(pn), detail=f"gold not parseable as {kind}")
     gold_norm = _cap(gold_norm)
-    copied = ctx is not None and kind != "text" and is_copied(pred, ctx)  # a text value may quote the document
+    def copied() -> bool:  # asked only where it decides something: the document's n-grams cost
+        return ctx is not None and kind != "text" and is_copied(pred, ctx)  # a text value may quote the document
+
     if not cands:
-        if copied or (kind in TYPED_KINDS and states_no_value(kind, text)) or (
+        dropped = copied()
+        if dropped or (kind in TYPED_KINDS and states_no_value(kind, text)) or (
                 kind == "enum" and not enum_offers_value(pred, opts, asked)):
             # no value of the field's type, not even a damaged one: the field was dropped
             return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
-                              detail=COPIED if copied else f"no {kind} value in the answer")
+                              detail=COPIED if dropped else f"no {kind} value in the answer")
         return FieldScore(outcome="wrong_value", subcode=h["unparseable"], gold_norm=gold_norm,
                           pred_norm=_cap(norm_text(pred)), detail=f"no {kind} value found")
     chosen, note = cands[0], None
     if len(cands) > 1:
         chosen = named_value(kind, text, opts, asked)
         if chosen is None:
-            if copied and not offered(kind, text, opts, asked):
+            if ctx is not None and not offered(kind, text, opts, asked) and copied():
                 return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=pred_norm, detail=COPIED)
             return FieldScore(outcome="wrong_value", gold_norm=gold_norm, pred_norm=pred_norm, detail=AMBIGUOUS)
         pred_norm, note = _cap(fmt(chosen)), NAMED
-    elif copied and not offered(kind, text, opts, asked):
+    elif ctx is not None and not offered(kind, text, opts, asked) and copied():
         return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=pred_norm, detail=COPIED)
     outcome, sub, detail = h["compare"](g, chosen, opts)
     detail = "; ".join(d for d in (note, detail) if d) or None

@@ -11,6 +11,7 @@ known and only the copied-text reading applies).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from evalrun.contract.types import CONTEXT_SEPARATOR
@@ -49,6 +50,7 @@ def _content(text: str) -> frozenset[str]:
                      if w not in _QUESTION_FILLER and not w.isdigit())
 
 
+@lru_cache(maxsize=4096)
 def asked_names(question: str | None) -> Names:
     """The names the question gives the field: the content words of its first
     sentence ("What is the closing balance?" -> closing, balance), and each
@@ -74,6 +76,7 @@ the a an is are was were it its this that of in on for to be answer question doc
 _CODE = re.compile(r"(?<![\w'/-])[A-Z][A-Z]{1,9}(?![\w'/-])(?![\s:#.-]*[0-9])")
 
 
+@lru_cache(maxsize=4096)
 def echoed_tokens(question: str | None) -> frozenset[str]:
     """The numbers and capitalised codes of the question ("2023", "MRN"): an answer
     repeating them repeats the question, it does not give a value. A code before a

@@ -6,6 +6,7 @@ only an answer that says the value is not given earns that."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from evalrun.values.answer_context import AnswerContext
@@ -16,7 +17,7 @@ from evalrun.values.enums import enum_lookup
 from evalrun.values.field_clauses import answer_clauses, about_field
 from evalrun.values.kinds import CANDIDATES
 from evalrun.values.list_markers import mask_list_markers
-from evalrun.values.text import HAS_DIGIT, drop_cut_repeat, mostly_copied, norm_text, only_copies, prep
+from evalrun.values.text import CACHE_MAX_LEN, HAS_DIGIT, drop_cut_repeat, mostly_copied, norm_text, only_copies, prep
 
 _FILLER = BARE_WORDS | VALUE_WORDS | frozenset(
     "following contain contains containing listed list currency currencies values type kind".split())
@@ -34,9 +35,19 @@ def drop_cut_repeat_listed(answer: str) -> str:
 
 
 def is_copied(answer: str, ctx: AnswerContext) -> bool:
-    """Only lines of the prompt, or (nearly) all runs of the document's own words."""
+    """Only lines of the prompt, or (nearly) all runs of the document's own words. Cached:
+    the baseline and every candidate often give one answer to one prompt."""
+    if len(answer) > CACHE_MAX_LEN:
+        return _is_copied(answer, ctx)
+    return _is_copied_cached(answer, ctx)
+
+
+def _is_copied(answer: str, ctx: AnswerContext) -> bool:
     prompt = f"{ctx.document}\n\n{ctx.question}" if ctx.question else ctx.document
     return only_copies(answer, prompt) or mostly_copied(answer, ctx.document)
+
+
+_is_copied_cached = lru_cache(maxsize=8192)(_is_copied)
 
 
 def _label_line(clause: str) -> bool:
