@@ -182,10 +182,13 @@ from evalrun.evals.numeric_subcodes import numeric_subcode
 from evalrun.values.answer_context import AnswerContext, asked_names, mask_echo, only_echo, read_context
 from evalrun.values.clauses import Names
 from evalrun.values.coerce import coerce
-from evalrun.values.no_value import drop_cut_repeat_listed, enum_offers_value, is_copied, offered, shows_any_value
+from evalrun.values.no_value import (
+    drop_cut_repeat_listed, enum_offers_value, id_offered, is_copied, offered, shows_any_value,
+)
 from evalrun.values.options import option_problem
 from evalrun.values.field_clauses import named_value, read_refusal
-from evalrun.values.ids import norm_id
+from evalrun.values.ids import id_candidates, norm_id
+from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.kinds import KINDS, TYPED_KINDS, gold_value, is_absent_value, states_no_value
 from evalrun.values.text import norm_text
 
@@ -238,7 +241,7 @@ def _refusal(kind: str, pred: str, gold_absent: bool, gold_norm: str | None, opt
 
 
 def _decoy(kind: str, pred: str, text: str, cands: list[Any], opts: dict[str, Any], asked: Names,
-           ctx: AnswerContext | None, pred_norm: str | None) -> FieldScore:
+           ctx: AnswerContext | None, pred_norm: str | None, id_given: bool | None) -> FieldScore:
     """A decoy answered with something other than "not given": a value of any shape
     (an amount offered as a PO number, a date as a percentage) is hallucinated; an
     answer with no value at all (babble, an echoed prompt, copied lines offering no
@@ -246,7 +249,7 @@ def _decoy(kind: str, pred: str, text: str, cands: list[Any], opts: dict[str, An
     if (ctx is not None and kind != "text" and (len(cands) != 1 or not offered(kind, text, opts, asked))
             and is_copied(pred, ctx)):
         return FieldScore(outcome="missing", pred_norm=pred_norm, detail=COPIED)
-    if cands:
+    if cands or id_given:
         return FieldScore(outcome="hallucinated", pred_norm=pred_norm or _cap(norm_text(pred)))
     if shows_any_value(text) or (kind == "enum" and enum_offers_value(pred, opts, asked)):
         return FieldScore(outcome="hallucinated", pred_norm=_cap(norm_text(pred)), detail=f"a value, though not of a {kind}")
@@ -284,11 +287,19 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
         # The whole answer is the gold id: "0 CAD", "INV 2024 0042" need no
         # token heuristics (and cannot be a wrong value that happens to match).
         return FieldScore(outcome="correct", gold_norm=_cap(gold_norm), pred_norm=_cap(g))
-    text = mask_echo(pred, question)  # the question's own numbers are no value
+    # the question's own numbers are no value, nor are list markers (blanked before dates are)
+    text = mask_list_markers(mask_echo(pred, question))
     cands = h["cands"](text, opts)
+    # with the question known, an id is what a clause about the field gives right after its verb
+    id_given = id_offered(text, opts, asked) if kind == "id" and asked and id_candidates(text)[0] else None
+    if id_given is False:
+        detail = "no id given for the field: the answer's codes belong to other things"
+        if gold_absent:
+            return FieldScore(outcome="missing", pred_norm=_cap(norm_text(pred)), detail=detail)
+        return FieldScore(outcome="missing", gold_norm=_cap(gold_norm), pred_norm=_cap(norm_text(pred)), detail=detail)
     pred_norm = _cap(" | ".join(fmt(c) for c in cands[:20])) if cands else None
     if gold_absent:
-        return _decoy(kind, pred, text, cands, opts, asked, ctx, pred_norm)
+        return _decoy(kind, pred, text, cands, opts, asked, ctx, pred_norm, id_given)
     if g is None:  # reference not parseable as its kind: exact normalised text
         pn = norm_text(pred)
         ok = pn == gold_norm
@@ -300,7 +311,10 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
 
     if not cands:
         dropped = copied()
-        if dropped or (kind in TYPED_KINDS and states_no_value(kind, text)) or (
+        if id_given:  # a value in the id's place that reads as none ("is 20", "is "This Agreement"")
+            return FieldScore(outcome="wrong_value", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
+                              detail="no id value found")
+        if dropped or (kind in TYPED_KINDS and states_no_value(kind, mask_list_markers(text))) or (
                 kind == "enum" and not enum_offers_value(pred, opts, asked)):
             # no value of the field's type, not even a damaged one: the field was dropped
             return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),

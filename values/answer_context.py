@@ -97,11 +97,14 @@ def mask_echo(answer: str, question: str | None) -> str:
     return _CODE.sub(blank, _ECHO_TOKEN.sub(blank, answer))
 
 
+_QUOTED_VALUE = re.compile(r"[\"“«][^\"”»]{1,80}[\"”»]")
+
+
 def only_echo(answer: str, question: str | None) -> bool:
     """Does the answer hold nothing but the question's own words ("The MRN of this
     declaration is", "What is the discount?")? A restated question gives no value."""
-    if not question:
-        return False
+    if not question or _QUOTED_VALUE.search(answer):
+        return False  # 'The reference is "This Agreement"' offers the quoted words as the value
     words = [w for w in _WORD.findall(prep(answer).casefold())]
     if not words:
         return False

@@ -96,3 +96,33 @@ def enum_offers_value(answer: str, opts: dict[str, Any], asked: Names) -> bool:
         if any(len(w) >= 3 and w.isalpha() and w not in _FILLER and w not in name_words for w in words(rest)):
             return True
     return False
+
+
+_AFTER_COPULA = re.compile(r"(?i)\s(?:is|are|was|were|would be|reads|reads as)\s+|:\s*")
+_LEAD = frozenset("the a an number no nr nr. no. ref reference id # simply just".split())
+_QUOTED = re.compile(r"^[\"'“‘«]\S")
+
+
+def id_offered(answer: str, opts: dict[str, Any], asked: Names) -> bool | None:
+    """In prose, an id is given as the answer right after the verb or colon of a clause
+    about the field ("The quote number is YDL-Q-24-0588.", "The invoice number is 20.",
+    "The agreement's reference is "This Agreement""); digits deep in a description
+    ("The agreement is a contract between ... Bristol BS6 5QT.") or behind another
+    label ("Exporter: KO-EXP-2024-0117") are not offered. None where no clause has a
+    verb or colon to tell by (a bare value, "RE-2024-0815 per the header")."""
+    names = asked + field_names(opts)
+    seen = False
+    for clause in answer_clauses(answer):
+        m = _AFTER_COPULA.search(f" {clause} ")
+        if m is None:
+            continue
+        seen = True
+        if not about_field(clause, names):
+            continue
+        toks = f" {clause} "[m.end():].split()
+        while toks and toks[0].lower().strip(".:#") in _LEAD and len(toks) > 1:
+            toks = toks[1:]
+        if toks and (HAS_DIGIT.search(toks[0]) or _QUOTED.match(toks[0])
+                     or (toks[0].strip(".,;") .isupper() and len(toks[0].strip(".,;")) >= 3)):
+            return True
+    return False if seen else None

@@ -276,3 +276,33 @@ def test_babble_on_decoys_is_a_harmful_flip_the_gate_fails() -> None:
 @pytest.mark.parametrize("answer", ["Nicht angegeben.", "Non indiqué.", "No consta.", "記載なし", "Niet vermeld."])
 def test_a_refusal_in_another_language_is_a_refusal_with_a_gold_too(answer: str) -> None:
     assert S("amount", "GBP 9263.45", answer, "What is the invoice total?", field="total").outcome == "missing"
+
+
+# 7 (ids). codes deep in a description, or behind another label, are not the asked id
+_REF_Q = "What is the agreement's reference? Answer with the reference only."
+
+
+@pytest.mark.parametrize("answer, outcome", [
+    ("The agreement is a tenancy between the Landlord and the Tenant of Flat 2, 14 Cotham Hill, Bristol BS6 6JA.",
+     "missing"),
+    ("The agreement is a contract between the parties, namely an Assured Shorthold Tenancy (AST).", "missing"),
+    ("Landlord: Mr K. Osei, licence LL-2231\nProperty: Flat 2, 14 Cotham Hill", "missing"),
+    ("The agreement's reference is AST/2025/0117.", "correct"),
+    ("The reference is AST/2025/0171.", "wrong_value"),
+    ("The agreement's reference is 12.", "wrong_value"),  # a number in the id's place: a (wrong) value
+    ("The agreement's reference is \"This Tenancy\"", "wrong_value"),
+    ("AST/2025/0117", "correct"),
+])
+def test_codes_that_belong_to_other_things_are_not_the_id(answer: str, outcome: str) -> None:
+    fs = S("id", "AST/2025/0117", answer, _REF_Q, LEASE, field="reference")
+    assert fs.outcome == outcome, fs
+    decoy = S("id", None, answer, _REF_Q, LEASE, field="reference").outcome
+    assert decoy == ("missing" if outcome == "missing" else "hallucinated"), answer
+
+
+def test_a_cut_repeat_of_a_list_item_is_no_value() -> None:
+    answer = "1. 3 February 2025: 3 February 2025\n2. 3 February 2025: 3 Feb"
+    assert S("amount", "GBP 9263.45", answer, "What is the invoice total?").outcome == "missing"
+    # a new item that is not a repeat still counts
+    assert S("amount", "GBP 9263.45", "1. 3 February 2025\n2. Total 9,263.45", "What is the invoice total?"
+             ).outcome == "correct"
