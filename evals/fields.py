@@ -90,6 +90,8 @@ Decisions (the spec leaves these open; tests pin them):
   unit or currency ("412.6 kg (909.6 lb)", "EUR 1,200.00 (USD 1,296.00)": the
   first), repeated ("1,234.50, i.e. 1,234.50"), or a shared symbol beside one
   of its currencies ("$100 (USD 100)").
+* A sign in words: one positive value and "the amount/balance/it is negative"
+  (not "is not negative") reads as the negative value.
 * Parentheses mean negative when the parenthesised amount ends the answer and
   no other number precedes it ("(1,234.50)", "Net result: (1,234.50)."); text
   after it or an earlier number makes it an aside ("The total (EUR 5) is due",
@@ -179,6 +181,7 @@ from typing import Any, Callable
 from evalrun.contract.types import FieldScore
 from evalrun.evals.field_compare import HANDLERS as _HANDLERS
 from evalrun.evals.numeric_subcodes import numeric_subcode
+from evalrun.values.answer_sign import says_negative
 from evalrun.values.answer_context import AnswerContext, asked_names, mask_echo, only_echo, read_context
 from evalrun.values.clauses import Names
 from evalrun.values.coerce import coerce
@@ -213,6 +216,7 @@ SELF_CONTRADICTING_DETAIL = "self-contradicting: the answer states a value and s
 COPIED = "the answer only repeats the document's own words: no value stated for the field"
 ECHO = "the answer only repeats the question: no value stated"
 EMPTY = "empty answer"
+SIGN_IN_WORDS = "negative: the answer says so in words"
 NO_VALUE_NO_REFUSAL = "no value, and no statement that the document gives none"
 _NORM_MAX = 1000  # normalised strings stored in a FieldScore are capped
 
@@ -254,6 +258,21 @@ def _decoy(kind: str, pred: str, text: str, cands: list[Any], opts: dict[str, An
     if shows_any_value(text) or (kind == "enum" and enum_offers_value(pred, opts, asked)):
         return FieldScore(outcome="hallucinated", pred_norm=_cap(norm_text(pred)), detail=f"a value, though not of a {kind}")
     return FieldScore(outcome="missing", pred_norm=_cap(norm_text(pred)), detail=NO_VALUE_NO_REFUSAL)
+
+
+def _no_value(kind: str, pred: str, text: str, gold_norm: str | None, opts: dict[str, Any], asked: Names,
+              id_given: bool, copied: bool) -> FieldScore:
+    """An answer with a gold and no value of the field's type read from it."""
+    if id_given:  # a value in the id's place that reads as none ("is 20", "is "This Agreement"")
+        return FieldScore(outcome="wrong_value", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
+                          detail="no id value found")
+    if copied or (kind in TYPED_KINDS and states_no_value(kind, text)) or (
+            kind == "enum" and not enum_offers_value(pred, opts, asked)):
+        # no value of the field's type, not even a damaged one: the field was dropped
+        return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
+                          detail=COPIED if copied else f"no {kind} value in the answer")
+    return FieldScore(outcome="wrong_value", subcode=_HANDLERS[kind]["unparseable"], gold_norm=gold_norm,
+                      pred_norm=_cap(norm_text(pred)), detail=f"no {kind} value found")
 
 
 def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts: dict[str, Any],
@@ -306,21 +325,12 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
         return FieldScore(outcome="correct" if ok else "wrong_value", gold_norm=_cap(gold_norm),
                           pred_norm=_cap(pn), detail=f"gold not parseable as {kind}")
     gold_norm = _cap(gold_norm)
+
     def copied() -> bool:  # asked only where it decides something: the document's n-grams cost
         return ctx is not None and kind != "text" and is_copied(pred, ctx)  # a text value may quote the document
 
     if not cands:
-        dropped = copied()
-        if id_given:  # a value in the id's place that reads as none ("is 20", "is "This Agreement"")
-            return FieldScore(outcome="wrong_value", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
-                              detail="no id value found")
-        if dropped or (kind in TYPED_KINDS and states_no_value(kind, mask_list_markers(text))) or (
-                kind == "enum" and not enum_offers_value(pred, opts, asked)):
-            # no value of the field's type, not even a damaged one: the field was dropped
-            return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
-                              detail=COPIED if dropped else f"no {kind} value in the answer")
-        return FieldScore(outcome="wrong_value", subcode=h["unparseable"], gold_norm=gold_norm,
-                          pred_norm=_cap(norm_text(pred)), detail=f"no {kind} value found")
+        return _no_value(kind, pred, text, gold_norm, opts, asked, bool(id_given), copied())
     chosen, note = cands[0], None
     if len(cands) > 1:
         chosen = named_value(kind, text, opts, asked)
@@ -331,6 +341,9 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
         pred_norm, note = _cap(fmt(chosen)), NAMED
     elif ctx is not None and not offered(kind, text, opts, asked) and copied():
         return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=pred_norm, detail=COPIED)
+    if kind in ("amount", "number") and chosen.value > 0 and says_negative(text):
+        chosen = chosen._replace(value=-chosen.value)  # "The amount is negative because ..."
+        pred_norm, note = _cap(fmt(chosen)), "; ".join(n for n in (note, SIGN_IN_WORDS) if n)
     outcome, sub, detail = h["compare"](g, chosen, opts)
     detail = "; ".join(d for d in (note, detail) if d) or None
     return FieldScore(outcome=outcome, subcode=sub, gold_norm=gold_norm, pred_norm=pred_norm, detail=detail)

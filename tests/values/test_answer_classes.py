@@ -306,3 +306,16 @@ def test_a_cut_repeat_of_a_list_item_is_no_value() -> None:
     # a new item that is not a repeat still counts
     assert S("amount", "GBP 9263.45", "1. 3 February 2025\n2. Total 9,263.45", "What is the invoice total?"
              ).outcome == "correct"
+
+
+@pytest.mark.parametrize("answer, outcome, sub", [
+    ("The balance from this assessment is $2,406.75.\n\nThe amount is negative because it is a refund.", "correct", None),
+    ("The balance is $2,406.75, which is negative.", "correct", None),
+    ("The balance from this assessment is $2,406.75.", "wrong_value", "sign_flip"),
+    ("The balance is $2,406.75. The amount is not negative.", "wrong_value", "sign_flip"),
+])
+def test_a_sign_stated_in_words(answer: str, outcome: str, sub: str | None) -> None:
+    q = "What is the balance from this assessment, as shown (a bracketed amount is negative)?"
+    fs = S("amount", "CAD -2406.75", answer, q, "Balance from this assessment  (2,406.75)", field="amount")
+    assert (fs.outcome, fs.subcode) == (outcome, sub), fs
+    assert S("amount", "CAD 2406.75", answer, q, field="amount").outcome != "correct" or sub is not None
