@@ -87,7 +87,9 @@ def enum_offers_value(answer: str, opts: dict[str, Any], asked: Names) -> bool:
     if any(f" {name} " in padded for name in enum_lookup(opts)[0] if name):
         return True  # an allowed name, if negated ("The invoice is not paid.")
     names = asked + field_names(opts)
-    name_words = frozenset().union(*names) if names else frozenset()
+    if not names:
+        return True  # nothing tells what the answer is about: every answer is taken as one
+    name_words = frozenset().union(*names)
     for clause in split_clauses(answer):
         if not (names_field(clause, names) or _ANSWER_IS.search(clause)):
             continue

@@ -319,3 +319,13 @@ def test_a_sign_stated_in_words(answer: str, outcome: str, sub: str | None) -> N
     fs = S("amount", "CAD -2406.75", answer, q, "Balance from this assessment  (2,406.75)", field="amount")
     assert (fs.outcome, fs.subcode) == (outcome, sub), fs
     assert S("amount", "CAD 2406.75", answer, q, field="amount").outcome != "correct" or sub is not None
+
+
+def test_an_enum_answer_naming_the_field_offers_a_value() -> None:
+    opts = {"allowed": ["paid", "unpaid"], "field": "status"}
+    assert score_field("enum", "paid", "The status is pending.", **opts).subcode == "invalid_value"
+    assert score_field("enum", "paid", "The document lists three services and a bank account.", **opts
+                       ).outcome == "missing"
+    # told nothing of the field, the scorer takes every answer as one (as before it knew names)
+    assert score_field("enum", "paid", "The document lists three services.", allowed=["paid", "unpaid"]
+                       ).subcode == "invalid_value"
