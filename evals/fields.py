@@ -3,12 +3,14 @@
 Public API (small and stable)::
 
     from evalrun.evals.fields import score_field
-    score_field(kind, gold, pred, **options) -> FieldScore
+    score_field(kind, gold, pred, *, context=None, **options) -> FieldScore
 
 `kind` is one of amount, number, date, id, text, enum. `gold` is the reference
 string, or None for a decoy field the document does not contain. `pred` is the
 model's value or its whole free-text answer, or None; non-string JSON values
-are accepted. Options:
+are accepted. `context` is the prompt the model saw (evals.scoring passes
+`item.prompt`, so the pipeline and this function read every answer the same).
+Options:
 
 * `field`: the field's name (evals.scoring passes it), and `aliases: [..]`,
   other names for it; they let list answers and refusals be read clause by

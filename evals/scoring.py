@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field as PydField
 
-from evalrun.evals.fields import COPIED, score_field
+from evalrun.evals.fields import COPIED, score_field  # noqa: F401 - COPIED is read here by older callers
 from evalrun.evals.json_answer import parse_json_answer
 from evalrun.evals.source_metric import SOURCE_METRIC, source_score
 from evalrun.contract.types import CORRECT_OUTCOMES, Field, FieldScore, Generation, Item, ItemMeta
