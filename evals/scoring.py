@@ -10,13 +10,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field as PydField
 
-from evalrun.evals.fields import AMBIGUOUS, score_field
+from evalrun.evals.fields import COPIED, score_field  # noqa: F401 - COPIED is read here by older callers
 from evalrun.evals.json_answer import parse_json_answer
 from evalrun.evals.source_metric import SOURCE_METRIC, source_score
 from evalrun.contract.types import CORRECT_OUTCOMES, Field, FieldScore, Generation, Item, ItemMeta
-from evalrun.values.text import mostly_copied, only_copies
-
-COPIED = "the answer only repeats the document's own words: no value stated for the field"
 
 
 class ScoredItem(BaseModel):
@@ -54,33 +51,26 @@ def _options(f: Field) -> dict[str, Any]:
     return {**f.options, "field": f.name}
 
 
+_UNREADABLE = "no JSON object could be read from the answer"
+
+
 def _score_json(item: Item, output: str) -> tuple[dict[str, FieldScore], str, str | None]:
     answer = parse_json_answer(output)
     if answer.data is None:
-        # nothing readable: every gold field was dropped, decoys were (trivially) not invented
-        scores = {f.name: score_field(f.kind, f.gold, None, **_options(f)) for f in item.fields}
+        # nothing readable: every field was dropped; a decoy too, since nothing said it has no value
+        scores = {f.name: FieldScore(outcome="missing", detail=_UNREADABLE) if f.gold is None
+                  else score_field(f.kind, f.gold, None, **_options(f)) for f in item.fields}
         return scores, answer.status, None
     data = {str(k).strip().lower(): v for k, v in answer.data.items()}
     scores = {}
     for f in item.fields:
-        score = score_field(f.kind, f.gold, data.get(f.name.lower()), **_options(f))
+        value = data.get(f.name.lower())
+        value = None if isinstance(value, str) and not value.strip() else value  # "" is JSON's "not given" too
+        score = score_field(f.kind, f.gold, value, **_options(f))  # a value in its slot: no copied-text reading
         if f.name == answer.suspect_key:
             score = score.model_copy(update={"detail": ((score.detail or "") + " suspect: answer truncated here").strip()})
         scores[f.name] = score
     return scores, answer.status, answer.suspect_key
-
-
-def _copied(score: FieldScore, item: Item, output: str) -> FieldScore:
-    """A free-text answer that only repeats the prompt's lines, or is (nearly) all the
-    document's own words, and offers no single value (several, or none readable) dropped
-    the field: `missing`, not a wrong value. One that does offer one value is still read as
-    that value (a model quoting the distractor's line picked it)."""
-    undecided = score.detail == AMBIGUOUS or score.subcode in ("unparseable", "invalid_value")
-    if score.outcome != "wrong_value" or not undecided:
-        return score
-    if not (only_copies(output, item.prompt) or mostly_copied(output, item.context or item.prompt)):
-        return score
-    return FieldScore(outcome="missing", gold_norm=score.gold_norm, pred_norm=score.pred_norm, detail=COPIED)
 
 
 def score_item(item: Item, gen: Generation) -> ScoredItem:
@@ -90,7 +80,7 @@ def score_item(item: Item, gen: Generation) -> ScoredItem:
     elif item.answer_format == "json":
         scores, parse_status, suspect = _score_json(item, gen.output or "")
     else:
-        scores = {f.name: _copied(score_field(f.kind, f.gold, gen.output, **_options(f)), item, gen.output or "")
+        scores = {f.name: score_field(f.kind, f.gold, gen.output, context=item.prompt, **_options(f))
                   for f in item.fields if SOURCE_METRIC not in f.options}
     # an imported item's field judged by the source harness's own per-sample metric
     scores |= {f.name: source_score(f.options[SOURCE_METRIC], gen.source_scores, f.gold, gen.output)

@@ -9,6 +9,10 @@ ABSENT_MARKERS = frozenset(
         "", "n/a", "na", "n.a", "none", "null", "nil", "unknown", "not found",
         "not available", "not applicable", "not provided", "not specified",
         "not stated", "not mentioned", "not given", "not present", "no value",
+        # the same in the languages the refusal reader knows (values.denials)
+        "k.a", "k. a", "keine angabe", "nicht angegeben", "unbekannt", "non indiqué", "non renseigné",
+        "non précisé", "inconnu", "no se indica", "no consta", "sin datos", "desconocido", "não informado",
+        "non indicato", "niet vermeld", "記載なし", "なし", "不明", "該当なし", "无", "未提供",
     }
 )
 # A typed-field answer that starts with one of these and has no digit is a

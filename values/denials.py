@@ -31,7 +31,29 @@ _SUBJECT_BEFORE = re.compile(
     rf"\bnot (?:be |been |being )?{_ADV}{_PART}\b|\bnone (?:is |are |was |were )?{_PART}\b"
     r"|\bnot (?:in|on|within|from) (?:the|this) (?:document|text|file|invoice|contract|source|context)\b"
 )
-_HINT = re.compile(r"[Nn][Oo]|[Nn][’'][Tt]|[Uu]nable|[Ff]ailed")
+_HINT = re.compile(r"[Nn][Oo]|[Nn][’'][Tt]|[Uu]nable|[Ff]ailed|[Nn]icht|[Kk]ein|[Nn]on|[Pp]as\b|[Aa]ucun|[Nn]ão|[Nn]iet"
+                   r"|[Ss]in\b|[Ss]enza|[Ii]ntrouvable|[Uu]nbekannt|[Dd]esconocid|記載|不明|なし|ありません|見つかりません|未|没有|無")
+# The common ways other languages say "not stated" (on norm_text'd clauses: lowercase,
+# punctuation gone, apostrophes dropped: "n'est pas indiqué" is "nest pas indiqué").
+# Each is read as the English "not stated", so what it is about is judged the same way.
+_FOREIGN = re.compile("|".join((
+    # German: nicht angegeben / genannt / aufgeführt / vorhanden / gefunden / enthalten / ersichtlich; keine Angabe
+    r"\bnicht (?:(?:explizit|ausdrücklich|eindeutig) )?(?:angegeben|genannt|aufgeführt|vorhanden|gefunden|enthalten"
+    r"|ersichtlich|erwähnt|angeführt|ausgewiesen|verfügbar|bekannt)\b|\bkeine (?:angabe|angaben)\b|\bunbekannt\b",
+    # French: non indiqué / précisé / mentionné / spécifié / renseigné / communiqué; (n'est) pas indiqué; introuvable
+    r"\b(?:non|pas) (?:indiqu|précis|mentionn|spécifi|renseign|communiqu|fourni|trouv|disponible|mentionn)\w*"
+    r"|\bintrouvable\b|\baucune? (?:\w+ ){0,3}(?:nest|n est) (?:indiqu|précis|mentionn|spécifi)\w*",
+    # Spanish / Portuguese / Italian: no se indica / especifica / menciona; no consta; no indicado; não informado
+    r"\bno se (?:indica|especifica|menciona|encuentra|proporciona|detalla|informa)\b|\bno consta\b"
+    r"|\bno (?:indicad|especificad|mencionad|encontrad|disponible|informad|proporcionad)\w*"
+    r"|\bnão (?:(?:é|foi) )?(?:informad|indicad|especificad|mencionad|encontrad|consta|disponível)\w*"
+    r"|\bnon (?:è )?(?:indicat|specificat|presente|riportat|menzionat|disponibile|trovat)\w*|\bdesconocid[oa]\b",
+    # Dutch
+    r"\bniet (?:vermeld|opgegeven|gevonden|aangegeven|beschikbaar|bekend)\b",
+    # Japanese / Chinese
+    r"記載(?:なし|無し|がありません|されていません|されておりません|はありません)|不明|見つかりません|未記載|該当なし"
+    r"|未(?:提及|注明|说明|列明|找到|提供)|没有(?:提及|注明|说明|找到|提供)|無記載",
+)))
 
 # Words that give a denial no subject of its own: "The document does not say.",
 # "I could not find it in the text." is about the field asked for.
@@ -46,6 +68,8 @@ specified specifies give gives show shown shows indicate indicated indicates nam
 disclosed reference referenced identify identified display displayed record recorded define defined quote
 quoted find found locate located determine see extract detect present available visible legible known
 written printed extractable determinable indication
+der die das ist sind im in dem den dokument angabe le la les est sont dans du de des document el los las es son
+en se il lo è no não o os um uma
 """.split())
 # Words that leave a value clause about the field asked for: "The amount is EUR 5".
 VALUE_WORDS = frozenset("""
@@ -65,10 +89,30 @@ def may_deny(text: str) -> bool:
     return bool(_HINT.search(text))
 
 
+# "The document is not found.": a stray sentence about the document itself, not a
+# denial that the field has a value (the value stated beside it stands).
+_DOCUMENT_DENIAL = re.compile(
+    r"\b(?:the |this |that |your |a )?(?:document|file|text|source|attachment|context|passage|pdf)s? "
+    r"(?:is |was |are |were |has |could |can )?(?:been )?(?:not|cannot|couldnt|cant) (?:be )?"
+    r"(?:found|available|provided|present|attached|accessible|readable|legible|loaded|opened|included|complete)\b"
+)
+
+
+def drop_document_denials(norm_clause: str) -> str:
+    """The clause without denials of the document itself ("the document is not found")."""
+    return _DOCUMENT_DENIAL.sub(" ", norm_clause) if "not" in norm_clause or "nt" in norm_clause else norm_clause
+
+
+def may_deny_foreign(norm_clause: str) -> bool:
+    return _FOREIGN.search(norm_clause) is not None
+
+
 def denial_targets(norm_clause: str) -> list[str]:
     """What each denial in a normalised clause is about: the denial with the words
     after it ("does not mention the carrier"), or with the few words before it
     ("the total is not stated"; "total eur 500 with vat not shown" is about VAT)."""
+    if may_deny_foreign(norm_clause):
+        norm_clause = _FOREIGN.sub(" not stated ", norm_clause)
     out = [norm_clause[m.start():] for m in _OBJECT_AFTER.finditer(norm_clause)]
     for m in _SUBJECT_BEFORE.finditer(norm_clause):
         out.append(" ".join(norm_clause[:m.start()].split()[-3:] + [m[0]]))

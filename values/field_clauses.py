@@ -5,28 +5,101 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import re
+
 from evalrun.values.clauses import Names, field_names, names_field, singular, split_clauses, subject, words
 from evalrun.values.dates import MONTH_NAMES
-from evalrun.values.denials import BARE_WORDS, VALUE_WORDS, denial_targets, mask_references, may_deny
+from evalrun.values.denials import (
+    BARE_WORDS, VALUE_WORDS, denial_targets, drop_document_denials, mask_references, may_deny,
+)
 from evalrun.values.kinds import CANDIDATES, TYPED_KINDS
-from evalrun.values.text import norm_text, prep
+from evalrun.values.text import HAS_DIGIT, norm_text, prep
 
 _BARE = frozenset(singular(w) for w in BARE_WORDS) | frozenset(
     "section page line clause paragraph article table figure appendix schedule annex chapter".split())
 _VALUE = frozenset(singular(w) for w in VALUE_WORDS)
 
 
-def named_value(kind: str, pred: str, opts: dict[str, Any]) -> Any | None:
-    """The one value stated in the clauses that name the field ("1. The tenancy
-    deposit is £1,673.07.\\n2. The monthly rent is £950.00." for tenancy_deposit),
-    or None: no field name, no clause names it, or they hold no or several values."""
-    names = field_names(opts)
-    if not names or kind not in TYPED_KINDS:
+_ASIDE = re.compile(r"\(([^()]*)\)")
+
+
+def answer_clauses(pred: str) -> list[str]:
+    """Clauses (values.clauses), with a parenthesised aside that has a subject of its
+    own ("EUR 500.00 (the subtotal is EUR 450.00)") as a clause of its own."""
+    out = []
+    for clause in split_clauses(pred):
+        asides = [m for m in _ASIDE.finditer(clause) if subject(m[1], False).strip()]
+        if not asides:
+            out.append(clause)
+            continue
+        out.append(_ASIDE.sub(lambda m: " " if subject(m[1], False).strip() else m[0], clause).strip())
+        out.extend(m[1].strip() for m in asides)
+    return [c for c in out if c]
+
+
+_FUNCTION = frozenset("from with within into onto over under after before between this that these those its their".split())
+
+
+def _subject_words(clause: str, whole: bool) -> list[str]:
+    """The content words of a value clause's subject; a hyphenated word counts whole
+    ("Sub-total: EUR 450" is about a sub-total)."""
+    return [w for w in words(subject(clause, whole)) if len(w) >= 3 and w.replace("-", "").isalpha()
+            and w not in _VALUE and w not in _FUNCTION and w not in MONTH_NAMES]
+
+
+def about_field(clause: str, names: Names) -> bool:
+    """Is a value clause about the field asked for? Its subject (the words before
+    "is"/":", else the whole clause) is nothing but the field's or the question's words
+    ("Total: EUR 500" when the total is asked) or value words ("The amount is ...");
+    "the net amount is ..." is about a net amount, whatever the field's key."""
+    own = _subject_words(clause, True)
+    known = frozenset().union(*names) if names else frozenset()
+    return all(w in known for w in own)
+
+
+def _rival(kind: str, clauses: list[str], naming: list[str], asked: Names, opts: dict[str, Any]) -> bool:
+    """Does another clause, whose subject is made of the question's words ("The total
+    including tax is ¥ 1" when the quoted total including tax is asked), give the
+    field a second value? Then the answer states two and none is read."""
+    chosen = CANDIDATES[kind]("\n".join(naming), opts)
+    known = frozenset().union(*asked)
+    for clause in clauses:
+        if clause in naming:
+            continue
+        own = _subject_words(clause, False)
+        if own and all(w in known for w in own) and any(c not in chosen for c in CANDIDATES[kind](clause, opts)):
+            return True
+    return False
+
+
+def named_value(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) -> Any | None:
+    """The one value the answer gives for the field, when it gives several: the one in
+    the clauses that name the field as the question does ("What is the closing
+    balance?": "The closing balance is 3,402.18. The amount is 1,450.00."), else as
+    the field's name or aliases do ("1. The tenancy deposit is £1,673.07.\\n2. The
+    monthly rent is £950.00." for tenancy_deposit); else the one value left when the
+    others are attributed to something else by the answer itself ("EUR 500.00 (the
+    subtotal is EUR 450.00)"). None when no such reading gives exactly one value."""
+    if kind not in TYPED_KINDS:
         return None
-    naming = [c for c in split_clauses(pred) if names_field(c, names)]
-    if not naming:
+    clauses = answer_clauses(pred)
+    known = frozenset().union(*asked, *field_names(opts))
+    for names in (asked, field_names(opts)):
+        # with the question known, a clause naming the field's key but something more ("the net
+        # amount" when the invoice total is asked) is about that other thing
+        naming = [c for c in clauses if names and names_field(c, names)
+                  and (names is asked or not asked or all(w in known for w in _subject_words(c, False)))]
+        cands = CANDIDATES[kind]("\n".join(naming), opts) if naming else []
+        if len(cands) > 1 or (cands and names is asked and _rival(kind, clauses, naming, asked, opts)):
+            return None
+        if cands:
+            return cands[0]
+    names = asked + field_names(opts)
+    valued = [c for c in clauses if CANDIDATES[kind](c, opts)]
+    own = [c for c in valued if about_field(c, names)]
+    if not own or len(own) == len(valued):
         return None
-    cands = CANDIDATES[kind]("\n".join(naming), opts)
+    cands = CANDIDATES[kind]("\n".join(own), opts)
     return cands[0] if len(cands) == 1 else None
 
 
@@ -50,24 +123,36 @@ def _for_field(kind: str, clause: str, names: Names) -> bool:
     return not _content(subject(clause, kind in TYPED_KINDS), _VALUE)
 
 
-def read_refusal(kind: str, pred: str, opts: dict[str, Any]) -> Refusal | None:
+def _cands(kind: str, clause: str, opts: dict[str, Any]) -> list[Any]:
+    """The clause's values; an id needs a digit here ("発注番号は記載されていません" is no id)."""
+    if kind == "id" and not HAS_DIGIT.search(clause):
+        return []
+    return CANDIDATES[kind](clause, opts)
+
+
+def read_refusal(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) -> Refusal | None:
     """None when the answer denies nothing. Otherwise whether a denial concerns the
     field and whether the answer also states a value for it. Numbers pointing into
     the document ("Section 4 does not state a due date") are no value; nor, when
     the denial concerns the field, is anything inside the denial itself ("The
-    invoice dated 14 March 2024 does not state a due date")."""
+    invoice dated 14 March 2024 does not state a due date"), unless the value is
+    what is denied ("EUR 500.00 not found": a value and a denial). A sentence
+    about the document itself ("The document is not found.") denies no value."""
     if not may_deny(pred):
         return None
     clauses = split_clauses(mask_references(prep(pred)), fine=True)
-    targets = [denial_targets(norm_text(c)) for c in clauses]
+    targets = [denial_targets(drop_document_denials(norm_text(c))) for c in clauses]
     denied = [bool(t) for t in targets]
     if not any(denied):
         return None
-    names = field_names(opts)
-    relevant = any(names_field(t, names) or not _content(t, _BARE) for ts in targets for t in ts)
+    names = field_names(opts) + asked
+    # the value is what is denied ("EUR 500.00 not found", "The total EUR 500 is not stated")
+    denied_value = any(HAS_DIGIT.search(t) and not _content(t, _BARE | _VALUE) and _cands(kind, c, opts)
+                       for c, ts in zip(clauses, targets) for t in ts)
+    relevant = denied_value or any(names_field(t, names) or not _content(t, _BARE) for ts in targets for t in ts)
     if not relevant:  # about something else: any value in the answer stands ("EUR 500 with no VAT shown")
         typed = kind in TYPED_KINDS
-        return Refusal(False, any((typed or not d) and CANDIDATES[kind](c, opts) and (typed or _content(c, _BARE))
+        return Refusal(False, any((typed or not d) and _cands(kind, c, opts) and (typed or _content(c, _BARE))
                                   for c, d in zip(clauses, denied)))
-    stated = [c for c, d in zip(clauses, denied) if not d and CANDIDATES[kind](c, opts)]
-    return Refusal(True, any(_for_field(kind, c, names) for c in stated))
+    stated = [c for c, d in zip(clauses, denied) if not d and _cands(kind, c, opts)]
+    return Refusal(True, denied_value or any(_for_field(kind, c, names) for c in stated))

@@ -62,7 +62,8 @@ def test_json_answer_scoring_and_parse_failure() -> None:
     assert dropped.fields["total"].outcome == "wrong_value" and dropped.fields["discount"].outcome == "hallucinated"
     broken = run("I cannot answer that.")
     assert broken.parse_status == "failed"
-    assert broken.fields["total"].outcome == "missing" and broken.fields["discount"].outcome == "correct_absent"
+    # nothing readable says the discount is not given: the decoy is missing too
+    assert broken.fields["total"].outcome == "missing" and broken.fields["discount"].outcome == "missing"
     cut = run('{"discount": null, "total": "EUR 14,8')
     assert cut.parse_status == "truncated" and cut.suspect_field == "total"
     assert "suspect" in (cut.fields["total"].detail or "")

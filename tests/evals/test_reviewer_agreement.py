@@ -53,5 +53,5 @@ def test_the_scorer_agrees_with_the_reviewer() -> None:
         if r["label"] == "correct" and tool != "correct":
             false_wrong.append((r["item_id"], r["output"]))
     assert false_correct == [], "the scorer credits answers a reviewer would not"
-    assert len(false_wrong) <= 3, false_wrong
-    assert agree >= 205, f"agreement fell to {agree}/{len(rows)}"
+    assert false_wrong == [], "the scorer denies credit a reviewer gives"
+    assert agree >= 229, f"agreement fell to {agree}/{len(rows)}"
