@@ -112,8 +112,9 @@ class Answer:
     note: str = ""
 
 
-def _intended(doc_file: Path) -> tuple[list[str], dict[tuple[str, str], tuple[str, dict[str, Any]]], dict]:
-    """(the set's config files, each (pack, field)'s intended type and options, each field's question)."""
+def _intended(doc_file: Path) -> tuple[list[Any], dict[tuple[str, str], tuple[str, dict[str, Any]]], dict]:
+    """(the set's configs: a file, or {file, partial: true} for a run stopped part-way; each (pack,
+    field)'s intended type and options; each field's question)."""
     try:
         data = yaml.safe_load(doc_file.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
@@ -126,7 +127,7 @@ def _intended(doc_file: Path) -> tuple[list[str], dict[tuple[str, str], tuple[st
             questions[(doc["id"], name)] = f.get("q")
             if f.get("intended"):
                 intended[(doc["id"], name)] = (f["intended"], dict(f.get("intended_options") or {}))
-    return list(data["configs"]), intended, questions
+    return data["configs"], intended, questions
 
 
 def _retype(item: Item, intended: dict, known: set[str]) -> tuple[Item, str]:
@@ -179,15 +180,26 @@ def set_answers(set_dir: Path, runs: Path | None, blind: bool = False) -> list[A
     known = known_kinds()
     out = []
     for config in configs:
-        config_file = set_dir / config
+        partial = isinstance(config, dict) and bool(config.get("partial"))
+        config_file = set_dir / (config["file"] if isinstance(config, dict) else config)
         name = load(config_file).name
+        unanswered = 0
         label_file = set_dir / f"labels-{name}.jsonl"
         labels = {} if blind and not label_file.exists() else _read_labels(label_file)
-        items, gens = _items_and_answers(config_file, labels, runs)
+        try:
+            items, gens = _items_and_answers(config_file, labels, runs)
+        except SetError as exc:
+            if not blind:
+                raise
+            print(f"{name}: left out: {exc}", file=sys.stderr)  # labelling as the runs come in
+            continue
         extra = sorted(set(labels) - {(it.id, f.name) for it in items for f in it.fields})
         if extra:
             raise SetError(f"{label_file}: labels for fields the run does not have, e.g. {extra[0]}")
         for it in items:
+            if it.id not in gens and (blind or partial):
+                unanswered += 1  # a run still going, or one stopped part-way and marked partial
+                continue
             for f in it.fields:
                 if (it.id, f.name) not in labels and not blind:
                     raise SetError(f"{label_file}: no label for item {it.id!r} field {f.name!r}")
@@ -204,6 +216,9 @@ def set_answers(set_dir: Path, runs: Path | None, blind: bool = False) -> list[A
                 plain = score_field(f.kind, f.gold, gen.output, **{**f.options, "field": f.name})
                 out.append(Answer(name, it.id, f.name, f.kind, f.gold, gen.output, row and row["label"],
                                   scored.fields[f.name], plain, note))
+        if unanswered:
+            print(f"{name}: {unanswered} of {len(items)} items have no answer (a partial run): left out",
+                  file=sys.stderr if blind else sys.stdout)
     return out
 
 
@@ -221,6 +236,13 @@ def distinct(answers: Iterable[Answer]) -> list[Answer]:
 
 def _pct(n: int, total: int) -> str:
     return f"{n}/{total} = {100 * n / total:.1f}%" if total else f"{n}/0"
+
+
+def _credit(answers: list[Answer]) -> tuple[float, float]:
+    """(% the reviewer credits, % the tool credits)."""
+    n = len(answers) or 1
+    return (100 * sum(a.label == "correct" for a in answers) / n,
+            100 * sum(a.score.outcome in CORRECT_OUTCOMES for a in answers) / n)
 
 
 def report_set(answers: list[Answer], min_agreement: float) -> int:
@@ -249,15 +271,16 @@ def report_set(answers: list[Answer], min_agreement: float) -> int:
     for h in LABELS:
         row = [pairs[(h, t)] for t in LABELS]
         print(f"  {h:14}" + "".join(f"{n:>14}" for n in row) + f"{sum(row):>8}")
-    print("\ncredit per config (all its answers; reviewer vs tool, change from the first config):")
+    print("\ncredit per config (all its answers; reviewer vs tool, change from the first config on the same items):")
     configs = list(dict.fromkeys(a.config for a in answers))
-    base: tuple[float, float] | None = None
     for c in configs:
         mine = [a for a in answers if a.config == c]
-        rev = 100 * sum(a.label == "correct" for a in mine) / len(mine)
-        tool = 100 * sum(a.score.outcome in CORRECT_OUTCOMES for a in mine) / len(mine)
-        base = base or (rev, tool)
-        print(f"  {c:16} reviewer {rev:5.1f}% ({rev - base[0]:+.1f})   tool {tool:5.1f}% ({tool - base[1]:+.1f})")
+        keys = {(a.item_id, a.field) for a in mine}
+        base = [a for a in answers if a.config == configs[0] and (a.item_id, a.field) in keys]
+        rev, tool = _credit(mine)
+        rev0, tool0 = _credit(base)
+        print(f"  {c:16} {len(mine):4} answers  reviewer {rev:5.1f}% ({rev - rev0:+.1f})   "
+              f"tool {tool:5.1f}% ({tool - tool0:+.1f})")
     print("\ndisagreements:")
     for a in unique:
         if a.label != TOOL_LABEL[a.score.outcome]:
