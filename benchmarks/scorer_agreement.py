@@ -108,7 +108,7 @@ class Answer:
     output: str | None
     label: str | None
     score: FieldScore
-    plain: FieldScore  # the public score_field on the same answer (no prompt, no context)
+    plain: FieldScore  # the public score_field on the same answer, given the same prompt
     note: str = ""
 
 
@@ -213,7 +213,7 @@ def set_answers(set_dir: Path, runs: Path | None, blind: bool = False) -> list[A
                 if row is not None and row.get("output", gen.output) != gen.output:
                     raise SetError(f"{label_file}: the label for item {it.id!r} field {f.name!r} is for another "
                                    "answer than the run's: label the run's own answers (--blind)")
-                plain = score_field(f.kind, f.gold, gen.output, **{**f.options, "field": f.name})
+                plain = score_field(f.kind, f.gold, gen.output, context=item.prompt, **{**f.options, "field": f.name})
                 out.append(Answer(name, it.id, f.name, f.kind, f.gold, gen.output, row and row["label"],
                                   scored.fields[f.name], plain, note))
         if unanswered:

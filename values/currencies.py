@@ -17,7 +17,12 @@ from evalrun.values.currency_names import currency_words
 ISO_CODES = (
     "EUR USD GBP CHF JPY CNY RMB INR CAD AUD NZD HKD SGD SEK NOK DKK PLN CZK HUF RUB "
     "TRY BRL MXN ZAR KRW TWD THB IDR MYR PHP VND ILS AED SAR QAR KWD BHD OMR JOD TND "
-    "LYD IQD EGP NGN KES ARS CLP COP PEN UAH RON BGN ISK"
+    "LYD IQD EGP NGN KES ARS CLP COP PEN UAH RON BGN ISK "
+    # ISO 4217 codes of other active currencies; not those that are everyday capitals
+    # words (ALL, TOP, CUP, MOP, BOB, GEL, SOS) or that are read as a unit elsewhere
+    "IRR PKR BDT LKR NPR MAD DZD LBP SYP YER AFN KZT UZS AZN AMD BYN MDL RSD MKD BAM "
+    "ETB GHS TZS UGX ZMW XOF XAF MUR BWP NAD MZN AOA DOP GTQ CRC UYU PYG VES JMD TTD "
+    "BSD XCD FJD PGK MMK KHR LAK MNT BND MVR HNL NIO SCR RWF"
 ).split()
 # Currencies written with three minor digits: "KWD 12.500" is 12.5, not 12500. ISO 4217
 # lists IQD too, but Iraqi amounts are written in whole dinars ("IQD 250,000"): not here.
@@ -92,13 +97,13 @@ def currency_mentions(text: str, words: bool = False, everyday: bool = True) -> 
 
 def currency_mentions_at(text: str, words: bool = False, everyday: bool = True) -> list[tuple[int, str, str]]:
     """As currency_mentions, each with where it starts."""
-    found = [(m.start(), m.group(), currency_code(m.group())) for m in _MENTION.finditer(text)
-             if m.group() != "원" or _korean_won(text, m.start())]
-    if words:
+    found = [(m.start(), m.group(), cur) for m in _MENTION.finditer(text)
+             if (m.group() != "원" or _korean_won(text, m.start())) and (cur := currency_code(m.group())) is not None
+             and (len(m.group()) != 3 or not m.group().isupper() or m.group() in ISO_CODES)]
+    if words:  # a name in words may be three capitals that are no code ("the currency of UAE")
         named = [w for w in currency_words(text) if everyday or w[1].lower() != "won"]
-        found = sorted(found + named)
-    return [(at, tok, cur) for at, tok, cur in found
-            if cur is not None and (len(tok) != 3 or not tok.isupper() or tok in ISO_CODES)]
+        found = sorted(found + named, key=lambda f: (f[0], f[1]))
+    return found
 
 
 def stated_currency(text: str) -> str | None:

@@ -79,3 +79,20 @@ def test_currency_words_keep_shared_names_shared() -> None:
     assert currency_mentions("Canadian dollars", words=True) == [("Canadian dollars", "CAD")]
     assert currency_mentions("dinar", words=True) == []
     assert stated_currency("The currency is the currency of Japan.") == "JPY"
+
+
+def test_a_country_written_as_three_capitals_names_its_currency_and_never_breaks_the_scorer() -> None:
+    # "UAE" is three capitals that are no ISO code: it used to be dropped with the
+    # symbols, and sorting it beside a mention without a code raised TypeError
+    opts = {"allowed": ["AED", "SAR", "USD", "EUR"], "field": "currency"}
+    assert score_field("enum", "AED", "The quotation is in the currency of UAE.", **opts).outcome == "correct"
+    assert score_field("enum", "SAR", "The quotation is in the currency of UAE.", **opts).outcome == "wrong_value"
+    s = score_field("enum", "AED", "Priced in the currency of UAE (EUR shown for reference).", **opts)
+    assert s.outcome == "wrong_value" and "scorer error" not in (s.detail or "")
+
+
+def test_a_currency_field_allowing_any_active_iso_code_still_reads_currencies_in_words() -> None:
+    # with an allowed code the scorer did not know (IRR), names in words were not read at all
+    opts = {"allowed": ["AED", "IRR", "USD"], "field": "currency"}
+    assert score_field("enum", "AED", "The quotation is in the currency of UAE.", **opts).outcome == "correct"
+    assert score_field("enum", "IRR", "Amounts are in IRR.", **opts).outcome == "correct"
