@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from evalrun.evals.verdict import NOTHING_COULD_FAIL
+from evalrun.values.registry import typed_names
 from tests.conftest import run_cli, tiny_config
 
 
@@ -114,8 +115,9 @@ GATE_ERRORS = {
     "pack_typo": ("packs: {needle_numbrs: {max_drop: 0}}\n", "packs.needle_numbrs: unknown pack 'needle_numbrs' "
                   "(did you mean 'needle_numbers'?)"),
     "type_typo": ("max_harmful_flips: {amonut: 0}\n", "max_harmful_flips.amonut: 'amonut' is neither a field type"),
-    "all_disabled": ("packs: {'*': {max_drop: null}}\nmax_harmful_flips: {amount: null, number: null, date: null, "
-                     "id: null}\n", "the gate has no rule left"),
+    # every typed field type has a harmful-flip limit by default: disable each one the registry knows
+    "all_disabled": ("packs: {'*': {max_drop: null}}\nmax_harmful_flips: {"
+                     + ", ".join(f"{name}: null" for name in typed_names()) + "}\n", "the gate has no rule left"),
     "empty_file": ("", "the gate file is empty"),
     "comment_only": ("# nothing here\n", "the gate file is empty"),
     "infinite": ("packs: {'*': {max_drop: .inf}}\n", "packs.*.max_drop"),
