@@ -15,6 +15,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from evalrun.values.locales import locale_problem
 from evalrun.values.types._spans import stripped
 
 Verdict = tuple[str, "str | None", "str | None"]  # outcome, sub-code, detail
@@ -64,6 +65,20 @@ class Options(BaseModel):
     def _aliases(cls, v: Any) -> Any:
         if v is not None and not _is_names(v):
             raise ValueError(f"aliases must be a list of names; got {v!r}")
+        return v
+
+
+class LocaleOptions(Options):
+    """Options of the types whose written form depends on the country (numbers, dates)."""
+
+    locale: str | None = Field(None, description="a language tag (de-CH, en-US, ja-JP) whose decimal separator "
+                               "and date order apply where `decimal` / `date_order` are not set")
+
+    @field_validator("locale", mode="before")
+    @classmethod
+    def _locale(cls, v: Any) -> Any:
+        if v is not None and (problem := locale_problem(v)) is not None:
+            raise ValueError(problem)
         return v
 
 

@@ -12,33 +12,24 @@ from evalrun.values.amounts import AMOUNT_RE, AmountCand, distinct_amounts, extr
 from evalrun.values.currencies import THREE_DECIMAL, currency_code, stated_currency
 from evalrun.values.dates import mask_dates
 from evalrun.values.list_markers import mask_list_markers
-from evalrun.values.locales import locale_problem
 from evalrun.values.numeric_subcodes import NUMERIC_SUBCODES, numeric_subcode
 from evalrun.values.text import prep
-from evalrun.values.types._base import Found, Options
+from evalrun.values.types._base import Found, LocaleOptions
 from evalrun.values.types._spans import to_original
 
 __all__ = ["NUMERIC_SUBCODES", "NumericOptions", "amount_candidates", "amount_spans", "numeric_subcode",
            "number_verdict"]
 
 
-class NumericOptions(Options):
+class NumericOptions(LocaleOptions):
     decimal: str | None = Field(
         None, description="the decimal separator ('.' or ',') for the ambiguous \"1.234\" / \"1,234\"")
-    locale: str | None = Field(None, description="a language tag (de-CH, en-IN) whose decimal separator applies where `decimal` is not set")
 
     @field_validator("decimal", mode="before")
     @classmethod
     def _decimal(cls, v: Any) -> Any:
         if v is not None and v not in (".", ",", "auto"):
             raise ValueError(f"decimal must be '.' or ','; got {v!r}")
-        return v
-
-    @field_validator("locale", mode="before")
-    @classmethod
-    def _locale(cls, v: Any) -> Any:
-        if v is not None and (problem := locale_problem(v)) is not None:
-            raise ValueError(problem)
         return v
 
 

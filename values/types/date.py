@@ -8,12 +8,11 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from evalrun.values.locales import locale_problem
 from evalrun.values.dates import (
     AmbiguousDate, DateParts, distinct_dates, extract_dates, find_dates, fmt_date, read_date_order,
 )
 from evalrun.values.text import prep
-from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Options, Verdict
+from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, LocaleOptions, Verdict
 from evalrun.values.types._spans import stripped, to_original
 
 RULES = """\
@@ -35,12 +34,11 @@ RULES = """\
 _NAMES = ("year", "month", "day")
 
 
-class DateOptions(Options):
+class DateOptions(LocaleOptions):
     date_order: Literal["dmy", "mdy", "ymd"] | None = Field(
         None, description="which part of a numeric a/b/yyyy date comes first: dmy (default), mdy or ymd "
         "(neither: such a date is ambiguous)")
     dayfirst: bool | None = Field(None, description="the older spelling of date_order: true = dmy, false = mdy")
-    locale: str | None = Field(None, description="a language tag (en-US, ja-JP) whose date order applies where `date_order` is not set")
 
     @field_validator("date_order", "dayfirst", mode="before")
     @classmethod
@@ -49,13 +47,6 @@ class DateOptions(Options):
             return v
         return read_date_order({info.field_name: v}) if info.field_name == "date_order" else (
             read_date_order({"dayfirst": v}) == "dmy")
-
-    @field_validator("locale", mode="before")
-    @classmethod
-    def _locale(cls, v: Any) -> Any:
-        if v is not None and (problem := locale_problem(v)) is not None:
-            raise ValueError(problem)
-        return v
 
 
 class Date(FieldType):
