@@ -120,7 +120,7 @@ from evalrun.values.no_value import (
 from evalrun.values.field_clauses import named_value, read_refusal
 from evalrun.values.ids import id_candidates, norm_id
 from evalrun.values.list_markers import mask_list_markers
-from evalrun.values.kinds import KINDS, TYPED_KINDS, gold_value, is_absent_value, states_no_value
+from evalrun.values.kinds import KINDS, gold_value, is_absent_value, states_no_value
 from evalrun.values.numeric_subcodes import numeric_subcode
 from evalrun.values.registry import field_type, option_problem, unknown_type_message
 from evalrun.values.text import norm_text
@@ -186,7 +186,7 @@ def _no_value(kind: str, pred: str, text: str, gold_norm: str | None, opts: dict
     if id_given:  # a value in the id's place that reads as none ("is 20", "is "This Agreement"")
         return FieldScore(outcome="wrong_value", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
                           detail="no id value found")
-    if copied or (kind in TYPED_KINDS and states_no_value(kind, text)) or (
+    if copied or (field_type(kind).typed and states_no_value(kind, text)) or (
             kind == "enum" and not enum_offers_value(pred, opts, asked)):
         # no value of the field's type, not even a damaged one: the field was dropped
         return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),

@@ -19,13 +19,13 @@ from evalrun.values.dates import (
 from evalrun.values.enums import enum_candidates, enum_gold, enum_lookup, find_enum_values
 from evalrun.values.ids import id_candidates, norm_id
 from evalrun.values.list_markers import mask_list_markers
-from evalrun.values.kinds import CANDIDATES, KINDS, TYPED_KINDS, gold_value, is_absent_value
+from evalrun.values.kinds import KINDS, gold_value, is_absent_value
 from evalrun.values.registry import field_type, type_names
 from evalrun.values.text import norm_text, prep
 
 __all__ = [
-    "ABSENT_MARKERS", "AmbiguousDate", "AmountCand", "CANDIDATES", "DATE_ORDERS", "DateParts", "KINDS",
-    "TYPED_KINDS", "coerce", "mask_list_markers", "read_date_order", "same_currency",
+    "ABSENT_MARKERS", "AmbiguousDate", "AmountCand", "DATE_ORDERS", "DateParts", "KINDS",
+    "coerce", "mask_list_markers", "read_date_order", "same_currency",
     "currency_code", "distinct_amounts", "distinct_dates", "enum_candidates", "enum_gold", "enum_lookup",
     "extract_amounts", "extract_dates", "field_type", "find_dates", "find_enum_values", "fmt_amount", "fmt_date",
     "gold_value", "id_candidates", "interpret_number", "is_absent", "is_absent_value", "mask_dates",

@@ -12,7 +12,7 @@ from evalrun.values.dates import MONTH_NAMES
 from evalrun.values.denials import (
     BARE_WORDS, VALUE_WORDS, denial_targets, drop_document_denials, mask_references, may_deny,
 )
-from evalrun.values.kinds import CANDIDATES, TYPED_KINDS
+from evalrun.values.registry import field_type
 from evalrun.values.text import HAS_DIGIT, norm_text, prep
 
 _BARE = frozenset(singular(w) for w in BARE_WORDS) | frozenset(
@@ -61,13 +61,13 @@ def _rival(kind: str, clauses: list[str], naming: list[str], asked: Names, opts:
     """Does another clause, whose subject is made of the question's words ("The total
     including tax is ¥ 1" when the quoted total including tax is asked), give the
     field a second value? Then the answer states two and none is read."""
-    chosen = CANDIDATES[kind]("\n".join(naming), opts)
+    chosen = field_type(kind).candidates("\n".join(naming), opts)
     known = frozenset().union(*asked)
     for clause in clauses:
         if clause in naming:
             continue
         own = _subject_words(clause, False)
-        if own and all(w in known for w in own) and any(c not in chosen for c in CANDIDATES[kind](clause, opts)):
+        if own and all(w in known for w in own) and any(c not in chosen for c in field_type(kind).candidates(clause, opts)):
             return True
     return False
 
@@ -80,7 +80,7 @@ def named_value(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) -
     monthly rent is £950.00." for tenancy_deposit); else the one value left when the
     others are attributed to something else by the answer itself ("EUR 500.00 (the
     subtotal is EUR 450.00)"). None when no such reading gives exactly one value."""
-    if kind not in TYPED_KINDS:
+    if not field_type(kind).typed:
         return None
     clauses = answer_clauses(pred)
     known = frozenset().union(*asked, *field_names(opts))
@@ -89,17 +89,17 @@ def named_value(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) -
         # amount" when the invoice total is asked) is about that other thing
         naming = [c for c in clauses if names and names_field(c, names)
                   and (names is asked or not asked or all(w in known for w in _subject_words(c, False)))]
-        cands = CANDIDATES[kind]("\n".join(naming), opts) if naming else []
+        cands = field_type(kind).candidates("\n".join(naming), opts) if naming else []
         if len(cands) > 1 or (cands and names is asked and _rival(kind, clauses, naming, asked, opts)):
             return None
         if cands:
             return cands[0]
     names = asked + field_names(opts)
-    valued = [c for c in clauses if CANDIDATES[kind](c, opts)]
+    valued = [c for c in clauses if field_type(kind).candidates(c, opts)]
     own = [c for c in valued if about_field(c, names)]
     if not own or len(own) == len(valued):
         return None
-    cands = CANDIDATES[kind]("\n".join(own), opts)
+    cands = field_type(kind).candidates("\n".join(own), opts)
     return cands[0] if len(cands) == 1 else None
 
 
@@ -120,14 +120,14 @@ def _for_field(kind: str, clause: str, names: Names) -> bool:
         return False  # "Sorry." is no text value
     if names_field(clause, names):
         return True
-    return not _content(subject(clause, kind in TYPED_KINDS), _VALUE)
+    return not _content(subject(clause, field_type(kind).typed), _VALUE)
 
 
 def _cands(kind: str, clause: str, opts: dict[str, Any]) -> list[Any]:
     """The clause's values; an id needs a digit here ("発注番号は記載されていません" is no id)."""
     if kind == "id" and not HAS_DIGIT.search(clause):
         return []
-    return CANDIDATES[kind](clause, opts)
+    return field_type(kind).candidates(clause, opts)
 
 
 def read_refusal(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) -> Refusal | None:
@@ -151,7 +151,7 @@ def read_refusal(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) 
                        for c, ts in zip(clauses, targets) for t in ts)
     relevant = denied_value or any(names_field(t, names) or not _content(t, _BARE) for ts in targets for t in ts)
     if not relevant:  # about something else: any value in the answer stands ("EUR 500 with no VAT shown")
-        typed = kind in TYPED_KINDS
+        typed = field_type(kind).typed
         return Refusal(False, any((typed or not d) and _cands(kind, c, opts) and (typed or _content(c, _BARE))
                                   for c, d in zip(clauses, denied)))
     stated = [c for c, d in zip(clauses, denied) if not d and _cands(kind, c, opts)]

@@ -10,35 +10,17 @@ accepts is exactly a gold the scorer can compare against.
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from evalrun.values.absent import is_absent
 from evalrun.values.dates import mask_dates
 from evalrun.values.enums import enum_lookup
-from evalrun.values.registry import field_type, type_names, typed_names
+from evalrun.values.registry import field_type, type_names
 from evalrun.values.text import norm_text, prep
 
-Reader = Callable[[str, dict[str, Any]], list[Any]]
-
-
-class _Readers(Mapping[str, Reader]):
-    """type name -> its candidate reader, as the registry has them (read by values.field_clauses)."""
-
-    def __getitem__(self, kind: str) -> Reader:
-        return field_type(kind).candidates
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(type_names())
-
-    def __len__(self) -> int:
-        return len(type_names())
-
-
-CANDIDATES: Mapping[str, Reader] = _Readers()
 KINDS = type_names()
-TYPED_KINDS = typed_names()
 
 
 def gold_value(kind: str, gold: str, opts: dict[str, Any]) -> Any:
@@ -81,4 +63,4 @@ def is_absent_value(kind: str, s: str, opts: dict[str, Any]) -> bool:
     ("Not found in the document.") does."""
     if kind == "enum" and norm_text(s) in enum_lookup(opts)[0]:
         return False  # "none" may be a legitimate enum value
-    return is_absent(s, prefix_rule=kind in TYPED_KINDS)
+    return is_absent(s, prefix_rule=field_type(kind).typed)

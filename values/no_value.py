@@ -15,7 +15,7 @@ from evalrun.values.currencies import currency_mentions
 from evalrun.values.denials import BARE_WORDS, VALUE_WORDS, mask_references
 from evalrun.values.enums import enum_lookup
 from evalrun.values.field_clauses import answer_clauses, about_field
-from evalrun.values.kinds import CANDIDATES
+from evalrun.values.registry import field_type
 from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.text import CACHE_MAX_LEN, HAS_DIGIT, drop_cut_repeat, mostly_copied, norm_text, only_copies, prep
 
@@ -62,7 +62,7 @@ def offered(kind: str, answer: str, opts: dict[str, Any], asked: Names) -> bool:
     30 Tagen, d. h. bis 06.03.2024, ...") is not offered for the VAT rate."""
     names = asked + field_names(opts)
     for clause in answer_clauses(answer):
-        if not CANDIDATES[kind](clause, opts):
+        if not field_type(kind).candidates(clause, opts):
             continue
         if _label_line(clause) or (subject(clause, False).strip() and about_field(clause, names)):
             return True

@@ -10,6 +10,7 @@ naming it), and the examples that prove each of its sub-codes reachable. The sco
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Hashable
 from typing import Any, ClassVar, NamedTuple
 
@@ -130,7 +131,7 @@ def _validate(model: type[Options], known: dict[str, Any]) -> tuple[str, str] | 
     return None
 
 
-class FieldType:
+class FieldType(ABC):
     """One field type. Subclasses set the class attributes and the reading methods; the
     registry makes one instance per type. `opts` is the field's options dict (already
     checked against `Options`), passed whole so readers may keep per-field tables in it."""
@@ -149,9 +150,9 @@ class FieldType:
     golds: ClassVar[tuple[tuple[str, dict[str, Any]], ...]] = ()  # golds that read, for the round-trip test
     gold_options: ClassVar[tuple[str, ...]] = ()  # the options reading a gold depends on
 
+    @abstractmethod
     def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
         """The distinct values of this type in `s` (the scorer's fast path)."""
-        raise NotImplementedError
 
     def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
         """Every value mention in `s` with its span in `s`. By default one value read from
