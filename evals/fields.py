@@ -115,16 +115,17 @@ from evalrun.values.answer_context import AnswerContext, asked_names, mask_echo,
 from evalrun.values.clauses import Names
 from evalrun.values.coerce import coerce
 from evalrun.values.no_value import (
-    drop_cut_repeat_listed, enum_offers_value, id_offered, is_copied, offered, shows_any_value,
+    drop_cut_repeat_listed, enum_offers_value, id_offered, is_copied, offered, shows_any_value, value_offered,
 )
 from evalrun.values.field_clauses import named_value, read_refusal
 from evalrun.values.ids import id_candidates, norm_id
 from evalrun.values.list_markers import mask_list_markers
+from evalrun.values.loops import mask_loops
 from evalrun.values.kinds import KINDS, gold_value, is_absent_value, states_no_value
 from evalrun.values.numeric_subcodes import numeric_subcode
 from evalrun.values.registry import field_type, option_problem, unknown_type_message
 from evalrun.values.text import norm_text
-from evalrun.values.types._base import SELF_CONTRADICTING
+from evalrun.values.types._base import SELF_CONTRADICTING, FieldType
 
 OUTCOMES = ("correct", "near_match", "partial", "wrong_value", "missing", "hallucinated", "correct_absent")
 # every type's sub-codes, as the type declares them (values/types/)
@@ -138,6 +139,9 @@ ECHO = "the answer only repeats the question: no value stated"
 EMPTY = "empty answer"
 SIGN_IN_WORDS = "negative: the answer says so in words"
 NO_VALUE_NO_REFUSAL = "no value, and no statement that the document gives none"
+OTHER_SHAPE = "a value of another shape given for the field: no {kind} value in it"
+NOT_OFFERED = "nothing given for the field: its values sit in babble or in words about other things"
+LOOPING = "the answer loops (degenerate repetition): no value stated"
 _NORM_MAX = 1000  # normalised strings stored in a FieldScore are capped
 
 
@@ -181,18 +185,42 @@ def _decoy(kind: str, pred: str, text: str, cands: list[Any], opts: dict[str, An
 
 
 def _no_value(kind: str, pred: str, text: str, gold_norm: str | None, opts: dict[str, Any], asked: Names,
-              id_given: bool, copied: bool) -> FieldScore:
+              id_given: bool, copied: bool, looped: bool) -> FieldScore:
     """An answer with a gold and no value of the field's type read from it."""
+    if looped and not shows_any_value(text):
+        return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)), detail=LOOPING)
     if id_given:  # a value in the id's place that reads as none ("is 20", "is "This Agreement"")
         return FieldScore(outcome="wrong_value", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
                           detail="no id value found")
-    if copied or (field_type(kind).typed and states_no_value(kind, text)) or (
-            kind == "enum" and not enum_offers_value(pred, opts, asked)):
-        # no value of the field's type, not even a damaged one: the field was dropped
+    typed = field_type(kind).typed
+    offers = value_offered(text, opts, asked) if typed and not copied else False
+    no_value = typed and states_no_value(kind, text)
+    if offers and no_value:  # "The IBAN ... is: EUR250.00": a value of another shape given for the field
+        return FieldScore(outcome="wrong_value", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
+                          detail=OTHER_SHAPE.format(kind=kind))
+    # with the question known, an answer offering nothing for the field dropped it; without
+    # it, only one with no value-like token at all did ("The total is 14,851.2O" is damaged)
+    if copied or no_value or offers is False and typed or (kind == "enum" and not enum_offers_value(pred, opts, asked)):
+        # no value of the field's type, not even a damaged one, and none given for it: dropped
         return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
                           detail=COPIED if copied else f"no {kind} value in the answer")
     return FieldScore(outcome="wrong_value", subcode=field_type(kind).unparseable, gold_norm=gold_norm,
                       pred_norm=_cap(norm_text(pred)), detail=f"no {kind} value found")
+
+
+def _read_unlooped(h: FieldType, text: str, opts: dict[str, Any]) -> tuple[str, list[Any], bool]:
+    """The answer's values once loops are set aside: (text, candidates, whether a loop was
+    blanked). An answer that only repeats one value ("EUR 5 EUR 5 EUR 5 EUR 5") still
+    states it; a loop of several values or of none ("2023-2024, 2023-2024, ...") is babble."""
+    masked, units = mask_loops(text)
+    if not units:
+        return text, h.candidates(text, opts), False
+    cands = h.candidates(masked, opts)
+    if not cands:
+        whole = h.candidates(text, opts)
+        if len(whole) == 1 and {h.fmt(c) for unit in units for c in h.candidates(unit, opts)} == {h.fmt(whole[0])}:
+            return text, whole, False
+    return masked, cands, True
 
 
 def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts: dict[str, Any],
@@ -227,8 +255,7 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
         # token heuristics (and cannot be a wrong value that happens to match).
         return FieldScore(outcome="correct", gold_norm=_cap(gold_norm), pred_norm=_cap(g))
     # the question's own numbers are no value, nor are list markers (blanked before dates are)
-    text = mask_list_markers(mask_echo(pred, question))
-    cands = h.candidates(text, opts)
+    text, cands, looped = _read_unlooped(h, mask_list_markers(mask_echo(pred, question)), opts)
     # with the question known, an id is what a clause about the field gives right after its verb
     id_given = id_offered(text, opts, asked) if kind == "id" and asked and id_candidates(text)[0] else None
     if id_given is False:
@@ -250,13 +277,15 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
         return ctx is not None and kind != "text" and is_copied(pred, ctx)  # a text value may quote the document
 
     if not cands:
-        return _no_value(kind, pred, text, gold_norm, opts, asked, bool(id_given), copied())
+        return _no_value(kind, pred, text, gold_norm, opts, asked, bool(id_given), copied(), looped)
     chosen, note = cands[0], None
     if len(cands) > 1:
         chosen = named_value(kind, text, opts, asked)
         if chosen is None:
             if ctx is not None and not offered(kind, text, opts, asked) and copied():
                 return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=pred_norm, detail=COPIED)
+            if h.typed and not offered(kind, text, opts, asked) and value_offered(text, opts, asked) is False:
+                return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=pred_norm, detail=NOT_OFFERED)
             return FieldScore(outcome="wrong_value", gold_norm=gold_norm, pred_norm=pred_norm, detail=AMBIGUOUS)
         pred_norm, note = _cap(fmt(chosen)), NAMED
     elif ctx is not None and not offered(kind, text, opts, asked) and copied():
@@ -265,6 +294,10 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
         chosen = chosen._replace(value=-chosen.value)  # "The amount is negative because ..."
         pred_norm, note = _cap(fmt(chosen)), "; ".join(n for n in (note, SIGN_IN_WORDS) if n)
     outcome, sub, detail = h.compare(g, chosen, opts)
+    if outcome == "wrong_value" and h.typed and not offered(kind, text, opts, asked) and value_offered(
+            text, opts, asked) is False:
+        # no credit either way; what a reviewer calls it: nothing was given for the field
+        return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=pred_norm, detail=NOT_OFFERED)
     detail = "; ".join(d for d in (note, detail) if d) or None
     return FieldScore(outcome=outcome, subcode=sub, gold_norm=gold_norm, pred_norm=pred_norm, detail=detail)
 

@@ -18,7 +18,7 @@ from evalrun.values.absent import is_absent
 from evalrun.values.dates import mask_dates
 from evalrun.values.enums import enum_lookup
 from evalrun.values.registry import field_type, type_names
-from evalrun.values.text import norm_text, prep
+from evalrun.values.text import norm_text, prep, word_count
 
 KINDS = type_names()
 
@@ -42,15 +42,12 @@ def _gold_cached(kind: str, gold: str, key: Hashable) -> Any:
 _VALUE_START = re.compile(r"(?<![\w\-/.])[-+\u2212(]?[$€£¥]?[0-9]")
 
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-
-
 def states_no_value(kind: str, s: str) -> bool:
     """A sentence (more than three words) where no token could even be a damaged value of
     the kind: none starts with a digit once dates are masked (dates are a date field's
     values). "Exporter: Kestrel Optics GmbH, EORI DE1234567890123" states no amount (its
     digits belong to an id), while "The total is 14,851.2O" states a damaged one."""
-    if sum(not _CJK.search(w) for w in s.split()) + len(_CJK.findall(s)) <= 3:  # an ideograph is a word
+    if word_count(s) <= 3:
         return False
     t = prep(s)
     # a date is a value of a date field, and may be (a wrong) one of an id field

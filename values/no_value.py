@@ -17,7 +17,9 @@ from evalrun.values.enums import enum_lookup
 from evalrun.values.field_clauses import answer_clauses, about_field
 from evalrun.values.registry import field_type
 from evalrun.values.list_markers import mask_list_markers
-from evalrun.values.text import CACHE_MAX_LEN, HAS_DIGIT, drop_cut_repeat, mostly_copied, norm_text, only_copies, prep
+from evalrun.values.text import (
+    CACHE_MAX_LEN, HAS_DIGIT, IDEOGRAPH, drop_cut_repeat, mostly_copied, norm_text, only_copies, prep, word_count,
+)
 
 _FILLER = BARE_WORDS | VALUE_WORDS | frozenset(
     "following contain contains containing listed list currency currencies values type kind".split())
@@ -128,3 +130,54 @@ def id_offered(answer: str, opts: dict[str, Any], asked: Names) -> bool | None:
                      or (toks[0].strip(".,;") .isupper() and len(toks[0].strip(".,;")) >= 3)):
             return True
     return False if seen else None
+
+
+def value_offered(answer: str, opts: dict[str, Any], asked: Names) -> bool | None:
+    """Is something given as the field's value, whatever its shape? A short answer (three
+    words or fewer), or a bare value line ("1000,00 €"), is one; in prose, a clause with a
+    value that speaks of the field ("The IBAN of the settlement account is: EUR250.00",
+    "The contract period starts on the 15th of the month"). Copied lines, babble and
+    sentences with no word of the question offer none. None where nothing names the field
+    (no question, no field name): then nothing tells."""
+    known = {w for name in asked + field_names(opts) for w in name if len(w) >= 3}
+    if not known:
+        return None
+    if word_count(answer) <= 3:
+        return True
+    for clause in answer_clauses(answer):
+        if not HAS_DIGIT.search(clause):
+            continue
+        if _short_line(clause) or _COPULA_VALUE.search(clause) or _value_after_name(clause, known):
+            return True
+    return False
+
+
+def _short_line(clause: str) -> bool:
+    """A bare value, or one word and a value ("1000,00 €", "Oconteiro 2023-01-01", "Cláusula
+    1.ª - 186.450,00 €", "1200 x 2400 = 3200"); "Exporter: KO-EXP-2024-0117" labels another
+    thing, and an ideograph counts as a word."""
+    letters = [w for w in words(clause) if len(w) >= 3 and w.isalpha() and not IDEOGRAPH.search(w)]
+    n = len(letters) + len(IDEOGRAPH.findall(clause))
+    return n == 0 or (n == 1 and ":" not in clause)
+
+
+# a value right after the verb, in the languages of the answers met: "The total amount of the
+# invoice is 1,234.567", "La résultat est 1 500,00 €", "...は2024年5月22日" (the topic marker)
+_COPULA_VALUE = re.compile(r"(?i)(?:\b(?:is|are|was|were|would be|est|ist|es|è|é|är|sind|sont|son)\s*:?\s+|は\s*)[-+\u2212(]?[$€£¥₹]?\s?\d")
+
+
+_ASIDE_TEXT = re.compile(r"\([^()]*\)?")  # a parenthesised aside, or one cut off
+_NEAR = 4  # tokens either side of the field's word within which its value is given ("starts on the 15th")
+
+
+def _value_after_name(clause: str, known: set[str]) -> bool:
+    """A value within a few words of a word of the question, not in an aside: "the high
+    tariff was consumed 11.08.2024" and "300 boxes of gloves" give one; "the margin ... applies to the loan facility
+    offered by Hartwell on 9 April 2024" and "the total includes tax (2024년 4월 30일)" do not."""
+    toks = _ASIDE_TEXT.sub(" ", clause).split()
+    for i, tok in enumerate(toks):
+        if known.isdisjoint(words(tok)):
+            continue
+        if any(HAS_DIGIT.search(t) for t in toks[max(0, i - _NEAR): i] + toks[i + 1: i + 1 + _NEAR]):
+            return True
+    return False

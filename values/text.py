@@ -128,3 +128,11 @@ def only_copies(answer: str, document: str, min_chars: int = 20) -> bool:
         return False
     flat = " ".join(document.split())
     return all(line in flat for line in lines)
+
+
+IDEOGRAPH = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def word_count(s: str) -> int:
+    """Words of `s`, an ideograph or kana/hangul syllable counting as one (CJK text has no spaces)."""
+    return sum(not IDEOGRAPH.search(w) for w in s.split()) + len(IDEOGRAPH.findall(s))

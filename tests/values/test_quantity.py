@@ -43,3 +43,16 @@ def test_quantity_table(gold: Any, pred: Any, outcome: str, sub: str | None, opt
 def test_conversion_is_named() -> None:
     fs = score_field("quantity", "2500 kg", "2.5 t")
     assert fs.detail == "converted from t" and (fs.gold_norm, fs.pred_norm) == ("2500 kg", "2.5 t")
+
+
+def test_a_bare_gold_is_read_in_the_fields_declared_unit() -> None:
+    """A `weight_kg` column holds bare numbers: with `unit: kg` its gold is 32680 kg, so
+    "32.68 t" converts exactly and earns the credit; without the option it cannot."""
+    assert score_field("quantity", "32680", "The total gross weight is 32.68 t.", unit="kg").outcome == "correct"
+    assert score_field("quantity", "32680", "The total gross weight is 32.68 t.").outcome == "wrong_value"
+    assert score_field("quantity", "32680", "32,68 t", unit="kg").outcome == "correct"
+    assert score_field("quantity", "32680", "32.69 t", unit="kg").outcome == "wrong_value"
+    assert score_field("quantity", "412.6 lb", "412.6", unit="kg").outcome == "correct"  # a gold's own unit wins
+    assert score_field("quantity", "8200", "8,200 pieces", unit="pcs").outcome == "correct"  # a count is a unit too
+    with pytest.raises(ValueError, match="unit must be one of"):
+        score_field("quantity", "1", "1", unit="parsec")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal, Inexact, InvalidOperation, localcontext
 from typing import Any, NamedTuple
+from pydantic import Field, field_validator
 
 from evalrun.values.locales import read_decimal
 from evalrun.values.amounts import fmt_amount, interpret_number
@@ -27,13 +28,14 @@ UNITS: dict[str, tuple[str, Decimal]] = {
     "m²": ("area", D(1)), "km²": ("area", D(1000000)), "ha": ("area", D(10000)), "ft²": ("area", D("0.09290304")),
     "Wh": ("energy", D(1)), "kWh": ("energy", D(1000)), "MWh": ("energy", D(1000000)), "GWh": ("energy", D(10) ** 9),
     "W": ("power", D(1)), "kW": ("power", D(1000)), "MW": ("power", D(1000000)),
+    "pcs": ("count", D(1)),
 }
 # written forms -> unit (case-sensitive symbols; words in any case)
 _SYMBOLS = {"t": "t", "kg": "kg", "g": "g", "mg": "mg", "lb": "lb", "lbs": "lb", "oz": "oz", "km": "km", "m": "m",
             "cm": "cm", "mm": "mm", "ft": "ft", "in": "in", "yd": "yd", "mi": "mi", "m³": "m³", "m3": "m³",
             "l": "l", "L": "l", "ml": "ml", "mL": "ml", "m²": "m²", "m2": "m²", "sqm": "m²", "km²": "km²",
             "ha": "ha", "ft²": "ft²", "sq ft": "ft²", "sqft": "ft²", "Wh": "Wh", "kWh": "kWh", "MWh": "MWh",
-            "GWh": "GWh", "W": "W", "kW": "kW", "MW": "MW"}
+            "GWh": "GWh", "W": "W", "kW": "kW", "MW": "MW", "pcs": "pcs", "pc": "pcs", "Stk": "pcs"}
 _WORDS = {"tonne": "t", "tonnes": "t", "metric ton": "t", "metric tons": "t", "kilogram": "kg", "kilograms": "kg",
           "kilo": "kg", "kilos": "kg", "gram": "g", "grams": "g", "pound": "lb", "pounds": "lb",
           "kilometre": "km", "kilometres": "km", "kilometer": "km", "kilometers": "km", "metre": "m", "metres": "m",
@@ -41,7 +43,8 @@ _WORDS = {"tonne": "t", "tonnes": "t", "metric ton": "t", "metric tons": "t", "k
           "millimetres": "mm", "foot": "ft", "feet": "ft", "inch": "in", "inches": "in", "mile": "mi", "miles": "mi",
           "litre": "l", "litres": "l", "liter": "l", "liters": "l", "cubic metre": "m³", "cubic metres": "m³",
           "cubic meter": "m³", "cubic meters": "m³", "square metre": "m²", "square metres": "m²",
-          "square meter": "m²", "square meters": "m²", "hectare": "ha", "hectares": "ha"}
+          "square meter": "m²", "square meters": "m²", "hectare": "ha", "hectares": "ha", "pieces": "pcs",
+          "piece": "pcs"}
 _ALT = "|".join([re.escape(k) for k in sorted(_SYMBOLS, key=len, reverse=True)]
                 + [f"(?i:{re.escape(k)})" for k in sorted(_WORDS, key=len, reverse=True)])
 _NUM = r"[0-9]{1,3}(?:[,.'’\u00a0\u202f ][0-9]{3})+(?:[.,][0-9]+)?|[0-9]+(?:[.,][0-9]+)?"
@@ -111,6 +114,25 @@ def _convert(value: Decimal, unit: str, to: str) -> Decimal | None:
         return None
 
 
+class QuantityOptions(NumericOptions):
+    unit: str | None = Field(None, description="the unit of a gold written as a bare number (a `weight_kg` "
+                             "column: \"32680\" is 32680 kg); a gold with its own unit keeps it")
+
+    @field_validator("unit", mode="before")
+    @classmethod
+    def _known_unit(cls, v: Any) -> Any:
+        if v is not None and (not isinstance(v, str) or _unit_or_none(v) is None):
+            raise ValueError(f"unit must be one of {', '.join(UNITS)}; got {v!r}")
+        return v
+
+
+def _unit_or_none(written: str) -> str | None:
+    try:
+        return _unit(written)
+    except KeyError:
+        return None
+
+
 class Quantity(FieldType):
     name = "quantity"
     doc = "A measured value with its unit; units convert only where the factor is exact."
@@ -118,13 +140,13 @@ class Quantity(FieldType):
     rules = RULES
     subcodes = (*NUMERIC_SUBCODES, "unit_mismatch", "unparseable", SELF_CONTRADICTING)
     typed = True
-    Options = NumericOptions
+    Options = QuantityOptions
     unparseable = "unparseable"
     parts = ("unit",)
     partial_examples = (("412.6", "unit"), ("The gross weight is 412.6.", "unit"))
-    gold_options = ("decimal", "locale")
+    gold_options = ("decimal", "locale", "unit")
     golds = (("412.6 kg", {}), ("3'482 kWh", {}), ("2.5 t", {}), ("1,200 m²", {}), ("40 ft", {}), ("-3 m", {}),
-             ("12 litres", {}), ("412,6 kg", {"decimal": ","}))
+             ("12 litres", {}), ("412,6 kg", {"decimal": ","}), ("32680", {"unit": "kg"}))
     examples = {
         "sign_flip": (Example("412.6 kg", "-412.6 kg"),),
         "scale_error": (Example("412.6 kg", "41.26 kg"), Example("2500 kg", "25 t")),
@@ -148,6 +170,12 @@ class Quantity(FieldType):
 
     def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
         return list(dict.fromkeys(f.value for f in self._found(s, opts)))
+
+    def gold(self, s: str, opts: dict[str, Any]) -> Any | None:
+        value = super().gold(s, opts)
+        if value is not None and value.unit is None and opts.get("unit"):
+            return value._replace(unit=_unit(opts["unit"]))  # a bare gold in the field's declared unit
+        return value
 
     def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
         return self._found(s, opts)

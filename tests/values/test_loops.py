@@ -1,0 +1,55 @@
+"""Degenerate repetition is no answer; a value restated is still one (issue 27's audit set:
+looping answers a reviewer reads as `missing` were scored `wrong_value`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalrun.evals.fields import LOOPING, score_field
+from evalrun.values.loops import mask_loops
+
+# (kind, gold, answer): answers from the audit set's lossy candidates, each a loop
+LOOPS_ARE_NO_ANSWER = [
+    ("amount", "EUR 4080.12", "Suma 2023-2024, 2023-2024, 2023-2024, 2023-2024, 2"),
+    ("percent", "21", "Suma 2023-2024, 2023-2024, 2023-2024, 2023-2024, 2"),
+    ("number", "240", "Suma 2023-2024, 2023-2024, 2023-2024, 2023-2024, 2"),
+    ("amount", "EUR 1399.91", "12 x 12 = 144\n12 x 12 = 144\n12 x 12 = 144\n12 x 12 = 144\n"),
+    ("number", "400", "1. 1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1"),
+    ("percent", "21", "Suminismros 2023-2023-2023-2023-2023-2023-2023-2023-202"),
+    ("amount", "EUR 1399.91", "1. 2022-01-22 2022-01-22 2022-01-22 2022-01-22 2"),
+]
+
+
+@pytest.mark.parametrize("kind,gold,answer", LOOPS_ARE_NO_ANSWER)
+def test_a_loop_states_no_value(kind: str, gold: str, answer: str) -> None:
+    s = score_field(kind, gold, answer)
+    assert (s.outcome, s.detail) == ("missing", LOOPING)
+
+
+def test_a_run_of_one_character_on_an_absent_field_is_missing_not_a_hallucinated_id() -> None:
+    s = score_field("id", None, "カラララララララララララララララララララララララ")
+    assert s.outcome == "missing"
+
+
+@pytest.mark.parametrize("kind,gold,answer,outcome", [
+    # one value repeated is that value stated, however often
+    ("amount", "EUR 5.00", "EUR 5 EUR 5 EUR 5 EUR 5 EUR 5", "correct"),
+    ("amount", "EUR 5.00", "The total is EUR 5.\n\nThe total is EUR 5.\n\nThe total is EUR 5.\n\nThe total is EUR 5.",
+     "correct"),
+    ("amount", "EUR 6.00", "EUR 5 EUR 5 EUR 5 EUR 5 EUR 5", "wrong_value"),
+    # a number's own groups are no loop
+    ("number", "1000000000000", "1,000,000,000,000", "correct"),
+    ("amount", "INR 12233233", "INR 1,22,33,233", "correct"),
+    # a digit run is one (wrong) number, not babble
+    ("amount", "AED 155746.50", "The total is 100000000000000000000000000000 AED", "wrong_value"),
+    # a value outside the loop is still read
+    ("date", "2024-05-05", "The issue date is 2024-05-20 12:12:53.233.233.233.233.233.233", "wrong_value"),
+])
+def test_what_a_loop_does_not_hide(kind: str, gold: str, answer: str, outcome: str) -> None:
+    assert score_field(kind, gold, answer).outcome == outcome
+
+
+def test_masking_keeps_spans_and_takes_the_cut_copy() -> None:
+    text = "Suma 2023-2024, 2023-2024, 2023-2024, 2023-2024, 2"
+    masked, units = mask_loops(text)
+    assert len(masked) == len(text) and masked.strip() == "Suma" and units == [" 2023-2024,"]

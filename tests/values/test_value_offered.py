@@ -1,0 +1,76 @@
+"""With no value of the field's type in the answer, a reviewer tells two cases apart:
+something given for the field (a value of another shape: `wrong`) and nothing given
+for it (babble, copied lines, a sentence about something else: `missing`). Answers
+from issue 27's audit set, with the question the model was asked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from evalrun.contract.types import CONTEXT_SEPARATOR
+from evalrun.evals.fields import OTHER_SHAPE, score_field
+
+DOC = "Sample document.\nTotal: EUR 10.00"
+
+
+def S(kind: str, gold: Any, pred: str, question: str, **opts: Any):
+    return score_field(kind, gold, pred, context=DOC + CONTEXT_SEPARATOR + question, **opts)
+
+
+@pytest.mark.parametrize("kind,gold,question,answer,opts", [
+    ("checked_id", "DE44500105175407324931", "What is the IBAN of the settlement account?",
+     "The IBAN of the settlement account is: EUR250.00\n\nThe IBAN is a currency code.", {"scheme": "iban"}),
+    ("quantity", "3482 kWh", "How many kWh were consumed at the high tariff (Hochtarif)?",
+     "12.07.2024.\n\nThe total kWh consumed at the high tariff is 12.07.2024.", {}),
+    ("date", "2024-04-01", "On which date does the contract period start?",
+     "The contract period starts on the 15th of the month of the given date.", {}),
+    ("checked_id", "BE0456789133", "What is the seller's VAT number? Answer with the number only.",
+     "1000,00 €\n\nWhat is the seller's VAT number? Answer with the number only.", {"scheme": "vat"}),
+])
+def test_a_value_of_another_shape_given_for_the_field_is_wrong(kind: str, gold: str, question: str, answer: str,
+                                                                 opts: dict[str, Any]) -> None:
+    s = S(kind, gold, answer, question, **opts)
+    assert s.outcome == "wrong_value", s
+
+
+@pytest.mark.parametrize("kind,gold,question,answer", [
+    ("date", "2024-05-05", "Until which date is the sanction valid?",
+     "PUNJAB & SIND COOPERATIVE BANK LTD. - Retail Loots Hub, andheri, Mumbai 400076\n\n\nPUNJAB & SIND COOPERATIVE"),
+    ("date", "2023-04-12", "On which date was the contract signed?",
+     "Cláusula 6.ª - O preço anterior, de 17 de 2023 a 2023,000 €, fica 2023.\nCl"),
+    ("quantity", "4215 kWh", "How many kWh were consumed in 2023?",
+     "Abrechnungszeitraum 01.01.2023 – 1.12.2023 laut Zählerstand und Vorjahresperiode"),
+    ("percent", "4.75", "What interest margin in percent per annum above EURIBOR applies?",
+     "The interest margin in percent per annum above EURIBOR applies to the loan facility offered by the "
+     "Hartwell Precision Engineering Ltd (FCO) on 9 April 2024."),
+    ("amount", "KRW 18942000", "What is the total amount including tax (합계금액)?",
+     "The total amount including tax includes tax (2024년 4월 30일)\n\n전자세금계산서"),
+    ("percent", "14.6", "What late-payment interest rate in percent applies?", "このアプリエアは、アプリエアでは、アプリエアのアプリ"),
+])
+def test_nothing_given_for_the_field_is_missing(kind: str, gold: str, question: str, answer: str) -> None:
+    s = S(kind, gold, answer, question)
+    assert s.outcome == "missing", s
+
+
+def test_without_the_question_a_damaged_value_stays_wrong() -> None:
+    """Nothing names the field: the old rule holds, a value-like token is a damaged value."""
+    s = score_field("amount", "EUR 14851.20", "The total is 14,851.2O EUR.")
+    assert (s.outcome, s.subcode) == ("wrong_value", "unparseable")
+
+
+@pytest.mark.parametrize("answer,outcome", [
+    ("Exporter: KO-EXP-2024-0117\nCustoms office: Hamburg-Waltershof (DE004852)", "missing"),  # labels of other things
+    ("Subtotal: EUR 450.00\nVAT: EUR 50.00", "wrong_value"),  # two amounts offered, neither the total
+    ("La résultat est 1 500,00 €", "wrong_value"),
+    ("S/4HANA 10000004602  Kreditor 300417 Sandvik Coromant GmbH, Düsseldorf    Währung EUR", "missing"),
+])
+def test_label_lines_and_verbs(answer: str, outcome: str) -> None:
+    assert S("amount", "EUR 500", answer, "What is the invoice total?").outcome == outcome
+
+
+def test_the_other_shape_has_its_own_detail() -> None:
+    s = S("checked_id", "DE44500105175407324931", "The IBAN of the settlement account is: EUR250.00",
+          "What is the IBAN of the settlement account?", scheme="iban")
+    assert s.detail == OTHER_SHAPE.format(kind="checked_id")

@@ -1,0 +1,53 @@
+"""Degenerate repetition: a short run of text repeated back to back until the answer is
+cut off ("2023-2024, 2023-2024, 2023-2024, ...", "12 x 12 = 144 / 12 x 12 = 144 / ...",
+"1.1.1.1.1.1", "カラララララ"). A damaged model loops like this; a reviewer reads it as
+no answer, not as the values it happens to contain. A sentence restated whole ("The
+total is EUR 5. The total is EUR 5.") is longer than a loop unit and stays an answer."""
+
+from __future__ import annotations
+
+import re
+
+# a unit of 2-24 characters, then at least three more copies of it right after
+_LOOP = re.compile(r"(.{2,24}?)\1{3,}", re.DOTALL)
+# one character (not a digit or a space) six or more times: "ラララララ", "------"
+_CHAR_RUN = re.compile(r"[^\d\s]?([^\d\s])\1{5,}")
+# a thousands group is a number's own repetition ("1,000,000,000", "12.233.233"), never a loop
+_DIGIT_GROUP = re.compile(r"^(?:[.,'\s\u00a0\u202f]\d{2,3}|\d{2,3}[.,'\s\u00a0\u202f])$")
+_SEPARATOR = re.compile(r"[^\w]")
+_ALNUM = re.compile(r"[^\W_]")
+
+
+def _is_loop_unit(unit: str) -> bool:
+    """Words and separators mixed: a digit run ("0000") is one long number, not a loop."""
+    return bool(_SEPARATOR.search(unit) and _ALNUM.search(unit)) and not _DIGIT_GROUP.match(unit)
+
+
+def loop_spans(text: str) -> list[tuple[int, int, str]]:
+    """Each loop in `text`: (start, end, its unit)."""
+    if len(text) < 8:
+        return []
+    found = [(m.start(), _cut_copy_end(text, m.end(), m[1]), m[1])
+             for m in _LOOP.finditer(text) if _is_loop_unit(m[1])]
+    found += [(m.start(), m.end(), m[1]) for m in _CHAR_RUN.finditer(text)]
+    return found
+
+
+def _cut_copy_end(text: str, end: int, unit: str) -> int:
+    """The end of a loop with the cut-off copy after it ("... 2023-2024, 2")."""
+    n = 0
+    while n < len(unit) - 1 and end + n < len(text) and text[end + n] == unit[n]:
+        n += 1
+    return end + n
+
+
+def mask_loops(text: str) -> tuple[str, list[str]]:
+    """`text` with every loop blanked (same length, so spans still line up), and the
+    loops' units."""
+    spans = loop_spans(text)
+    if not spans:
+        return text, []
+    chars = list(text)
+    for start, end, _ in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars), [unit for _, _, unit in spans]
