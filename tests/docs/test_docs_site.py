@@ -96,3 +96,17 @@ def test_every_measured_result_says_when_where_and_how() -> None:
             continue
         for key in ("Date", "Versions", "Machine", "Command"):
             assert re.search(rf"^- {key}", entry, re.M | re.I), f"RESULTS.md '{title}': no {key} line"
+
+
+def test_config_examples_are_the_files_they_name() -> None:
+    """A YAML example headed by the bare path of a config (`# configs/int4kv.yaml`) is that file:
+    the same keys and values (comments may differ), so a changed config cannot leave its
+    documentation behind. Examples marked "shortened" are left out by their heading."""
+    checked = 0
+    for page in [README, *sorted(DOCS.rglob("*.md"))]:
+        for path, body in re.findall(r"```yaml\n# ((?:configs|examples)/[\w./-]+\.yaml)\n(.*?)```",
+                                     page.read_text(encoding="utf-8"), re.S):
+            shown = yaml.safe_load(body)
+            assert shown == yaml.safe_load((ROOT / path).read_text(encoding="utf-8")), f"{page.name}: {path}"
+            checked += 1
+    assert checked >= 3
