@@ -8,7 +8,7 @@ PIP    := $(PY) -m pip
 # that satisfies pyproject's range is used as it is.
 TORCH  ?= torch==2.13.0
 
-.PHONY: demo test install install-dev clean
+.PHONY: demo test docs install install-dev clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,5 +41,9 @@ test: $(VENV)/.installed-dev
 	$(PY) -m pytest; code=$$?; \
 	if [ $$code -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$code
 
+# the manual (docs/, mkdocs.yml) as a static site in site/; strict: a broken link or page fails
+docs: $(VENV)/.installed-dev
+	$(PY) -m mkdocs build --strict -d site
+
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache site

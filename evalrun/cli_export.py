@@ -49,7 +49,7 @@ def export(
     """Write stored runs as one table, for pandas, DuckDB or a spreadsheet; no model is loaded.
 
     The columns and their dtypes are those of `evalrun.fields_df` / `evalrun.samples_df`
-    (README, "DataFrames and export"). The run directories are only read. Exit 2 for a
+    (docs/dataframes.md). The run directories are only read. Exit 2 for a
     directory that is not a readable run, a bad option or an output path that cannot be
     written; 3 when writing fails.
     """

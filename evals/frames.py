@@ -7,7 +7,7 @@ flipped by the same pairing as the gate (evals.pairing.pair). Nothing here
 decides anything: it lays out what the other stages computed.
 
 The columns and their dtypes are fixed here, once (SAMPLE_COLUMNS,
-FIELD_COLUMNS); the README's table and the tests read the same mappings. Every
+FIELD_COLUMNS); the table in docs/dataframes.md and the tests read the same mappings. Every
 dtype is a pandas nullable one, so an all-missing column keeps its type.
 """
 

@@ -5,7 +5,7 @@ same configuration generated again in shuffled batches.
 
 What the noise touches depends on the batch plan: under the token plan (runners/batch_plan.py)
 the demo's bf16 noise changes answers the baseline already had wrong, and a right answer only
-rarely (measured with benchmarks/aa_noise.py, README). So the gate is tested on what it must
+rarely (measured with benchmarks/aa_noise.py, benchmarks/RESULTS.md). So the gate is tested on what it must
 do whatever the noise hits: count only stable fields, test flips against the A/A rate, and
 re-ask flipped items in other batches without touching the samples.
 """

@@ -1,5 +1,6 @@
-"""Every registered method is documented where a user looks: a row of the README's
-accelerations table, an example config in configs/ that loads, and a line in
+"""Every registered method is documented where a user looks: a row of the settings table
+in the manual's accelerations page (docs/accelerations.md), an example config in configs/
+that loads, and a line in
 `evalrun accelerations`. Parametrized from the registry, so a new method is checked by
 being added."""
 
@@ -27,9 +28,9 @@ def _configs_using(name: str) -> list:
 
 
 @pytest.mark.parametrize("name", METHODS)
-def test_each_method_has_a_readme_row_and_an_example_config_that_loads(name: str) -> None:
-    readme = (ROOT / "README.md").read_text()
-    assert re.search(rf"^\| `{re.escape(name)}` \|", readme, re.M), f"README has no accelerations row for {name}"
+def test_each_method_has_a_docs_row_and_an_example_config_that_loads(name: str) -> None:
+    page = (ROOT / "docs" / "accelerations.md").read_text(encoding="utf-8")
+    assert re.search(rf"^\| `{re.escape(name)}` \|", page, re.M), f"docs/accelerations.md has no row for {name}"
     paths = _configs_using(name)
     assert paths, f"no example config in configs/ uses {name}"
     for path in paths:

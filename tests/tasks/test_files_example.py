@@ -1,4 +1,4 @@
-"""The worked example in examples/invoices (the README's `files` walk-through) is a real
+"""The worked example in examples/invoices (the `files` walk-through in docs/packs.md) is a real
 config: it validates, and builds its items with the default model's own tokenizer."""
 
 from __future__ import annotations
