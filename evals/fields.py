@@ -208,18 +208,19 @@ def _no_value(kind: str, pred: str, text: str, gold_norm: str | None, opts: dict
                       pred_norm=_cap(norm_text(pred)), detail=f"no {kind} value found")
 
 
-def _read_unlooped(h: FieldType, text: str, opts: dict[str, Any]) -> tuple[str, list[Any], bool]:
+def _read_unlooped(h: FieldType, text: str, opts: dict[str, Any], gold: Any) -> tuple[str, list[Any], bool]:
     """The answer's values once loops are set aside: (text, candidates, whether a loop was
     blanked). An answer that only repeats one value ("EUR 5 EUR 5 EUR 5 EUR 5") still
     states it; a loop of several values or of none ("2023-2024, 2023-2024, ...") is babble."""
+    whole = h.candidates(text, opts)
+    if len(whole) == 1 and gold is not None and h.compare(gold, whole[0], opts)[0] == "correct":
+        return text, whole, False  # the one value read is the gold: a loop around it restates it
     masked, units = mask_loops(text)
     if not units:
-        return text, h.candidates(text, opts), False
+        return text, whole, False
     cands = h.candidates(masked, opts)
-    if not cands:
-        whole = h.candidates(text, opts)
-        if len(whole) == 1 and {h.fmt(c) for unit in units for c in h.candidates(unit, opts)} == {h.fmt(whole[0])}:
-            return text, whole, False
+    if not cands and len(whole) == 1 and {h.fmt(c) for u in units for c in h.candidates(u, opts)} == {h.fmt(whole[0])}:
+        return text, whole, False
     return masked, cands, True
 
 
@@ -255,7 +256,7 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
         # token heuristics (and cannot be a wrong value that happens to match).
         return FieldScore(outcome="correct", gold_norm=_cap(gold_norm), pred_norm=_cap(g))
     # the question's own numbers are no value, nor are list markers (blanked before dates are)
-    text, cands, looped = _read_unlooped(h, mask_list_markers(mask_echo(pred, question)), opts)
+    text, cands, looped = _read_unlooped(h, mask_list_markers(mask_echo(pred, question)), opts, g)
     # with the question known, an id is what a clause about the field gives right after its verb
     id_given = id_offered(text, opts, asked) if kind == "id" and asked and id_candidates(text)[0] else None
     if id_given is False:
