@@ -8,7 +8,7 @@ PIP    := $(PY) -m pip
 # that satisfies pyproject's range is used as it is.
 TORCH  ?= torch==2.13.0
 
-.PHONY: demo test install install-dev clean
+.PHONY: demo test typecheck install install-dev clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,5 +41,9 @@ test: $(VENV)/.installed-dev
 	$(PY) -m pytest; code=$$?; \
 	if [ $$code -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$code
 
+# mypy over the package by its import names (also run by `make test`: tests/test_types_checked.py)
+typecheck: $(VENV)/.installed-dev
+	$(PY) tests/typecheck.py
+
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache .mypy_cache
