@@ -8,7 +8,7 @@ PIP    := $(PY) -m pip
 # that satisfies pyproject's range is used as it is.
 TORCH  ?= torch==2.13.0
 
-.PHONY: demo test docs install install-dev clean
+.PHONY: demo test docs typecheck install install-dev clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,5 +45,9 @@ test: $(VENV)/.installed-dev
 docs: $(VENV)/.installed-dev
 	$(PY) -m mkdocs build --strict -d site
 
+# mypy over the package by its import names (also run by `make test`: tests/test_types_checked.py)
+typecheck: $(VENV)/.installed-dev
+	$(PY) tests/typecheck.py
+
 clean:
-	rm -rf $(VENV) runs .pytest_cache site
+	rm -rf $(VENV) runs .pytest_cache .mypy_cache site

@@ -12,14 +12,14 @@ import os
 import sys
 import threading
 import time
-from typing import TextIO, Union
+from typing import TYPE_CHECKING, Callable, NoReturn, TextIO, TypeVar, Union
 
-import click
 import typer
 from typer.core import TyperGroup
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 
 from evalrun.evals.config import ConfigError
 from evalrun.evals.execute import RunFailed
@@ -29,12 +29,18 @@ from evalrun.evals.store_files import StoreWriteFailed
 from evalrun.reports.console import SafeConsole
 from evalrun.reports.safe_text import safe_text
 
+if TYPE_CHECKING:
+    # typer (0.2x) carries its own click: the context its group methods take
+    from typer._click import Context
+
+T = TypeVar("T")
+
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 
 class _Group(TyperGroup):
     """The app's command group: a bare `--ray` gets its default value before Click parses (evalrun/cli_ray.py)."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         from evalrun.cli_ray import fill_bare_ray
 
         return super().parse_args(ctx, fill_bare_ray(args))
@@ -77,7 +83,7 @@ class _RichProgress:
 
     def __init__(self) -> None:
         self._progress: Progress | None = None
-        self._task = None
+        self._task: TaskID | None = None
 
     def start(self, label: str, total: int, done: int) -> None:
         self._progress = Progress(
@@ -180,12 +186,12 @@ def make_progress(interval: float = PROGRESS_INTERVAL) -> Union[_RichProgress, _
     return _RichProgress() if err_console.is_terminal else _PlainProgress(interval)
 
 
-def _fail(code: int, message: str) -> None:
+def _fail(code: int, message: str) -> NoReturn:
     err_console.print(f"[bold red]error:[/] {escape(scrub_known(message))}")
     raise typer.Exit(code)
 
 
-def _guard(fn):  # type: ignore[no-untyped-def]
+def _guard(fn: Callable[[], T]) -> T:
     """Map the stages' exceptions to exit codes with one clear line, never a traceback."""
     try:
         return fn()

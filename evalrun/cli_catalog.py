@@ -4,7 +4,7 @@ which describe what a config can name rather than run a comparison."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import get_args
+from typing import TYPE_CHECKING, get_args
 
 import typer
 import yaml
@@ -14,6 +14,9 @@ from evalrun.cli_app import _guard, console
 from evalrun.evals import api
 from evalrun.evals.config import ConfigError
 from evalrun.evals.yaml_load import YamlProblem, load_strict
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 def _type_text(annotation: object) -> str:
@@ -28,7 +31,7 @@ def _type_text(annotation: object) -> str:
     return getattr(annotation, "__name__", str(annotation))
 
 
-def _settings_lines(model: type, prefix: str = "") -> list[str]:
+def _settings_lines(model: type[BaseModel], prefix: str = "") -> list[str]:
     """One line per setting; nested settings models are expanded as dotted keys."""
     from pydantic import BaseModel
 

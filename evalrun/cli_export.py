@@ -4,7 +4,7 @@ evals.frames: the same tables as `evalrun.samples_df` / `evalrun.fields_df`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.markup import escape
@@ -13,13 +13,17 @@ from evalrun.cli_app import EXIT_RUNTIME, _guard, _log, console, err_console, tr
 from evalrun.evals.config import ConfigError
 from evalrun.reports.output import output_problem, write_atomic
 
+if TYPE_CHECKING:
+    from evalrun.evals.frames import Format
+
 TABLES = ("fields", "samples")
 
 
-def _targets(parquet: Path | None, csv: Path | None, run_dirs: list[Path]) -> dict[str, Path]:
+def _targets(parquet: Path | None, csv: Path | None, run_dirs: list[Path]) -> dict[Format, Path]:
     """The files to write, checked before any run is read (exit 2): at least one, each writable,
     none inside a run directory (export never writes into a run)."""
-    targets = {fmt: path for fmt, path in (("parquet", parquet), ("csv", csv)) if path is not None}
+    given: tuple[tuple[Format, Path | None], ...] = (("parquet", parquet), ("csv", csv))
+    targets = {fmt: path for fmt, path in given if path is not None}
     if not targets:
         raise ConfigError("give --parquet PATH or --csv PATH (or both): where the table goes")
     runs = [d.resolve() for d in run_dirs]
@@ -68,7 +72,7 @@ def export(
         code = 0
         for fmt, path in targets.items():
             try:
-                write_atomic(path, frames.frame_bytes(df, fmt))  # type: ignore[arg-type]
+                write_atomic(path, frames.frame_bytes(df, fmt))
             except Exception as exc:  # one format failing must not cost the other
                 err_console.print(f"[bold red]error:[/] {escape(f'{path}: not written: {type(exc).__name__}: {exc}')}")
                 code = EXIT_RUNTIME

@@ -8,13 +8,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.markup import escape
 
 from evalrun.cli_app import _guard, _log, console
 from evalrun.evals.config import ConfigError
+
+if TYPE_CHECKING:
+    from evalrun.evals.imports import Format
 
 import_app = typer.Typer(help="Store lm-eval sample logs or Inspect eval logs as runs, to pair and gate them "
                          "(`evalrun report --baseline NAME --candidate NAME`).", no_args_is_help=True)
@@ -31,13 +34,13 @@ replicates_option = typer.Option(False, "--replicates", help="Each PATH is one r
                                  "the noise from.")
 
 
-def _import(fmt: str, paths: list[Path], name: str, out: Path, field: list[str] | None, fields: Path | None,
+def _import(fmt: Format, paths: list[Path], name: str, out: Path, field: list[str] | None, fields: Path | None,
             replicates: bool) -> None:
     from evalrun.evals.imports import import_runs, load_field_map
 
     def go() -> None:
         mapping = load_field_map(fields, field)
-        stored = import_runs(fmt, list(paths), name, out, mapping, replicates, log=_log)  # type: ignore[arg-type]
+        stored = import_runs(fmt, paths, name, out, mapping, replicates, log=_log)
         for s in stored:
             label = name + (f"~r{s.replicate}" if s.replicate else "")
             state = "already stored" if s.reused else "imported"

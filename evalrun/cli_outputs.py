@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-import click
+import typer
 
 from evalrun.evals.config import ConfigError
 from evalrun.evals.execute import RunFailed
@@ -63,7 +63,7 @@ def failure_of(exc: BaseException) -> tuple[str, int]:
         return str(exc), 3
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted: generated items are stored; run the same command again to resume", 130
-    if isinstance(exc, (SystemExit, click.exceptions.Exit)):
+    if isinstance(exc, (SystemExit, typer.Exit)):
         code = exc.code if isinstance(exc, SystemExit) else exc.exit_code
         code = code if isinstance(code, int) else 1
         return f"evalrun exited with code {code} before writing a verdict", code

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from evalrun.evals import confirm, interleave, jsonl, replicate_choice, store_files
 from evalrun.evals.generate import execute_run, run_candidate
-from evalrun.evals.load_sweep import LoadSweep, load_sweep  # noqa: F401 - re-exported: api.load_sweep
+from evalrun.evals.load_sweep import LoadSweep as LoadSweep, load_sweep as load_sweep  # re-exported
 from evalrun.evals.stability import Stability, stability
 from evalrun.evals.check import CheckResult, inspect_run
 from evalrun.evals.config import ConfigError, RunConfig, load_config
 from evalrun.evals.execute import Progress, RunFailed, prepare
 from evalrun.evals.runs import PreparedRun, RunResult, load_stored, manifest_model, stored_replicates
-from evalrun.evals.pack_export import export_pack  # noqa: F401 - re-exported: api.export_pack
+from evalrun.evals.pack_export import export_pack as export_pack  # re-exported: api.export_pack
 from evalrun.evals.coverage import coverage_gaps, plan_gaps, subset_text
 from evalrun.evals.gate import GateConfig, acceptance_rule, check_acceptance, check_gate, evaluate, load_gate
 from evalrun.evals.metrics import PackMetrics, pack_metrics
@@ -42,8 +42,8 @@ def load(path: str | Path) -> RunConfig:
     return load_config(path)
 
 
-def _prepare(config: RunConfig, out: str | Path, limit: int | None, replicate: int = 0,  # type: ignore[no-untyped-def]
-             writable: bool = True):
+def _prepare(config: RunConfig, out: str | Path, limit: int | None, replicate: int = 0,
+             writable: bool = True) -> PreparedRun:
     """`prepare`, its model errors said as config or runtime errors; the run store folder must take
     runs (store_files.check_out: exit 2 before anything is built) unless only reading (`writable` False)."""
     if writable:
@@ -147,7 +147,7 @@ class CompareReport:
 
 def compare_results(
     baseline: RunResult,
-    candidates: list[tuple[RunResult, GateConfig | None]],
+    candidates: Sequence[tuple[RunResult, GateConfig | None]],
     gate: GateConfig | None = None,
     noise_floor: RunResult | None = None,
     replicates: list[RunResult] | None = None,
@@ -310,7 +310,7 @@ def _interleave(base: PreparedRun, base_run: RunResult, cand: PreparedRun, resul
 
 def _distinct_names(configs: list[RunConfig]) -> None:
     """One name, one configuration: run directories and report columns are named by it."""
-    seen: dict[str, dict] = {}
+    seen: dict[str, dict[str, Any]] = {}
     for c in configs:
         # the tasks as written: a plain dump gives every pack's params as their base class (the seed only)
         what = c.model_dump(mode="json", exclude={"source", "tasks"}) | {"tasks": c.tasks_dump()}
@@ -318,7 +318,7 @@ def _distinct_names(configs: list[RunConfig]) -> None:
             raise ConfigError(f"two different configurations share the name {c.name!r}; give each a distinct `name`")
 
 
-def check(configs: list[str | Path | RunConfig], gate: GateConfig | str | Path | None = None,
+def check(configs: Sequence[str | Path | RunConfig], gate: GateConfig | str | Path | None = None,
           out: str | Path = "runs", limit: int | None = None) -> list[CheckResult]:
     """A dry run of what `compare` would do with these configs (in that order): validate every
     config, gate and data file and build every item with the tokenizer alone (no weights are
@@ -351,7 +351,7 @@ def _stored_gate(result: RunResult) -> GateConfig | None:
     return None if data is None else load_gate(data, result.dir / "manifest.json", "config.gate")
 
 
-def report(run_dirs: list[str | Path], gate: GateConfig | None = None, trust_edited_items: bool = False,
+def report(run_dirs: Sequence[str | Path], gate: GateConfig | None = None, trust_edited_items: bool = False,
            log: Callable[[str], None] = print, slo: SLO | None = None, replicates: int | None = None,
            subset: bool = False) -> CompareReport:
     """Re-compare stored runs, the first as the baseline, without loading any model.

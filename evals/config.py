@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 # ConfigError and validation_error live in config_errors (the gate raises them too); they
 # stay importable from here, where every caller has always found them.
-from evalrun.evals.config_errors import ConfigError, validation_error
+from evalrun.evals.config_errors import ConfigError as ConfigError, validation_error as validation_error
 from evalrun.evals.config_errors import read_yaml as _read_yaml
 from evalrun.evals.slo import SLO, checked_mapping, slo_from_mapping
 from evalrun.evals.gate import GateConfig, load_gate

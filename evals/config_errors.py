@@ -7,7 +7,7 @@ config.py itself calls, can raise it without importing config.py back.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -63,7 +63,7 @@ def _loc(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _pydantic_message(err: dict[str, Any], model: type[BaseModel] | None = None) -> str:
+def _pydantic_message(err: Mapping[str, Any], model: type[BaseModel] | None = None) -> str:
     kind = err.get("type", "")
     if kind == "extra_forbidden":
         allowed = ""

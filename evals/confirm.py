@@ -16,7 +16,7 @@ import random
 import time
 from typing import Callable
 
-from evalrun.contract.types import Item, Reask
+from evalrun.contract.types import Generation, Item, Reask
 from evalrun.evals.pairing import Comparison
 from evalrun.evals.run_lock import run_lock
 from evalrun.evals.runs import PreparedRun
@@ -62,7 +62,8 @@ def reask(prepared: PreparedRun, item_ids: list[str], attempts: int,
                 others = [it for it in prepared.items if it.id not in wanted]
                 fillers = random.Random(seed).sample(others, min(len(others), configured - len(need)))
 
-            def keep(gen, attempt=attempt, seed=seed, wanted=wanted) -> None:  # type: ignore[no-untyped-def]
+            def keep(gen: Generation, attempt: int = attempt, seed: int | None = seed,
+                     wanted: set[str] = wanted) -> None:
                 if gen.item_id in wanted:
                     store.append_confirmation(Reask(attempt=attempt, batch_size=gen.batch_size, seed=seed,
                                                     generation=gen))

@@ -30,10 +30,16 @@ FIRST_ERROR_CHARS = 200
 
 
 class StoredRun(Protocol):
-    name: str
-    dir: object
-    items: list[Item]
-    generations: dict[str, Generation]
+    """What the coverage checks read of a run (read-only, so a run with a narrower `dir` fits)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def dir(self) -> object: ...
+    @property
+    def items(self) -> list[Item]: ...
+    @property
+    def generations(self) -> dict[str, Generation]: ...
 
 
 def _warnings(run: StoredRun) -> str:

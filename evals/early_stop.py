@@ -46,6 +46,8 @@ class EarlyStop:
         self.fields: Counter = Counter()  # RuleId -> gated fields over all the candidate's items
         for it in items:
             base = self.base.get(it.id)
+            if base is None:  # no baseline answer: no gated field
+                continue
             for key in self._gated_fields(base):
                 self.fields[self._rule(base, key)] += 1
         scopes = {(b.pack, n, k) for b in self.base.values() for n, k in b.kinds.items()}

@@ -123,7 +123,7 @@ def stored_model(run_dir: Path, manifest: RunManifest | None = None) -> SpeedMod
 
 def _candidates(prepared: "PreparedRun", out: Path) -> list[tuple[tuple[bool, str], Path, RunManifest]]:
     """Other stored runs of this model identity on this device, with their sort key."""
-    found = []
+    found: list[tuple[tuple[bool, str], Path, RunManifest]] = []
     if not out.is_dir():
         return found
     for run_dir in out.iterdir():

@@ -16,7 +16,7 @@ from evalrun.evals.early_stop import EarlyStop, StopGeneration
 from evalrun.evals.run_lock import run_lock
 from evalrun.evals.runs import PreparedRun, RunResult, manifest_model
 from evalrun.evals.store import RunStore, run_key
-from evalrun.evals.run_failure import RunFailed, failed_session as _failed_session
+from evalrun.evals.run_failure import RunFailed as RunFailed, failed_session as _failed_session
 from evalrun.evals.store_files import StoreLink
 from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Generation, Item

@@ -230,8 +230,8 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
     fmt: Callable[[Any], str] = h.fmt
     gold_absent = gold is None or is_absent_value(kind, gold, opts)
     pred_absent = pred is None or is_absent_value(kind, pred, opts)
-    g = None if gold_absent else gold_value(kind, gold, opts)  # type: ignore[arg-type]
-    gold_norm = None if gold_absent else (fmt(g) if g is not None else norm_text(gold))  # type: ignore[arg-type]
+    g = None if gold is None or gold_absent else gold_value(kind, gold, opts)
+    gold_norm = None if gold is None or gold_absent else (fmt(g) if g is not None else norm_text(gold))
     if gold_absent and pred_absent:
         if pred is not None and not pred.strip():  # an empty answer says nothing about the field
             return FieldScore(outcome="missing", detail=EMPTY)
@@ -294,13 +294,13 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
     if kind in ("amount", "number") and chosen.value > 0 and says_negative(text):
         chosen = chosen._replace(value=-chosen.value)  # "The amount is negative because ..."
         pred_norm, note = _cap(fmt(chosen)), "; ".join(n for n in (note, SIGN_IN_WORDS) if n)
-    outcome, sub, detail = h.compare(g, chosen, opts)
+    outcome, sub, compared = h.compare(g, chosen, opts)
     if outcome == "wrong_value" and h.typed and not offered(kind, text, opts, asked) and value_offered(
             text, opts, asked) is False:
         # no credit either way; what a reviewer calls it: nothing was given for the field
         return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=pred_norm, detail=NOT_OFFERED)
-    detail = "; ".join(d for d in (note, detail) if d) or None
-    return FieldScore(outcome=outcome, subcode=sub, gold_norm=gold_norm, pred_norm=pred_norm, detail=detail)
+    return FieldScore(outcome=outcome, subcode=sub, gold_norm=gold_norm, pred_norm=pred_norm,
+                      detail="; ".join(d for d in (note, compared) if d) or None)
 
 
 def _check_options(kind: str, options: dict[str, Any]) -> None:

@@ -57,13 +57,14 @@ def _frame(columns: dict[str, list[Any]], dtypes: dict[str, str]) -> "pd.DataFra
     """One DataFrame from whole columns (never row by row), in the documented order and dtypes."""
     import pandas as pd
 
-    data = {}
+    data: dict[str, Any] = {}
     for name, dtype in dtypes.items():
         try:
-            data[name] = pd.array(columns[name], dtype=dtype)
+            data[name] = pd.array(columns[name], dtype=dtype)  # type: ignore[call-overload]  # stubs: literal dtypes only
         except UnicodeEncodeError:
             raise RunFailed(_unencodable(columns, name)) from None
-    return pd.DataFrame(data)
+    frame: pd.DataFrame = pd.DataFrame(data)  # pandas-stubs type the constructor's result from Python 3.11 on
+    return frame
 
 
 def _unencodable(columns: dict[str, list[Any]], name: str) -> str:

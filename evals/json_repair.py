@@ -105,8 +105,9 @@ class _Rewriter:
             c = s[i]
             if c in " \t\r\n":
                 m = _WS.match(s, i)
-                self.out.append(m.group())  # type: ignore[union-attr]
-                self.i = m.end()  # type: ignore[union-attr]
+                assert m is not None  # s[i] is whitespace
+                self.out.append(m.group())
+                self.i = m.end()
                 continue
             if c == "/" and s.startswith("//", i):
                 j = s.find("\n", i)
@@ -205,11 +206,11 @@ class _Rewriter:
         text, j, closed = _read_string(self.s, self.i)
         if not closed and not self.complete:
             return _FAIL
-        if key_pos:
+        if key_pos and top is not None:  # (key_pos: top is an object's frame)
             if not closed:  # the text stops inside a key: drop it
                 return _STOP
             self._before_value()
-            top.key, top.state = text, "colon"  # type: ignore[union-attr]
+            top.key, top.state = text, "colon"
         else:
             self._before_value()
             self._after_value()
@@ -245,9 +246,9 @@ class _Rewriter:
             self.i += 1
             return _GO
         word, j = m.group(), m.end()
-        if key_pos:
+        if key_pos and top is not None:  # (key_pos: top is an object's frame)
             self._before_value()
-            top.key, top.state = word, "colon"  # type: ignore[union-attr]
+            top.key, top.state = word, "colon"
             self.out.append(json.dumps(word, ensure_ascii=False))
         elif top is not None:  # (stray text outside any container, "```" or prose, is dropped)
             lit = _LITERALS.get(word)

@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Callable, Generic, Sequence, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -169,12 +169,12 @@ def move_tail_aside(path: Path, found: Scan) -> Path | None:
     return side
 
 
-def append(path: Path, records: list[BaseModel], sync: bool = False) -> None:
+def append(path: Path, records: Sequence[BaseModel], sync: bool = False) -> None:
     """Append records after the last byte; if the file does not end in a newline, start on a fresh
     line first so the bytes already there stay as they are (their own line)."""
     store_files.append(path, b"".join(encode(r) for r in records), sync)
 
 
-def write_atomic(path: Path, records: list[BaseModel]) -> None:
+def write_atomic(path: Path, records: Sequence[BaseModel]) -> None:
     """Replace a whole file (scores) so a reader never sees half of it."""
     store_files.replace(path, b"".join(encode(r) for r in records))

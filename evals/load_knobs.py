@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, TypeVar, Union
 
 from pydantic import BaseModel, ValidationError
 
@@ -78,7 +78,10 @@ def point_name(config: RunConfig, knob: str, value: Number) -> str:
     return f"{config.name}-{knob}-" + (re.sub(r"[^A-Za-z0-9_.-]+", "_", value_label(value)).strip("_") or "x")
 
 
-def _revalidated(model: BaseModel, update: dict[str, Any]) -> BaseModel:
+M = TypeVar("M", bound=BaseModel)
+
+
+def _revalidated(model: M, update: dict[str, Any]) -> M:
     """A copy of a validated model with some fields changed and validated again (model_copy would not)."""
     return type(model).model_validate({name: getattr(model, name) for name in type(model).model_fields} | update)
 
@@ -98,7 +101,7 @@ def point_config(config: RunConfig, knob: str, value: Number, name: str | None =
     except ValidationError as exc:
         raise validation_error(exc, file, "openai", OpenAISettings) from None
     try:
-        return _revalidated(config, update)  # type: ignore[return-value]
+        return _revalidated(config, update)
     except ValidationError as exc:
         raise validation_error(exc, file, "", RunConfig) from None
 
@@ -149,7 +152,7 @@ def with_workload(config: RunConfig, workload: Workload | None) -> RunConfig:
     """The config with its tasks replaced by the workload's (unchanged without one)."""
     if workload is None:
         return config
-    return _revalidated(config, {"tasks": workload_tasks(workload)})  # type: ignore[return-value]
+    return _revalidated(config, {"tasks": workload_tasks(workload)})
 
 
 def config_slo(config: RunConfig) -> SLO | None:

@@ -9,6 +9,7 @@ missing from either side are reported, never silently dropped.
 from __future__ import annotations
 
 from collections import Counter
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,7 +40,7 @@ class Flip:
     candidate_value: str | None
     subcode: str | None
     candidate_output: str | None
-    meta: ItemMeta = field(default_factory=ItemMeta)
+    meta: ItemMeta = dataclasses.field(default_factory=ItemMeta)  # `field` is the attribute above
     # (re-asks that reproduced the flip, re-asks), when the gate's `confirm` re-asked the item
     confirmations: tuple[int, int] | None = None
 
@@ -112,15 +113,15 @@ class PackComparison(_PairedAccuracy):
     helpful: list[Flip] = field(default_factory=list)
     errors: int = 0
     identical_outputs: int = 0
-    transitions: Counter = field(default_factory=Counter)  # (baseline outcome, candidate outcome) -> fields
+    transitions: Counter[tuple[str, str]] = field(default_factory=Counter)  # (baseline outcome, candidate outcome) -> fields
     first_divergence: list[int] = field(default_factory=list)  # token index of first difference, per differing pair
     field_kinds: set[str] = field(default_factory=set)
     field_names: set[str] = field(default_factory=set)
     # per (field name, type), on the paired items: how often it was asked and how often the baseline
     # got it right (what a harmful-flip rule can catch at most); one name may carry several types
     # across items (a needle's `value` is a number in some, an amount in others)
-    field_paired: Counter = field(default_factory=Counter)
-    field_baseline_right: Counter = field(default_factory=Counter)
+    field_paired: Counter[tuple[str, str]] = field(default_factory=Counter)
+    field_baseline_right: Counter[tuple[str, str]] = field(default_factory=Counter)
     right_fields: list[tuple[str, str, str]] = field(default_factory=list)  # (item, name, type) right at baseline
     breakdowns: dict[tuple[str, str], Breakdown] = field(default_factory=dict)
     stats: PackStats | None = None
@@ -211,8 +212,11 @@ def _micro_f1(counts: list[tuple[int, int, int]]) -> float:
 
 def _counts(item: ScoredItem) -> tuple[int, int, int]:
     """(tp, fp, fn) of one item, counted as in evals.metrics."""
-    per_field = [field_counts(s.outcome, item.golds.get(n) is not None) for n, s in item.fields.items()]
-    return tuple(sum(c[i] for c in per_field) for i in range(3))  # type: ignore[return-value]
+    tp = fp = fn = 0
+    for n, s in item.fields.items():
+        f_tp, f_fp, f_fn = field_counts(s.outcome, item.golds.get(n) is not None)
+        tp, fp, fn = tp + f_tp, fp + f_fp, fn + f_fn
+    return tp, fp, fn
 
 
 def display_value(item: ScoredItem, name: str) -> str | None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
+import numpy as np
 from scipy import stats as _sps
 
 __all__ = ["FlipTest", "Scope", "detectable_rate", "fisher_greater", "items_needed", "pack_power"]
@@ -33,7 +34,7 @@ __all__ = ["FlipTest", "Scope", "detectable_rate", "fisher_greater", "items_need
 @lru_cache(maxsize=65536)
 def fisher_greater(x: int, n: int, y: int, m: int) -> float:
     """One-sided Fisher exact p-value that x/n exceeds y/m."""
-    return float(_sps.fisher_exact([[x, n - x], [y, m - y]], alternative="greater").pvalue)
+    return float(_sps.fisher_exact(np.array([[x, n - x], [y, m - y]]), alternative="greater").pvalue)
 
 
 @dataclass(frozen=True)

@@ -12,16 +12,17 @@ written through it.
 from __future__ import annotations
 
 import os
+import sys
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Callable, Iterator
 
 from evalrun.evals import store_files
 
-try:
+if sys.platform != "win32":
     import fcntl
-except ImportError:  # not POSIX: no OS lock; one writer per run is then up to the user
-    fcntl = None  # type: ignore[assignment]
+else:  # not POSIX: no OS lock; one writer per run is then up to the user
+    fcntl = None
 
 LOCK_NAME = "lock"
 

@@ -30,7 +30,7 @@ def outcome_of(value: Any) -> str | None:
     if isinstance(value, (int, float)):
         if isinstance(value, float) and math.isnan(value):
             return None
-        return {1: "correct", 0: "wrong_value"}.get(value) if value in (0, 1) else None
+        return ("correct" if value == 1 else "wrong_value") if value in (0, 1) else None
     if isinstance(value, str):
         text = value.strip()
         if text in _LETTERS:

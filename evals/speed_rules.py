@@ -83,7 +83,9 @@ class SpeedRule(_Strict):
 
     @property
     def bound(self) -> SpeedBound | GoodputBound:
-        return self.min_speedup or self.max_regression or self.min_goodput  # type: ignore[return-value]
+        bound = self.min_speedup or self.max_regression or self.min_goodput
+        assert bound is not None, "a speed rule has exactly one key (checked when it was read)"
+        return bound
 
     def name(self) -> str:
         """'min_speedup[tpot_p50]', 'min_goodput[short]': how every output names the rule."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats as _sps
 
 __all__ = [
@@ -80,7 +81,7 @@ def mean_stat(means: np.ndarray) -> np.ndarray:
     return np.asarray(means)[..., 0]
 
 
-def micro_f1(counts_sum: np.ndarray) -> np.ndarray:
+def micro_f1(counts_sum: ArrayLike) -> np.ndarray:
     """Micro-F1 = 2tp / (2tp + fp + fn) from summed (tp, fp, fn) in the last axis.
 
     Accepts sums or means (the ratio is scale-free). 0.0 when there is nothing

@@ -58,7 +58,7 @@ def _digest(canonical: Iterable[str]) -> str:
 
 # Defaults of the Item as stored before context/question/answer_format were fields (and
 # of its Field and GenerationOverride), which that form's hash was computed with.
-_V1_ITEM_DEFAULTS = {"system": None, "meta": {}, "generation": None}
+_V1_ITEM_DEFAULTS: dict[str, Any] = {"system": None, "meta": {}, "generation": None}
 
 
 def _v1_canonical(raw: bytes) -> str | None:

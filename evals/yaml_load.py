@@ -167,7 +167,7 @@ def origins_of(data: dict[str, Any], file: Path) -> dict[tuple[Any, ...], Path]:
     while stack:
         where, mapping = stack.pop()
         for key, value in mapping.items():
-            out[(*where, key)] = file
+            out[where + (key,)] = file  # not `[(*where, key)]`: mypy reads that as 3.11-only syntax
             if isinstance(value, dict):
                 stack.append(((*where, key), value))
     return out

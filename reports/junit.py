@@ -29,7 +29,7 @@ def _properties(suite: ET.Element, section: CandidateSection, view: ReportView) 
     if section.verdict is not None:
         ET.SubElement(props, "property", name="summary", value=section.verdict.summary())
     for p in section.packs:
-        figures = {"items": p.n, "identical_outputs": p.identical_outputs, "harmful_flips": p.harmful_flips,
+        figures: dict[str, float | None] = {"items": p.n, "identical_outputs": p.identical_outputs, "harmful_flips": p.harmful_flips,
                    "harmful_items": p.harmful_items}
         if not p.speed_only:
             figures |= {"baseline_accuracy": p.baseline_accuracy, "candidate_accuracy": p.candidate_accuracy,

@@ -138,7 +138,7 @@ class HFRunner(Runner):
         without loading weights; the tokenizer's model_max_length when the config has none
         (ignoring the huge placeholder tokenizers use for "unset"). None: unknown."""
         if self._max_context is not False:
-            return self._max_context  # type: ignore[return-value]
+            return self._max_context
         value: int | None = None
         try:
             cfg = self.model.config if self.model is not None else read_model_config(self.source)

@@ -87,7 +87,7 @@ def _register_scheduler() -> type:
     registered under SCHEDULER (the config's `scheduler_type` names it): the manager builds it."""
     from transformers.generation.continuous_batching.scheduler import SCHEDULER_MAPPING, FIFOScheduler
 
-    class CountingFIFO(FIFOScheduler):  # type: ignore[misc, valid-type]
+    class CountingFIFO(FIFOScheduler):
         """Also keeps the token times of a request preempted when the cache ran out (soft reset: its
         cache freed, the request requeued with its tokens so far as prompt), which its final output lacks."""
 
@@ -310,13 +310,13 @@ class ContinuousRun:
                 if not manager.is_running():
                     break
                 continue
-            item = pending.get(result.request_id)
-            if item is None or not result.is_finished():
+            finished = pending.get(result.request_id)
+            if finished is None or not result.is_finished():
                 continue
-            del pending[item.id]
+            del pending[finished.id]
             counts = getattr(getattr(manager.batch_processor, "scheduler", None), "counts", None)
-            earlier = counts.earlier.get(item.id, []) if isinstance(counts, StepCounts) else []
-            emit(self._generation(host, item, result, earlier, start, started_at))
+            earlier = counts.earlier.get(finished.id, []) if isinstance(counts, StepCounts) else []
+            emit(self._generation(host, finished, result, earlier, start, started_at))
         if pending:
             fatal = manager.background_thread_status.fatal_error
             why = RuntimeError(f"continuous batching stopped before this request finished"

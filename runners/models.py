@@ -147,7 +147,7 @@ def _convert_gguf(source: ModelSource) -> Path:
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     # transformers refuses to save a GGUF-loaded model while its quantizer marker is set;
     # the weights are already de-quantized to float, so clearing it is safe.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]  # set by from_pretrained, undeclared on PreTrainedModel
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(tmp)
@@ -228,7 +228,7 @@ def load_model(source: ModelSource, device: str, dtype: str) -> tuple[Any, Any, 
     try:
         path = local_dir(source)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
-        model.to(device)
+        model.to(device)  # type: ignore[arg-type]  # transformers' @wraps(Module.to) hides the method's signature
         model.eval()
         tokenizer = load_tokenizer(source)
     except ModelError:

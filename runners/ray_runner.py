@@ -201,7 +201,8 @@ class RayRunner(Runner):
         return local.manifest_extras() | {"device_kind": self.device_kind(), "executor": self.record()}
 
     def device_kind(self) -> str | None:
-        kinds = sorted({a.info.get("device_kind") for a in self.actors if a.name in self.latest} - {None})
+        found = (a.info.get("device_kind") for a in self.actors if a.name in self.latest)
+        kinds = sorted({k for k in found if isinstance(k, str)})
         return " + ".join(kinds) if kinds else None
 
     def record(self) -> dict[str, Any]:

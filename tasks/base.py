@@ -7,7 +7,7 @@ token counter by whoever builds it; it never loads a model itself.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -61,8 +61,11 @@ class BuildOptions:
     max_prompt_tokens: int | None = None
 
 
+P = TypeVar("P", bound="PackParams")  # a pack's own parameters
+
+
 @dataclass(frozen=True)
-class PackSpec:
+class PackSpec(Generic[P]):
     """A registered pack. `version` changes whenever the items it builds would.
 
     `build(params, count)` builds every item; a pack that can honour BuildOptions
@@ -70,12 +73,12 @@ class PackSpec:
 
     name: str
     version: str
-    params: type[PackParams]
-    build: Callable[[PackParams, TokenCounter], list[Item]]
+    params: type[P]
+    build: Callable[[P, TokenCounter], list[Item]]
     description: str = ""
-    build_with: Callable[[PackParams, TokenCounter, BuildOptions], list[Item]] | None = None
+    build_with: Callable[[P, TokenCounter, BuildOptions], list[Item]] | None = None
 
-    def items(self, params: PackParams, count: TokenCounter, options: BuildOptions | None = None) -> list[Item]:
+    def items(self, params: P, count: TokenCounter, options: BuildOptions | None = None) -> list[Item]:
         """The first `options.limit` items (all without a limit), checked against the context where the pack can."""
         options = options or BuildOptions()
         if self.build_with is not None:

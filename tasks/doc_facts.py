@@ -13,9 +13,11 @@ import datetime as dt
 import random
 from dataclasses import dataclass, field as dc_field
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Callable
+from typing import Callable, TypeVar
 
 import evalrun.tasks.doc_text as T
+
+V = TypeVar("V")
 
 # Fields every document of a type has, then the optional ones: each optional
 # field is a decoy (absent, gold None) in some documents and present in others.
@@ -62,7 +64,7 @@ class Doc:
     absent: set[str] = dc_field(default_factory=set)  # decoy fields: their words never appear
     used: set[str] = dc_field(default_factory=set)  # canonical values already placed
 
-    def fresh(self, make: Callable[[], object], key: Callable[[object], str] = str) -> object:
+    def fresh(self, make: Callable[[], V], key: Callable[[V], str] = str) -> V:
         """A value not yet in the document, so no distractor ever repeats a gold."""
         while True:
             v = make()
@@ -73,8 +75,7 @@ class Doc:
     def amount(self, make: Callable[[], Decimal], whole: bool = False) -> Decimal:
         """A fresh amount with cents, or in whole units (as statements print them)."""
         q = Decimal(1) if whole else _CENT
-        value = self.fresh(lambda: make().quantize(q, ROUND_HALF_UP), lambda d: f"a{d.normalize()}")  # type: ignore[attr-defined]
-        return value  # type: ignore[return-value]
+        return self.fresh(lambda: make().quantize(q, ROUND_HALF_UP), lambda d: f"a{d.normalize()}")
 
     def keep(self, v: Decimal) -> Decimal:
         """Register a value derived from others (tax, total): no redraw is possible."""
@@ -94,7 +95,8 @@ class Doc:
     def fact(self, name: str, v: object, **kw: str) -> None:
         kind = T.FIELD_INFO[name][0]
         if kind == "amount":
-            gold = T.gold_amount(v, self.currency, _cents(v))  # type: ignore[arg-type]
+            assert isinstance(v, Decimal), f"{name}: an amount fact holds a Decimal"
+            gold = T.gold_amount(v, self.currency, _cents(v))
         else:
             gold = v.isoformat() if isinstance(v, dt.date) else str(v)
         self.facts[name] = Fact(name, kind, gold, self._line(T.FIELD_LINES[name], self.show(v), **kw))
@@ -108,7 +110,7 @@ def _cents(v: Decimal) -> bool:
 
 
 def _date(rng: random.Random, d: Doc, lo: dt.date, span_days: int) -> dt.date:
-    return d.fresh(lambda: lo + dt.timedelta(days=rng.randint(0, span_days)), lambda x: f"d{x}")  # type: ignore[return-value]
+    return d.fresh(lambda: lo + dt.timedelta(days=rng.randint(0, span_days)), lambda x: f"d{x}")
 
 
 def _commercial_options(d: Doc, opt: set[str], country: str) -> None:

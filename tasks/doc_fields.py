@@ -41,10 +41,12 @@ Mode = Literal["per_field", "json"]
 JSON_MIN_LENGTH = 600  # the largest documents need about 540 tokens for their facts and the key list
 
 
+DEFAULT_DOC_TYPES: tuple[DocType, ...] = ("invoice", "contract", "financial_statement")
+
+
 class DocFieldsParams(PackParams):
     documents: int = 6
-    doc_types: list[DocType] = PydField(default_factory=lambda: ["invoice", "contract", "financial_statement"],
-                                        min_length=1)
+    doc_types: list[DocType] = PydField(default_factory=lambda: list(DEFAULT_DOC_TYPES), min_length=1)
     lengths: list[int] = PydField(default_factory=lambda: [600], min_length=1)
     mode: Mode = "per_field"
     fields: list[str] | None = None
@@ -116,7 +118,7 @@ def _items(d: Doc, asked: list[Fact], length: int, params: DocFieldsParams, coun
 
     def field(f: Fact) -> Field:
         opts = {"allowed": list(T.CURRENCIES), "synonyms": dict(CURRENCY_SYNONYMS)} if f.kind == "enum" else {}
-        return Field(name=f.name, kind=f.kind, gold=f.gold, options=opts)  # type: ignore[arg-type]
+        return Field(name=f.name, kind=f.kind, gold=f.gold, options=opts)
 
     def where(f: Fact) -> tuple[float | None, str | None]:
         return placed[f.name] if f.gold is not None else (None, None)
@@ -124,7 +126,7 @@ def _items(d: Doc, asked: list[Fact], length: int, params: DocFieldsParams, coun
     def item(item_id: str, question: str, answer_format: str, asked_fields: list[Field], **meta: object) -> Item:
         prompt = context + CONTEXT_SEPARATOR + question
         return Item(id=item_id, pack=NAME, prompt=prompt, context=context, question=question,
-                    answer_format=answer_format, fields=asked_fields,  # type: ignore[arg-type]
+                    answer_format=answer_format, fields=asked_fields,
                     meta=ItemMeta.model_validate({**base, "context_tokens": count(prompt), **meta}))
 
     if params.mode == "json":
@@ -155,7 +157,7 @@ SPEC = PackSpec(
     name=NAME,
     version=VERSION,
     params=DocFieldsParams,
-    build=build,  # type: ignore[arg-type]
+    build=build,
     description=(
         "Key-field extraction from long generated invoices, service contracts and annual statements, with "
         "near-miss distractors and absent decoy fields; one question per field or one JSON object."

@@ -19,11 +19,12 @@ def layout(d: Doc, length: int, seed: int, budget: int, count: TokenCounter,
     """The document text, and for every placed fact or distractor key its
     (relative depth, sentence). Field groups take shuffled, evenly spaced slots
     so that some facts sit near the start, some in the middle, some at the end."""
-    text = {**d.distractors, **{n: f.line for n, f in d.facts.items()}}
+    # a fact in the document has its sentence (only an absent field's Fact has none)
+    text = {**d.distractors, **{n: f.line for n, f in d.facts.items() if f.line is not None}}
 
     def render(group: tuple[str | None, list[str]]) -> str:
         head, keys = group
-        return "\n\n" + (f"{head}\n" if head else "") + "\n".join(text[k] for k in keys)  # type: ignore[misc]
+        return "\n\n" + (f"{head}\n" if head else "") + "\n".join(text[k] for k in keys)
 
     kept = list(d.distractors)  # most important first: short contexts keep only the first ones
     while True:
@@ -53,10 +54,10 @@ def layout(d: Doc, length: int, seed: int, budget: int, count: TokenCounter,
     where: dict[str, tuple[int, str]] = {}
     size = len(out[0])
     for b in range(len(cut)):
-        for _, g in sorted(slots.get(b, []), key=lambda x: x[0]):
-            piece = render(g)
-            for k in g[1]:
-                where[k] = (size + piece.index(text[k]), text[k])  # type: ignore[arg-type]
+        for _, group in sorted(slots.get(b, []), key=lambda x: x[0]):
+            piece = render(group)
+            for k in group[1]:
+                where[k] = (size + piece.index(text[k]), text[k])
             out.append(piece)
             size += len(piece)
         section = "".join(units[cut[b] : cut[b + 1]]) if b + 1 < len(cut) else ""

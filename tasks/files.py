@@ -199,8 +199,8 @@ SPEC = PackSpec(
     name=NAME,
     version=VERSION,
     params=FilesParams,
-    build=build,  # type: ignore[arg-type]
-    build_with=_build_with,  # type: ignore[arg-type]
+    build=build,
+    build_with=_build_with,
     description=("Your own documents (JSONL, CSV, Parquet or a datasets dataset) with typed fields: one prompt per "
                  "document, or several questions about one shared document (per_field), or one JSON object (json)."),
 )

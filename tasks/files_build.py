@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from evalrun.contract.types import CONTEXT_SEPARATOR, Field, Item, ItemMeta
+from evalrun.contract.types import CONTEXT_SEPARATOR, Field, Item, ItemMeta, Truncation
 from evalrun.tasks.base import PackDataError, TokenCounter
 from evalrun.tasks.files_fit import count_within, cut_to_fit, truncate_to_fit
 from evalrun.tasks.files_plan import Ask, shared_templates
@@ -59,6 +59,7 @@ class RowBuilder:
         out = []
         for ask in self.asks:
             if ask.question is not None:
+                assert context is not None, "a question is asked after the shared document (files_plan)"
                 question = render(ask.question, doc_row, where, _question_key(ask))
                 prompt, truncated = context + CONTEXT_SEPARATOR + question, cut
                 n = tokens.get(question)
@@ -73,21 +74,21 @@ class RowBuilder:
             if self.mode == "per_field":
                 meta.field, meta.decoy = ask.fields[0].name, gold[ask.fields[0].name] is None
             if truncated:
-                meta.truncated = truncated  # type: ignore[assignment]
+                meta.truncated = truncated
             out.append(Item(
                 id=base + (f"/{ask.suffix}" if ask.suffix else ""),
                 pack=self.params.name, prompt=prompt, system=item_system,
                 context=context if ask.question is not None else None,
                 question=question if ask.question is not None else None,
-                answer_format=ask.answer_format,  # type: ignore[arg-type]
-                fields=[Field(name=f.name, kind=f.kind, gold=gold[f.name],  # type: ignore[arg-type]
+                answer_format=ask.answer_format,
+                fields=[Field(name=f.name, kind=f.kind, gold=gold[f.name],
                               options=options[f.name] if options else f.options)
                         for f in ask.fields],
                 meta=meta))
         return out
 
     def _context(self, trow: dict[str, str], room: int | None, where: str
-                 ) -> tuple[str | None, dict[str, str], dict[str, Any] | None, dict[str, int]]:
+                 ) -> tuple[str | None, dict[str, str], Truncation | None, dict[str, int]]:
         """(the shared document, the row it was rendered from, what was cut, the token count of
         each question's prompt where the fit check already counted it exactly)."""
         if not self.shared or self.params.document is None:
@@ -111,7 +112,7 @@ class RowBuilder:
         return context, trow, None, tokens
 
     def _own(self, ask: Ask, trow: dict[str, str], system: str | None, room: int | None, where: str
-             ) -> tuple[str, str | None, dict[str, Any] | None, int]:
+             ) -> tuple[str, str | None, Truncation | None, int]:
         """A whole-prompt item, fitted as the original form always was."""
         assert ask.prompt is not None
         prompt = render(ask.prompt, trow, where, "prompt")

@@ -22,11 +22,20 @@ import json
 import math
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalrun.tasks.base import ParamError
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 SUFFIXES = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The frame's rows by column name (a CSV header and Parquet field names are strings; pandas
+    types a record's keys as any hashable)."""
+    return [{str(k): v for k, v in row.items()} for row in frame.to_dict(orient="records")]
 
 
 class Rows:
@@ -186,11 +195,11 @@ def read_rows(path: str | None, dataset: str | None, split: str, max_rows: int |
         if kind == "csv":
             _unique_header(raw, file.name)
             frame = pd.read_csv(file, dtype=str, keep_default_na=False, nrows=max_rows)
-            return Rows(frame.to_dict(orient="records"), digest)
+            return Rows(_records(frame), digest)
         frame = pd.read_parquet(file)
         if max_rows:
             frame = frame.head(max_rows)
-        return Rows(frame.to_dict(orient="records"), digest)
+        return Rows(_records(frame), digest)
     except ParamError:
         raise
     except _DuplicateKey as exc:  # a .json file: json knows no line numbers

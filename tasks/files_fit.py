@@ -9,8 +9,8 @@ the cost is bounded by the context, not by the document.
 from __future__ import annotations
 
 import string
-from typing import Any
 
+from evalrun.contract.types import Truncation
 from evalrun.tasks.base import PackDataError, TokenCounter
 
 CHARS_PER_SLICE_TOKEN = 8  # a slice holds this many characters per token of the budget
@@ -43,7 +43,7 @@ def _longest_placeholder(template: str, row: dict[str, str]) -> str | None:
 
 
 def cut_to_fit(templates: list[str], source: str, row: dict[str, str], count: TokenCounter, room: int,
-               where: str, key: str) -> tuple[dict[str, str], dict[str, Any]]:
+               where: str, key: str) -> tuple[dict[str, str], Truncation]:
     """(the row with `source`'s longest column cut at the end, what was cut): the longest
     prefix (found by bisection) with which every template, rendered with the cut row,
     fits `room`. One cut serves all the templates, so the questions asked about one
@@ -74,7 +74,7 @@ def cut_to_fit(templates: list[str], source: str, row: dict[str, str], count: To
 
 
 def truncate_to_fit(prompt_t: str, system_t: str | None, row: dict[str, str], count: TokenCounter,
-                    max_tokens: int, where: str) -> tuple[str, str | None, dict[str, Any]]:
+                    max_tokens: int, where: str) -> tuple[str, str | None, Truncation]:
     """(prompt, system, what was cut) for one whole-prompt template: its longest column cut
     so that the prompt and the (uncut) system fit `max_tokens`."""
     system = system_t.format_map(row) if system_t else None

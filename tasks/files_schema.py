@@ -121,7 +121,7 @@ def parse_fields(raw: Any) -> Any:
 
 
 def _spec(value: str | FieldSpec) -> FieldSpec:
-    return FieldSpec(type=value) if isinstance(value, str) else value  # type: ignore[arg-type]
+    return FieldSpec(type=value) if isinstance(value, str) else value
 
 
 def _check_options(options: dict[str, Any], kind: str, key: str) -> None:

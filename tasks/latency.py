@@ -44,8 +44,11 @@ PRESETS: dict[str, LatencyShape] = {
 }
 
 
+_DEFAULT_SHAPES: tuple[Literal["short", "long"] | LatencyShape, ...] = ("short",)
+
+
 class LatencyParams(PackParams):
-    shapes: list[Literal["short", "long"] | LatencyShape] = PydField(default_factory=lambda: ["short"], min_length=1)
+    shapes: list[Literal["short", "long"] | LatencyShape] = PydField(default_factory=lambda: list(_DEFAULT_SHAPES), min_length=1)
     count: int = PydField(4, ge=1, le=10_000, description="items per shape")
 
     @field_validator("shapes")
@@ -91,7 +94,7 @@ SPEC = PackSpec(
     name=NAME,
     version=VERSION,
     params=LatencyParams,
-    build=build,  # type: ignore[arg-type]
+    build=build,
     description="Speed only: fixed-shape prompts (short ~200 in/300 out, long ~2000 in/1000 out, or your own) "
                 "that always generate their full output length (end-of-sequence ignored); no fields scored.",
 )

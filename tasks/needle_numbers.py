@@ -32,10 +32,13 @@ _INTRO = (
 )
 
 
+DEFAULT_VALUES: tuple[ValueKind, ...] = ("integer", "amount")
+
+
 class NeedleParams(PackParams):
     lengths: list[int] = PydField(default_factory=lambda: [512, 1024], min_length=1)
     depths: list[float] = PydField(default_factory=lambda: [0.0, 0.5, 1.0], min_length=1)
-    values: list[ValueKind] = PydField(default_factory=lambda: ["integer", "amount"], min_length=1)
+    values: list[ValueKind] = PydField(default_factory=lambda: list(DEFAULT_VALUES), min_length=1)
 
     @field_validator("lengths")
     @classmethod
@@ -108,6 +111,6 @@ SPEC = PackSpec(
     name=NAME,
     version=VERSION,
     params=NeedleParams,
-    build=build,  # type: ignore[arg-type]
+    build=build,
     description="Numeric needles (7-digit integers, amounts with cents) in a haystack; grid of length x depth.",
 )

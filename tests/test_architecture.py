@@ -146,7 +146,8 @@ def test_every_stage_has_a_package_and_tests_mirror_them() -> None:
         assert (ROOT / folder / "__init__.py").is_file(), folder
     for folder in ("contract", "values", "tasks", "runners", "evals", "reports", "cli"):
         assert (ROOT / "tests" / folder / "__init__.py").is_file(), folder
-    whole_project = {"test_architecture.py", "test_packaging.py"}  # about the project as a whole
+    whole_project = {"test_architecture.py", "test_packaging.py",  # about the project as a whole
+                     "test_dependencies.py", "test_types_checked.py"}
     stray = [p.name for p in (ROOT / "tests").glob("test_*.py") if p.name not in whole_project]
     assert stray == [], "tests live in the folder of the package they test"
 

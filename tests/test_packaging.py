@@ -29,6 +29,7 @@ def test_wheel_installs_only_evalrun(tmp_path: Path) -> None:
         assert f"evalrun/{stage}/__init__.py" in names, stage
     assert "evalrun/reports/templates/report.html.j2" in names, "the HTML templates ship with the package"
     assert "evalrun/values/types/amount.py" in names, "the field types ship with the package (the registry finds them)"
+    assert "evalrun/py.typed" in names, "the package says it is typed (PEP 561)"
     dist_info = next(t for t in top if t.endswith(".dist-info"))
     entry_points = zipfile.ZipFile(wheel).read(f"{dist_info}/entry_points.txt").decode()
     assert "evalrun = evalrun.cli:main" in entry_points

@@ -125,6 +125,7 @@ def _two_digit_year(y: str) -> int:
 def _match_parts(name: str, m: re.Match[str], order: str) -> DateParts | AmbiguousDate | None:
     g = m.groupdict()
     y = _two_digit_year(g["y"]) if g.get("y") else None
+    d: int | None
     if name == "dmy":
         a, b = int(g["a"]), int(g["b"])
         if order == "ymd" and a <= 12 and b <= 12 and a != b and y is not None:
@@ -186,7 +187,7 @@ def find_dates(t: str, order: str | bool = "dmy") -> list[tuple[int, int, DatePa
     numeric = _NUM_HINT.search(t) is not None
     if numeric:
         patterns += _NUMERIC_PATTERNS
-    found: list[tuple[int, int, DateParts]] = []
+    found: list[tuple[int, int, DateParts | AmbiguousDate]] = []
     for name, rx in patterns:
         for m in rx.finditer(t):
             parts = _match_parts(name, m, order)
@@ -207,7 +208,7 @@ def find_dates(t: str, order: str | bool = "dmy") -> list[tuple[int, int, DatePa
     if len(found) < 2:
         return found
     found.sort(key=lambda x: (x[0], x[0] - x[1]))
-    out: list[tuple[int, int, DateParts]] = []
+    out: list[tuple[int, int, DateParts | AmbiguousDate]] = []
     end = -1
     for s, e, p in found:
         if s >= end:

@@ -99,7 +99,7 @@ def enum_lookup(opts: dict[str, Any]) -> EnumTable:
     field's options. Built once per options dict and kept in it under
     "__enum_table": pass a dict the caller owns (score_field's own **kwargs)."""
     if (table := opts.get("__enum_table")) is not None:
-        return table  # type: ignore[no-any-return]
+        return table
     allowed = opts.get("allowed")
     syn = opts.get("synonyms") or {}
     opts["__enum_table"] = table = _enum_table(

@@ -91,10 +91,10 @@ def locale_date_order(value: Any) -> str | None:
     return "dmy"
 
 
-def read_decimal(opts: dict[str, Any], default: str | None) -> str | None:
+def read_decimal(opts: dict[str, Any], default: str) -> str:
     """A field's decimal separator: its `decimal` option, else its `locale`'s, else `default`."""
     if opts.get("decimal") is not None:
-        return opts["decimal"]  # type: ignore[no-any-return]
+        return opts["decimal"]
     return locale_decimal(opts.get("locale")) or default
 
 

@@ -47,7 +47,7 @@ def _build_punct() -> str:
 
 PUNCT = _build_punct()
 EDGE_STRIP = PUNCT + "`~|^ \t\r\n\f\v\u00a0\u202f\u2009\u3000"
-_PUNCT_TO_SPACE = {ord(c): " " for c in PUNCT}
+_PUNCT_TO_SPACE: dict[int, str | None] = {ord(c): " " for c in PUNCT}
 _PUNCT_TO_SPACE.update({ord("'"): None, ord("\u2019"): None})  # don't -> dont
 
 HAS_DIGIT = re.compile(r"\d")

@@ -11,7 +11,7 @@ HTML and samples_df work on it unchanged.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable, Literal, Sequence
 
 from evalrun.evals.config_errors import ConfigError
 from evalrun.evals.imports._fields import ANY_TASK, FieldMap, FieldSpec, load_field_map
@@ -31,7 +31,7 @@ def read_logs(fmt: Format, paths: list[str | Path], mapping: FieldMap | None = N
     return READERS[fmt]([Path(p) for p in paths], mapping)
 
 
-def import_runs(fmt: Format, paths: list[str | Path], name: str, out: str | Path = "runs",
+def import_runs(fmt: Format, paths: Sequence[str | Path], name: str, out: str | Path = "runs",
                 mapping: FieldMap | None = None, replicates: bool = False,
                 log: Callable[[str], None] = print) -> list[StoredImport]:
     """Read and store the logs as one run named `name`; with `replicates`, each path is one run of the

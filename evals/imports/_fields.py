@@ -103,6 +103,6 @@ def load_field_map(path: str | Path | None = None, pairs: list[str] | None = Non
         if not sep or not task.strip() or kind.strip() not in KINDS:
             raise ConfigError(f"expected TASK=KIND with KIND one of {', '.join(KINDS)}, got {pair!r}",
                               path="--field")
-        mapping.fields[task.strip()] = FieldSpec(kind=kind.strip())  # type: ignore[arg-type]
+        mapping.fields[task.strip()] = FieldSpec(kind=kind.strip())
     mapping._where = f"{where} / --field" if pairs and path is not None else where
     return mapping

@@ -55,7 +55,8 @@ class Results:
     def facts(self, tasks: list[str], gens: list[Generation]) -> dict[str, Any]:
         """The manifest's model, config, versions and packs, from what lm-eval recorded."""
         first = self.first()
-        config = first.get("config") if isinstance(first.get("config"), dict) else {}
+        raw = first.get("config")
+        config: dict[str, Any] = raw if isinstance(raw, dict) else {}
         args = config.get("model_args")
         args_map = args if isinstance(args, dict) else _parse_args(args)
         versions, n_shot, hashes = self.per_task("versions"), self.per_task("n-shot"), self.per_task("task_hashes")

@@ -31,9 +31,9 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-from typing import Any
+from typing import Any, Callable
 
-from evalrun.contract.types import CORRECT_OUTCOMES
+from evalrun.contract.types import CORRECT_OUTCOMES, ItemMeta
 from evalrun.evals import diffs
 from evalrun.evals.pairing import Comparison, display_value
 from evalrun.evals.runs import RunResult
@@ -77,7 +77,7 @@ def _wants_diff(outcome: str, subcode: str | None) -> bool:
     return outcome in _DIFFED and subcode != "unparseable"
 
 
-def _utf16(text: str):  # type: ignore[no-untyped-def]
+def _utf16(text: str) -> Callable[[int], int]:
     """Map code-point offsets to the UTF-16 offsets a browser's strings use (they differ past the BMP)."""
     if not text or text.isascii() or max(text) < "\U00010000":
         return lambda i: i
@@ -88,11 +88,11 @@ def _utf16(text: str):  # type: ignore[no-untyped-def]
 
 
 def _flat_ops(a: str | None, b: str | None) -> list[int] | int:
-    if not diffs.diffable(a, b):
+    if a is None or b is None or not diffs.diffable(a, b):
         return 0
-    ua, ub = _utf16(a), _utf16(b)  # type: ignore[arg-type]
+    ua, ub = _utf16(a), _utf16(b)
     out: list[int] = []
-    for op in diffs.opcodes(a, b):  # type: ignore[arg-type]
+    for op in diffs.opcodes(a, b):
         out += [OP_TAGS[op.tag], ua(op.a0), ua(op.a1), ub(op.b0), ub(op.b1)]
     return out
 
@@ -120,7 +120,7 @@ def _split_prompt(prompt: str) -> tuple[str, str]:
     return prompt[:cut], prompt[cut:]
 
 
-def _highlight_strings(meta: dict[str, Any], fields: list[str]) -> list[tuple[str, int]]:
+def _highlight_strings(meta: ItemMeta, fields: list[str]) -> list[tuple[str, int]]:
     """(text to highlight, field index or -1): the needle, or the sentence each field's value came from."""
     out: list[tuple[str, int]] = []
     if isinstance(meta.get("needle"), str):
@@ -178,7 +178,7 @@ def _excerpt(head: str, spans: list[list[int]], window: int) -> tuple[str, list[
     return "".join(parts), moved, cut
 
 
-def _info(meta: dict[str, Any]) -> str:
+def _info(meta: ItemMeta) -> str:
     bits = []
     tokens = meta.get("context_tokens")
     if isinstance(tokens, int):
@@ -345,8 +345,9 @@ def listed_flips(comparison: Comparison, base: list[ScoredItem], cand: list[Scor
         b, c = b_by_id[f.item_id], c_by_id[f.item_id]
         gold = _gold_display(b, f.field)
         c_val, c_out, c_sub = _outcome(c, f.field)
-        segments = diffs.segments(gold, c_val) if _wants_diff(c_out, c_sub) and diffs.diffable(gold, c_val) else None
+        segments = (diffs.segments(gold, c_val) if gold is not None and c_val is not None
+                    and _wants_diff(c_out, c_sub) and diffs.diffable(gold, c_val) else None)
         out.append(ListedFlip(flip=f, gold=gold, baseline_value=_display_value(b, f.field), candidate_value=c_val,
-                              gold_segments=segments,  # type: ignore[arg-type]
+                              gold_segments=segments,
                               status=units.flip_status(f, verdict) or "counted"))
     return out

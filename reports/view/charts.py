@@ -85,7 +85,7 @@ def _interval(low: float | None, high: float | None, positive: bool = False) -> 
     """Both ends plottable (and > 0 for a speedup, which has no log position otherwise), in order."""
     if not (finite(low) and finite(high)):
         return None
-    lo, hi = sorted((float(low), float(high)))  # type: ignore[arg-type]
+    lo, hi = sorted((float(low), float(high)))
     return None if positive and lo <= 0 else (lo, hi)
 
 

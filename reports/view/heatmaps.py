@@ -128,17 +128,17 @@ def heatmaps(pack: str, base: list[ScoredItem], cand: list[ScoredItem], cand_nam
 
     diff_rows: list[list[HeatCell | None]] = []
     for r in row_labels:
-        row = []
+        row: list[HeatCell | None] = []
         for col in col_labels:
-            g = grid.get((r, col))
-            if not g:
+            counts = grid.get((r, col))
+            if not counts:
                 row.append(None)
                 continue
-            d = 100.0 * (g[2] - g[1]) / g[0]
+            d = 100.0 * (counts[2] - counts[1]) / counts[0]
             fill = difference_fill(d)
-            row.append(HeatCell(n=g[0], value=d, label=f"{d:+.0f}" if round(d) else "0",
+            row.append(HeatCell(n=counts[0], value=d, label=f"{d:+.0f}" if round(d) else "0",
                                 tooltip=f"{cand_name} − {base_name}: length {col}, depth {r}: {d:+.1f} points "
-                                        f"({g[2]}/{g[0]} vs {g[1]}/{g[0]} correct)",
+                                        f"({counts[2]}/{counts[0]} vs {counts[1]}/{counts[0]} correct)",
                                 fill=fill, ink=_ink(fill)))
         diff_rows.append(row)
     s = DIFF_SATURATION_POINTS

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from markupsafe import escape
 
@@ -38,7 +39,7 @@ def num(v: float) -> str:
     return "0.0" if s == "-0.0" else s
 
 
-def finite(v: object) -> bool:
+def finite(v: object) -> TypeGuard[float]:
     """A plottable number: real, finite and within LIMIT (None, bools, NaN and inf are skipped)."""
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and abs(v) < LIMIT
 

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import field_validator
-from pydantic_core.core_schema import ValidationInfo
+from pydantic import ValidationInfo, field_validator
 
 from evalrun.runners.accel.base import AccelSettings, Acceleration, Capabilities
 

@@ -101,11 +101,16 @@ class KVCache(Acceleration):
         assert self.quantizer is not None
         return {cache_kwarg(): self.quantizer.new_cache(model, batch_size)}
 
+    def _method(self) -> Evictor | KVQuantizer:
+        method = self.evictor or self.quantizer
+        assert method is not None, "a kv_cache acceleration evicts or quantizes (its settings say which)"
+        return method
+
     def observe(self, model: Any, outputs: Any) -> None:
-        (self.evictor or self.quantizer).observe(model)  # type: ignore[union-attr]
+        self._method().observe(model)
 
     def effects(self) -> dict[str, Any]:
-        return (self.evictor or self.quantizer).effects()  # type: ignore[union-attr]
+        return self._method().effects()
 
     @classmethod
     def merged_effects(cls, parts: list[dict[str, Any]]) -> dict[str, Any]:

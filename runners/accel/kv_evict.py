@@ -125,7 +125,8 @@ class EvictionPolicy(abc.ABC):
 
 @lru_cache(maxsize=1)
 def _policies() -> dict[str, type[EvictionPolicy]]:
-    return {cls.name: cls for cls in subclasses(EvictionPolicy)}
+    # mypy refuses an abstract class for type[T] although only its subclasses are returned (and built)
+    return {cls.name: cls for cls in subclasses(EvictionPolicy)}  # type: ignore[type-abstract]
 
 
 def policies() -> dict[str, type[EvictionPolicy]]:
@@ -187,7 +188,7 @@ class Evictor:
         if cache is None or hidden is None or hidden.shape[1] < 2:
             return
         layer: EvictingLayer = cache.layers[module.layer_idx]
-        if layer.compressed or layer.stored() == 0:
+        if layer.compressed or layer.stored() == 0 or layer.keys is None or layer.values is None:
             return
         n = layer.stored()
         keep = self.settings.kept(n)

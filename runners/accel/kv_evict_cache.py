@@ -45,6 +45,8 @@ class EvictingLayer(DynamicLayer):
 
     def keep(self, index: torch.Tensor) -> None:
         """Keep the entries at `index` ([batch, kv heads, kept], sorted) of every head."""
+        if self.keys is None or self.values is None:
+            raise RuntimeError("an evicting KV cache layer was asked to evict before it stored anything")
         gather = index.unsqueeze(-1).expand(-1, -1, -1, self.keys.shape[-1])
         self.keys = torch.gather(self.keys, 2, gather).contiguous()
         self.values = torch.gather(self.values, 2, gather).contiguous()
@@ -58,13 +60,17 @@ class EvictingCache(Cache):
         text = config.get_text_config(decoder=True)
         super().__init__(layers=[EvictingLayer() for _ in range(text.num_hidden_layers)])
 
+    def evicting_layers(self) -> list[EvictingLayer]:
+        """The layers built above, typed as such (Cache declares its layers as any kind of layer)."""
+        return [layer for layer in self.layers if isinstance(layer, EvictingLayer)]
+
 
 def cache_bytes_kept(cache: EvictingCache, elem: int) -> tuple[int, int]:
     """(bytes held, bytes a full cache would hold)."""
     held = full = 0
-    for layer in cache.layers:
+    for layer in cache.evicting_layers():
         stored = layer.stored()
-        if stored:
+        if stored and layer.keys is not None:
             batch, heads, _, dim = layer.keys.shape
             one_layer = KVLayout(1, heads, dim)
             held += one_layer.bytes(stored, elem, batch=batch)

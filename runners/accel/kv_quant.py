@@ -173,7 +173,7 @@ class KVQuantizer:
         batch, heads, dim = self._shape
         elem = element_size(model.dtype)
         if isinstance(self._cache, SimulatedQuantCache):
-            figures = [layer_bytes(layer, self._cache, heads, dim, batch, elem) for layer in self._cache.layers]
+            figures = [layer_bytes(layer, self._cache, heads, dim, batch, elem) for layer in self._cache.quant_layers()]
             self._per_token = bytes_per_token(self._cache.bits, self._cache.group_size, heads, dim)
             self._per_token_full = KVLayout(1, heads, dim).bytes(1, elem)
         else:

@@ -85,6 +85,10 @@ class SimulatedQuantCache(Cache):
         self.group_size = group_size
         self.residual_length = residual_length
 
+    def quant_layers(self) -> list[SimulatedQuantLayer]:
+        """The layers built above, typed as such (Cache declares its layers as any kind of layer)."""
+        return [layer for layer in self.layers if isinstance(layer, SimulatedQuantLayer)]
+
 
 def layer_bytes(layer: SimulatedQuantLayer, cache: SimulatedQuantCache, heads: int, head_dim: int, batch: int,
                 elem: int) -> tuple[int, int, int, int]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, Mapping
 
 from pydantic import ValidationError
 
@@ -31,7 +31,7 @@ def method_class(name: str) -> type[Acceleration] | None:
     return _methods().get(name)
 
 
-def _message(model: Any, err: dict[str, Any]) -> str:
+def _message(model: Any, err: Mapping[str, Any]) -> str:
     """One pydantic error in the config loader's words."""
     if err.get("type") == "extra_forbidden":
         owner = model_at(model, tuple(err.get("loc", ()))[:-1]) or model

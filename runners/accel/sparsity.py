@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Mapping
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -220,7 +220,7 @@ def quantile(values: torch.Tensor, level: float) -> float:
     return float(torch.kthvalue(values.reshape(-1), k).values)
 
 
-def calibrate(model: Any, modules: dict[str, torch.nn.Module], windows: list[list[int]], level: float,
+def calibrate(model: Any, modules: Mapping[str, torch.nn.Module], windows: list[list[int]], level: float,
               budget: int = SAMPLE_BUDGET, seed: int = SEED, pad_id: int = 0) -> dict[str, float]:
     """Per-module threshold: the `level` quantile of |input| over the calibration windows.
 

@@ -84,3 +84,24 @@ def test_json_output_has_no_nan(tmp_path: Path) -> None:
     report = make_report()
     Outputs(json=tmp_path / "r.json").write(report, speed_table(report), 1.0, lambda _: None)
     json.loads((tmp_path / "r.json").read_text(), parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
+
+
+def test_a_command_ending_in_typer_exit_is_said_with_its_code(tmp_path: Path) -> None:
+    """typer's Exit is the exit a command raises (typer >= 0.2x carries its own click, so it is not
+    click's): its code is the exit code, not an "internal error" with exit 3."""
+    import typer
+
+    from evalrun.cli_outputs import failure_of
+
+    assert failure_of(typer.Exit(4)) == ("evalrun exited with code 4 before writing a verdict", 4)
+    js = tmp_path / "r.json"
+    outputs = Outputs(json=js)
+    outputs.claim()
+
+    def ends(code: int) -> int:
+        raise typer.Exit(code)
+
+    with pytest.raises(typer.Exit):
+        outputs.guarded(lambda: ends(1))()
+    written = json.loads(js.read_text())
+    assert (written["error"], written["exit_code"]) == ("evalrun exited with code 1 before writing a verdict", 1)
