@@ -90,6 +90,8 @@ def named_value(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) -
         naming = [c for c in clauses if names and names_field(c, names)
                   and (names is asked or not asked or all(w in known for w in _subject_words(c, False)))]
         cands = field_type(kind).candidates("\n".join(naming), opts) if naming else []
+        if len(cands) > 1:
+            cands = _whole_field_values(kind, naming, opts)
         if len(cands) > 1 or (cands and names is asked and _rival(kind, clauses, naming, asked, opts)):
             return None
         if cands:
@@ -101,6 +103,19 @@ def named_value(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) -
         return None
     cands = field_type(kind).candidates("\n".join(own), opts)
     return cands[0] if len(cands) == 1 else None
+
+
+_FRACTION_OF = re.compile(r"(?i)\d(?:[.,]\d+)?\s?%\s+(?:of|von|de|du|del|di)\s")
+
+
+def _whole_field_values(kind: str, naming: list[str], opts: dict[str, Any]) -> list[Any]:
+    """The values of the naming clauses that do not speak of a share of the field ("The
+    amount is ₹30 lakh, which is 30% of the loan amount", "21.00% of the total to pay is
+    2.574,00 €"): several clauses name the field, and one gives the field itself."""
+    whole = [c for c in naming if not _FRACTION_OF.search(c)]
+    if not whole or len(whole) == len(naming):
+        return field_type(kind).candidates("\n".join(naming), opts)
+    return field_type(kind).candidates("\n".join(whole), opts)
 
 
 class Refusal(NamedTuple):

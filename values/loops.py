@@ -15,12 +15,22 @@ _CHAR_RUN = re.compile(r"[^\d\s]?([^\d\s])\1{5,}")
 # a thousands group is a number's own repetition ("1,000,000,000", "12.233.233"), never a loop
 _DIGIT_GROUP = re.compile(r"^(?:[.,'\s\u00a0\u202f]\d{2,3}|\d{2,3}[.,'\s\u00a0\u202f])$")
 _SEPARATOR = re.compile(r"[^\w]")
+_DIGIT = re.compile(r"\d")
+_MARKER = re.compile(r"^\(?\d{1,2}[.)]$")
 _ALNUM = re.compile(r"[^\W_]")
 
 
 def _is_loop_unit(unit: str) -> bool:
-    """Words and separators mixed: a digit run ("0000") is one long number, not a loop."""
+    """Words and separators mixed, or letters alone ("トコルト"): a digit run ("0000") is one
+    long number, not a loop."""
+    if not _DIGIT.search(unit):
+        return bool(_ALNUM.search(unit))
     return bool(_SEPARATOR.search(unit) and _ALNUM.search(unit)) and not _DIGIT_GROUP.match(unit)
+
+
+def is_list_marker_loop(unit: str) -> bool:
+    """ "1. 1. 1. 1." loops on a list marker: it restates no value."""
+    return bool(_MARKER.match(unit.strip()))
 
 
 def loop_spans(text: str) -> list[tuple[int, int, str]]:

@@ -53,8 +53,10 @@ _is_copied_cached = lru_cache(maxsize=8192)(_is_copied)
 
 
 def _label_line(clause: str) -> bool:
-    """A short "label value" line ("Nettobetrag 2.510,45 €", "Net mass 388,40 kg")."""
-    return len([w for w in words(clause) if len(w) >= 3 and w.isalpha()]) <= 3
+    """A short "label value" line ("Nettobetrag 2.510,45 €", "Net mass 388,40 kg"); an
+    ideograph counts as a word, so a run of CJK babble is no label."""
+    letters = [w for w in words(clause) if len(w) >= 3 and w.isalpha() and not IDEOGRAPH.search(w)]
+    return len(letters) + len(IDEOGRAPH.findall(clause)) <= 3
 
 
 def offered(kind: str, answer: str, opts: dict[str, Any], asked: Names) -> bool:

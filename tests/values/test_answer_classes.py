@@ -329,3 +329,13 @@ def test_an_enum_answer_naming_the_field_offers_a_value() -> None:
     # told nothing of the field, the scorer takes every answer as one (as before it knew names)
     assert score_field("enum", "paid", "The document lists three services.", allowed=["paid", "unpaid"]
                        ).subcode == "invalid_value"
+
+
+def test_a_share_of_the_field_is_not_the_field() -> None:
+    """Two clauses name the total; one gives a share of it ("21.00% of the total to pay is
+    2.574,00 €"): the other gives the total itself."""
+    answer = "The total to pay is 8.940,00 €\n\nThe currency is 21.00% of the total to pay is 2.574,00 €\n\nThe total to"
+    assert S("amount", "EUR 8940.00", answer, "What is the total to pay?").outcome == "correct"
+    assert S("amount", "EUR 8950.00", answer, "What is the total to pay?").outcome == "wrong_value"
+    two = "The total to pay is 8.940,00 €\n\nThe total to pay is 2.574,00 €"
+    assert S("amount", "EUR 8940.00", two, "What is the total to pay?").outcome == "wrong_value"

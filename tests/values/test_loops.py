@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from evalrun.contract.types import CONTEXT_SEPARATOR
 from evalrun.evals.fields import LOOPING, score_field
 from evalrun.values.loops import mask_loops
 
@@ -26,9 +27,15 @@ def test_a_loop_states_no_value(kind: str, gold: str, answer: str) -> None:
     assert (s.outcome, s.detail) == ("missing", LOOPING)
 
 
-def test_a_run_of_one_character_on_an_absent_field_is_missing_not_a_hallucinated_id() -> None:
-    s = score_field("id", None, "カラララララララララララララララララララララララ")
-    assert s.outcome == "missing"
+@pytest.mark.parametrize("answer", ["カラララララララララララララララララララララララ", "トコルトトコルトトコルトトコルト"])
+def test_a_run_of_letters_on_an_absent_field_is_missing_not_a_hallucinated_id(answer: str) -> None:
+    question = "What is the customer's order number (注文番号)? Answer with the number only."
+    assert score_field("id", None, answer, context="請求書" + CONTEXT_SEPARATOR + question).outcome == "missing"
+
+
+def test_a_loop_on_a_list_marker_restates_no_value() -> None:
+    s = score_field("number", "400", "1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. ")
+    assert (s.outcome, s.detail) == ("missing", LOOPING)
 
 
 @pytest.mark.parametrize("kind,gold,answer,outcome", [
