@@ -19,7 +19,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(PIP) install -e ".[dev,ray,inspect]"
+	$(PIP) install -e ".[dev,ray,inspect,quanto]"
 	touch $@
 
 install: $(VENV)/.installed

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from evalrun.evals.config import load_config  # noqa: E402
 from evalrun.evals.execute import prepare  # noqa: E402
 
-CANDIDATES = ("int4kv.yaml", "int2kv.yaml", "int4kv-hqq.yaml", "int2kv-hqq.yaml", "fp8kv.yaml")  # quanto, hqq, fp8
+CANDIDATES = ("int4kv-quanto.yaml", "int2kv-quanto.yaml", "int4kv.yaml", "int2kv.yaml", "fp8kv.yaml")  # quanto (the extra), hqq, fp8
 PACKS = ("needle_numbers", "doc_fields")
 SPEEDUPS = ("ttft_p50", "tpot_p50", "e2el_p50")
 

@@ -105,6 +105,13 @@ class _RichProgress:
         if self._progress is not None and self._task is not None:
             self._progress.advance(self._task, n)
 
+    def note(self, text: str | None) -> None:
+        """One-time preparation in words beside the label (None: back to the label alone)."""
+        if self._progress is not None and self._task is not None:
+            task = self._progress.tasks[0]
+            label = task.fields.setdefault("label", task.description)
+            self._progress.update(self._task, description=label + (f" — {escape(safe_text(text))}" if text else ""))
+
     def finish(self) -> None:
         if self._progress is not None:
             self._progress.stop()
@@ -139,10 +146,13 @@ class _PlainProgress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._label, self._total, self._done, self._first, self._started = "", 0, 0, 0, 0.0
+        self._note: str | None = None
+        self._prep_seconds, self._prep_started = 0.0, 0.0
 
     def start(self, label: str, total: int, done: int) -> None:
         self._label, self._total, self._done, self._first = safe_text(label), total, done, done
         self._started = time.monotonic()
+        self._note, self._prep_seconds = None, 0.0
         self._stop.clear()
         self._line("started")
         self._thread = threading.Thread(target=self._tick, name="evalrun-progress", daemon=True)
@@ -155,6 +165,18 @@ class _PlainProgress:
     def advance(self, n: int = 1) -> None:
         with self._lock:
             self._done += n
+
+    def note(self, text: str | None) -> None:
+        """One-time preparation (a compile, a conversion): said at once, and on every line while it lasts;
+        its time is left out of the items' rate."""
+        with self._lock:
+            if text is None and self._note is not None:
+                self._prep_seconds += time.monotonic() - self._prep_started
+            elif text is not None:
+                self._prep_started = time.monotonic()
+            self._note = safe_text(text) if text is not None else None
+        if text is not None:
+            self._line("running")
 
     def finish(self) -> None:
         if self._thread is None:
@@ -169,13 +191,19 @@ class _PlainProgress:
             elapsed = time.monotonic() - self._started
             made = self._done - self._first
             remaining = self._total - self._done
-            if made > 0 and elapsed > 0:
-                per_second = made / elapsed
+            stream = self._stream or sys.stderr
+            if self._note is not None:
+                stream.write(f"{self._label}: {self._note}: {self._done}/{self._total} items, preparing for "
+                             f"{duration(time.monotonic() - self._prep_started)}, elapsed {duration(elapsed)}\n")
+                stream.flush()
+                return
+            generating = elapsed - self._prep_seconds
+            if made > 0 and generating > 0:
+                per_second = made / generating
                 rate = f"{per_second:.2f} items/s" if per_second >= 1 else f"{1 / per_second:.1f} s/item"
                 eta = duration(remaining / per_second) if remaining else "0 s"
             else:
                 rate, eta = "rate unknown (no item finished yet)", "unknown" if remaining else "0 s"
-            stream = self._stream or sys.stderr
             stream.write(f"{self._label}: {state}: {self._done}/{self._total} items, {rate}, "
                          f"elapsed {duration(elapsed)}, ETA {eta}\n")
             stream.flush()

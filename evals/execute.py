@@ -24,6 +24,7 @@ from evalrun.runners.accel import build_accelerations
 from evalrun.runners.api_key import scrub_known
 from evalrun.runners.base import Runner
 from evalrun.runners.batch_plan import PLAN_KEY
+from evalrun.runners.preparing import listening
 from evalrun.runners.models import ModelSource, resolve_device, resolve_dtype, resolve_model
 from evalrun.tasks import get_pack
 
@@ -347,7 +348,8 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     started, load_at_start = time.perf_counter(), speed_load.snapshot()
     peak_reset, stopped = memory.reset_peak(prepared.device), False
     try:
-        runner.run(missing, emit)
+        with listening(getattr(progress, "note", None)):  # a first-use compile is said in the progress line
+            runner.run(missing, emit)
     except StopGeneration:
         stopped = True
     except Exception as exc:

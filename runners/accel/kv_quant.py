@@ -1,4 +1,8 @@
-"""Quantized KV cache through transformers' QuantizedCache (quanto, hqq, fp8).
+"""Quantized KV cache through transformers' QuantizedCache (hqq, fp8, quanto).
+
+hqq (maintained, pure torch, nothing compiled) is the default backend of an
+integer `quant`; quanto is an optional extra (runners/accel/quanto_ext.py),
+its compiled extension built before the first item.
 
 The prompt's keys and values are stored quantized after prefill; later tokens
 sit in a full-precision residual window until it fills (fp8 has none: new
@@ -19,6 +23,7 @@ from typing import Any
 
 import torch
 
+from evalrun.runners.accel import quanto_ext
 from evalrun.runners.accel.kv_simulated import SimulatedQuantCache, bytes_per_token, layer_bytes
 from evalrun.runners.accel.tensor_bytes import tensor_bytes
 from evalrun.runners.kv_layout import KVLayout, element_size
@@ -38,13 +43,15 @@ _AXES = {"quanto": {0}, "hqq": {0, 1}, "fp8": {0}, "simulated": {0}}
 # hqq packs its codes along the rows of its [rows, group] matrix: 8, 4 or 2 codes a byte for 1, 2
 # or 4 bits, so the row count must be a multiple of that (3 bits pad themselves, 8 bits need none)
 HQQ_CODES_PER_BYTE = {1: 8, 2: 4, 3: 1, 4: 2, 8: 1}
+# the backend of an integer `quant` given without one: maintained, and nothing to compile at first use
+DEFAULT_BACKEND = "hqq"
 _GROUPED = ("group_size", "residual_length", "axis_key", "axis_value")
 
 
 def check_quant(s: Any) -> None:
     """Refuse a quant/backend/axis combination the backend cannot honour (ValueError for the config loader)."""
     if s.backend is None:
-        s.backend = "fp8" if s.quant == "fp8" else "quanto"
+        s.backend = "fp8" if s.quant == "fp8" else DEFAULT_BACKEND
     allowed = _SUPPORTED[s.backend]
     if s.quant not in allowed:
         combos = "; ".join(f"{b}: {', '.join(sorted(q, key=_order))}" for b, q in _SUPPORTED.items())
@@ -63,9 +70,8 @@ def check_quant(s: Any) -> None:
             )
     if s.backend == "hqq":
         _check_hqq(s)
-    module = {"quanto": "optimum.quanto", "hqq": "hqq"}.get(s.backend)
-    if module and importlib.util.find_spec(module.split(".")[0]) is None:
-        raise ValueError(f"backend {s.backend} needs the package {module!r}, which is not installed")
+    if s.backend == "hqq" and importlib.util.find_spec("hqq") is None:
+        raise ValueError("backend hqq needs the package 'hqq', which is not installed")
 
 
 def _order(quant: str) -> int:
@@ -144,6 +150,8 @@ class KVQuantizer:
 
     def check_model(self, model: Any) -> None:
         check_layout(self.settings, KVLayout.of(model.config))
+        if self.settings.backend == "quanto":
+            quanto_ext.ensure_extension(model.device.type)  # a first-use compile, said, before the first item
 
     def new_cache(self, model: Any, batch_size: int) -> Any:
         from transformers import QuantizedCache

@@ -1,5 +1,7 @@
 """Weight-only quantization (optimum-quanto int8 / int4), the most common lossy
 acceleration of all, so it is compared in the same harness as the KV methods.
+optimum-quanto is an optional extra (`pip install 'evalrun[quanto]'`), imported
+only when a config asks for this method.
 
 The runner hands this method a private copy of the loaded model (the original
 is shared with other runs in the process); the copy's linear weights are
@@ -12,24 +14,25 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 import torch
-from pydantic import model_validator
+from pydantic import Field, field_validator
 
+from evalrun.runners.accel import quanto_ext
 from evalrun.runners.accel.base import AccelSettings, Acceleration, Capabilities
 from evalrun.runners.accel.tensor_bytes import tensor_bytes
 
 
 class WeightSettings(AccelSettings):
     quant: Literal["int8", "int4"]
-    backend: Literal["quanto"] = "quanto"
+    # checked when defaulted too: the one backend is the optional extra
+    backend: Literal["quanto"] = Field("quanto", validate_default=True)
     exclude_lm_head: bool = True
 
-    @model_validator(mode="after")
-    def _check(self) -> "WeightSettings":
-        import importlib.util
-
-        if importlib.util.find_spec("optimum") is None or importlib.util.find_spec("optimum.quanto") is None:
-            raise ValueError("backend quanto needs the package 'optimum-quanto', which is not installed")
-        return self
+    @field_validator("backend")
+    @classmethod
+    def _installed(cls, backend: str) -> str:
+        if not quanto_ext.installed():
+            raise ValueError(quanto_ext.missing("backend quanto"))
+        return backend
 
 
 def _linear_weight_bytes(model: Any) -> tuple[int, int]:
@@ -61,6 +64,8 @@ class WeightQuant(Acceleration):
     def prepare_model(self, model: Any) -> Any:
         from optimum.quanto import freeze, qint4, qint8, quantize
 
+        if self.settings.quant == "int4":  # packed int4 weights unpack through quanto's compiled extension
+            quanto_ext.ensure_extension(next(model.parameters()).device.type)
         self._before, self._modules = _linear_weight_bytes(model)
         qtype = qint8 if self.settings.quant == "int8" else qint4
         exclude = ["lm_head"] if self.settings.exclude_lm_head else None

@@ -50,7 +50,10 @@ def test_manifests_prove_the_kv_cache_was_quantized(runs: Path) -> None:
     int4 = manifests["int4kv"]["effects"]["kv_cache"]
     int2 = manifests["int2kv"]["effects"]["kv_cache"]
     assert int4["quant"] == "int4" and int2["quant"] == "int2"
-    assert 0 < int2["kv_bytes_ratio"] < int4["kv_bytes_ratio"] < 0.5
+    assert int4["backend"] == int2["backend"] == "hqq"  # the demo's candidates are on the default backend
+    # hqq packs int2 only in groups of 16 on this model (int4: 32), whose fp32 scale and zero cost what the
+    # halved codes save: both store under a quarter of the full-precision bytes, int2 no less than int4
+    assert 0 < int4["kv_bytes_ratio"] < 0.25 and 0 < int2["kv_bytes_ratio"] < 0.25
     for m in manifests.values():
         assert m["model"]["identity"]["gguf_sha256"]
         assert m["status"] == "complete" and m["items_total"] == 8  # --limit 4 of each of the two packs
@@ -63,8 +66,8 @@ def test_manifests_prove_the_kv_cache_was_quantized(runs: Path) -> None:
         assert "perf_counter" in sp["clock"] and sp["schema"] == 3
     # SmolLM2-135M in float32: 2 x 30 layers x 3 KV heads x 64 dims x 4 bytes; quantized caches store less
     assert manifests["baseline"]["speed"]["kv_cache"]["bytes_per_token"] == 46080
-    assert manifests["int2kv"]["speed"]["kv_cache"]["bytes_per_token"] < \
-        manifests["int4kv"]["speed"]["kv_cache"]["bytes_per_token"] < 46080
+    assert manifests["int2kv"]["speed"]["kv_cache"]["bytes_per_token"] < 46080 / 4
+    assert manifests["int4kv"]["speed"]["kv_cache"]["bytes_per_token"] < 46080 / 4
     keys = {m["key"] for m in manifests.values()}
     assert len(keys) == 3, "configs differing only in acceleration must never share a key"
 

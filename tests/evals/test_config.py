@@ -18,7 +18,7 @@ def test_example_configs_load() -> None:
     assert int4.tasks_dump() == base.tasks_dump(), "a candidate must inherit the baseline's tasks"
     assert base.acceleration == {}
     assert int4.acceleration["kv_cache"]["quant"] == "int4"
-    assert int4.acceleration["kv_cache"]["backend"] == "quanto"
+    assert int4.acceleration["kv_cache"]["backend"] == "hqq"  # the default, maintained backend
 
 
 def test_extends_is_relative_to_the_file_and_deep_merges(tmp_path: Path, cfg_file) -> None:
@@ -48,12 +48,12 @@ def test_extends_is_relative_to_the_file_and_deep_merges(tmp_path: Path, cfg_fil
         ("name: x\n", "tasks", ["non-empty list"]),
         (BASE + "acceleration: {kv_cash: {quant: int4}}\n", "acceleration.kv_cash", ["unknown acceleration", "kv_cache"]),
         (BASE + "acceleration: {kv_cache: {quant: int9}}\n", "acceleration.kv_cache.quant", ["allowed", "int4"]),
-        (BASE + "acceleration: {kv_cache: {quant: int3}}\n", "acceleration.kv_cache", ["not supported by backend quanto", "simulated"]),
+        (BASE + "acceleration: {kv_cache: {quant: int5}}\n", "acceleration.kv_cache", ["not supported by backend hqq", "simulated"]),
         (BASE + "acceleration: {kv_cache: {quant: int8, backend: quanto}}\n", "acceleration.kv_cache",
          ["not supported by backend quanto", "quanto: int2, int4"]),
         (BASE + "acceleration: {kv_cache: {quant: int4, groupsize: 32}}\n", "acceleration.kv_cache.groupsize",
          ["unknown key", "group_size"]),
-        (BASE + "acceleration: {kv_cache: {quant: int4, axis_key: 1}}\n", "acceleration.kv_cache",
+        (BASE + "acceleration: {kv_cache: {quant: int4, backend: quanto, axis_key: 1}}\n", "acceleration.kv_cache",
          ["axis_key 1 is not supported"]),
         (BASE + "extends: missing.yaml\n", "extends", ["not found"]),
         (BASE.replace("name: base", "name: 'bad name!'"), "name", ["pattern"]),

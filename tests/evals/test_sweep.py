@@ -34,8 +34,8 @@ def test_points_are_validated_and_named(tmp_path: Path) -> None:
     assert cfg.name == "b"
     assert [p.config.name for p in points] == ["b-backend-simulated-quant-int2", "b-backend-simulated-quant-int3"]
     assert points[1].config.acceleration["kv_cache"]["quant"] == "int3"
-    with pytest.raises(ConfigError, match="not supported by backend quanto"):
-        sweep_points(base, ["acceleration.kv_cache.quant=int3"])
+    with pytest.raises(ConfigError, match="not supported by backend hqq"):
+        sweep_points(base, ["acceleration.kv_cache.quant=int5"])
 
 
 def test_sweep_runs_each_point_and_prints_the_knob_table(tmp_path: Path, tiny_model_dir: Path) -> None:
