@@ -8,7 +8,7 @@ PIP    := $(PY) -m pip
 # that satisfies pyproject's range is used as it is.
 TORCH  ?= torch==2.13.0
 
-.PHONY: demo test install install-dev clean
+.PHONY: demo test test-fast install install-dev clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ test: $(VENV)/.installed-dev
 		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }; } || echo "chromium unavailable: browser tests will be skipped"
 	$(PY) -m pytest; code=$$?; \
 	if [ $$code -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$code
+
+# the unit tier: no real model, nothing marked slow (under a minute); `make test` runs everything
+test-fast: $(VENV)/.installed-dev
+	$(PY) -m pytest -q -m "not model and not slow" --durations=5
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from evalrun.contract.manifest import SCHEMA_VERSION, RunManifest
 from evalrun.evals import api
 from evalrun.evals.config import parse_config
@@ -40,6 +42,7 @@ def test_the_limit_is_recorded_kept_and_cleared(tiny_model_dir: Path, tmp_path: 
     assert _manifest(again.dir)["limit"] is None, "the directory still holds the whole plan"
 
 
+@pytest.mark.slow
 def test_a_limited_run_compared_against_a_full_baseline_is_incomplete(tiny_model_dir: Path, tmp_path: Path) -> None:
     """The stored limit reaches the verdict through `report` (stored runs, no model)."""
     base_cfg = parse_config(tiny_config(tiny_model_dir, name="base"))

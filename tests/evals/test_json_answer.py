@@ -110,6 +110,7 @@ def test_inner_object_of_truncated_answer_is_not_the_answer() -> None:
     ],
     ids=lambda t: repr(t[:12]),
 )
+@pytest.mark.slow
 def test_hostile_inputs_never_raise(text: str) -> None:
     ans = parse_json_answer(text)
     assert isinstance(ans, JsonAnswer) and ans.status in PARSE_STATUSES
