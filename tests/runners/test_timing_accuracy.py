@@ -223,7 +223,11 @@ def test_hf_clock_matches_known_forward_times(batch: int, tiny_model_dir: Path, 
             gens = _run_paced(runner, items, pacer)
         noisy = noisy or noise.p99 > NOISY
         assert len(gens) == 4 and all(g.new_tokens == NEW_TOKENS and g.batch_size == batch for g in gens)
-        assert pacer.own("prefill") and max(pacer.own("decode")) < DECODE, "the model's compute fits in the padding"
+        slowest = max(pacer.own("decode"), default=0.0)
+        if slowest >= DECODE:  # the tiny model's step takes a fraction of a millisecond when it has a core
+            skip_if_loaded(f"batch {batch}: a decoding step's own compute took {slowest * 1e3:.1f} ms, past the "
+                           f"{DECODE * 1e3:g} ms it is padded to", f"wake-up lateness p99 {noise.p99 * 1e3:.2f} ms")
+        assert pacer.own("prefill") and slowest < DECODE, "the model's compute fits in the padding"
         ttft, gap = PREFILL + overhead.first, DECODE + overhead.step
         bad = _hf_errors(gens, ttft, gap)
         gross = _hf_errors(gens, ttft, gap, _coarse)
