@@ -60,6 +60,7 @@ def test_valid_config_prints_the_figures_and_exits_0(tmp_path: Path, cfg_file, s
     assert not (tmp_path / "runs").exists(), "a dry run writes nothing"
 
 
+@pytest.mark.slow
 def test_no_weights_are_loaded(tmp_path: Path, cfg_file, monkeypatch: pytest.MonkeyPatch) -> None:
     import evalrun.runners.hf as hf
 
@@ -204,6 +205,7 @@ def test_stored_items_that_differ_are_exit_2(stored: dict[str, Path], tmp_path: 
     assert f"{run_dir / 'items.jsonl'}: item {items[0]['id']!r} differs" in _flat(res.stderr)
 
 
+@pytest.mark.slow
 def test_run_prints_plain_progress_lines_outside_a_terminal(stored: dict[str, Path]) -> None:
     """The fixture's `evalrun run` wrote to a pipe, as in CI: lines, not a bar drawn at the end."""
     err = stored["stderr"].read_text()
@@ -211,6 +213,7 @@ def test_run_prints_plain_progress_lines_outside_a_terminal(stored: dict[str, Pa
     assert "tiny: finished: 6/6 items," in err and "ETA 0 s" in err
 
 
+@pytest.mark.slow
 def test_configs_are_placed_as_compare_places_them(tmp_path: Path, cfg_file) -> None:
     """A name given twice is a repeat stored beside the first (A/A); two configs sharing a name is an error."""
     cfg = cfg_file("base.yaml", BASE_CONFIG)

@@ -21,6 +21,7 @@ def _manifest(run_dir: Path) -> dict:
     return json.loads((run_dir / "manifest.json").read_text())
 
 
+@pytest.mark.slow
 def test_the_limit_is_recorded_kept_and_cleared(tiny_model_dir: Path, tmp_path: Path) -> None:
     cfg = parse_config(tiny_config(tiny_model_dir))
     quiet = lambda _m: None  # noqa: E731

@@ -110,6 +110,7 @@ def test_any_supported_amount_format_is_correct(
 
 @SETTINGS
 @given(amount=amounts(), conv=st.sampled_from(sorted(CONVENTIONS)))
+@pytest.mark.slow
 def test_amount_digit_edits_are_never_correct(amount: tuple[Decimal, int], conv: str) -> None:
     value, decimals = amount
     pred = format_number(value, decimals, conv)
@@ -166,6 +167,7 @@ def test_any_text_never_raises(kind: str, pred: str, gold: str | None) -> None:
 
 @SETTINGS
 @given(kind=st.sampled_from(KINDS), pred=json_values)
+@pytest.mark.slow
 def test_any_json_value_never_raises(kind: str, pred: Any) -> None:
     opts = _ENUM_OPTS if kind == "enum" else {}
     _check(score_field(kind, "1234.50", pred, **opts), kind)

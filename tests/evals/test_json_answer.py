@@ -142,6 +142,7 @@ json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=6)
 
 @SETTINGS
 @given(obj=json_objects, indent=st.sampled_from([None, 2]))
+@pytest.mark.slow
 def test_valid_object_is_strict_and_fenced(obj: dict[str, Any], indent: int | None) -> None:
     text = json.dumps(obj, indent=indent, ensure_ascii=False)
     assert parse_json_answer(text) == JsonAnswer(status="strict", data=obj)

@@ -189,6 +189,7 @@ def test_bootstrap_coverage_nominal():
 # --------------------------------------------------------------------------- speed
 
 
+@pytest.mark.slow
 def test_bootstrap_speed_10k_items():
     base, cand = _paired_sample(np.random.default_rng(0), 10_000)
     bootstrap_accuracy_delta(base[:100], cand[:100], n_resamples=10)  # warm imports

@@ -47,6 +47,7 @@ def _codes(layer: Any) -> list[torch.Tensor]:
 
 @pytest.mark.parametrize(("settings", "dtype", "bits"), [(FP8, torch.float8_e4m3fn, 8), (HQQ4, torch.uint8, 4),
                                                          (HQQ2, torch.uint8, 2)], ids=["fp8", "hqq-int4", "hqq-int2"])
+@pytest.mark.slow
 def test_the_prompt_is_stored_in_fewer_bytes(tiny, settings: dict, dtype: torch.dtype, bits: int) -> None:
     ids = token_ids(48)
     _, cache, eff = _run(tiny, settings, ids)

@@ -164,6 +164,7 @@ def test_exit_layer_beyond_the_model_is_refused(tiny_model_dir: Path, tmp_path: 
         _run(tiny_model_dir, tmp_path, acceleration={"speculative": {"method": "early_exit", "exit_layer": 2}})
 
 
+@pytest.mark.slow
 def test_early_exit_failing_mid_draft_leaves_the_shared_model_whole(
     tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

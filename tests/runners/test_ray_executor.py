@@ -161,6 +161,7 @@ def test_every_actor_lost_keeps_what_was_stored_and_resumes(tiny_model_dir: Path
     ray_executor.close_pools()
 
 
+@pytest.mark.slow
 def test_a_pool_larger_than_the_cluster_is_a_clear_failure(tiny_model_dir: Path, tmp_path: Path) -> None:
     data = tiny_config(tiny_model_dir, executor="ray", ray={"actors": 3, "cpus_per_actor": 1})
     with pytest.raises(RunFailed, match=r"ray.actors: 3 actor\(s\) of 1 CPU each do not fit"):
