@@ -8,7 +8,7 @@ PIP    := $(PY) -m pip
 # that satisfies pyproject's range is used as it is.
 TORCH  ?= torch==2.13.0
 
-.PHONY: demo test docs typecheck install install-dev clean
+.PHONY: demo test test-fast docs typecheck install install-dev clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,10 @@ docs: $(VENV)/.installed-dev
 # mypy over the package by its import names (also run by `make test`: tests/test_types_checked.py)
 typecheck: $(VENV)/.installed-dev
 	$(PY) tests/typecheck.py
+
+# the unit tier: no real model, nothing marked slow (under a minute); `make test` runs everything
+test-fast: $(VENV)/.installed-dev
+	$(PY) -m pytest -q -m "not model and not slow" --durations=5
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .mypy_cache site

@@ -1,7 +1,9 @@
 """One prepared check of every lever on one device: the table a GPU session runs first.
 
     python benchmarks/gpu_check.py                       # CUDA, bf16, the demo packs, every lever
-    python benchmarks/gpu_check.py --device cpu --limit 1  # the same script on the CPU (the test suite runs this)
+    python benchmarks/gpu_check.py --device cpu --limit 1  # the same script on the CPU
+    python benchmarks/gpu_check.py --device cpu --limit 1 --max-new-tokens 4 \
+        --lengths needle_numbers=160,doc_fields=400        # what the test suite runs: short prompts
 
 Runs the demo packs (configs/baseline.yaml) with the baseline and each lever as
 a candidate, in one `compare` (one baseline, every candidate paired with it),
@@ -25,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -56,6 +60,27 @@ def _variant(name: str, overrides: dict[str, Any], common: dict[str, Any]) -> An
 
 def _pick(names: str | None) -> set[str] | None:
     return {n.strip() for n in names.split(",") if n.strip()} if names else None
+
+
+def _lengths(spec: str | None) -> dict[str, int]:
+    """`pack=tokens,...`: each named pack's prompt lengths replaced by that one length."""
+    out = {}
+    for part in (spec or "").split(","):
+        if part.strip():
+            pack, _, n = part.partition("=")
+            if not n.strip().isdigit():
+                raise ValueError(f"--lengths: {part.strip()!r} is not PACK=TOKENS")
+            out[pack.strip()] = int(n)
+    return out
+
+
+def _tasks(lengths: dict[str, int]) -> list[dict[str, Any]]:
+    """The baseline's tasks with the asked prompt lengths (an unknown pack name is an error)."""
+    tasks = yaml.safe_load(BASELINE.read_text(encoding="utf-8"))["tasks"]
+    unknown = set(lengths) - {t["pack"] for t in tasks}
+    if unknown:
+        raise ValueError(f"--lengths: no task of pack {', '.join(sorted(unknown))} in {BASELINE.name}")
+    return [t | {"lengths": [lengths[t["pack"]]]} if t["pack"] in lengths else t for t in tasks]
 
 
 def _cell(sp: Any) -> str:
@@ -123,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dtype", default=None, help="default: bfloat16 on cuda, float32 on cpu")
     ap.add_argument("--limit", type=int, default=None, help="only the first N items of each pack")
     ap.add_argument("--max-new-tokens", type=int, default=None, help="default: the baseline config's")
+    ap.add_argument("--lengths", default=None, metavar="PACK=TOKENS,...",
+                    help="prompt length per pack (default: the baseline config's); shorter prompts check the "
+                         "script and every lever's effect in less time")
     ap.add_argument("--only", default=None, help="comma-separated lever names (default: all)")
     ap.add_argument("--skip", default=None, help="comma-separated lever names to leave out")
     ap.add_argument("--out", default=None, help="run store (default: a fresh temporary one)")
@@ -139,6 +167,12 @@ def main(argv: list[str] | None = None) -> int:
                               "dtype": args.dtype or ("bfloat16" if args.device == "cuda" else "float32")}
     if args.max_new_tokens:
         common["generation.max_new_tokens"] = args.max_new_tokens
+    if args.lengths:
+        try:
+            common["tasks"] = _tasks(_lengths(args.lengths))
+        except ValueError as exc:
+            print(exc, file=sys.stderr)
+            return 2
     only, skip = _pick(args.only), _pick(args.skip) or set()
     unknown = ((only or set()) | skip) - {n for n, _ in LEVERS}
     if unknown:

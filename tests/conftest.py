@@ -4,6 +4,7 @@ runner mechanics, and a CLI runner that checks exit codes the way CI sees them."
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -42,6 +43,36 @@ def smol_dir() -> str:
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, smol_dir: str) -> Path:
     """A randomly initialised 2-layer Llama with the default model's tokenizer: fast, no download."""
     return write_tiny_model(tmp_path_factory.mktemp("tiny-llama"), smol_dir)
+
+
+class ModelRuns:
+    """Real-model runs generated once per test session and shared across modules.
+
+    `copy(dest, config, limit=N)` puts into `dest` the stored run of `config` (a path) with
+    `--limit N`, generated in this process the first time any test asks for it and copied
+    (never linked) afterwards, so each test still owns and may change its run store. A test
+    that checks how a run is generated, stopped or resumed generates its own; this is for
+    the runs a test only compares against (a baseline)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.made: dict[tuple[str, int | None], Path] = {}
+
+    def copy(self, dest: Path, config: Path, limit: int | None = None) -> Path:
+        key = (str(Path(config).resolve()), limit)
+        if key not in self.made:
+            out = self.root / f"limit-{limit}"
+            self.made[key] = api.run(api.load(config), out=out, limit=limit, log=lambda _m: None).dir
+        src = self.made[key]
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(src, dest / src.name, ignore=shutil.ignore_patterns("lock"))
+        return dest / src.name
+
+
+@pytest.fixture(scope="session")
+def model_runs(tmp_path_factory: pytest.TempPathFactory) -> ModelRuns:
+    """The session's store of real-model runs (see ModelRuns)."""
+    return ModelRuns(tmp_path_factory.mktemp("model-runs"))
 
 
 def write_tiny_model(out: Path, tokenizer_dir: str) -> Path:

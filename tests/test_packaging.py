@@ -10,9 +10,12 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
 
 
+@pytest.mark.slow
 def test_wheel_installs_only_evalrun(tmp_path: Path) -> None:
     src = tmp_path / "src"
     ignore = shutil.ignore_patterns(".venv", ".git", "runs", "reports-out", "build", "*.egg-info", "__pycache__",

@@ -1,5 +1,5 @@
 """The prepared GPU check keeps working where no GPU is: the same script, every lever, on the CPU
-with the real default model (one item per pack, short answers). It is the script a session with
+with the real default model (one item per pack, short prompts, short answers). It is the script a session with
 a CUDA device runs first, so a lever that breaks it is found here, not on the device."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 
 @pytest.mark.timeout(1800)
@@ -23,7 +23,8 @@ def test_every_lever_runs_on_the_cpu_and_proves_its_effect(tmp_path: Path) -> No
 
     out = tmp_path / "rows.json"
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--device", "cpu",
-                           "--limit", "1", "--max-new-tokens", "4", "--out", str(tmp_path / "runs"),
+                           "--limit", "1", "--max-new-tokens", "4",
+                           "--lengths", "needle_numbers=160,doc_fields=400", "--out", str(tmp_path / "runs"),
                            "--json", str(out)], capture_output=True, text=True, timeout=1700)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     data = json.loads(out.read_text())

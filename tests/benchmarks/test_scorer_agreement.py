@@ -89,6 +89,7 @@ def test_the_intended_type_is_used_only_when_the_scorer_knows_it() -> None:
     assert note == "scored as intended type percent"
 
 
+@pytest.mark.slow
 def test_the_audit_set_has_every_answer_labelled_once() -> None:
     answers = sa.set_answers(AUDIT, None)
     unique = sa.distinct(answers)

@@ -35,6 +35,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) -> di
     return {"cfg": cfg, "runs": root / "runs", "run_dir": run_dir, "tiny16": longer, "stderr": root / "run.stderr"}
 
 
+@pytest.mark.slow
 def test_valid_config_prints_the_figures_and_exits_0(tmp_path: Path, cfg_file, smol_dir: str) -> None:
     from transformers import AutoTokenizer
 
@@ -59,6 +60,7 @@ def test_valid_config_prints_the_figures_and_exits_0(tmp_path: Path, cfg_file, s
     assert not (tmp_path / "runs").exists(), "a dry run writes nothing"
 
 
+@pytest.mark.slow
 def test_no_weights_are_loaded(tmp_path: Path, cfg_file, monkeypatch: pytest.MonkeyPatch) -> None:
     import evalrun.runners.hf as hf
 
@@ -76,6 +78,7 @@ def test_no_weights_are_loaded(tmp_path: Path, cfg_file, monkeypatch: pytest.Mon
 GATE_TYPO = "packs: {needle_numbrs: {max_drop: 0}}\n"
 
 
+@pytest.mark.slow
 def test_a_bad_gate_file_key_is_exit_2_naming_file_and_key(tmp_path: Path, cfg_file) -> None:
     cfg = cfg_file("base.yaml", BASE_CONFIG)
     gate = tmp_path / "gate.yaml"
@@ -86,6 +89,7 @@ def test_a_bad_gate_file_key_is_exit_2_naming_file_and_key(tmp_path: Path, cfg_f
     assert "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 def test_a_bad_gate_field_in_a_config_is_exit_2_naming_the_config(tmp_path: Path, cfg_file) -> None:
     cfg = cfg_file("cand.yaml", BASE_CONFIG + "gate: {max_harmful_flips: {nubmer: 0}}\n")
     res = run_cli("check", str(cfg), "--out", str(tmp_path / "runs"))
@@ -94,6 +98,7 @@ def test_a_bad_gate_field_in_a_config_is_exit_2_naming_the_config(tmp_path: Path
     assert f"{cfg}: gate.max_harmful_flips.nubmer" in flat and "did you mean 'number'" in flat, flat
 
 
+@pytest.mark.slow
 def test_a_missing_data_file_is_exit_2_naming_file_and_key(tmp_path: Path, cfg_file) -> None:
     cfg = cfg_file("files.yaml", """
         name: files
@@ -109,6 +114,7 @@ def test_a_missing_data_file_is_exit_2_naming_file_and_key(tmp_path: Path, cfg_f
     assert f"{cfg}: tasks[0].path: file not found: {tmp_path / 'missing.csv'}" in _flat(res.stderr)
 
 
+@pytest.mark.slow
 def test_a_bad_pack_param_is_exit_2_naming_file_and_key(tmp_path: Path, cfg_file) -> None:
     good = cfg_file("good.yaml", BASE_CONFIG)
     bad = cfg_file("bad.yaml", BASE_CONFIG.replace("lengths", "lenghts").replace("name: base", "name: bad"))
@@ -118,6 +124,7 @@ def test_a_bad_pack_param_is_exit_2_naming_file_and_key(tmp_path: Path, cfg_file
     assert res.stdout == "", "every config is validated before any is reported"
 
 
+@pytest.mark.slow
 def test_help_explains_the_dry_run() -> None:
     res = run_cli("check", "--help")
     assert res.returncode == 0 and "without loading model weights" in _flat(res.stdout)
@@ -125,6 +132,7 @@ def test_help_explains_the_dry_run() -> None:
     assert "check" in listing.stdout and "Dry run" in listing.stdout
 
 
+@pytest.mark.slow
 def test_a_complete_stored_run_is_reused_and_measures_itself(stored: dict[str, Path]) -> None:
     res = run_cli("check", str(stored["cfg"]), "--out", str(stored["runs"]))
     assert res.returncode == 0, res.stdout + res.stderr
@@ -139,6 +147,7 @@ def test_a_complete_stored_run_is_reused_and_measures_itself(stored: dict[str, P
     assert result.estimate.missing_seconds == 0
 
 
+@pytest.mark.slow
 def test_a_partial_run_counts_what_is_stored(stored: dict[str, Path], tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     partial = runs / stored["run_dir"].name
@@ -151,6 +160,7 @@ def test_a_partial_run_counts_what_is_stored(stored: dict[str, Path], tmp_path: 
     assert "stored run: 2 of 6 items stored" in out and "for the 4 items not stored (all 6:" in out
 
 
+@pytest.mark.slow
 def test_another_config_is_estimated_from_the_newest_run_of_its_model(stored: dict[str, Path],
                                                                        tmp_path: Path) -> None:
     runs = tmp_path / "runs"
@@ -174,6 +184,7 @@ def test_another_config_is_estimated_from_the_newest_run_of_its_model(stored: di
     assert longer.estimate.all_seconds > short.estimate.all_seconds
 
 
+@pytest.mark.slow
 def test_a_run_of_another_model_is_never_the_measure(stored: dict[str, Path], cfg_file) -> None:
     cfg = cfg_file("base.yaml", BASE_CONFIG)  # the default model, not the tiny one stored
     res = run_cli("check", str(cfg), "--out", str(stored["runs"]))
@@ -181,6 +192,7 @@ def test_a_run_of_another_model_is_never_the_measure(stored: dict[str, Path], cf
     assert "estimated generation time: unknown (no stored run to measure from)" in _flat(res.stdout)
 
 
+@pytest.mark.slow
 def test_stored_items_that_differ_are_exit_2(stored: dict[str, Path], tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     run_dir = runs / stored["run_dir"].name
@@ -193,6 +205,7 @@ def test_stored_items_that_differ_are_exit_2(stored: dict[str, Path], tmp_path: 
     assert f"{run_dir / 'items.jsonl'}: item {items[0]['id']!r} differs" in _flat(res.stderr)
 
 
+@pytest.mark.slow
 def test_run_prints_plain_progress_lines_outside_a_terminal(stored: dict[str, Path]) -> None:
     """The fixture's `evalrun run` wrote to a pipe, as in CI: lines, not a bar drawn at the end."""
     err = stored["stderr"].read_text()
@@ -200,6 +213,7 @@ def test_run_prints_plain_progress_lines_outside_a_terminal(stored: dict[str, Pa
     assert "tiny: finished: 6/6 items," in err and "ETA 0 s" in err
 
 
+@pytest.mark.slow
 def test_configs_are_placed_as_compare_places_them(tmp_path: Path, cfg_file) -> None:
     """A name given twice is a repeat stored beside the first (A/A); two configs sharing a name is an error."""
     cfg = cfg_file("base.yaml", BASE_CONFIG)

@@ -8,14 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CONFIGS, run_cli
+from tests.conftest import CONFIGS, ModelRuns, run_cli
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("runs")
+def runs(tmp_path_factory: pytest.TempPathFactory, model_runs: ModelRuns) -> Path:
+    """The run store of this module: the baseline (--limit 4) from the session's shared runs."""
+    out = tmp_path_factory.mktemp("runs")
+    model_runs.copy(out, CONFIGS / "baseline.yaml", limit=4)
+    return out
 
 
 def test_int4kv_keeps_the_needles_and_says_what_it_could_not_test(runs: Path) -> None:

@@ -68,6 +68,7 @@ def _runs(out: Path) -> dict[str, Path]:
         (d / "manifest.json").read_text()).get("replicate", 0)) else ""): d for d in out.iterdir() if d.is_dir()}
 
 
+@pytest.mark.slow
 def test_confirmed_losses_fail_with_replicates_and_report_agrees(servers, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     base_srv, cand_srv = servers
     base, cand = write_configs(tmp_path, base_srv.base_url, cand_srv.base_url)
@@ -89,6 +90,7 @@ def test_confirmed_losses_fail_with_replicates_and_report_agrees(servers, tmp_pa
     assert "baseline replicates:" in again.stdout
 
 
+@pytest.mark.slow
 def test_report_uses_the_replicates_compare_used(servers, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Replicates stored by an earlier `--replicates 3` compare are not picked up by a `report` of a
     comparison gated without them: both exit 1 (every flip counts), and both name what they used."""

@@ -50,6 +50,7 @@ def _formats(out: Path) -> list[str]:
             "--json", str(out / "r.json")]
 
 
+@pytest.mark.slow
 def test_a_dropped_pack_is_exit_4_and_subset_says_so_everywhere(setup: dict, tmp_path: Path) -> None:
     drop = served_config(tmp_path / "drop.yaml", "dropper", setup["lossy"], [NEEDLES])
     args = ("compare", str(setup["base"]), str(drop), "--out", str(setup["root"] / "runs"))
@@ -71,6 +72,7 @@ def test_a_dropped_pack_is_exit_4_and_subset_says_so_everywhere(setup: dict, tmp
     assert 'id="verdict-text">verdict: PASS (SUBSET' in (out / "r.html").read_text()
 
 
+@pytest.mark.slow
 def test_a_candidate_stored_with_limit_is_exit_4_naming_the_limit(setup: dict, tmp_path: Path) -> None:
     lim = served_config(tmp_path / "lim.yaml", "limited", setup["lossy"], [NEEDLES, DOCS])
     runs = tmp_path / "runs"
@@ -86,6 +88,7 @@ def test_a_candidate_stored_with_limit_is_exit_4_naming_the_limit(setup: dict, t
     assert run_cli("report", str(setup["base_dir"]), str(cand_dir), "--subset").returncode == 0
 
 
+@pytest.mark.slow
 def test_baseline_errors_are_exit_4_with_their_count_and_first_message(setup: dict, tmp_path: Path) -> None:
     """The baseline raised on 10 of 12 items; the candidate is wrong on exactly those 10."""
     items = setup["items"]
@@ -112,6 +115,7 @@ def test_baseline_errors_are_exit_4_with_their_count_and_first_message(setup: di
     assert OOM in text
 
 
+@pytest.mark.slow
 def test_a_pack_without_a_rule_is_exit_4(setup: dict, tmp_path: Path) -> None:
     """The gate disables every rule that applies to doc_fields, where the candidate loses 5 of 6."""
     gate = {"packs": {"*": {"max_drop": 0}, "doc_fields": {"max_drop": None}},

@@ -10,11 +10,14 @@ from pathlib import Path
 import pytest
 
 from evalrun.evals.store import RunStore
-from tests.conftest import CONFIGS, run_cli
+from tests.conftest import CONFIGS, ModelRuns, run_cli
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.slow]
 
-ARGS = ("compare", str(CONFIGS / "baseline.yaml"), str(CONFIGS / "int2kv.yaml"), "--limit", "6")
+# the fewest items that still stop early: 5 of each pack, 10 items in three batches, longest prompts
+# first; the first batch holds contract-1's monthly fee, right at baseline and flipped by int2kv,
+# which decides max_harmful_flips[amount] (--limit 4 puts every flip in the last batch: no stop)
+ARGS = ("compare", str(CONFIGS / "baseline.yaml"), str(CONFIGS / "int2kv.yaml"), "--limit", "5")
 
 
 def _failing(data: dict) -> set[str]:
@@ -35,11 +38,11 @@ def test_a_decided_fail_stops_early_and_the_full_run_agrees(runs: Path, tmp_path
                     "--markdown", str(tmp_path / "early.md"))
     assert early.returncode == 1, early.stdout + early.stderr
     stop = _manifest(runs, "int2kv")
-    assert stop["status"] == "stopped" and stop["early_stop"]["at"] < stop["early_stop"]["of"] == 12
+    assert stop["status"] == "stopped" and stop["early_stop"]["at"] < stop["early_stop"]["of"] == 10
     assert "stopped at" in early.stderr and "saved" in early.stderr
     data = json.loads((tmp_path / "early.json").read_text())
     verdict = data["verdicts"][0]
-    assert verdict["stopped"].startswith(f"stopped at {stop['early_stop']['at']} of 12 items")
+    assert verdict["stopped"].startswith(f"stopped at {stop['early_stop']['at']} of 10 items")
     decided = set(stop["early_stop"]["rules"])
     assert decided and _failing(data) == decided  # nothing else is judged on the items it happened to reach
     assert "stopped at" in (tmp_path / "early.md").read_text()
@@ -48,7 +51,7 @@ def test_a_decided_fail_stops_early_and_the_full_run_agrees(runs: Path, tmp_path
     assert full.returncode == 1, full.stdout + full.stderr
     assert "resuming" in full.stderr
     done = _manifest(runs, "int2kv")
-    assert done["status"] == "complete" and "early_stop" not in done and done["items_total"] == 12
+    assert done["status"] == "complete" and "early_stop" not in done and done["items_total"] == 10
     assert decided <= _failing(json.loads((tmp_path / "full.json").read_text()))
 
 
@@ -100,11 +103,12 @@ def test_injected_digit_changes_are_detected_at_the_predicted_rate(runs: Path) -
     assert abs(failed / seeds - predicted) < 0.08, (failed / seeds, predicted)
 
 
-def test_a_stop_in_the_last_batch_is_a_complete_run(tmp_path: Path) -> None:
+def test_a_stop_in_the_last_batch_is_a_complete_run(tmp_path: Path, model_runs: ModelRuns) -> None:
     """--limit 1: both items share the one batch, so a FAIL decided there leaves nothing to stop: the run
     is complete, and comparing again reuses it (once looped, waiting for a stop that could not come)."""
     args = ("compare", str(CONFIGS / "baseline.yaml"), str(CONFIGS / "int2kv.yaml"), "--limit", "1",
             "--out", str(tmp_path))
+    model_runs.copy(tmp_path, CONFIGS / "baseline.yaml", limit=1)  # the session's baseline: int2kv is generated
     first = run_cli(*args)
     assert first.returncode == 1, first.stdout + first.stderr
     assert _manifest(tmp_path, "int2kv")["status"] == "complete"

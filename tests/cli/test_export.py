@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import pyarrow.parquet as pq
 
 import evalrun
@@ -13,6 +14,7 @@ from evalrun.evals.frames import FIELD_COLUMNS, read_csv
 from tests.conftest import make_report, run_cli, write_runs
 
 
+@pytest.mark.slow
 def test_export_writes_parquet_and_csv_equal_to_the_api(tmp_path: Path) -> None:
     dirs = write_runs(tmp_path / "runs", make_report())
     out = tmp_path / "out"
@@ -30,6 +32,7 @@ def test_export_writes_parquet_and_csv_equal_to_the_api(tmp_path: Path) -> None:
     assert pq.read_table(out / "s.parquet").to_pandas().equals(evalrun.samples_df(dirs[1:2], log=None))
 
 
+@pytest.mark.slow
 def test_export_usage_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     dirs = write_runs(tmp_path / "runs", make_report())
     res = run_cli("export", str(dirs[0]))
@@ -44,6 +47,7 @@ def test_export_usage_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     assert res.returncode == 2 and "--table" in res.stderr
 
 
+@pytest.mark.slow
 def test_export_help_explains_the_tables_and_formats() -> None:
     res = run_cli("export", "--help")
     assert res.returncode == 0

@@ -72,6 +72,7 @@ DAMAGE = {
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
+@pytest.mark.slow
 def test_damaged_baseline_is_never_a_pass(stored: dict[str, Path], tmp_path: Path, damage: str) -> None:
     base, cand = _copy_runs(stored, tmp_path)
     DAMAGE[damage](base / "samples.jsonl")
@@ -80,6 +81,7 @@ def test_damaged_baseline_is_never_a_pass(stored: dict[str, Path], tmp_path: Pat
     assert str(base) in res.stdout.replace("\n", ""), "the gap names the run directory"
 
 
+@pytest.mark.slow
 def test_damaged_baseline_is_regenerated_by_compare(stored: dict[str, Path], tmp_path: Path) -> None:
     """`compare` owns its runs: a deleted baseline file is generated again, and the result is real."""
     base, _ = _copy_runs(stored, tmp_path)
@@ -93,6 +95,7 @@ def test_damaged_baseline_is_regenerated_by_compare(stored: dict[str, Path], tmp
     assert f"needle_numbers {NOTHING_COULD_FAIL}" in flat and "not testable here (baseline 0 of 6)" in flat
 
 
+@pytest.mark.slow
 def test_a_verdict_where_nothing_could_fail_is_never_a_pass(stored: dict[str, Path], tmp_path: Path) -> None:
     """The tiny model's baseline gets none of its needles right: a harmful-flip rule and a drop rule cannot
     fail there, so they are "not testable here" in every output and the verdict is exit 4, not a green."""
@@ -126,6 +129,7 @@ GATE_ERRORS = {
 
 
 @pytest.mark.parametrize("case", sorted(GATE_ERRORS))
+@pytest.mark.slow
 def test_bad_gate_file_is_exit_2_in_every_format(stored: dict[str, Path], tmp_path: Path, case: str) -> None:
     text, message = GATE_ERRORS[case]
     gate = tmp_path / "gate.yaml"
@@ -138,6 +142,7 @@ def test_bad_gate_file_is_exit_2_in_every_format(stored: dict[str, Path], tmp_pa
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir()), "no output for a bad gate"
 
 
+@pytest.mark.slow
 def test_gate_typo_stops_compare_before_any_generation(stored: dict[str, Path], tmp_path: Path) -> None:
     gate = tmp_path / "gate.yaml"
     gate.write_text("packs: {needle_numbrs: {max_drop: 0}}\n")
@@ -147,6 +152,7 @@ def test_gate_typo_stops_compare_before_any_generation(stored: dict[str, Path], 
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir()), "nothing was generated"
 
 
+@pytest.mark.slow
 def test_gate_typo_in_a_candidate_config_names_the_config(stored: dict[str, Path], tmp_path: Path) -> None:
     cand = yaml.safe_load(stored["cand"].read_text())
     cand["gate"] = {"max_harmful_flips": {"nubmer": 0}}
@@ -157,6 +163,7 @@ def test_gate_typo_in_a_candidate_config_names_the_config(stored: dict[str, Path
     assert res.returncode == 2 and f"{path}: gate.max_harmful_flips.nubmer" in flat and "'number'" in flat, flat
 
 
+@pytest.mark.slow
 def test_empty_gate_in_a_config_is_an_error(stored: dict[str, Path], tmp_path: Path) -> None:
     path = tmp_path / "cand.yaml"
     path.write_text(stored["cand"].read_text() + "gate:\n")

@@ -8,6 +8,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, run_cli
 
 DATA = ROOT / "tests" / "data" / "lmeval"
@@ -17,6 +19,7 @@ def _import(tmp_path: Path, dtype: str, name: str, *extra: str):  # type: ignore
     return run_cli("import", "lm-eval", str(DATA / dtype), "--name", name, "--out", str(tmp_path / "runs"), *extra)
 
 
+@pytest.mark.slow
 def test_two_lm_eval_logs_give_the_paired_verdict_its_exit_code_and_the_html(tmp_path: Path) -> None:
     res = _import(tmp_path, "float32", "fp32")
     assert res.returncode == 0, res.stderr
@@ -39,6 +42,7 @@ def test_two_lm_eval_logs_give_the_paired_verdict_its_exit_code_and_the_html(tmp
     assert res2.returncode == res.returncode
 
 
+@pytest.mark.slow
 def test_a_torn_log_exits_2_naming_the_file_and_line(tmp_path: Path) -> None:
     src = next((DATA / "float32").rglob("samples_arith_*.jsonl"))
     torn = tmp_path / "torn" / src.name
@@ -50,6 +54,7 @@ def test_a_torn_log_exits_2_naming_the_file_and_line(tmp_path: Path) -> None:
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
+@pytest.mark.slow
 def test_import_usage_errors_exit_2(tmp_path: Path) -> None:
     res = run_cli("import", "lm-eval", str(DATA / "float32"), "--name", "../x", "--out", str(tmp_path))
     assert res.returncode == 2 and "--name" in res.stderr
@@ -61,6 +66,7 @@ def test_import_usage_errors_exit_2(tmp_path: Path) -> None:
     assert res.returncode == 2 and "at least one candidate" in res.stderr
 
 
+@pytest.mark.slow
 def test_inspect_import_without_inspect_ai_or_of_a_foreign_file_exits_2(tmp_path: Path) -> None:
     bad = tmp_path / "x.eval"
     bad.write_text("not a log")

@@ -20,7 +20,7 @@ from evalrun.evals import api
 from evalrun.evals.store import RunStore
 from tests.conftest import CONFIGS
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 NOISY = CONFIGS / "noisy-bf16.yaml"
 # a real lever in the noisy setting: quanto int4 KV in bf16 flips a few right answers (measured: 2 items)

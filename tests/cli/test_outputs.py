@@ -19,6 +19,7 @@ from tests.conftest import make_report
 
 
 @pytest.mark.parametrize("option", ["--html", "--junit"])
+@pytest.mark.slow
 def test_output_that_is_a_directory_is_exit_2_before_generation(tmp_path: Path, tiny_model_dir: Path,
                                                                 option: str) -> None:
     cfg = tmp_path / "tiny.yaml"

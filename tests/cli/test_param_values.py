@@ -31,6 +31,7 @@ def test_an_unreadable_value_says_how_to_quote_it(value: str) -> None:
     assert _parse_params([argument]) == {"prompt": value}
 
 
+@pytest.mark.slow
 def test_export_exits_2_with_the_hint(tmp_path: Path) -> None:
     res = run_cli("packs", "export", "files", "--param", "prompt={doc} What is the total?",
                   "--out", str(tmp_path / "items.jsonl"))
@@ -42,6 +43,7 @@ def test_export_exits_2_with_the_hint(tmp_path: Path) -> None:
     assert not (tmp_path / "items.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_a_pair_without_equals_is_exit_2(tmp_path: Path) -> None:
     res = run_cli("packs", "export", "needle_numbers", "--param", "lengths", "--out", str(tmp_path / "i.jsonl"))
     assert res.returncode == 2 and "--param 'lengths': expected KEY=VALUE" in " ".join(res.stderr.split())

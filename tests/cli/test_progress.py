@@ -23,6 +23,7 @@ def _lines(stream: io.StringIO) -> list[re.Match[str]]:
     return [m for m in matches if m]
 
 
+@pytest.mark.slow
 def test_lines_at_start_on_a_timer_and_at_the_end() -> None:
     stream = io.StringIO()
     progress = _PlainProgress(interval=0.25, stream=stream)

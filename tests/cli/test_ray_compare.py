@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CONFIGS, run_cli
+from tests.conftest import CONFIGS, ModelRuns, run_cli
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 
 def _outputs(out: Path) -> dict[str, dict[str, tuple]]:
@@ -28,9 +28,11 @@ def _verdict(stdout: str) -> str:
     return next(ln for ln in stdout.splitlines() if ln.startswith("verdict:")).rsplit("(", 1)[0]
 
 
-def test_compare_on_ray_gives_the_in_process_verdict_and_outputs(tmp_path: Path) -> None:
+def test_compare_on_ray_gives_the_in_process_verdict_and_outputs(tmp_path: Path, model_runs: ModelRuns) -> None:
     args = ["compare", str(CONFIGS / "baseline.yaml"), str(CONFIGS / "int4kv.yaml"), "--limit", "1",
             "--no-early-stop"]
+    # the in-process baseline is the session's (generated in process, in the same batches); on Ray, every run
+    model_runs.copy(tmp_path / "inprocess", CONFIGS / "baseline.yaml", limit=1)
     here = run_cli(*args, "--out", str(tmp_path / "inprocess"))
     there = run_cli(*args, "--out", str(tmp_path / "ray"), "--ray")
     assert there.returncode == here.returncode, there.stdout + there.stderr

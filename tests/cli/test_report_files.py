@@ -39,6 +39,7 @@ def _no_verdict(tmp: Path, exit_code: int | None, reason: str) -> None:
     assert "<title>evalrun: NO VERDICT" in page and "PASS" not in page
 
 
+@pytest.mark.slow
 def test_a_lone_surrogate_with_html_still_writes_every_report(tmp_path: Path) -> None:
     dirs = write_runs(tmp_path / "runs", hostile_report("x\ud800\x1b[2J\u202ey", ("base", "cand")))
     res = run_cli("report", *map(str, dirs), *_outputs(tmp_path), timeout=300)
@@ -50,6 +51,7 @@ def test_a_lone_surrogate_with_html_still_writes_every_report(tmp_path: Path) ->
     assert "\x1b" not in res.stdout + res.stderr and "verdict: FAIL" in res.stdout
 
 
+@pytest.mark.slow
 def test_a_failed_run_leaves_no_earlier_verdict(tmp_path: Path, smol_dir: str) -> None:
     dirs = write_runs(tmp_path / "runs", make_report())
     ok = run_cli("report", str(dirs[0]), str(dirs[2]), *_outputs(tmp_path), timeout=300)
@@ -138,6 +140,7 @@ def test_one_output_failing_to_render_costs_that_file_alone(tmp_path: Path, monk
     assert "<title>evalrun: NO VERDICT (the run failed, exit 3)" in page and "surrogates not allowed" in page
 
 
+@pytest.mark.slow
 def test_a_closed_stdout_still_writes_the_reports_and_exits_with_the_verdict(tmp_path: Path) -> None:
     dirs = write_runs(tmp_path / "runs", make_report())
     proc = subprocess.Popen([sys.executable, "-m", "evalrun.cli", "report", str(dirs[0]), str(dirs[2]),

@@ -13,7 +13,7 @@ import yaml
 
 from tests.conftest import CONFIGS, run_cli
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 TASKS = [{"pack": "latency", "shapes": [{"name": "short", "input_tokens": 128, "output_tokens": 24}], "count": 4}]
 

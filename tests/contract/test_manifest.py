@@ -99,6 +99,7 @@ def test_the_store_refuses_garbage_and_a_manifest_off_its_schema(tmp_path: Path)
     assert str(store.manifest_path) in str(exc.value)
 
 
+@pytest.mark.slow
 def test_a_run_written_by_the_tiny_model_loads(tiny_model_dir: Path, tmp_path: Path) -> None:
     from tests.conftest import run_cli, tiny_config
     import yaml

@@ -99,6 +99,7 @@ def test_circular_extends(cfg_file) -> None:
         load_config(b)
 
 
+@pytest.mark.slow
 def test_cli_config_error_exits_2_without_traceback(cfg_file, tmp_path: Path) -> None:
     bad = cfg_file("typo.yaml", BASE + "generaton: {max_new_tokens: 5}\n")
     res = run_cli("compare", str(CONFIGS / "baseline.yaml"), str(bad), "--out", str(tmp_path / "runs"))
@@ -108,12 +109,14 @@ def test_cli_config_error_exits_2_without_traceback(cfg_file, tmp_path: Path) ->
     assert not (tmp_path / "runs").exists(), "nothing may run when a config is invalid"
 
 
+@pytest.mark.slow
 def test_cli_missing_file_exits_2(tmp_path: Path) -> None:
     res = run_cli("run", str(tmp_path / "absent.yaml"))
     assert res.returncode == 2
     assert "file not found" in res.stderr and "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 def test_cli_unknown_model_exits_2(cfg_file, tmp_path: Path) -> None:
     f = cfg_file("m.yaml", BASE.replace("smollm2-135m", "./no/such/model.gguf"))
     res = run_cli("run", str(f), "--out", str(tmp_path / "runs"))

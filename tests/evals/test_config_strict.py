@@ -44,6 +44,7 @@ def test_duplicate_key_in_a_list_entry(cfg_file) -> None:
     assert _error(f).path == "tasks[1].documents"
 
 
+@pytest.mark.slow
 def test_duplicate_top_level_key_exits_2_via_cli(cfg_file) -> None:
     f = cfg_file("dup.yaml", BASE + "name: other\n")
     res = run_cli("run", str(f), "--out", str(f.parent / "runs"))
@@ -83,6 +84,7 @@ def test_non_finite_pack_param_is_refused(cfg_file) -> None:
     assert err.path == "tasks[0].depths[0]" and "finite" in str(err)
 
 
+@pytest.mark.slow
 def test_inf_temperature_exits_2_via_cli_and_writes_nothing(cfg_file) -> None:
     f = cfg_file("inf.yaml", BASE + "generation: {temperature: .inf}\n")
     res = run_cli("run", str(f), "--out", str(f.parent / "runs"))
@@ -91,6 +93,7 @@ def test_inf_temperature_exits_2_via_cli_and_writes_nothing(cfg_file) -> None:
     assert not (f.parent / "runs").exists()
 
 
+@pytest.mark.slow
 def test_deep_extends_chain_is_capped_not_a_recursion_error(tmp_path: Path) -> None:
     (tmp_path / "c1500.yaml").write_text(BASE)
     for i in range(1500):
@@ -117,6 +120,7 @@ def test_cycle_shows_the_chain(tmp_path: Path) -> None:
     assert err.file == str(tmp_path / "c.yaml")
 
 
+@pytest.mark.slow
 def test_parent_typo_names_the_parent(cfg_file) -> None:
     parent = cfg_file("parent.yaml", BASE + "generaton: {max_new_tokens: 5}\n")
     child = cfg_file("child.yaml", "extends: parent.yaml\nname: child\n")
@@ -173,6 +177,7 @@ def test_meaningless_accel_ranges_are_refused(cfg_file, accel: str, path: str) -
     assert err.path == path, str(err)
 
 
+@pytest.mark.slow
 def test_group_size_exits_2_via_cli(cfg_file) -> None:
     f = cfg_file("gs.yaml", BASE + "acceleration: {kv_cache: {quant: int4, backend: simulated, group_size: 1.0e+21}}\n")
     res = run_cli("run", str(f), "--out", str(f.parent / "runs"))

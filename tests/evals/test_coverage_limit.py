@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from evalrun.contract.manifest import SCHEMA_VERSION, RunManifest
 from evalrun.evals import api
 from evalrun.evals.config import parse_config
@@ -19,6 +21,7 @@ def _manifest(run_dir: Path) -> dict:
     return json.loads((run_dir / "manifest.json").read_text())
 
 
+@pytest.mark.slow
 def test_the_limit_is_recorded_kept_and_cleared(tiny_model_dir: Path, tmp_path: Path) -> None:
     cfg = parse_config(tiny_config(tiny_model_dir))
     quiet = lambda _m: None  # noqa: E731
@@ -40,6 +43,7 @@ def test_the_limit_is_recorded_kept_and_cleared(tiny_model_dir: Path, tmp_path: 
     assert _manifest(again.dir)["limit"] is None, "the directory still holds the whole plan"
 
 
+@pytest.mark.slow
 def test_a_limited_run_compared_against_a_full_baseline_is_incomplete(tiny_model_dir: Path, tmp_path: Path) -> None:
     """The stored limit reaches the verdict through `report` (stored runs, no model)."""
     base_cfg = parse_config(tiny_config(tiny_model_dir, name="base"))

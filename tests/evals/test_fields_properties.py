@@ -8,6 +8,7 @@ import os
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -109,6 +110,7 @@ def test_any_supported_amount_format_is_correct(
 
 @SETTINGS
 @given(amount=amounts(), conv=st.sampled_from(sorted(CONVENTIONS)))
+@pytest.mark.slow
 def test_amount_digit_edits_are_never_correct(amount: tuple[Decimal, int], conv: str) -> None:
     value, decimals = amount
     pred = format_number(value, decimals, conv)
@@ -155,6 +157,7 @@ def _check(fs: FieldScore, kind: str) -> None:
 
 @SETTINGS
 @given(kind=st.sampled_from(KINDS), pred=hostile_text, gold=st.sampled_from([None, "1234.50", "2024-03-14", "INV-2024-0042", "paid", "Acme Corp"]))
+@pytest.mark.slow
 def test_any_text_never_raises(kind: str, pred: str, gold: str | None) -> None:
     opts = _ENUM_OPTS if kind == "enum" else {}
     _check(score_field(kind, gold, pred, **opts), kind)
@@ -164,12 +167,14 @@ def test_any_text_never_raises(kind: str, pred: str, gold: str | None) -> None:
 
 @SETTINGS
 @given(kind=st.sampled_from(KINDS), pred=json_values)
+@pytest.mark.slow
 def test_any_json_value_never_raises(kind: str, pred: Any) -> None:
     opts = _ENUM_OPTS if kind == "enum" else {}
     _check(score_field(kind, "1234.50", pred, **opts), kind)
     _check(score_field(kind, None, pred, **opts), kind)
 
 
+@pytest.mark.slow
 def test_huge_and_odd_inputs() -> None:
     big = "EUR 1,234.50 " * 20000
     for kind in KINDS:

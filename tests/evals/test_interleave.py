@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
+
 from evalrun.contract.types import Item, ItemMeta
 from evalrun.evals import api
 from evalrun.evals.config import parse_config
@@ -44,6 +46,7 @@ def test_sample_batches_are_the_runners_batches_evenly_spaced() -> None:
     assert len(sample_batches(items, 4, 8, tokens)) == 3  # fewer batches than asked: all of them
 
 
+@pytest.mark.slow
 def test_speed_rules_time_the_candidate_interleaved_and_never_touch_the_samples(tiny_model_dir: Path,
                                                                                 tmp_path: Path) -> None:
     gate = {"speed": [{"max_regression": {"metric": "tpot_p50", "value": 100.0}}]}
@@ -82,6 +85,7 @@ def test_speed_rules_time_the_candidate_interleaved_and_never_touch_the_samples(
     assert interleaved_of(records, "another baseline") is None
 
 
+@pytest.mark.slow
 def test_sequential_timing_uses_each_runs_own(tiny_model_dir: Path, tmp_path: Path) -> None:
     base, cand = _configs(tiny_model_dir, tmp_path, timing="sequential",
                           gate={"speed": [{"max_regression": {"metric": "tpot_p50", "value": 100.0}}]})

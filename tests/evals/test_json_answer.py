@@ -110,6 +110,7 @@ def test_inner_object_of_truncated_answer_is_not_the_answer() -> None:
     ],
     ids=lambda t: repr(t[:12]),
 )
+@pytest.mark.slow
 def test_hostile_inputs_never_raise(text: str) -> None:
     ans = parse_json_answer(text)
     assert isinstance(ans, JsonAnswer) and ans.status in PARSE_STATUSES
@@ -141,6 +142,7 @@ json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=6)
 
 @SETTINGS
 @given(obj=json_objects, indent=st.sampled_from([None, 2]))
+@pytest.mark.slow
 def test_valid_object_is_strict_and_fenced(obj: dict[str, Any], indent: int | None) -> None:
     text = json.dumps(obj, indent=indent, ensure_ascii=False)
     assert parse_json_answer(text) == JsonAnswer(status="strict", data=obj)

@@ -160,6 +160,7 @@ def test_untrusted_names_are_escaped_in_every_table() -> None:
 # --------------------------------------------------------------------------- real runs
 
 
+@pytest.mark.slow
 def test_cli_sweeps_batch_sizes_each_point_in_its_own_directory(tmp_path: Path, tiny_model_dir: Path) -> None:
     paths = []
     for name in ("tiny", "tiny-b"):
@@ -193,6 +194,7 @@ def test_cli_sweeps_batch_sizes_each_point_in_its_own_directory(tmp_path: Path, 
     assert page.count('class="ch-best') >= 2 and "batch_size 4" in page and "tiny-b" in page
 
 
+@pytest.mark.slow
 def test_cli_knob_of_the_other_runner_and_set_with_load_are_exit_2(tmp_path: Path, tiny_model_dir: Path) -> None:
     cfg = tmp_path / "tiny.yaml"
     cfg.write_text(yaml.safe_dump({"name": "tiny", "model": str(tiny_model_dir), "tasks": TASKS}))
@@ -205,6 +207,7 @@ def test_cli_knob_of_the_other_runner_and_set_with_load_are_exit_2(tmp_path: Pat
     assert not out.exists()  # nothing ran
 
 
+@pytest.mark.slow
 def test_openai_points_get_their_own_directories_and_are_timed_afresh(tmp_path: Path, tiny_model_dir: Path) -> None:
     """The run key ignores concurrency: without a directory per point, concurrency 2 would reuse
     concurrency 1's samples. A second sweep moves the earlier run aside instead of reusing it."""

@@ -68,6 +68,7 @@ def test_min_acceptance_on_a_candidate_without_speculative_decoding_names_the_ke
     assert load_gate({"min_acceptance": 0.4}, "g.yaml").has_rule()
 
 
+@pytest.mark.slow
 def test_compare_refuses_min_acceptance_without_speculative_before_generating(tiny_model_dir, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from evalrun.evals import api
     from evalrun.evals.config import parse_config

@@ -106,6 +106,7 @@ def test_the_probe_reads_nothing_where_there_is_no_proc(tmp_path: Path) -> None:
     assert speed_load.snapshot(tmp_path / "missing") is None
 
 
+@pytest.mark.slow
 def test_the_probe_sees_a_busy_loop_on_every_core() -> None:
     """Real load: one busy loop per core while this process sleeps."""
     with Burners():
@@ -119,6 +120,7 @@ def test_the_probe_sees_a_busy_loop_on_every_core() -> None:
 # --------------------------------------------------------------------------- a real comparison
 
 
+@pytest.mark.slow
 def test_load_during_the_candidates_run_is_recorded_and_warned(tiny_model_dir: Path, tmp_path: Path) -> None:
     """The tiny model, the baseline then the candidate timed sequentially, a busy loop on both cores
     during the candidate's run only: its manifest records the load and every output warns."""
@@ -170,6 +172,7 @@ def test_a_speed_rule_on_a_busy_machines_sequential_timings_is_not_vouched_for()
     assert rule.status == "pass" and "WARNING" not in rule.detail and "not recorded" not in rule.detail
 
 
+@pytest.mark.slow
 def test_compare_timing_flag_labels_each_speedup_in_the_terminal(tiny_model_dir: Path, tmp_path: Path) -> None:
     """`compare --timing sequential` shows each run's own timings labelled sequential; `--timing
     interleaved` on the same stored runs re-times the candidate side by side and every speedup cell

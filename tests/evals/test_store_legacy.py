@@ -75,6 +75,7 @@ def test_an_edited_old_file_is_still_refused(tmp_path: Path) -> None:
         RunStore(store.dir).read_checked()
 
 
+@pytest.mark.slow
 def test_execute_reuses_a_run_stored_in_the_old_form(tiny_model_dir: Path, tmp_path: Path) -> None:
     cfg = parse_config(tiny_config(tiny_model_dir))
     first = execute(prepare(cfg, tmp_path), log=lambda _m: None)

@@ -192,6 +192,7 @@ def test_execute_never_writes_through_a_link(tmp_path: Path, name: str) -> None:
     _untouched(link, victim)
 
 
+@pytest.mark.slow
 def test_cli_report_and_rescore_exit_2_naming_the_link(tmp_path: Path, report) -> None:  # type: ignore[no-untyped-def]
     dirs = write_runs(tmp_path / "runs", report)
     link, victim = _plant(dirs[1], "samples.jsonl")

@@ -44,6 +44,7 @@ def _damage_line(samples: Path, index: int, bad: bytes) -> tuple[bytes, list[str
     return samples.read_bytes(), _line_hashes(samples), lost
 
 
+@pytest.mark.slow
 def test_cli_resume_after_a_torn_line_mid_file_regenerates_only_that_item(tiny_model_dir: Path, tmp_path: Path) -> None:
     cfg = tmp_path / "tiny.yaml"
     cfg.write_text(yaml.safe_dump(tiny_config(tiny_model_dir)))
@@ -65,6 +66,7 @@ def test_cli_resume_after_a_torn_line_mid_file_regenerates_only_that_item(tiny_m
 
 
 @pytest.mark.parametrize("bad", [b"\x00" * 64, b"]]] not json {{{"], ids=["nul", "garbage"])
+@pytest.mark.slow
 def test_resume_after_a_bad_line_mid_file(tiny_model_dir: Path, tmp_path: Path, bad: bytes) -> None:
     cfg = parse_config(tiny_config(tiny_model_dir), file=tmp_path / "cfg.yaml")
     first = execute(prepare(cfg, tmp_path), log=lambda _m: None)
@@ -86,6 +88,7 @@ DOCS = [
 ]
 
 
+@pytest.mark.slow
 def test_line_separators_in_documents_go_through_run_rescore_compare_and_report(
         tiny_model_dir: Path, tmp_path: Path) -> None:
     data = tmp_path / "docs.jsonl"
@@ -139,6 +142,7 @@ def _edit_gold(items: Path) -> None:
     items.write_bytes(b"\n".join(lines))
 
 
+@pytest.mark.slow
 def test_edited_items_are_refused_by_rescore_and_report_unless_trusted(stored_runs: tuple[Path, Path],
                                                                       tmp_path: Path) -> None:
     base, cand = stored_runs
@@ -156,6 +160,7 @@ def test_edited_items_are_refused_by_rescore_and_report_unless_trusted(stored_ru
     assert html.exists()
 
 
+@pytest.mark.slow
 def test_garbage_manifest_is_refused_by_rescore(stored_runs: tuple[Path, Path]) -> None:
     base, _ = stored_runs
     (base / "manifest.json").write_text("{ this is not json")
@@ -165,6 +170,7 @@ def test_garbage_manifest_is_refused_by_rescore(stored_runs: tuple[Path, Path]) 
 
 
 @pytest.mark.parametrize("damage", ["deleted", "garbage"])
+@pytest.mark.slow
 def test_execute_recreates_a_lost_manifest_and_reuses_the_samples(tiny_model_dir: Path, tmp_path: Path,
                                                                   damage: str) -> None:
     cfg = parse_config(tiny_config(tiny_model_dir), file=tmp_path / "cfg.yaml")
@@ -187,6 +193,7 @@ def test_execute_recreates_a_lost_manifest_and_reuses_the_samples(tiny_model_dir
         assert kept.read_text() == "garbage{"
 
 
+@pytest.mark.slow
 def test_execute_refuses_items_edited_after_the_run(tiny_model_dir: Path, tmp_path: Path) -> None:
     cfg = parse_config(tiny_config(tiny_model_dir), file=tmp_path / "cfg.yaml")
     first = execute(prepare(cfg, tmp_path), log=lambda _m: None)

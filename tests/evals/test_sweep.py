@@ -38,6 +38,7 @@ def test_points_are_validated_and_named(tmp_path: Path) -> None:
         sweep_points(base, ["acceleration.kv_cache.quant=int5"])
 
 
+@pytest.mark.slow
 def test_sweep_runs_each_point_and_prints_the_knob_table(tmp_path: Path, tiny_model_dir: Path) -> None:
     base = _base(tmp_path, tiny_model_dir)
     out = tmp_path / "runs"
@@ -50,6 +51,7 @@ def test_sweep_runs_each_point_and_prints_the_knob_table(tmp_path: Path, tiny_mo
     assert runs == ["tiny", "tiny-backend-simulated-quant-int2", "tiny-backend-simulated-quant-int8"]
 
 
+@pytest.mark.slow
 def test_bad_set_exits_2(tmp_path: Path, tiny_model_dir: Path) -> None:
     res = run_cli("sweep", str(_base(tmp_path, tiny_model_dir)), "--set", "acceleration.kv_cache.quant",
                   "--out", str(tmp_path / "runs"))

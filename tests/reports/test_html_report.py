@@ -81,6 +81,7 @@ def test_file_is_self_contained_and_escaped(report_path: Path) -> None:
 # --------------------------------------------------------------------------- in chromium
 
 
+@pytest.mark.slow
 def test_verdict_filters_and_no_network(browser, report_path: Path) -> None:  # type: ignore[no-untyped-def]
     page, state = _open(browser, report_path)
     assert page.locator("#verdict-text").inner_text() == "verdict: FAIL"
@@ -173,6 +174,7 @@ def test_speed_table_escaped_and_claims_shown(browser, tmp_path: Path) -> None: 
     page.context.close()
 
 
+@pytest.mark.slow
 def test_report_command_rerenders_stored_runs(tmp_path: Path) -> None:
     dirs = write_runs(tmp_path / "runs", make_report())
     out = tmp_path / "out" / "r.html"

@@ -13,6 +13,7 @@ from evalrun.evals.execute import execute, prepare
 from tests.conftest import tiny_config
 
 
+@pytest.mark.slow
 def test_compile_time_is_measured_in_an_untimed_warmup(tiny_model_dir: Path, tmp_path: Path) -> None:
     # one batch of six: the timed batch has the warm-up's shapes, so it must compile nothing
     cfg = parse_config(tiny_config(tiny_model_dir, batch_size=8,

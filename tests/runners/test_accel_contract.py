@@ -64,6 +64,7 @@ def test_every_method_has_examples_and_every_policy_is_covered() -> None:
 
 
 @pytest.mark.parametrize(("name", "settings"), CASES, ids=IDS)
+@pytest.mark.slow
 def test_lifecycle_leaves_the_model_bit_identical_and_reports_effects(tiny, name: str, settings: dict) -> None:
     before = _generate(tiny)
     state = {k: v.clone() for k, v in tiny.state_dict().items()}
@@ -120,6 +121,7 @@ def test_capabilities_are_declared(name: str, settings: dict) -> None:
         assert caps.max_batch_size == 1 and not caps.prefix_reuse
 
 
+@pytest.mark.slow
 def test_the_run_key_contribution_is_the_same_in_another_process() -> None:
     here = {i: _key_part(name, settings) for i, (name, settings) in zip(IDS, CASES)}
     code = ("import json, sys\nfrom tests.runners.test_accel_contract import CASES, IDS, _key_part\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 
 from evalrun.runners.accel import build_accelerations, validate_accelerations
@@ -23,6 +24,7 @@ def test_registered_by_its_file_alone() -> None:
     assert policies()["tova"] is Tova
 
 
+@pytest.mark.slow
 def test_keeps_exactly_the_budget_in_every_layer_and_head(tiny) -> None:
     n, new, budget = 60, 6, 20
     accel = _method(budget=budget)
@@ -53,6 +55,7 @@ def test_scores_are_the_last_query_attention_averaged_over_heads(tiny_model_dir:
     assert torch.equal(kept[:, 0], kept[:, 1])
 
 
+@pytest.mark.slow
 def test_a_tight_budget_changes_decoding_but_not_the_prefill(tiny) -> None:
     ids = token_ids(80)
     base, _ = generate_with(tiny, ids)

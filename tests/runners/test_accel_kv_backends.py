@@ -47,6 +47,7 @@ def _codes(layer: Any) -> list[torch.Tensor]:
 
 @pytest.mark.parametrize(("settings", "dtype", "bits"), [(FP8, torch.float8_e4m3fn, 8), (HQQ4, torch.uint8, 4),
                                                          (HQQ2, torch.uint8, 2)], ids=["fp8", "hqq-int4", "hqq-int2"])
+@pytest.mark.slow
 def test_the_prompt_is_stored_in_fewer_bytes(tiny, settings: dict, dtype: torch.dtype, bits: int) -> None:
     ids = token_ids(48)
     _, cache, eff = _run(tiny, settings, ids)
@@ -69,6 +70,7 @@ def test_the_prompt_is_stored_in_fewer_bytes(tiny, settings: dict, dtype: torch.
 @pytest.mark.parametrize("settings", [FP8, HQQ4, HQQ2, {**HQQ2, "quant": "int1", "group_size": 8},
                                       {**HQQ2, "quant": "int3"}, {**HQQ4, "quant": "int8", "group_size": 32}],
                          ids=["fp8", "hqq-int4-axis1", "hqq-int2-axis0", "hqq-int1", "hqq-int3", "hqq-int8"])
+@pytest.mark.slow
 def test_outputs_at_odd_and_even_prompt_lengths(tiny, settings: dict) -> None:
     for batch, length in [(1, 47), (1, 48), (3, 33)]:
         ids = token_ids(length * batch).reshape(batch, length)

@@ -104,6 +104,7 @@ def _evict_config(model_dir: Path, **evict) -> dict:
     return data
 
 
+@pytest.mark.slow
 def test_context_scope_prefills_the_document_before_the_question(tiny_model_dir: Path, tmp_path: Path) -> None:
     """With a budget above every prompt nothing is evicted, so the two-step path must
     reproduce the baseline's tokens exactly; every needle item says where its question starts."""
@@ -125,6 +126,7 @@ def test_context_scope_prefills_the_document_before_the_question(tiny_model_dir:
         assert run.generations[item_id].output_ids == gen.output_ids
 
 
+@pytest.mark.slow
 def test_context_scope_compresses_only_the_context(tiny_model_dir: Path, tmp_path: Path) -> None:
     cfg = parse_config(_evict_config(tiny_model_dir, method="streaming", budget=40, scope="context"))
     run = execute(prepare(cfg, tmp_path, limit=2), log=lambda _: None)

@@ -74,6 +74,7 @@ def test_run_reports_bytes_as_stored(tiny_model_dir: Path, tmp_path: Path, quant
     assert eff["generate_calls"] == 1
 
 
+@pytest.mark.slow
 def test_int8_simulated_keeps_greedy_outputs(tiny_model_dir: Path, tmp_path: Path) -> None:
     base = execute(prepare(parse_config(_cfg(tiny_model_dir, None)), tmp_path / "b"), log=lambda _m: None)
     int8 = execute(prepare(parse_config(_cfg(tiny_model_dir, "int8")), tmp_path / "8"), log=lambda _m: None)

@@ -101,6 +101,7 @@ def test_targets_are_the_layer_projections_only(tiny) -> None:
 # --- on / off / detach ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_on_changes_logits_and_detach_restores_them_exactly(tiny) -> None:
     ids = torch.tensor([_bundled_windows(tiny)[0][:64]])
     before = _logits(tiny, ids)
@@ -119,6 +120,7 @@ def test_on_changes_logits_and_detach_restores_them_exactly(tiny) -> None:
     assert all(p.grad is None for p in tiny.parameters())
 
 
+@pytest.mark.slow
 def test_calibration_is_deterministic(tiny) -> None:
     a, b = _method(0.5), _method(0.5)
     for m in (a, b):
@@ -139,6 +141,7 @@ def test_calibration_is_deterministic(tiny) -> None:
 
 
 @pytest.mark.parametrize("level", [0.25, 0.5, 0.7])
+@pytest.mark.slow
 def test_achieved_level_matches_target_and_an_independent_count(tiny, level: float) -> None:
     """Our own pre-hook, registered after attach, sees the input as the projection does and
     counts its exact zeros; those counts equal the method's, and the overall level is on target."""
@@ -173,6 +176,7 @@ def test_achieved_level_matches_target_and_an_independent_count(tiny, level: flo
     assert eff["calibration"]["source"] == "bundled" and eff["calibration"]["tokens"] > 1000
 
 
+@pytest.mark.slow
 def test_left_padding_is_not_counted(tiny) -> None:
     """In a left-padded generate, pad positions are masked like any other but not counted."""
     tok = sp.model_tokenizer(tiny)
@@ -192,6 +196,7 @@ def test_left_padding_is_not_counted(tiny) -> None:
     assert total == (20 + 30 + 2 * 2) * tiny.config.intermediate_size
 
 
+@pytest.mark.slow
 def test_items_calibration(tiny) -> None:
     texts = [" ".join(sp.BUNDLED_TEXT[i : i + 4]) for i in range(0, 20, 4)]
     method = _method(0.5, calibration={"source": "items", "samples": 4, "max_tokens": 256})
@@ -224,6 +229,7 @@ def _run(model_dir: Path, out: Path, prepared_hook=None, **over):
     return execute(prepared, log=lambda _m: None)
 
 
+@pytest.mark.slow
 def test_run_records_effects_and_leaves_the_shared_model_clean(tiny_model_dir: Path, tmp_path: Path) -> None:
     from evalrun.runners.models import _LOADED
 

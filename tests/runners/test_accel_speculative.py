@@ -80,6 +80,7 @@ def _check_counts(eff: dict, generations: dict) -> None:
 
 
 @pytest.mark.parametrize("method", ["prompt_lookup", "draft_model", "early_exit"])
+@pytest.mark.slow
 def test_outputs_equal_greedy_and_effects_are_measured(
     method: str, greedy, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -123,6 +124,7 @@ def test_outputs_equal_greedy_and_effects_are_measured(
         assert "num_assistant_tokens_final" not in eff
 
 
+@pytest.mark.slow
 def test_model_as_its_own_draft_and_a_clean_model_afterwards(tiny_model_dir: Path, greedy, tmp_path: Path) -> None:
     """No copy: the draft is the very object the runner generates with (models are cached per process)."""
     settings = {"method": "draft_model", "draft": str(tiny_model_dir), "schedule": "constant", "num_tokens": 4}
@@ -141,6 +143,7 @@ def test_model_as_its_own_draft_and_a_clean_model_afterwards(tiny_model_dir: Pat
     assert model.generation_config.to_dict() == before
 
 
+@pytest.mark.slow
 def test_draft_with_another_vocabulary_is_refused(tiny_model_dir: Path, tmp_path: Path) -> None:
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
@@ -161,6 +164,7 @@ def test_exit_layer_beyond_the_model_is_refused(tiny_model_dir: Path, tmp_path: 
         _run(tiny_model_dir, tmp_path, acceleration={"speculative": {"method": "early_exit", "exit_layer": 2}})
 
 
+@pytest.mark.slow
 def test_early_exit_failing_mid_draft_leaves_the_shared_model_whole(
     tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

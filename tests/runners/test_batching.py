@@ -28,6 +28,7 @@ def _oom_above(runner: HFRunner, limit: int, calls: list[int]) -> None:
     runner._generate_batch = fake  # type: ignore[method-assign]
 
 
+@pytest.mark.slow
 def test_out_of_memory_halves_the_batch_and_loses_nothing(tiny_model_dir: Path, tmp_path: Path) -> None:
     # four long needles and two short ones: the plan (longest first, least padding) batches them 4 + 2
     tasks = [{"pack": "needle_numbers", "lengths": [96, 200, 240], "depths": [0.0, 1.0], "values": ["integer"]}]
@@ -61,6 +62,7 @@ def test_out_of_memory_on_a_single_item_is_that_items_error(tiny_model_dir: Path
     assert stored.count("OutOfMemoryError") == 2
 
 
+@pytest.mark.slow
 def test_auto_batch_size_resolves_when_the_model_loads(tiny_model_dir: Path, tmp_path: Path) -> None:
     prepared = prepare(parse_config(tiny_config(tiny_model_dir, batch_size="auto")), tmp_path)
     run = execute(prepared, log=lambda _: None)
@@ -89,6 +91,7 @@ def test_auto_estimate_on_cuda_scales_with_free_memory(tiny_model_dir: Path, mon
     assert auto_batch_size(model, "cpu", items, 64) == AUTO_START
 
 
+@pytest.mark.slow
 def test_runs_in_one_process_share_one_model_load(tiny_model_dir: Path, tmp_path: Path) -> None:
     from evalrun.runners.models import _LOADED
 

@@ -95,6 +95,7 @@ def static_run(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory): 
     return _run(tiny_model_dir, tmp_path_factory.mktemp("static"), batch_size=3)
 
 
+@pytest.mark.slow
 def test_continuous_matches_static_and_records_the_paged_cache(tiny_model_dir: Path, tmp_path: Path,
                                                                static_run) -> None:  # type: ignore[no-untyped-def]
     static = static_run
@@ -198,6 +199,7 @@ def test_methods_that_declare_it_run_under_continuous_batching(name: str, tiny_m
     assert result.manifest["effects"][name], "the method says what it did under continuous batching"
 
 
+@pytest.mark.slow
 def test_fixed_length_items_keep_their_length(tiny_model_dir: Path, tmp_path: Path) -> None:
     """`latency` items (max_new_tokens and ignore_eos of their own): one session per override, the end of
     sequence suppressed as the static runner's min_new_tokens does, the same tokens."""

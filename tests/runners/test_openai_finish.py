@@ -152,6 +152,7 @@ def test_context_refusals_are_told_from_other_400s(code: int, body: str, too_lon
 
 
 @pytest.mark.parametrize("refusal, attempts", [("400", 1), ("empty", 2)])
+@pytest.mark.slow
 def test_a_prompt_past_the_context_is_an_item_error_and_the_run_goes_on(
     scripted: ScriptedBackend, tmp_path: Path, refusal: str, attempts: int
 ) -> None:

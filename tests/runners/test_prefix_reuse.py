@@ -26,6 +26,7 @@ def _pair(model: str, out: Path, limit: int | None = None, **over):
     return plain, shared
 
 
+@pytest.mark.slow
 def test_shared_prefix_outputs_equal_the_unshared_path(tiny_model_dir: Path, tmp_path: Path) -> None:
     plain, shared = _pair(str(tiny_model_dir), tmp_path)
     assert plain.manifest["key"] != shared.manifest["key"]
@@ -54,6 +55,7 @@ def test_groups_are_by_document(tiny_model_dir: Path, tmp_path: Path) -> None:
         assert members[0].question not in text
 
 
+@pytest.mark.slow
 def test_a_method_with_its_own_cache_turns_reuse_off(tiny_model_dir: Path, tmp_path: Path) -> None:
     data = _doc_config(str(tiny_model_dir), prefix_reuse=True)
     data["acceleration"] = {"kv_cache": {"quant": "int8", "backend": "simulated"}}

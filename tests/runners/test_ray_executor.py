@@ -43,6 +43,7 @@ def _stored_lines(run_dir: Path) -> list[dict]:
     return [json.loads(ln) for ln in (run_dir / "samples.jsonl").read_text().splitlines() if ln.strip()]
 
 
+@pytest.mark.slow
 def test_ray_generates_the_in_process_batches_and_outputs(tiny_model_dir: Path, tmp_path: Path) -> None:
     _, local = _run(tiny_model_dir, tmp_path / "a")
     prepared, remote = _run(tiny_model_dir, tmp_path / "b", RAY)
@@ -63,6 +64,7 @@ def test_ray_generates_the_in_process_batches_and_outputs(tiny_model_dir: Path, 
     assert len(_stored_lines(remote.dir)) == len(local.generations)
 
 
+@pytest.mark.slow
 def test_methods_effects_are_merged_over_actors(tiny_model_dir: Path, tmp_path: Path) -> None:
     accel = {"kv_cache": {"quant": "int4", "backend": "simulated", "group_size": 16, "residual_length": 8}}
     _, local = _run(tiny_model_dir, tmp_path / "a", acceleration=accel, tasks=MANY, batch_size=2)
@@ -75,6 +77,7 @@ def test_methods_effects_are_merged_over_actors(tiny_model_dir: Path, tmp_path: 
         assert remote.generations[item_id].output_ids == gen.output_ids
 
 
+@pytest.mark.slow
 def test_prefix_reuse_units_keep_each_document_together(tiny_model_dir: Path, tmp_path: Path) -> None:
     tasks = [{"pack": "doc_fields", "documents": 2, "lengths": [400], "mode": "per_field", "doc_types": ["invoice"],
               "fields": ["total", "tax", "due_date", "invoice_number", "currency", "subtotal"]}]
@@ -101,6 +104,7 @@ def _kill_after_first_unit(prepared: Any, victim: str = "actor-1") -> list[int]:
     return killed
 
 
+@pytest.mark.slow
 def test_a_killed_actor_loses_and_duplicates_nothing(tiny_model_dir: Path, tmp_path: Path) -> None:
     _, local = _run(tiny_model_dir, tmp_path / "a", tasks=MANY, batch_size=2)
     ray_executor.close_pools()  # a pool of its own: the one this test kills
@@ -122,6 +126,7 @@ def test_a_killed_actor_loses_and_duplicates_nothing(tiny_model_dir: Path, tmp_p
     ray_executor.close_pools()
 
 
+@pytest.mark.slow
 def test_a_restarted_actor_is_registered_again(tiny_model_dir: Path, tmp_path: Path) -> None:
     _, local = _run(tiny_model_dir, tmp_path / "a", tasks=MANY, batch_size=2)
     settings = RAY | {"max_restarts": 1}
@@ -137,6 +142,7 @@ def test_a_restarted_actor_is_registered_again(tiny_model_dir: Path, tmp_path: P
     ray_executor.close_pools()
 
 
+@pytest.mark.slow
 def test_every_actor_lost_keeps_what_was_stored_and_resumes(tiny_model_dir: Path, tmp_path: Path) -> None:
     data = tiny_config(tiny_model_dir, tasks=MANY, batch_size=2, executor="ray", ray={"actors": 1})
     prepared = prepare(parse_config(data), tmp_path)
@@ -155,6 +161,7 @@ def test_every_actor_lost_keeps_what_was_stored_and_resumes(tiny_model_dir: Path
     ray_executor.close_pools()
 
 
+@pytest.mark.slow
 def test_a_pool_larger_than_the_cluster_is_a_clear_failure(tiny_model_dir: Path, tmp_path: Path) -> None:
     data = tiny_config(tiny_model_dir, executor="ray", ray={"actors": 3, "cpus_per_actor": 1})
     with pytest.raises(RunFailed, match=r"ray.actors: 3 actor\(s\) of 1 CPU each do not fit"):

@@ -44,6 +44,7 @@ def test_batches_are_planned_by_tokens_longest_first(tiny_model_dir: Path, tmp_p
     assert _padded(runner, batches) < _padded(runner, [ordered[:4], ordered[4:]])
 
 
+@pytest.mark.slow
 def test_left_padded_batches_match_one_by_one(tiny_model_dir: Path, tmp_path: Path) -> None:
     one = _run(tiny_model_dir, tmp_path / "a", batch_size=1)
     four = _run(tiny_model_dir, tmp_path / "b", batch_size=4)
@@ -71,6 +72,7 @@ def test_left_padded_batches_match_one_by_one(tiny_model_dir: Path, tmp_path: Pa
 
 
 @pytest.mark.parametrize("quant, max_ratio", [("int4", 0.45), ("int2", 0.35)])
+@pytest.mark.slow
 def test_kv_quant_path_is_taken_and_measured(tiny_model_dir: Path, tmp_path: Path, quant: str, max_ratio: float) -> None:
     accel = {"kv_cache": {"quant": quant, "backend": "quanto", "group_size": 16, "residual_length": 4}}
     result = _run(tiny_model_dir, tmp_path, acceleration=accel)
@@ -87,6 +89,7 @@ def test_no_acceleration_records_no_effects(tiny_model_dir: Path, tmp_path: Path
     assert result.manifest["status"] == "complete"
 
 
+@pytest.mark.slow
 def test_a_failing_batch_is_retried_item_by_item_and_errors_are_kept(
     tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -124,6 +127,7 @@ def test_every_item_failing_is_a_run_failure(tiny_model_dir: Path, tmp_path: Pat
         _run(tiny_model_dir, tmp_path)
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_loses_and_duplicates_nothing(tiny_model_dir: Path, tmp_path: Path) -> None:
     cfg = _config(
         tiny_model_dir,

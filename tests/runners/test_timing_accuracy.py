@@ -30,6 +30,7 @@ from evalrun.evals.config import parse_config
 from evalrun.evals.execute import prepare
 from evalrun.evals.slo import SLO
 from evalrun.evals.stats import percentile
+from tests.machine import loaded, skip_if_loaded
 from tests.runners.noise_probe import scheduling_noise
 from tests.runners.paced_model import ForwardPacer, calibrate
 from tests.runners.timed_server import Timing
@@ -96,6 +97,7 @@ def _attempt(scenario: Scenario, out: Path) -> tuple[_Attempt, ServedRun]:
 
 
 @pytest.mark.parametrize("name", ["c1", "c8", "c32"])
+@pytest.mark.slow
 def test_openai_speed_metrics_match_the_injected_timings(name: str, tmp_path: Path) -> None:
     scenario = SCENARIOS[name]
     tried: list[_Attempt] = []
@@ -107,12 +109,15 @@ def test_openai_speed_metrics_match_the_injected_timings(name: str, tmp_path: Pa
     lines = "\n".join(f"attempt {k + 1}: {a.line}" for k, a in enumerate(tried))
     best = min(tried, key=lambda a: a.score)
     report = f"{lines}\nbest attempt:\n{_table(best.rows)}"
-    assert all(_coarse(r.error, r.injected) for r in best.rows), f"{name}: off by more than 25% or 10 ms\n{report}"
+    if not all(_coarse(r.error, r.injected) for r in best.rows):
+        skip_if_loaded(f"{name}: off by more than 25% or 10 ms", report)
+        pytest.fail(f"{name}: off by more than 25% or 10 ms\n{report}")
     if not best.clean:
-        if any(a.noisy for a in tried):
+        if any(a.noisy for a in tried) or loaded():
             pytest.skip(f"{name}: no attempt within 5% or 2 ms on a busy machine (a waiting thread woke over "
                         f"{NOISY * 1e3:g} ms late at p99, or the server's own sends missed their schedule by over "
-                        f"{ABS_TOL * 1e3:g} ms); within 25% or 10 ms\n{report}")
+                        f"{ABS_TOL * 1e3:g} ms, or {loaded() or 'the load average over the cores'}); "
+                        f"within 25% or 10 ms\n{report}")
         pytest.fail(f"{name}: no attempt within 5% or 2 ms\n{report}")
     print(f"\n{name} ({scenario.requests} requests, {run.wall_seconds:.2f} s):\n{lines}\n{_table(best.rows)}")
     truth = goodput_check(run)[0]
@@ -122,6 +127,7 @@ def test_openai_speed_metrics_match_the_injected_timings(name: str, tmp_path: Pa
         assert truth == scenario.requests
 
 
+@pytest.mark.slow
 def test_request_rate_arrivals_follow_the_poisson_schedule(tmp_path: Path) -> None:
     """Sent at the runner's Poisson times: the server sees arrivals whose mean gap is about 1/R,
     spread out (not all at once), each close to its scheduled time."""
@@ -132,12 +138,15 @@ def test_request_rate_arrivals_follow_the_poisson_schedule(tmp_path: Path) -> No
     arrived = sorted(r.arrived for r in run.state.records)
     gaps = [b - a for a, b in zip(arrived, arrived[1:])]
     mean_gap = (arrived[-1] - arrived[0]) / (n - 1)
-    assert abs(mean_gap * rate - 1) <= 0.25, f"mean gap {mean_gap * 1e3:.1f} ms, 1/R = {1e3 / rate:.1f} ms"
-    assert sum(1 for g in gaps if g < 0.001) <= n // 10, "arrivals are spread out, not sent together"
-    assert statistics.pstdev(gaps) > 0.5 * statistics.mean(gaps), "exponential gaps vary about as much as their mean"
     # the runner's own schedule (its `arrivals`, seeded by arrival_seed) against the server's clock
     schedule = run.runner.arrivals(n)
     off = [(a - arrived[0]) - t for a, t in zip(arrived, schedule)]
+    if abs(mean_gap * rate - 1) > 0.25 or max(abs(x) for x in off) >= 0.010:
+        skip_if_loaded("arrivals off their Poisson schedule", f"mean gap {mean_gap * 1e3:.1f} ms, 1/R = "
+                       f"{1e3 / rate:.1f} ms, off schedule by up to {max(map(abs, off)) * 1e3:.1f} ms")
+    assert abs(mean_gap * rate - 1) <= 0.25, f"mean gap {mean_gap * 1e3:.1f} ms, 1/R = {1e3 / rate:.1f} ms"
+    assert sum(1 for g in gaps if g < 0.001) <= n // 10, "arrivals are spread out, not sent together"
+    assert statistics.pstdev(gaps) > 0.5 * statistics.mean(gaps), "exponential gaps vary about as much as their mean"
     print(f"\nmean gap {mean_gap * 1e3:.2f} ms (1/R {1e3 / rate:.1f} ms, schedule "
           f"{(schedule[-1] - schedule[0]) / (n - 1) * 1e3:.2f} ms); off schedule by at most {max(map(abs, off)) * 1e3:.2f} ms")
     assert max(abs(x) for x in off) < 0.010, f"arrivals off their schedule by up to {max(off) * 1e3:.1f} ms"
@@ -198,6 +207,7 @@ def one_torch_thread() -> Any:
 
 
 @pytest.mark.parametrize("batch", [1, 4])
+@pytest.mark.slow
 def test_hf_clock_matches_known_forward_times(batch: int, tiny_model_dir: Path, tmp_path: Path,
                                               one_torch_thread: None) -> None:
     """TTFT = the prompt's call (60 ms) + what generate does around it; every gap = a step's call
@@ -213,7 +223,11 @@ def test_hf_clock_matches_known_forward_times(batch: int, tiny_model_dir: Path, 
             gens = _run_paced(runner, items, pacer)
         noisy = noisy or noise.p99 > NOISY
         assert len(gens) == 4 and all(g.new_tokens == NEW_TOKENS and g.batch_size == batch for g in gens)
-        assert pacer.own("prefill") and max(pacer.own("decode")) < DECODE, "the model's compute fits in the padding"
+        slowest = max(pacer.own("decode"), default=0.0)
+        if slowest >= DECODE:  # the tiny model's step takes a fraction of a millisecond when it has a core
+            skip_if_loaded(f"batch {batch}: a decoding step's own compute took {slowest * 1e3:.1f} ms, past the "
+                           f"{DECODE * 1e3:g} ms it is padded to", f"wake-up lateness p99 {noise.p99 * 1e3:.2f} ms")
+        assert pacer.own("prefill") and slowest < DECODE, "the model's compute fits in the padding"
         ttft, gap = PREFILL + overhead.first, DECODE + overhead.step
         bad = _hf_errors(gens, ttft, gap)
         gross = _hf_errors(gens, ttft, gap, _coarse)
@@ -224,10 +238,13 @@ def test_hf_clock_matches_known_forward_times(batch: int, tiny_model_dir: Path, 
             break
     else:
         report = "\n".join(tried)
+        if gross:
+            skip_if_loaded(f"batch {batch}: off by more than 25% or 10 ms", report)
         assert not gross, f"batch {batch}: off by more than 25% or 10 ms\n{report}"
-        if noisy:
+        if noisy or loaded():
             pytest.skip(f"batch {batch}: no attempt within 5% or 2 ms on a busy machine (a waiting thread woke over "
-                        f"{NOISY * 1e3:g} ms late at p99); within 25% or 10 ms\n{report}")
+                        f"{NOISY * 1e3:g} ms late at p99, or {loaded() or 'the load average over the cores'}); "
+                        f"within 25% or 10 ms\n{report}")
         pytest.fail(f"batch {batch}: the hf clock is off\n{report}")
     ttfts = [g.prefill_seconds * 1e3 for g in gens]
     gaps = [x * 1e3 for g in gens for x in g.itl_seconds]

@@ -94,6 +94,7 @@ with tempfile.TemporaryDirectory() as d:
 """
 
 
+@pytest.mark.slow
 def test_enum_options_are_the_configured_ones_in_any_process(tmp_path: Path) -> None:
     """Reading an enum gold caches a lookup table in the options dict it is given; that must not be
     the field's own options, or the cache (a frozenset, ordered by the hash seed) reaches items.jsonl."""

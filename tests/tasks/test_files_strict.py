@@ -42,6 +42,7 @@ def _error(cfg: Path) -> ConfigError:
     return info.value
 
 
+@pytest.mark.slow
 def test_jsonl_of_scalars_names_the_line_and_exits_2(tmp_path: Path) -> None:
     (tmp_path / "docs.jsonl").write_text(json.dumps(ROW) + "\n42\n")
     cfg = _cfg(tmp_path)
@@ -64,6 +65,7 @@ def test_bad_templates_are_config_errors_at_the_prompt(tmp_path: Path, template:
     assert err.path == "tasks[0].prompt", str(err)
 
 
+@pytest.mark.slow
 def test_bad_template_exits_2_via_cli(tmp_path: Path) -> None:
     _data(tmp_path, [ROW])
     res = run_cli("run", str(_cfg(tmp_path, prompt="{doc:d}")), "--out", str(tmp_path / "runs"))
@@ -135,6 +137,7 @@ def test_gold_that_is_not_a_value_of_its_type_is_an_error(tmp_path: Path, kind: 
     assert err.path == "tasks[0].fields.v" and f"row 0 (line 1), column 'v': the gold {gold!r} is not" in str(err)
 
 
+@pytest.mark.slow
 def test_gold_errors_exit_2_via_cli(tmp_path: Path) -> None:
     _data(tmp_path, [ROW, {"doc": "x", "total": "not an amount"}])
     res = run_cli("run", str(_cfg(tmp_path)), "--out", str(tmp_path / "runs"))
@@ -194,6 +197,7 @@ def test_count_within_is_bounded_by_the_budget() -> None:
     assert count_within(spaces, count, 10) == 1
 
 
+@pytest.mark.slow
 def test_document_longer_than_the_context_is_an_error(tmp_path: Path, tiny_model_dir: Path) -> None:
     long_doc = "Invoice total due EUR 5.00. " + "lorem ipsum dolor sit amet " * 3000
     _data(tmp_path, [ROW, {"doc": long_doc, "total": "EUR 5.00", "ref": "big"}])
@@ -266,6 +270,7 @@ def test_a_json_key_given_twice_is_an_error(tmp_path: Path) -> None:
     assert "docs.json: key 'total' appears twice" in str(_error(_cfg(tmp_path, "docs.json")))
 
 
+@pytest.mark.slow
 def test_duplicate_columns_exit_2_via_check(tmp_path: Path) -> None:
     _dup_csv(tmp_path)
     res = run_cli("check", str(_cfg(tmp_path, "docs.csv")), "--out", str(tmp_path / "runs"))

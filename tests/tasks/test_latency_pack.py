@@ -69,6 +69,7 @@ def test_unknown_shape_is_a_config_error(tiny_model_dir: Path, tmp_path: Path) -
         parse_config(data, file=tmp_path / "cfg.yaml")
 
 
+@pytest.mark.slow
 def test_exact_output_lengths_timings_and_manifest(eos_model_dir: Path, tmp_path: Path) -> None:
     # the EOS-loving model stops after one token on an ordinary item...
     plain = _run(eos_model_dir, tmp_path / "plain", tiny_config(eos_model_dir, tasks=[
@@ -106,6 +107,7 @@ def test_exact_output_lengths_timings_and_manifest(eos_model_dir: Path, tmp_path
     assert sp["load_seconds"] == result.manifest["load_seconds"]
 
 
+@pytest.mark.slow
 def test_speed_only_compare_reports_speed_and_passes(eos_model_dir: Path, tmp_path: Path) -> None:
     data = _latency_config(eos_model_dir)
     base = parse_config(data, file=tmp_path / "b.yaml")

@@ -107,6 +107,7 @@ print(json.dumps([items_sha256(items), [it.prompt_hash for it in items]]))
 
 
 @pytest.mark.parametrize("name", PACKS)
+@pytest.mark.slow
 def test_hashes_are_the_same_in_another_process(name: str, tmp_path: Path) -> None:
     """A different hash seed in a fresh interpreter: set or dict order must not leak into items."""
     from evalrun.evals.store import items_sha256

@@ -117,6 +117,7 @@ _hostile = st.one_of(
 @settings(max_examples=100, derandomize=True, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(batch=st.lists(_hostile, min_size=100, max_size=100))
+@pytest.mark.slow
 def test_no_exception_on_fuzzed_strings(batch: list[str]) -> None:
     """10,000 strings (a fixed seed), each through every type: readers, spans and the scorer never raise."""
     for name in NAMES:
