@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, get_args
 
 from typing_extensions import TypedDict
 
@@ -21,16 +21,20 @@ from pydantic import BaseModel, ConfigDict, Field as PydField, computed_field, m
 FieldKind = str
 
 # Field-level outcomes; "error" is the item-level outcome of a generation that raised.
+# The one list of outcomes: the scorer, the metrics and the report's browser read it from here.
 Outcome = Literal[
     "correct",
+    "correct_absent",
     "near_match",
     "partial",
     "wrong_value",
     "missing",
     "hallucinated",
-    "correct_absent",
     "error",
 ]
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
+# what the scorer gives a field of an answer that was generated (everything but "error")
+FIELD_OUTCOMES: tuple[str, ...] = tuple(o for o in OUTCOMES if o != "error")
 
 # Outcomes credited as correct in strict scoring.
 CORRECT_OUTCOMES: frozenset[str] = frozenset({"correct", "correct_absent"})

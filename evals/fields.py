@@ -109,7 +109,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from evalrun.contract.types import FieldScore
+from evalrun.contract.types import FIELD_OUTCOMES, FieldScore
 from evalrun.values.answer_sign import says_negative
 from evalrun.values.answer_context import AnswerContext, asked_names, mask_echo, only_echo, read_context
 from evalrun.values.clauses import Names
@@ -127,7 +127,7 @@ from evalrun.values.registry import field_type, option_problem, unknown_type_mes
 from evalrun.values.text import norm_text
 from evalrun.values.types._base import SELF_CONTRADICTING, FieldType
 
-OUTCOMES = ("correct", "near_match", "partial", "wrong_value", "missing", "hallucinated", "correct_absent")
+OUTCOMES = FIELD_OUTCOMES  # the contract's list: what a field of a generated answer can be
 # every type's sub-codes, as the type declares them (values/types/)
 SUBCODES: dict[str, tuple[str, ...]] = {name: field_type(name).subcodes for name in KINDS}
 AMBIGUOUS = "ambiguous: several candidates"

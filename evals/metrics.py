@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from evalrun.contract.types import CORRECT_OUTCOMES
 from evalrun.evals import stats
 from evalrun.evals.scoring import ScoredItem
 
@@ -58,7 +59,7 @@ class FieldMetrics:
         self.fn += fn
         self.total += 1
         self.outcomes[outcome] += 1
-        self.correct += outcome in ("correct", "correct_absent")
+        self.correct += outcome in CORRECT_OUTCOMES
         if gold_present:
             self.gold_present += 1
             self.missing += outcome == "missing"

@@ -12,13 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalrun.contract.types import OUTCOMES as CONTRACT_OUTCOMES
 from evalrun.evals import diffs
 from evalrun.evals.pairing import Comparison, Flip
 from evalrun.evals.speed_table import SpeedRow, SpeedTable
 from evalrun.evals.verdict import Verdict
 
-OUTCOMES = ["correct", "correct_absent", "near_match", "partial", "wrong_value", "missing", "hallucinated", "error",
-            "unanswered"]
+# the contract's outcomes, and the browser's own state of an item a run did not answer
+OUTCOMES = [*CONTRACT_OUTCOMES, "unanswered"]
 NOSCRIPT_FLIPS = 500  # harmful flips per candidate listed in the page for readers without JavaScript
 LONG_DOCUMENT_CHARS = 1_500  # the page shows longer documents collapsed
 
