@@ -25,6 +25,8 @@ _NUM = rf"""
   | [0-9]{{1,2}}(?:,[0-9]{{2}})+,[0-9]{{3}}(?:\.[0-9]+)?  # 12,34,567.00 (Indian)
   | [0-9]{{1,3}}(?:,[0-9]{{1,3}})+\.[0-9]{{1,2}}           # 14,85.20: a damaged grouping, still one amount
   | [0-9]{{1,3}}(?:\.[0-9]{{1,3}})+,[0-9]{{1,2}}           # 14.85,20
+  | [0-9]{{1,3}}(?:\.[0-9]{{3}})+\.[0-9]{{1,2}}             # 1.412.50: one separator throughout, decimal last
+  | [0-9]{{1,3}}(?:,[0-9]{{3}})+,[0-9]{{1,2}}               # 1,412,50
   | [0-9]+(?:[.,][0-9]+)?                                # 1234.5  12,5
   | (?<![0-9])\.[0-9]+                                   # .5
 )"""
@@ -75,6 +77,7 @@ class AmountCand(NamedTuple):
 
 
 _SPACE_SEP_RE = re.compile(f"[{_SPACE_SEP}]")
+_DECIMAL_LAST = re.compile(r"[0-9]{1,3}(?:([.,])[0-9]{3})+\1[0-9]{1,2}")
 
 
 @lru_cache(maxsize=16384)
@@ -82,7 +85,9 @@ def interpret_number(num: str, decimal: str | None = None, three_decimals: bool 
     """Digits with separators -> Decimal, deciding which separator is decimal.
 
     Spaces and apostrophes are always thousands; with both '.' and ',' the last
-    one is decimal; repeated separators are thousands. A single separator
+    one is decimal; repeated separators are thousands, unless the last of them is
+    followed by one or two digits after groups of three ("1.412.50" is 1412.50: a
+    grouping written with the decimal's own sign). A single separator
     followed by exactly three digits ("1,234", "1.234") is the ambiguous case:
     `decimal` names the decimal separator ("." by default: "1,234" is 1234,
     "1.234" is 1.234), or "auto" reads both as thousands (amounts seldom have
@@ -104,7 +109,9 @@ def interpret_number(num: str, decimal: str | None = None, three_decimals: bool 
         if sep:
             head, _, frac = s.partition(sep)
             thousands = (decimal == "auto" or sep != (decimal or ".")) and not three_decimals
-            if s.count(sep) > 1 or (thousands and len(frac) == 3 and head not in ("", "0") and len(head) <= 3):
+            if _DECIMAL_LAST.fullmatch(s):  # "1.412.50": groups of three, then one or two decimals
+                s = s[: s.rfind(sep)].replace(sep, "") + "." + s[s.rfind(sep) + 1:]
+            elif s.count(sep) > 1 or (thousands and len(frac) == 3 and head not in ("", "0") and len(head) <= 3):
                 s = s.replace(sep, "")
             else:
                 s = s.replace(",", ".")

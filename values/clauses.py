@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from evalrun.values.currencies import currency_code
 from evalrun.values.dates import MONTH_NAMES
 from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.text import prep
@@ -28,16 +29,26 @@ _COPULA = re.compile(r"\s(?:is|are|was|were|amounts to|comes to)\s|[:=]")
 Names = tuple[frozenset[str], ...]  # the word sets of a field's name and of each alias
 
 
+def _currency_before_number(word: str, line: str, m: re.Match[str]) -> bool:
+    """Is the dot that of a currency written with one ("Rs.", "Fr.", "kr.") before its amount,
+    not after one ("5 kr. 20 were sold")?"""
+    if m.group().strip() != "." or not line[m.end():m.end() + 1].isdigit() or currency_code(f"{word}.") is None:
+        return False
+    before = line[:m.start() - len(word)].rstrip()
+    return not before[-1:].isdigit()
+
+
 def _sentences(line: str) -> list[str]:
     out, start = [], 0
     for m in _SENT_END.finditer(line):
         nxt = line[m.end():m.end() + 12]
         before = line[start:m.start()].rsplit(None, 1)
-        word = before[-1].lower().strip("(\"'“‘") if before else ""
+        written = before[-1].strip("(\"'“‘") if before else ""
+        word = written.lower()
         nxt_word = (nxt.split() or [""])[0].strip(",.").lower()
         if (not nxt or nxt[0].islower() or word in _NOT_A_SENTENCE_END or len(word) == 1
-                or nxt_word in MONTH_NAMES):
-            continue  # "Mar. 14", "No. 5", "J. Smith", "14. März": no sentence ends here
+                or nxt_word in MONTH_NAMES or _currency_before_number(written, line, m)):
+            continue  # "Mar. 14", "No. 5", "J. Smith", "14. März", "Rs. 1,20,000": no sentence ends here
         out.append(line[start:m.end()])
         start = m.end()
     out.append(line[start:])

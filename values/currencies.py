@@ -106,11 +106,19 @@ def currency_mentions_at(text: str, words: bool = False, everyday: bool = True) 
     return found
 
 
+# A data row: three or more cells split by "," ";" "|" or a tab with no space after
+# ("DocNo,Date,Description,Amount USD"); prose puts a space after its commas.
+_DATA_ROW = re.compile(r"^[^\n,;|\t]*(?:[,;|\t](?! )[^\n,;|\t]*){2,}$", re.M)
+
+
 def stated_currency(text: str) -> str | None:
     """The one currency an answer names apart from its amount ("The net pay is 2,318.64.
-    The currency is USD."), or None when it names none or several that cannot be one."""
+    The currency is USD."), or None when it names none or several that cannot be one.
+    A currency in a data row the answer copies (a CSV header "...,Amount USD") states
+    nothing about the answer's value."""
     found: list[str] = []
-    for _, cur in currency_mentions(text, words=True, everyday=False):
+    prose = _DATA_ROW.sub(lambda m: " " * len(m[0]), text) if "," in text or ";" in text or "|" in text or "\t" in text else text
+    for _, cur in currency_mentions(prose, words=True, everyday=False):
         for i, seen in enumerate(found):
             if same_currency(seen, cur):
                 found[i] = more_specific(seen, cur)

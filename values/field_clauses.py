@@ -40,11 +40,12 @@ def answer_clauses(pred: str) -> list[str]:
 _FUNCTION = frozenset("from with within into onto over under after before between this that these those its their".split())
 
 
-def _subject_words(clause: str, whole: bool) -> list[str]:
+def _subject_words(clause: str, whole: bool, asked: frozenset[str] = frozenset()) -> list[str]:
     """The content words of a value clause's subject; a hyphenated word counts whole
-    ("Sub-total: EUR 450" is about a sub-total)."""
+    ("Sub-total: EUR 450" is about a sub-total). A value word ("amount") is no content
+    unless the question asks for it ("What loan amount ...?": "The amount is ...")."""
     return [w for w in words(subject(clause, whole)) if len(w) >= 3 and w.replace("-", "").isalpha()
-            and w not in _VALUE and w not in _FUNCTION and w not in MONTH_NAMES]
+            and (w not in _VALUE or w in asked) and w not in _FUNCTION and w not in MONTH_NAMES]
 
 
 def about_field(clause: str, names: Names) -> bool:
@@ -64,9 +65,9 @@ def _rival(kind: str, clauses: list[str], naming: list[str], asked: Names, opts:
     chosen = field_type(kind).candidates("\n".join(naming), opts)
     known = frozenset().union(*asked)
     for clause in clauses:
-        if clause in naming:
-            continue
-        own = _subject_words(clause, False)
+        if clause in naming or _FRACTION_OF.search(clause):
+            continue  # a share of the field ("₹30 lakh, which is 30% of the loan amount") is no rival
+        own = _subject_words(clause, False, known)
         if own and all(w in known for w in own) and any(c not in chosen for c in field_type(kind).candidates(clause, opts)):
             return True
     return False
@@ -92,13 +93,13 @@ def named_value(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) -
         cands = field_type(kind).candidates("\n".join(naming), opts) if naming else []
         if len(cands) > 1:
             cands = _whole_field_values(kind, naming, opts)
-        if len(cands) > 1 or (cands and names is asked and _rival(kind, clauses, naming, asked, opts)):
+        if len(cands) > 1 or (cands and asked and _rival(kind, clauses, naming, asked, opts)):
             return None
         if cands:
             return cands[0]
     names = asked + field_names(opts)
     valued = [c for c in clauses if field_type(kind).candidates(c, opts)]
-    own = [c for c in valued if about_field(c, names)]
+    own = [c for c in valued if about_field(c, names) and not _FRACTION_OF.search(c)]  # a share is another thing
     if not own or len(own) == len(valued):
         return None
     cands = field_type(kind).candidates("\n".join(own), opts)
@@ -111,11 +112,12 @@ _FRACTION_OF = re.compile(r"(?i)\d(?:[.,]\d+)?\s?%\s+(?:of|von|de|du|del|di)\s")
 def _whole_field_values(kind: str, naming: list[str], opts: dict[str, Any]) -> list[Any]:
     """The values of the naming clauses that do not speak of a share of the field ("The
     amount is ₹30 lakh, which is 30% of the loan amount", "21.00% of the total to pay is
-    2.574,00 €"): several clauses name the field, and one gives the field itself."""
+    2.574,00 €"): several clauses name the field, and one gives the field itself. None
+    when every naming clause speaks of a share: the field is read from the other clauses."""
     whole = [c for c in naming if not _FRACTION_OF.search(c)]
-    if not whole or len(whole) == len(naming):
+    if len(whole) == len(naming):
         return field_type(kind).candidates("\n".join(naming), opts)
-    return field_type(kind).candidates("\n".join(whole), opts)
+    return field_type(kind).candidates("\n".join(whole), opts) if whole else []  # only shares: read elsewhere
 
 
 class Refusal(NamedTuple):

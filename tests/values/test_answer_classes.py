@@ -339,3 +339,34 @@ def test_a_share_of_the_field_is_not_the_field() -> None:
     assert S("amount", "EUR 8950.00", answer, "What is the total to pay?").outcome == "wrong_value"
     two = "The total to pay is 8.940,00 €\n\nThe total to pay is 2.574,00 €"
     assert S("amount", "EUR 8940.00", two, "What is the total to pay?").outcome == "wrong_value"
+
+
+# a currency written with a dot ("Rs.", "Fr.") ends no sentence; a clause about a share of the
+# field is no rival of the value named for it, a clause giving "the amount" another value is
+_LOAN_Q = "What loan amount has been sanctioned? Answer with the amount and currency."
+_LOAN = "Sanction letter\nLoan amount sanctioned: Rs. 1,20,00,000 (Rupees One Crore Twenty Lakh)\nMargin: ₹30 lakh"
+
+
+@pytest.mark.parametrize("answer, outcome", [
+    ("The amount sanctioned is Rs. 1,20,00,000. The amount is ₹30 lakh, which is 30% of the loan amount.",
+     "correct"),
+    ("The loan amount sanctioned is Rs. 1,20,00,000. The margin is ₹30 lakh.", "correct"),
+    # "the amount" restated with another value: two values for the field, none credited
+    ("The loan amount sanctioned is Rs. 1,20,00,000. The amount is 120,000,000, and the currency is Rupees One "
+     "Crore Twenty L", "wrong_value"),
+    ("The loan amount sanctioned is Rs. 1,20,00,000. The amount is ₹1.20 lakh, and the amount is 30,00,000.",
+     "wrong_value"),
+    ("The amount sanctioned is Rs. 1,05,00,000. The amount is ₹30 lakh, which is 30% of the loan amount.",
+     "wrong_value"),
+])
+def test_a_currency_with_a_dot_and_a_share_of_the_field(answer: str, outcome: str) -> None:
+    fs = S("amount", "INR 12000000", answer, _LOAN_Q, _LOAN, field="loan_amount")
+    assert fs.outcome == outcome, fs
+
+
+def test_a_currency_with_a_dot_ends_no_sentence() -> None:
+    from evalrun.values.clauses import split_clauses
+
+    assert split_clauses("The total is Rs. 1,20,000. Paid by Fr. 200. Thanks.") == [
+        "The total is Rs. 1,20,000.", "Paid by Fr. 200.", "Thanks."]
+    assert split_clauses("It costs 5 kr. 20 were sold.") == ["It costs 5 kr.", "20 were sold."]

@@ -36,6 +36,9 @@ CREDIT: list[tuple[str, str, str, dict[str, Any]]] = [
     ("enum", "GBP", "pounds sterling", CUR),
     ("enum", "EUR", "euros", CUR),
     ("enum", "EUR", "the currency of Germany", CUR),
+    # a currency in a data row the answer copies (a CSV header) is no currency of the value
+    ("amount", "15139.20 EUR", "The answer is 15.139,20.\n\n# System B (US subsidiary, en-US)\n"
+     "DocNo,Date,Description,Amount USD\nUS-7710,06/", {}),
     ("enum", "KWD", "Kuwaiti dinar", CUR),
 ]
 
@@ -56,6 +59,9 @@ NO_CREDIT: list[tuple[str, str, str, dict[str, Any], str, str | None]] = [
      "wrong_value", "currency_mismatch"),
     # "won" the verb is no stated currency
     ("amount", "5000 EUR", "The total is 5,000. The contract was won by ACME.", {}, "correct", None),
+    # a currency stated in prose apart from the value still counts, commas and all
+    ("amount", "15139.20 EUR", "The answer is 15.139,20. The amounts are in USD, as listed, here.", {},
+     "wrong_value", "currency_mismatch"),
     # 원 inside a Korean word (직원: employee) is no currency
     ("enum", "EUR", "직원 EUR", CUR, "correct", None),
 ]

@@ -28,6 +28,9 @@ CREDIT: list[tuple[str, str, str, dict[str, Any]]] = [
     ("number", "3482", "The consumption was 3'482kWh.", {}),
     ("amount", "1234.50 CHF", "Der Betrag ist CHF 1’234.50.", {}),
     ("number", "1234567", "1'234'567", {}),
+    # one separator for groups and decimals alike: groups of three, then one or two decimals
+    ("amount", "USD 1412.50", "The amount of freight re-charge is 1.412.50.", {}),
+    ("number", "1412.5", "1,412,50", {}),
 ]
 
 NO_CREDIT: list[tuple[str, str, str, dict[str, Any], str, str | None]] = [
@@ -38,6 +41,11 @@ NO_CREDIT: list[tuple[str, str, str, dict[str, Any], str, str | None]] = [
     ("number", "3482", "The consumption was 3’483 kWh.", {}, "wrong_value", "digit_changed"),
     ("number", "3482", "The consumption was 3'492kWh.", {}, "wrong_value", "digit_changed"),
     ("id", "INV-2024-0042", "INV-٢٠٢٤-٠٠٤٣", {}, "wrong_value", "one_char_edit"),
+    # "1.412.50" is 1412.50: a slip in it stays a slip, and it is never 141250
+    ("amount", "USD 1412.50", "The amount of freight re-charge is 1.412.59.", {}, "wrong_value", "digit_changed"),
+    ("number", "141250", "1.412.50", {}, "wrong_value", "scale_error"),
+    # groups that are not of three are no such number ("1.1.1.1", a date's "11.08.24")
+    ("number", "1111", "1. 1.1.1.1", {}, "wrong_value", "unparseable"),
     # "3'482kWh" is never the 3 before the apostrophe
     ("number", "3", "The consumption was 3'482kWh.", {}, "wrong_value", None),
 ]
