@@ -1,5 +1,6 @@
-"""List markers ("1.", "2)", "(3)", "a)", "-", "*", "•") that open a line: they
-number an answer's items and are never a value of the field."""
+"""List markers ("1.", "2)", "(3)", "a)", "-", "*", "•", and outline numbers such as
+"1.1.2.4") that open a line: they number an answer's items and are never a value of
+the field."""
 
 from __future__ import annotations
 
@@ -11,6 +12,11 @@ _NUMBERED = re.compile(
 )
 
 
+# an outline number opening a line, alone or after an item's marker ("1. 1.1.1.2"): four to
+# six groups of one or two digits, which no number or date has
+_OUTLINE = re.compile(
+    r"(?m)^[ \t]*(?:(?:[0-9]{1,2}|[A-Za-z])[.)][ \t]+)?(?P<mark>[0-9]{1,2}(?:\.[0-9]{1,2}){3,5}\.?)(?=[ \t]*$|[ \t]+\S)"
+)
 _ANY = re.compile(r"(?m)^[ \t]*(?:[-*•‣◦·\u2013\u2014]|\(?[0-9A-Za-z]{1,2}[.)])[ \t]+\S")
 
 
@@ -21,11 +27,17 @@ def _blank(t: str, spans: list[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-def list_marker_spans(t: str) -> list[tuple[int, int]]:
+def list_marker_spans(t: str, outline: bool = True) -> list[tuple[int, int]]:
     """The markers opening the lines of `t`. A bullet followed by a space always is
     one ("- EUR 5" is not minus five); a number or letter is one when two or more
     lines are numbered, or when it is the first item ("1.", "a)"): an answer
-    "24. It is due on delivery." still states 24."""
+    "24. It is due on delivery." still states 24. With `outline`, outline numbers too."""
+    if outline and "." in t and _OUTLINE.search(t):
+        return _spans(t) + [m.span("mark") for m in _OUTLINE.finditer(t)]
+    return _spans(t)
+
+
+def _spans(t: str) -> list[tuple[int, int]]:
     if not _ANY.search(t):
         return []
     spans = [m.span("mark") for m in _BULLET.finditer(t)]
@@ -37,7 +49,8 @@ def list_marker_spans(t: str) -> list[tuple[int, int]]:
     return spans
 
 
-def mask_list_markers(t: str) -> str:
-    """`t` with its list markers blanked (same length, so spans still line up)."""
-    spans = list_marker_spans(t)
+def mask_list_markers(t: str, outline: bool = True) -> str:
+    """`t` with its list markers blanked (same length, so spans still line up); without
+    `outline`, outline numbers stay (they are what a cut-off last item repeats)."""
+    spans = list_marker_spans(t, outline)
     return _blank(t, spans) if spans else t

@@ -18,6 +18,9 @@ _SEPARATOR = re.compile(r"[^\w]")
 _DIGIT = re.compile(r"\d")
 _MARKER = re.compile(r"^\(?\d{1,2}[.)]$")
 _ALNUM = re.compile(r"[^\W_]")
+_GLUED_TOKEN = re.compile(r"(?<!\S)[^\W_][\w./]*[-/.]\Z")  # "2100-" right before a loop's first copy
+_OPERATOR_FIRST = re.compile(r"\s*[-+×x*/]\s*\d")  # a unit " + 20", "x 12"
+_TERM_BEFORE = re.compile(r"(?<![\w.,])\d[\d.,]*\s*\Z")  # the sum's first term, "30 " before " + 20 + 20"
 
 
 def _is_loop_unit(unit: str) -> bool:
@@ -34,11 +37,28 @@ def is_list_marker_loop(unit: str) -> bool:
 
 
 def loop_spans(text: str) -> list[tuple[int, int, str]]:
-    """Each loop in `text`: (start, end, its unit)."""
+    """Each loop in `text`: (start, end, its unit). A loop never starts inside a number: in
+    "= 30 + 20 + 20 + ..." the loop is " + 20", not "0 + 2" inside the 30. A loop whose
+    first copy is glued to the token before it ("CIF 2100-2400, 2400, 2400, ...") goes on
+    repeating a piece of that token: the loop takes the token, which is its first unit; a
+    loop of "+ 20" goes on with the sum its first term opens ("30 + 20 + 20 + ...")."""
     if len(text) < 8:
         return []
-    found = [(m.start(), _cut_copy_end(text, m.end(), m[1]), m[1])
-             for m in _LOOP.finditer(text) if _is_loop_unit(m[1])]
+    found = []
+    pos = 0
+    while (m := _LOOP.search(text, pos)) is not None:
+        start, unit = m.start(), m[1]
+        if start and text[start - 1].isdigit() and unit[0].isdigit():
+            pos = start + 1  # inside a number: the loop, if any, starts later
+            continue
+        pos = m.end()
+        if not _is_loop_unit(unit):
+            continue
+        if (glued := _GLUED_TOKEN.search(text, 0, start)) is not None and _ALNUM.match(unit):
+            unit, start = text[glued.start():start] + unit, glued.start()
+        elif _OPERATOR_FIRST.match(unit) and (term := _TERM_BEFORE.search(text, 0, start)) is not None:
+            start = term.start()
+        found.append((start, _cut_copy_end(text, m.end(), m[1]), unit))
     found += [(m.start(), m.end(), m[1]) for m in _CHAR_RUN.finditer(text)]
     return found
 

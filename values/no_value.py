@@ -23,6 +23,7 @@ from evalrun.values.text import (
 
 _FILLER = BARE_WORDS | VALUE_WORDS | frozenset(
     "following contain contains containing listed list currency currencies values type kind".split())
+_LETTER = re.compile(r"[^\W\d_]")
 _ANSWER_IS = re.compile(r"(?i)\banswer (?:is|would be|will be)\b")
 _COPULA = re.compile(r"\s(?:is|are|was|were|would be)\s|[:=]")
 
@@ -31,7 +32,7 @@ def drop_cut_repeat_listed(answer: str) -> str:
     """values.text.drop_cut_repeat, with list markers ignored: "1. 12 février 2024:
     12 février 2024\\n2. 12 février 2024: 12 fé" ends in a cut repeat of its first
     item, not in a new value "12"."""
-    masked = mask_list_markers(answer)
+    masked = mask_list_markers(answer, outline=False)
     kept = drop_cut_repeat(masked)
     return answer if kept == masked else answer[: len(kept)]
 
@@ -84,7 +85,10 @@ def enum_offers_value(answer: str, opts: dict[str, Any], asked: Names) -> bool:
     is that of India", "the answer is "French"")? Yes for a short answer, and for a
     clause that names the field (or says "the answer is") with words of its own after
     it; not for babble ("The document contains 1Z 999 AA1 ...", "The document is in
-    German, so I will translate", "The document is in the currency of")."""
+    German, so I will translate", "The document is in the currency of"), nor for digits
+    alone when every allowed value is written in letters ("1000000000" for a currency)."""
+    if not _LETTER.search(answer) and (allowed := enum_lookup(opts)[1]) and all(_LETTER.search(a) for a in allowed):
+        return False
     if len(answer.split()) <= 3 or currency_mentions(answer, words=True):
         return True  # a short answer, or a currency named ("$5 and $7" when USD and CAD are allowed)
     padded = f" {norm_text(answer)} "
@@ -145,7 +149,7 @@ def value_offered(answer: str, opts: dict[str, Any], asked: Names) -> bool | Non
     if not known:
         return None
     if word_count(answer) <= 3:
-        return True
+        return bool(answer.strip())  # an answer of list markers only (blanked) offers nothing
     for clause in answer_clauses(answer):
         if not HAS_DIGIT.search(clause):
             continue

@@ -18,6 +18,11 @@ LOOPS_ARE_NO_ANSWER = [
     ("number", "400", "1. 1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1.1"),
     ("percent", "21", "Suminismros 2023-2023-2023-2023-2023-2023-2023-2023-202"),
     ("amount", "EUR 1399.91", "1. 2022-01-22 2022-01-22 2022-01-22 2022-01-22 2"),
+    # a loop never starts inside a number, and a loop of "+ 20" goes on with the sum its first term opens
+    ("amount", "SEK 597360.00", "Total excluding VAT = 30 + 20 + 20 + 20 + 20 + 20 + 20 + 20 + 20 + 20 + 20 +"),
+    ("amount", "SEK 30.00", "Total excluding VAT = 30 + 20 + 20 + 20 + 20 + 20 + 20 + 20 + 20 + 20 + 20 +"),
+    # a loop glued to the token before it repeats a piece of that token (a tax id's range)
+    ("number", "240", "Suminismros\nS.L. - CIF 2100-2400, 2400, 2400, 2400, 2400, "),
 ]
 
 
@@ -49,6 +54,9 @@ def test_a_loop_on_a_list_marker_restates_no_value() -> None:
     ("amount", "INR 12233233", "INR 1,22,33,233", "correct"),
     # a digit run is one (wrong) number, not babble
     ("amount", "AED 155746.50", "The total is 100000000000000000000000000000 AED", "wrong_value"),
+    # a value repeated on its own is still that value, and a sum's result is still read
+    ("number", "240", "The count is 2400, 2400, 2400, 2400, 2400", "wrong_value"),
+    ("amount", "SEK 110.00", "Total = 30 + 20 + 20 + 20 + 20 = 110", "correct"),
     # a value outside the loop is still read
     ("date", "2024-05-05", "The issue date is 2024-05-20 12:12:53.233.233.233.233.233.233", "wrong_value"),
 ])
@@ -60,3 +68,10 @@ def test_masking_keeps_spans_and_takes_the_cut_copy() -> None:
     text = "Suma 2023-2024, 2023-2024, 2023-2024, 2023-2024, 2"
     masked, units = mask_loops(text)
     assert len(masked) == len(text) and masked.strip() == "Suma" and units == [" 2023-2024,"]
+
+
+def test_a_loop_starts_where_a_number_does() -> None:
+    masked, units = mask_loops("Total = 30 + 20 + 20 + 20 + 20 +")
+    assert masked.strip() == "Total =" and units == [" + 20"]
+    masked, units = mask_loops("CIF 2100-2400, 2400, 2400, 2400, 2400, ")
+    assert masked.strip() == "CIF" and units == ["2100-2400, "]

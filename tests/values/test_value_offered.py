@@ -74,3 +74,38 @@ def test_the_other_shape_has_its_own_detail() -> None:
     s = S("checked_id", "DE44500105175407324931", "The IBAN of the settlement account is: EUR250.00",
           "What is the IBAN of the settlement account?", scheme="iban")
     assert s.detail == OTHER_SHAPE.format(kind="checked_id")
+
+
+# outline numbers ("1.1.1.2") number an answer's lines: an answer of nothing else gives no value
+@pytest.mark.parametrize("kind,gold,answer,outcome", [
+    ("number", "400", "1. 1.1.1.1\n2. 1.1.1.2\n3. 1.1.1.3\n4. 1.1.1.4\n5. 1", "missing"),
+    ("number", "400", "1.1.1.1\n1.1.1.2\n1.1.1.3", "missing"),
+    ("number", "400", "1.2.1.4 Surgical gloves: 400 boxes", "correct"),
+    ("number", "401", "1.2.1.4 Surgical gloves: 400 boxes", "wrong_value"),
+    # three groups are a date's, or a number's: never an outline number
+    ("date", "2024-07-12", "12.07.24", "correct"),
+    ("number", "1.5", "1.5", "correct"),
+])
+def test_outline_numbers_are_no_value(kind: str, gold: str, answer: str, outcome: str) -> None:
+    s = S(kind, gold, answer, "How many boxes of surgical gloves were invoiced?", date_order="dmy")
+    assert s.outcome == outcome, s
+
+
+_CURRENCY = {"allowed": ["EUR", "KRW", "USD"], "synonyms": {"won": "KRW"}}
+
+
+@pytest.mark.parametrize("answer,opts,outcome,sub", [
+    # digits alone offer no currency: babble, no value
+    ("100000000000000100000000000000000000000000000000", _CURRENCY, "missing", None),
+    ("1 000 000", _CURRENCY, "missing", None),
+    # a currency named beside the digits is offered, and read
+    ("100000000 KRW", _CURRENCY, "correct", None),
+    ("100000000 USD", _CURRENCY, "wrong_value", None),
+    # where the allowed values are digits, a digit is one offered
+    ("4", {"allowed": ["1", "2", "3"]}, "wrong_value", "invalid_value"),
+])
+def test_digits_alone_offer_no_enum_value_written_in_letters(answer: str, opts: dict[str, Any], outcome: str,
+                                                             sub: str | None) -> None:
+    gold = "2" if opts["allowed"][0] == "1" else "KRW"
+    s = S("enum", gold, answer, "In which currency are the amounts? Answer with the currency only.", **opts)
+    assert (s.outcome, s.subcode) == (outcome, sub), s
