@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 import re
 
+from evalrun.values.asked_unit import value_in_asked_unit
 from evalrun.values.clauses import Names, field_names, names_field, singular, split_clauses, subject, words
 from evalrun.values.dates import MONTH_NAMES
 from evalrun.values.denials import (
@@ -78,7 +79,8 @@ def named_value(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) -
     the clauses that name the field as the question does ("What is the closing
     balance?": "The closing balance is 3,402.18. The amount is 1,450.00."), else as
     the field's name or aliases do ("1. The tenancy deposit is £1,673.07.\\n2. The
-    monthly rent is £950.00." for tenancy_deposit); else the one value left when the
+    monthly rent is £950.00." for tenancy_deposit), of several there the one written in
+    the unit the question asks for (values.asked_unit); else the one value left when the
     others are attributed to something else by the answer itself ("EUR 500.00 (the
     subtotal is EUR 450.00)"). None when no such reading gives exactly one value."""
     if not field_type(kind).typed:
@@ -93,6 +95,8 @@ def named_value(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) -
         cands = field_type(kind).candidates("\n".join(naming), opts) if naming else []
         if len(cands) > 1:
             cands = _whole_field_values(kind, naming, opts)
+        if len(cands) > 1 and (in_unit := value_in_asked_unit(kind, "\n".join(naming), opts, asked)) is not None:
+            cands = [in_unit]  # "4.215 kWh x 24,85 Cent/kWh" when cents per kWh are asked
         if len(cands) > 1 or (cands and asked and _rival(kind, clauses, naming, asked, opts)):
             return None
         if cands:
