@@ -105,9 +105,14 @@ def _id_found(text: str) -> tuple[bool, tuple[tuple[int, int, str], ...]]:
     return free, tuple(c for c in cands if c[2])
 
 
+_LATIN_OR_DIGIT = re.compile(r"[0-9A-Za-z]")
+
+
 def _whole(t: str) -> tuple[tuple[int, int, str], ...]:
+    """The whole value as one id; an id is written in Latin letters and digits, so a run
+    of kana or ideographs ("カトト", babble) is none."""
     whole = norm_id(t)
-    if not whole:
+    if not whole or not _LATIN_OR_DIGIT.search(whole):
         return ()
     body = t.strip()
     start = len(t) - len(t.lstrip())

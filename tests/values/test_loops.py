@@ -32,7 +32,8 @@ def test_a_loop_states_no_value(kind: str, gold: str, answer: str) -> None:
     assert (s.outcome, s.detail) == ("missing", LOOPING)
 
 
-@pytest.mark.parametrize("answer", ["カラララララララララララララララララララララララ", "トコルトトコルトトコルトトコルト"])
+@pytest.mark.parametrize("answer", ["カラララララララララララララララララララララララ", "トコルトトコルトトコルトトコルト",
+                                    "カトコルトトコルトトコルトトコルトトコルトトトト"])  # what a loop leaves is kana
 def test_a_run_of_letters_on_an_absent_field_is_missing_not_a_hallucinated_id(answer: str) -> None:
     question = "What is the customer's order number (注文番号)? Answer with the number only."
     assert score_field("id", None, answer, context="請求書" + CONTEXT_SEPARATOR + question).outcome == "missing"
@@ -75,3 +76,19 @@ def test_a_loop_starts_where_a_number_does() -> None:
     assert masked.strip() == "Total =" and units == [" + 20"]
     masked, units = mask_loops("CIF 2100-2400, 2400, 2400, 2400, 2400, ")
     assert masked.strip() == "CIF" and units == ["2100-2400, "]
+
+
+@pytest.mark.parametrize("gold,answer,outcome", [
+    # an id is written in Latin letters and digits: kana or ideographs alone are none
+    (None, "カトト", "missing"),
+    (None, "トコルト", "missing"),
+    # one beside Japanese words is still read, and a slip in it is still one
+    ("PO-7781", "注文番号: PO-7781", "correct"),
+    ("PO-7781", "注文番号: PO-7782", "wrong_value"),
+    (None, "注文番号: PO-7781", "hallucinated"),
+    (None, "PO-7781", "hallucinated"),
+])
+def test_an_id_needs_latin_letters_or_digits(gold: str | None, answer: str, outcome: str) -> None:
+    question = "What is the customer's order number (注文番号)? Answer with the number only."
+    s = score_field("id", gold, answer, context="請求書" + CONTEXT_SEPARATOR + question)
+    assert s.outcome == outcome, s
