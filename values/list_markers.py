@@ -32,7 +32,7 @@ def list_marker_spans(t: str, outline: bool = True) -> list[tuple[int, int]]:
     one ("- EUR 5" is not minus five); a number or letter is one when two or more
     lines are numbered, or when it is the first item ("1.", "a)"): an answer
     "24. It is due on delivery." still states 24. With `outline`, outline numbers too."""
-    if outline and "." in t and _OUTLINE.search(t):
+    if outline and t.count(".") >= 3 and _OUTLINE.search(t):
         return _spans(t) + [m.span("mark") for m in _OUTLINE.finditer(t)]
     return _spans(t)
 
