@@ -26,7 +26,9 @@ RULES = """\
 * Decimals: with one separator and three digits after it, an amount reads "1.234" and "1,234" as
   thousands, except after an ungrouped integer part of four or more digits ("1234.560" is
   1234.56) and in the three-decimal currencies KWD BHD OMR JOD TND LYD (not IQD: whole dinars)
-  ("KWD 12.500" is 12.5). The `decimal` option names the separator instead.
+  ("KWD 12.500" is 12.5). The `decimal` option names the separator instead. One separator used
+  for groups and decimals alike ("1.412.50", "1,412,50": groups of three, then one or two digits)
+  makes the last one decimal: 1412.50.
 * Currencies: a symbol shared by several currencies matches any of them and is resolved by the
   other side: "$" (USD CAD AUD NZD HKD SGD MXN TWD ARS CLP COP; also "dollars"), "kr" (SEK NOK DKK
   ISK), "¥" (JPY CNY), "£" (GBP EGP; also "pounds"). "$14,208.15" is correct for CAD 14208.15 and
@@ -35,7 +37,8 @@ RULES = """\
   right before an amount with cents or thousands groups, so "R12" stays an id).
 * Stated currency: an answer with one value and no currency attached, that names one currency
   elsewhere ("2,318.64. The currency is USD."), gives the value that currency (codes in capitals;
-  "dinar" alone names none).
+  "dinar" alone names none); a currency inside a data row the answer copies (a CSV header
+  "DocNo,Date,Description,Amount USD") names none.
 * Wrong-value sub-code priority: sign_flip (|pred| == |gold|, signs differ) > scale_error (same
   significant digits, other power of 10, e.g. 0.125 vs 12.5%) > rounding (same sign, and the
   finer value rounded half up or half even to the coarser one's decimals is the coarser one:

@@ -17,7 +17,8 @@ RULES = """\
 * An answer that normalises to the gold as a whole is correct; otherwise runs of id-ish tokens
   joined by spaces are candidates (tokens with a digit, short all-caps codes; label words
   ID/VAT/REF/... are not part of an id). In prose, dates and amounts are masked first and
-  candidates under three characters ("3 items") dropped.
+  candidates under three characters ("3 items") dropped. An id is written in Latin letters and
+  digits: a run of kana or ideographs alone ("カトト", what a loop of babble leaves) is none.
 * Sub-codes: transposition > one_char_edit > prefix_or_suffix.
 """
 

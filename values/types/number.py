@@ -16,6 +16,10 @@ RULES = """\
   a percent sign ("12.5%" is 12.5). Correct when the values are equal.
 * Decimals: "1.234" is 1.234 and "1,234" is 1234 unless `decimal` says "," (then "1,234" is
   1.234 and "1.234" is 1234).
+* Of several numbers in the clause naming the field, each written with its unit, the one in the
+  unit the question asks for is read when every other is in another unit ("4.215 kWh x 24,85
+  Cent/kWh" when the price in cents per kWh is asked: 24.85); two in the asked unit, or a bare
+  number beside it, are several values.
 * Wrong-value sub-codes as for amount: sign_flip > scale_error > rounding > digits_transposed /
   digit_dropped / digit_inserted / digit_changed (only where a slip of one or two digits
   plausibly explains the difference), and unparseable for a value-like answer that does not
