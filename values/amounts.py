@@ -149,11 +149,26 @@ def _restates(t: str, prev: tuple[re.Match[str], str | None], m: re.Match[str], 
     return bool(da and db and da != db)
 
 
-def _extract_amounts(text: str, decimal: str | None) -> tuple[AmountCand, ...]:
+# a span of time after a number: "30 days", "12 Monate", "36日", "3 ヶ月" is no sum of money
+_DURATION = re.compile(
+    r"\ ?(?:(?i:days?|weeks?|months?|years?|hours?|working\ days?|business\ days?|tage?n?|wochen?|monate?n?"
+    r"|jahre?n?|jours?|semaines?|mois|ans|d[ií]as?|semanas?|meses|mes|a[nñ]os?|giorni|settimane|mesi|anni"
+    r"|dagen|weken|maanden|jaren|dni|miesi[eę]cy)(?![A-Za-z\u00c0-\u024f])|日間?|か月|ヶ月|カ月|箇月|週間?|年間)"
+)
+
+
+def is_duration(t: str, m: re.Match[str]) -> bool:
+    """Is the amount match `m` of `t` a span of time ("30 days", "36日"), no money?"""
+    return not (m["c1"] or m["c2"] or m["pct"]) and _DURATION.match(t, m.end()) is not None
+
+
+def _extract_amounts(text: str, decimal: str | None, money: bool = False) -> tuple[AmountCand, ...]:
     t = mask_list_markers(mask_dates(prep(text)))
     out: list[AmountCand] = []
     prev: tuple[re.Match[str], str | None] | None = None
     for m in AMOUNT_RE.finditer(t):
+        if money and is_duration(t, m):
+            continue
         cur = currency_code(m["c1"] or m["c2"])
         val = interpret_number(m["num"], decimal, cur in THREE_DECIMAL)
         if val is None:
@@ -187,17 +202,18 @@ def _extract_amounts(text: str, decimal: str | None) -> tuple[AmountCand, ...]:
 _extract_amounts_cached = lru_cache(maxsize=65536)(_extract_amounts)
 
 
-def extract_amounts(text: str, decimal: str | None = None) -> tuple[AmountCand, ...]:
+def extract_amounts(text: str, decimal: str | None = None, money: bool = False) -> tuple[AmountCand, ...]:
     """All amounts/numbers in `text`, in order, each one currency-aware span.
 
     Dates are masked first so "14 March 2024" never yields 14 and 2024; digits
     glued to letters or ids ("INV-2024-001", "A123", "5-10") are not numbers,
     nor are list markers ("1. ", "(2) "); a value restated in parentheses in
     another unit or currency ("412.6 kg (909.6 lb)") is one value, the first.
+    With `money`, a span of time ("30 days", "36日") is none either.
     """
     if len(text) > CACHE_MAX_LEN:
-        return _extract_amounts(text, decimal)
-    return _extract_amounts_cached(text, decimal)
+        return _extract_amounts(text, decimal, money)
+    return _extract_amounts_cached(text, decimal, money)
 
 
 def fmt_amount(value: Decimal, currency: str | None = None) -> str:
@@ -231,4 +247,4 @@ def distinct_amounts(cands: tuple[AmountCand, ...], use_currency: bool) -> list[
 
 
 __all__ = ["AMOUNT_RE", "AmountCand", "distinct_amounts", "extract_amounts",
-           "fmt_amount", "interpret_number"]
+           "fmt_amount", "interpret_number", "is_duration"]

@@ -153,3 +153,23 @@ def test_is_absent_value_by_kind() -> None:
     assert not is_absent_value("text", "Not found in the document.", {})
     assert is_absent_value("enum", "none", {"allowed": ["paid"]})
     assert not is_absent_value("enum", "none", {"allowed": ["paid", "none"]})
+
+
+# a span of time is no sum of money: the amount type does not read "30 days" or "36日"; a plain
+# number (a tenure in months) still does
+@pytest.mark.parametrize("kind, gold, answer, outcome", [
+    ("amount", "EUR 500.00", "EUR 500 payable within 30 days", "correct"),
+    ("amount", "EUR 58.80", "12 Monate x 4,90 € = 58,80 €", "wrong_value"),  # still two sums of money
+    ("amount", "JPY 1800000", "180万円、支払期日は30日以内", "correct"),
+    ("amount", "AED 155746.50", "The sum of the quotation is: 30 days + 30 days + 30 days + 30 days + 30 days + ",
+     "missing"),
+    ("amount", "EUR 30.00", "The fee is 30 days.", "wrong_value"),  # another shape given: never its 30
+    ("amount", "EUR 30.00", "The fee is EUR 30 for 30 days.", "correct"),
+    ("number", "36", "The tenure is 36 months.", "correct"),
+    ("number", "30", "Payable within 30 Tage.", "correct"),
+])
+def test_a_span_of_time_is_no_amount(kind: str, gold: str, answer: str, outcome: str) -> None:
+    from evalrun.evals.fields import score_field
+
+    s = score_field(kind, gold, answer, field="value")
+    assert s.outcome == outcome, s

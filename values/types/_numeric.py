@@ -8,7 +8,9 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from evalrun.values.amounts import AMOUNT_RE, AmountCand, distinct_amounts, extract_amounts, interpret_number
+from evalrun.values.amounts import (
+    AMOUNT_RE, AmountCand, distinct_amounts, extract_amounts, interpret_number, is_duration,
+)
 from evalrun.values.currencies import THREE_DECIMAL, currency_code, stated_currency
 from evalrun.values.dates import mask_dates
 from evalrun.values.list_markers import mask_list_markers
@@ -36,7 +38,7 @@ class NumericOptions(LocaleOptions):
 def amount_candidates(s: str, decimal: str, use_currency: bool) -> list[AmountCand]:
     """The distinct amounts (or plain numbers) in `s`; one value and, apart from it, one
     currency named ("2,318.64. The currency is USD.") is that value in that currency."""
-    found = distinct_amounts(extract_amounts(s, decimal), use_currency)
+    found = distinct_amounts(extract_amounts(s, decimal, use_currency), use_currency)
     if use_currency and len(found) == 1 and found[0].currency is None and (cur := stated_currency(s)):
         return [found[0]._replace(currency=cur)]
     return found
@@ -45,13 +47,15 @@ def amount_candidates(s: str, decimal: str, use_currency: bool) -> list[AmountCa
 def amount_spans(s: str, decimal: str, use_currency: bool) -> list[Found]:
     """Every amount mention in `s` with its span: the reader's own values, each placed on
     the regex match it was read from (a restatement the reader drops has no entry)."""
-    cands = extract_amounts(s, decimal)
+    cands = extract_amounts(s, decimal, use_currency)
     t = mask_list_markers(mask_dates(prep(s)))
     out: list[Found] = []
     i = 0
     for m in AMOUNT_RE.finditer(t):
         if i >= len(cands):
             break
+        if use_currency and is_duration(t, m):
+            continue  # "30 days" is no sum of money
         cur = currency_code(m["c1"] or m["c2"])
         val = interpret_number(m["num"], decimal, cur in THREE_DECIMAL)
         if val is None or abs(val) != abs(cands[i].value) or cur != cands[i].currency:

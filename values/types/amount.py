@@ -17,6 +17,8 @@ RULES = """\
   or ISO code); thousands and decimal separators in both conventions, Swiss apostrophes, lakh
   grouping, no-break and narrow spaces. Correct when the values are equal and, where both sides
   name a currency, the currencies can be the same.
+* A span of time is no sum of money: "30 days", "12 Monate", "36日" are not read ("The fee is 30
+  days." gives no amount: another shape, never EUR 30); a number field still reads them.
 * One value written twice is one candidate: restated in parentheses in another unit or currency
   ("412.6 kg (909.6 lb)", "EUR 1,200.00 (USD 1,296.00)": the first), repeated ("1,234.50, i.e.
   1,234.50"), or a shared symbol beside one of its currencies ("$100 (USD 100)").
