@@ -21,9 +21,10 @@ from evalrun.values.registry import field_type
 # the unit written right after a number: "%", "kWh", "Cent/kWh", "cents per kWh", "t"
 _UNIT = re.compile(r"[ \u00a0]?(?:(?P<pct>%)|(?P<unit>[^\W\d_]{1,12}(?:[ ]?/[ ]?[^\W\d_]{1,12}|[ ]per[ ][^\W\d_]{1,12})?))"
                    r"(?![\w])")
-# what a unit may be written with: symbols and words of measures, money's minor units, time
+# what a unit may be written with: symbols and words of measures, money's minor units, time (not "in":
+# "26 in 2022" is no length in inches)
 _UNIT_WORDS = frozenset("""
-kwh mwh gwh wh kw mw w kg g mg t tonne ton lb oz km m cm mm mi ft in yd l ml litre liter metre meter
+kwh mwh gwh wh kw mw w kg g mg t tonne ton lb oz km m cm mm mi ft yd l ml litre liter metre meter
 cent ct rappen paise penny pence ore eurocent percent day week month year hour minute second
 pc pcs piece unit box crate pallet
 """.split())
