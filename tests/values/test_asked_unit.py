@@ -40,7 +40,7 @@ def test_the_value_in_the_asked_unit_earns_the_credit(gold: str, question: str, 
     ("24.85", PRICE, "The energy price in cents per kWh is 4.215 kWh x 24,85 = 1047,43", None),
     # a word after a number that is no unit says nothing of what the number is
     ("24.85", PRICE, "The energy price in cents per kWh is 24,85 Cent/kWh, previously 26 and rising.", None),
-    ("24.85", PRICE, "The energy price in cents per kWh is 24,85 Cent/kWh, 26 in 2022.", None),
+    ("24.85", PRICE, "The energy price in cents per kWh is 24,85 Cent/kWh, 26 in Graz.", None),
     # the question asks for no unit the answer writes: nothing is chosen
     ("32680", "What is the total gross weight? Answer with the number only.",
      "The total gross weight is 32680 kg, in 21 crates.", None),
