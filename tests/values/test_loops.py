@@ -92,3 +92,13 @@ def test_an_id_needs_latin_letters_or_digits(gold: str | None, answer: str, outc
     question = "What is the customer's order number (注文番号)? Answer with the number only."
     s = score_field("id", gold, answer, context="請求書" + CONTEXT_SEPARATOR + question)
     assert s.outcome == outcome, s
+
+
+def test_two_digits_after_dots_loop_and_lakh_groups_do_not() -> None:
+    """".22.22.22.22" after a time is a loop, not digits of an IBAN to check; lakh groups of
+    two digits after commas are a number's own."""
+    s = score_field("checked_id", "NL91ABNA0417164300", "The supplier's IBAN is 2024-04-22 12:32:53.22.22.22.22.22.22.22.",
+                    scheme="iban")
+    assert (s.outcome, s.subcode) == ("wrong_value", None), s
+    assert score_field("amount", "INR 1000000000000", "INR 10,00,00,00,00,000").outcome == "correct"
+    assert score_field("amount", "INR 1000000000000", "INR 10,00,00,00,00,001").outcome == "wrong_value"
