@@ -167,8 +167,8 @@ def _extract_amounts(text: str, decimal: str | None, money: bool = False) -> tup
     out: list[AmountCand] = []
     prev: tuple[re.Match[str], str | None] | None = None
     for m in AMOUNT_RE.finditer(t):
-        if money and is_duration(t, m):
-            continue
+        if money and not (m["c1"] or m["c2"] or m["pct"]) and _DURATION.match(t, m.end()):
+            continue  # "30 days": no money (as is_duration)
         cur = currency_code(m["c1"] or m["c2"])
         val = interpret_number(m["num"], decimal, cur in THREE_DECIMAL)
         if val is None:

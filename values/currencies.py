@@ -106,9 +106,13 @@ def currency_mentions_at(text: str, words: bool = False, everyday: bool = True) 
     return found
 
 
-# A data row: three or more cells split by "," ";" "|" or a tab with no space after
-# ("DocNo,Date,Description,Amount USD"); prose puts a space after its commas.
-_DATA_ROW = re.compile(r"^[^\n,;|\t]*(?:[,;|\t](?! )[^\n,;|\t]*){2,}$", re.M)
+def _data_row(line: str) -> bool:
+    """A row of data: three or more cells split by "," ";" "|" or a tab with no space after
+    ("DocNo,Date,Description,Amount USD"); prose puts a space after its commas, and a comma
+    between digits groups a number ("1,234,567.89")."""
+    cuts = [i for i, ch in enumerate(line) if ch in ",;|\t"
+            and not (line[i - 1:i].isdigit() and line[i + 1:i + 2].isdigit())]
+    return len(cuts) >= 2 and all(line[i + 1:i + 2] not in (" ", "") for i in cuts)
 
 
 def stated_currency(text: str) -> str | None:
@@ -117,8 +121,12 @@ def stated_currency(text: str) -> str | None:
     A currency in a data row the answer copies (a CSV header "...,Amount USD") states
     nothing about the answer's value."""
     found: list[str] = []
-    prose = _DATA_ROW.sub(lambda m: " " * len(m[0]), text) if "," in text or ";" in text or "|" in text or "\t" in text else text
-    for _, cur in currency_mentions(prose, words=True, everyday=False):
+    mentions = currency_mentions(text, words=True, everyday=False)
+    if mentions and any(ch in text for ch in ",;|\t"):
+        prose = "\n".join(" " * len(line) if _data_row(line) else line for line in text.split("\n"))
+        if prose != text:
+            mentions = currency_mentions(prose, words=True, everyday=False)
+    for _, cur in mentions:
         for i, seen in enumerate(found):
             if same_currency(seen, cur):
                 found[i] = more_specific(seen, cur)

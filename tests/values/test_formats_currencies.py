@@ -62,6 +62,10 @@ NO_CREDIT: list[tuple[str, str, str, dict[str, Any], str, str | None]] = [
     # a currency stated in prose apart from the value still counts, commas and all
     ("amount", "15139.20 EUR", "The answer is 15.139,20. The amounts are in USD, as listed, here.", {},
      "wrong_value", "currency_mismatch"),
+    # commas that group a number make no data row
+    ("amount", "1234567.89 EUR", "The total is 1,234,567.89. The currency is USD.", {},
+     "wrong_value", "currency_mismatch"),
+    ("amount", "1234567.89 EUR", "1,234,567.89\nThe currency is USD.", {}, "wrong_value", "currency_mismatch"),
     # 원 inside a Korean word (직원: employee) is no currency
     ("enum", "EUR", "직원 EUR", CUR, "correct", None),
 ]
