@@ -61,17 +61,27 @@ def about_field(clause: str, names: Names) -> bool:
 
 def _rival(kind: str, clauses: list[str], naming: list[str], asked: Names, opts: dict[str, Any]) -> bool:
     """Does another clause, whose subject is made of the question's words ("The total
-    including tax is ¥ 1" when the quoted total including tax is asked), give the
-    field a second value? Then the answer states two and none is read."""
+    including tax is ¥ 1" when the quoted total including tax is asked, "The amount is
+    120,000,000" when the loan amount is), give the field a second value? Then the answer
+    states two and none is read. A subject of value words alone ("The amount") gives one
+    only right after its verb."""
     chosen = field_type(kind).candidates("\n".join(naming), opts)
     known = frozenset().union(*asked)
     for clause in clauses:
         if clause in naming or _FRACTION_OF.search(clause):
             continue  # a share of the field ("₹30 lakh, which is 30% of the loan amount") is no rival
         own = _subject_words(clause, False, known)
-        if own and all(w in known for w in own) and any(c not in chosen for c in field_type(kind).candidates(clause, opts)):
+        if not own or not all(w in known for w in own):
+            continue
+        if not _subject_words(clause, False) and not _STATES_VALUE.search(clause):
+            continue  # "The amount is payable in 240 EMIs of Rs. 1,05,000": the amount is not given here
+        if any(c not in chosen for c in field_type(kind).candidates(clause, opts)):
             return True
     return False
+
+
+# a value right after the verb: "The amount is ₹1.20 lakh", "the amount is 30,00,000"
+_STATES_VALUE = re.compile(r"(?i)\b(?:is|are|was|were)\s*:?\s+(?:[A-Z]{3}\s?|Rs\.?\s?)?[-+\u2212(]?[$€£¥₹]?\s?\d")
 
 
 def named_value(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) -> Any | None:

@@ -351,6 +351,8 @@ _LOAN = "Sanction letter\nLoan amount sanctioned: Rs. 1,20,00,000 (Rupees One Cr
     ("The amount sanctioned is Rs. 1,20,00,000. The amount is ₹30 lakh, which is 30% of the loan amount.",
      "correct"),
     ("The loan amount sanctioned is Rs. 1,20,00,000. The margin is ₹30 lakh.", "correct"),
+    ("The loan amount sanctioned is Rs. 1,20,00,000. The amount is payable in 240 EMIs of Rs. 1,05,000.",
+     "correct"),
     # "the amount" restated with another value: two values for the field, none credited
     ("The loan amount sanctioned is Rs. 1,20,00,000. The amount is 120,000,000, and the currency is Rupees One "
      "Crore Twenty L", "wrong_value"),
