@@ -16,6 +16,7 @@ import numpy as np
 
 from evalrun.evals import recovery as _recovery, stats
 from evalrun.evals.buckets import length_bucket
+from evalrun.evals.field_table import FieldDelta, FieldTable
 from evalrun.evals.metrics import field_counts, micro_f1
 from evalrun.evals.scoring import ScoredItem
 from evalrun.contract.types import CORRECT_OUTCOMES, ItemMeta
@@ -127,6 +128,9 @@ class PackComparison(_PairedAccuracy):
     stats: PackStats | None = None
     # the candidate's re-asks (the gate's `confirm`): (item id, field) -> (re-asks right, re-asks)
     reasked: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    # the paired per-field table (evals.field_table), one row per field name, sorted by name
+    fields: list[FieldDelta] = field(default_factory=list)
+    _field_table: FieldTable | None = field(default=None, repr=False)
     # per item, aligned: correctness and (tp, fp, fn) counts, for the statistics
     item_ids: list[str] = field(default_factory=list, repr=False)  # aligned with the two lists below
     _base_ok: list[bool] = field(default_factory=list, repr=False)
@@ -280,6 +284,9 @@ def _add_pair(pc: PackComparison, base: ScoredItem, cand: ScoredItem) -> None:
     pc._base_counts.append(_counts(base))
     pc._cand_counts.append(_counts(cand))
     pc.errors += cand.error is not None
+    if pc._field_table is None:
+        pc._field_table = FieldTable(pc.pack)
+    pc._field_table.add(base, cand)
     if base.error is None and cand.error is None and base.output == cand.output:
         pc.identical_outputs += 1
     else:
@@ -362,6 +369,7 @@ def pair(
             _add_pair(packs.setdefault(base.pack, PackComparison(base.pack)), base, cand)
     for pc in packs.values():
         pc.stats = None if pc.speed_only else _compute_stats(pc, confidence, n_resamples, seed)
+        pc.fields = pc._field_table.rows(pc.stats.interval if pc.stats else None) if pc._field_table else []
     return Comparison(
         baseline=baseline_name,
         candidate=candidate_name,

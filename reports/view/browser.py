@@ -37,12 +37,12 @@ from evalrun.contract.types import CORRECT_OUTCOMES, ItemMeta
 from evalrun.evals import diffs
 from evalrun.evals.pairing import Comparison, display_value
 from evalrun.evals.runs import RunResult
+from evalrun.evals.field_table import candidate_outcome
 from evalrun.evals.scoring import ScoredItem
 from evalrun.evals.verdict import Verdict
 from evalrun.reports import units
 from evalrun.reports.safe_text import safe_tree
 from evalrun.reports.view.model import NOSCRIPT_FLIPS, OUTCOMES, BrowserData, ListedFlip, LONG_DOCUMENT_CHARS
-from evalrun.reports.view.tables import candidate_outcome
 
 OP_TAGS = {"replace": 1, "insert": 2, "delete": 3}
 VALUE_CHARS = 200  # a value longer than this is clipped in the rows (the full output is in the texts)
