@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evalrun.contract.types import CORRECT_OUTCOMES
+from evalrun.contract.types import CORRECT_OUTCOMES, flip
 from evalrun.evals import stats
 from evalrun.evals.metrics import FieldMetrics
 from evalrun.evals.recovery import recovery
@@ -54,6 +54,7 @@ class _FieldTally:
     cand: FieldMetrics
     base_ok: list[bool] = field(default_factory=list)
     cand_ok: list[bool] = field(default_factory=list)
+    flips: list[int] = field(default_factory=list)  # contract.types.flip per paired item
 
 
 @dataclass
@@ -73,6 +74,7 @@ class FieldTable:
             t.cand.add(c_out, present)
             t.base_ok.append(bscore.outcome in CORRECT_OUTCOMES)
             t.cand_ok.append(c_out in CORRECT_OUTCOMES)
+            t.flips.append(flip(bscore.outcome, c_out))
 
     def rows(self, interval: stats.Interval | None) -> list[FieldDelta]:
         """One row per field, sorted by name; the delta's interval at the pack interval's confidence
@@ -97,7 +99,7 @@ def _row(pack: str, t: _FieldTally, interval: stats.Interval | None) -> FieldDel
         candidate_accuracy=cm.accuracy, delta_points=_pct(cm.accuracy - bm.accuracy),
         ci_low_points=low, ci_high_points=high, baseline_f1=bm.f1, candidate_f1=cm.f1,
         candidate_drop_rate=cm.drop_rate, candidate_wrong_rate=cm.wrong_rate,
-        harmful_flips=int(np.sum((b == 1) & (c == 0))), helpful_flips=int(np.sum((b == 0) & (c == 1))),
+        harmful_flips=t.flips.count(1), helpful_flips=t.flips.count(-1),
         recovery=recovery(bm.accuracy, cm.accuracy),
     )
 

@@ -19,7 +19,7 @@ from evalrun.evals.buckets import length_bucket
 from evalrun.evals.field_table import FieldDelta, FieldTable
 from evalrun.evals.metrics import field_counts, micro_f1
 from evalrun.evals.scoring import ScoredItem
-from evalrun.contract.types import CORRECT_OUTCOMES, ItemMeta
+from evalrun.contract.types import CORRECT_OUTCOMES, ItemMeta, flip
 
 
 class PairingError(Exception):
@@ -306,16 +306,16 @@ def _add_pair(pc: PackComparison, base: ScoredItem, cand: ScoredItem) -> None:
         c_outcome = cscore.outcome if cscore else "missing"
         pc.transitions[(bscore.outcome, c_outcome)] += 1
         b_ok = bscore.outcome in CORRECT_OUTCOMES
-        c_ok = c_outcome in CORRECT_OUTCOMES
         pc.field_paired[(name, kind)] += 1
         pc.field_baseline_right[(name, kind)] += b_ok
         if b_ok:
             pc.right_fields.append((base.item_id, name, kind))
         disc = pc._kind_discordant.setdefault(kind, [0, 0])
-        if b_ok and not c_ok:
+        direction = flip(bscore.outcome, c_outcome)
+        if direction == 1:
             pc.harmful.append(_flip(base, cand, name))
             disc[0] += 1
-        elif c_ok and not b_ok:
+        elif direction == -1:
             pc.helpful.append(_flip(base, cand, name))
             disc[1] += 1
 
