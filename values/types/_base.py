@@ -5,7 +5,7 @@ their spans), how a gold and a candidate compare (outcome, sub-code, detail), wh
 options it takes (a pydantic model: a misspelt or malformed option is an error
 naming it), and the examples that prove each of its sub-codes reachable. The scorer
 (`evalrun.evals.fields`) and the packs that check golds before a run
-(`evalrun.tasks.files_gold`) both go through the type, so they never disagree.
+(`evalrun.tasks.files._gold`) both go through the type, so they never disagree.
 """
 
 from __future__ import annotations
