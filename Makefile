@@ -7,6 +7,8 @@ PIP    := $(PY) -m pip
 # (e.g. TORCH="torch --index-url ..." for a specific CUDA). An installed torch
 # that satisfies pyproject's range is used as it is.
 TORCH  ?= torch==2.13.0
+# pytest-xdist workers for `make test`: one per core here; test modules stay whole on one worker
+TEST_WORKERS ?= 2
 
 .PHONY: demo test test-fast docs typecheck install install-dev clean
 
@@ -38,7 +40,7 @@ test: $(VENV)/.installed-dev
 	@# the HTML report's browser tests use Debian's chromium; without it (or apt) they are skipped
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }; } || echo "chromium unavailable: browser tests will be skipped"
-	$(PY) -m pytest; code=$$?; \
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile; code=$$?; \
 	if [ $$code -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$code
 
 # the manual (docs/, mkdocs.yml) as a static site in site/; strict: a broken link or page fails

@@ -40,6 +40,13 @@ FIELD_OUTCOMES: tuple[str, ...] = tuple(o for o in OUTCOMES if o != "error")
 CORRECT_OUTCOMES: frozenset[str] = frozenset({"correct", "correct_absent"})
 
 
+def flip(baseline: str, candidate: str) -> int:
+    """1 a harmful flip (right at baseline, not in the candidate), -1 a helpful one, 0 neither:
+    the one definition the gate, the field table and the item browser count."""
+    b, c = baseline in CORRECT_OUTCOMES, candidate in CORRECT_OUTCOMES
+    return int(b and not c) - int(c and not b)
+
+
 class Field(BaseModel):
     """One typed reference value an item asks for; gold None marks a decoy the
     document does not contain."""

@@ -7,13 +7,13 @@ config.py itself calls, can raise it without importing config.py back.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from evalrun.evals.yaml_load import YamlProblem, load_strict
-from evalrun.runners.accel.base import model_at
+from evalrun.contract.validation import first_error
 
 
 class ConfigError(Exception):
@@ -56,40 +56,10 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _pydantic_message(err: Mapping[str, Any], model: type[BaseModel] | None = None) -> str:
-    kind = err.get("type", "")
-    if kind == "extra_forbidden":
-        allowed = ""
-        if model is not None:
-            allowed = f"; allowed: {', '.join(sorted(model.model_fields))}"
-        return f"unknown key{allowed}"
-    if kind == "missing":
-        return "required key is missing"
-    if kind == "literal_error":
-        return f"invalid value {err.get('input')!r}; allowed: {err.get('ctx', {}).get('expected', '')}"
-    msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
-    if kind == "value_error" or isinstance(err.get("input"), (dict, list)):
-        return msg
-    return f"{msg} (got {err.get('input')!r})"
-
-
 def validation_error(exc: ValidationError, file: Path | str, prefix: str, model: type[BaseModel]) -> ConfigError:
     """Turn the first pydantic error into a ConfigError naming the full key path."""
-    err = exc.errors()[0]
-    loc = tuple(err.get("loc", ()))
-    key = getattr((err.get("ctx") or {}).get("error"), "key", None)
-    if key:  # a validator that knows which key is wrong (tasks.base.ParamError)
-        loc = (*loc, *key.split("."))
-    owner = model_at(model, loc[:-1]) if err.get("type") == "extra_forbidden" else None
-    path = ".".join(p for p in (prefix, _loc(loc)) if p)
-    return ConfigError(_pydantic_message(err, owner), file=file, path=path)
+    loc, message = first_error(exc, model)
+    return ConfigError(message, file=file, path=".".join(p for p in (prefix, loc) if p))
 
 
 __all__ = ["ConfigError", "read_yaml", "validation_error"]

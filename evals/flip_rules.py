@@ -99,9 +99,13 @@ def _detail(what: str, key: str, x: int, n: int, test: FlipTest, stab: Stability
             unconfirmed: int, confirmed: int, limit: int, rates: RateTest | None) -> str:
     if test.noise_aware and stab is not None:
         p = test.p_value(x, n)
-        text = (f"{what} {key}: flips on the {n} fields right in all {stab.replicates} baseline replicates, "
-                f"{_pct(x, n)} against A/A {_pct(test.aa_flips, test.aa_trials)}, one-sided Fisher p = "
-                f"{p:.3g} (fails only below {test.alpha:.3g}; {reach(test, n)})")
+        if p is None:  # no field of this scope was right in every replicate: nothing a flip could be counted on
+            text = (f"{what} {key}: no field right in all {stab.replicates} baseline replicates, so no flip to "
+                    "test against A/A")
+        else:
+            text = (f"{what} {key}: flips on the {n} fields right in all {stab.replicates} baseline replicates, "
+                    f"{_pct(x, n)} against A/A {_pct(test.aa_flips, test.aa_trials)}, one-sided Fisher p = "
+                    f"{p:.3g} (fails only below {test.alpha:.3g}; {reach(test, n)})")
     else:
         text = f"{what} {key}: correct at baseline, not in the candidate"
     if confirmed:

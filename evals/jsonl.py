@@ -23,6 +23,7 @@ from typing import Any, Callable, Generic, Sequence, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from evalrun.contract.validation import first_error
 from evalrun.evals import store_files
 
 M = TypeVar("M", bound=BaseModel)
@@ -84,9 +85,8 @@ def _reason(exc: Exception, raw: bytes) -> str:
     if b"\x00" in raw:
         return "contains NUL bytes"
     if isinstance(exc, ValidationError):
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "record"
-        return f"not a valid record: {loc}: {err['msg']}"
+        loc, message = first_error(exc)
+        return f"not a valid record: {loc or 'record'}: {message}"
     if isinstance(exc, json.JSONDecodeError):
         return f"not JSON: {exc.msg} at column {exc.colno}"
     if isinstance(exc, UnicodeDecodeError):

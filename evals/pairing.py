@@ -16,9 +16,10 @@ import numpy as np
 
 from evalrun.evals import recovery as _recovery, stats
 from evalrun.evals.buckets import length_bucket
+from evalrun.evals.field_table import FieldDelta, FieldTable
 from evalrun.evals.metrics import field_counts, micro_f1
 from evalrun.evals.scoring import ScoredItem
-from evalrun.contract.types import CORRECT_OUTCOMES, ItemMeta
+from evalrun.contract.types import CORRECT_OUTCOMES, ItemMeta, flip
 
 
 class PairingError(Exception):
@@ -127,6 +128,9 @@ class PackComparison(_PairedAccuracy):
     stats: PackStats | None = None
     # the candidate's re-asks (the gate's `confirm`): (item id, field) -> (re-asks right, re-asks)
     reasked: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    # the paired per-field table (evals.field_table), one row per field name, sorted by name
+    fields: list[FieldDelta] = field(default_factory=list)
+    _field_table: FieldTable | None = field(default=None, repr=False)
     # per item, aligned: correctness and (tp, fp, fn) counts, for the statistics
     item_ids: list[str] = field(default_factory=list, repr=False)  # aligned with the two lists below
     _base_ok: list[bool] = field(default_factory=list, repr=False)
@@ -280,6 +284,9 @@ def _add_pair(pc: PackComparison, base: ScoredItem, cand: ScoredItem) -> None:
     pc._base_counts.append(_counts(base))
     pc._cand_counts.append(_counts(cand))
     pc.errors += cand.error is not None
+    if pc._field_table is None:
+        pc._field_table = FieldTable(pc.pack)
+    pc._field_table.add(base, cand)
     if base.error is None and cand.error is None and base.output == cand.output:
         pc.identical_outputs += 1
     else:
@@ -299,16 +306,16 @@ def _add_pair(pc: PackComparison, base: ScoredItem, cand: ScoredItem) -> None:
         c_outcome = cscore.outcome if cscore else "missing"
         pc.transitions[(bscore.outcome, c_outcome)] += 1
         b_ok = bscore.outcome in CORRECT_OUTCOMES
-        c_ok = c_outcome in CORRECT_OUTCOMES
         pc.field_paired[(name, kind)] += 1
         pc.field_baseline_right[(name, kind)] += b_ok
         if b_ok:
             pc.right_fields.append((base.item_id, name, kind))
         disc = pc._kind_discordant.setdefault(kind, [0, 0])
-        if b_ok and not c_ok:
+        direction = flip(bscore.outcome, c_outcome)
+        if direction == 1:
             pc.harmful.append(_flip(base, cand, name))
             disc[0] += 1
-        elif c_ok and not b_ok:
+        elif direction == -1:
             pc.helpful.append(_flip(base, cand, name))
             disc[1] += 1
 
@@ -362,6 +369,7 @@ def pair(
             _add_pair(packs.setdefault(base.pack, PackComparison(base.pack)), base, cand)
     for pc in packs.values():
         pc.stats = None if pc.speed_only else _compute_stats(pc, confidence, n_resamples, seed)
+        pc.fields = pc._field_table.rows(pc.stats.interval if pc.stats else None) if pc._field_table else []
     return Comparison(
         baseline=baseline_name,
         candidate=candidate_name,

@@ -12,6 +12,7 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from evalrun.contract.manifest import RunManifest
+from evalrun.contract.validation import first_error
 from evalrun.contract.types import Generation, Item
 from evalrun.evals.config import ConfigError, RunConfig
 from evalrun.evals import store_files
@@ -150,8 +151,8 @@ def manifest_model(data: dict[str, Any], path: Path) -> RunManifest:
     try:
         return RunManifest.model_validate(data)
     except ValidationError as exc:
-        where = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "(top level)"
-        raise ConfigError(f"the run's manifest does not fit its schema at {where}: {exc.errors()[0]['msg']}",
+        where, message = first_error(exc, RunManifest)
+        raise ConfigError(f"the run's manifest does not fit its schema at {where or '(top level)'}: {message}",
                           file=path) from None
 
 

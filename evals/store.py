@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from evalrun.evals import jsonl, store_files
-from evalrun.evals.config import ConfigError
+from evalrun.evals.config_errors import ConfigError
 from evalrun.evals.store_files import StoreLink, StoreWriteFailed
 from evalrun.contract.types import Generation, Item, Reask, Retiming
 from evalrun.contract.manifest import RunManifest

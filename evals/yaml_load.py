@@ -24,6 +24,8 @@ from typing import Any, Iterator
 
 import yaml
 
+from evalrun.contract.validation import key_path
+
 MAX_EXTENDS_DEPTH = 64  # a chain this long is a mistake, not a layout
 MAX_EXPANDED_VALUES = 100_000  # values a document may expand to through its aliases (a config has hundreds)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -36,14 +38,6 @@ class YamlProblem(Exception):
         super().__init__(message)
         self.message = message
         self.path = path
-
-
-def key_path(parts: tuple[Any, ...]) -> str:
-    """(a, b, 0, c) -> 'a.b[0].c', the form every ConfigError path takes."""
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) and not isinstance(part, bool) else (f".{part}" if out else str(part))
-    return out
 
 
 class StrictLoader(yaml.SafeLoader):

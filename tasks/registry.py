@@ -1,6 +1,7 @@
-"""Which packs exist: every module of this folder that defines a module-level
-`SPEC` (a PackSpec) is a pack, found by listing the folder, so adding a pack is
-one new file and no module imports the packs by name.
+"""Which packs exist: every module or package of this folder that defines a
+module-level `SPEC` (a PackSpec) is a pack, found by listing the folder, so adding
+a pack is one new file (or one new folder, for a pack of several concerns whose
+`__init__` re-exports its SPEC) and no module imports the packs by name.
 
 The packs are imported by name string (importlib), never by an import statement,
 so the registry sits below them and they need nothing from it: the import graph
@@ -36,7 +37,7 @@ def _discover() -> None:
         return
     found: dict[str, PackSpec] = {}
     for info in sorted(pkgutil.iter_modules([str(_HERE)]), key=lambda m: m.name):
-        if info.ispkg or info.name in _NOT_PACKS or info.name.startswith("_"):
+        if info.name in _NOT_PACKS or info.name.startswith("_"):
             continue
         spec = getattr(importlib.import_module(f"{_PACKAGE}.{info.name}"), "SPEC", None)
         if isinstance(spec, PackSpec):

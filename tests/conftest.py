@@ -3,6 +3,7 @@ runner mechanics, and a CLI runner that checks exit codes the way CI sees them."
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -11,6 +12,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
+# Under pytest-xdist each worker's torch gets its share of the cores (set before torch is
+# imported, and inherited by the CLI processes tests spawn): every worker starting a thread per
+# core would oversubscribe them, and OpenMP threads waiting on a preempted sibling slow each step.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, len(os.sched_getaffinity(0))
+                                                     // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 
 from evalrun.contract import Field, Generation, Item
 from evalrun.evals import api
@@ -49,21 +57,27 @@ class ModelRuns:
     """Real-model runs generated once per test session and shared across modules.
 
     `copy(dest, config, limit=N)` puts into `dest` the stored run of `config` (a path) with
-    `--limit N`, generated in this process the first time any test asks for it and copied
-    (never linked) afterwards, so each test still owns and may change its run store. A test
-    that checks how a run is generated, stopped or resumed generates its own; this is for
-    the runs a test only compares against (a baseline)."""
+    `--limit N`, generated the first time any test asks for it and copied (never linked)
+    afterwards, so each test still owns and may change its run store. Under pytest-xdist the
+    workers share one store under a file lock: the first worker to ask generates, the others
+    wait and copy. A test that checks how a run is generated, stopped or resumed generates its
+    own; this is for the runs a test only compares against (a baseline)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.made: dict[tuple[str, int | None], Path] = {}
 
     def copy(self, dest: Path, config: Path, limit: int | None = None) -> Path:
-        key = (str(Path(config).resolve()), limit)
-        if key not in self.made:
-            out = self.root / f"limit-{limit}"
-            self.made[key] = api.run(api.load(config), out=out, limit=limit, log=lambda _m: None).dir
-        src = self.made[key]
+        from filelock import FileLock
+
+        resolved = str(Path(config).resolve())
+        slot = self.root / f"{hashlib.sha256(f'{resolved}|{limit}'.encode()).hexdigest()[:16]}-limit-{limit}"
+        self.root.mkdir(parents=True, exist_ok=True)
+        with FileLock(f"{slot}.lock"):
+            done = slot / "run-dir.txt"
+            if not done.exists():
+                made = api.run(api.load(config), out=slot / "out", limit=limit, log=lambda _m: None).dir
+                done.write_text(str(made), encoding="utf-8")
+            src = Path(done.read_text(encoding="utf-8"))
         dest.mkdir(parents=True, exist_ok=True)
         shutil.copytree(src, dest / src.name, ignore=shutil.ignore_patterns("lock"))
         return dest / src.name
@@ -71,8 +85,11 @@ class ModelRuns:
 
 @pytest.fixture(scope="session")
 def model_runs(tmp_path_factory: pytest.TempPathFactory) -> ModelRuns:
-    """The session's store of real-model runs (see ModelRuns)."""
-    return ModelRuns(tmp_path_factory.mktemp("model-runs"))
+    """The session's store of real-model runs (see ModelRuns); one for all xdist workers."""
+    base = tmp_path_factory.getbasetemp()
+    # under xdist each worker's base is a folder of the session's own base, which they share
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return ModelRuns(shared / "model-runs")
 
 
 def write_tiny_model(out: Path, tokenizer_dir: str) -> Path:

@@ -168,3 +168,20 @@ def test_modules_and_functions_stay_small() -> None:
                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and n.end_lineno - n.lineno + 1 > MAX_FUNCTION_LINES]
     assert long == [], "\n".join(long)
+
+
+# the statistics a renderer must read from the comparison, never compute (issue: work done once)
+STATISTICS = {"numpy", "scipy", "evalrun.evals.stats", "evalrun.evals.recovery", "evalrun.evals.power"}
+
+
+def test_reports_import_no_statistics() -> None:
+    """Intervals, tests and resamples live in the comparison stage; reports/ only lays them out."""
+    found = []
+    for path in sorted((ROOT / "reports").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+                if isinstance(node, ast.ImportFrom) and node.module else [])
+            found += [f"{path.relative_to(ROOT)}: {n}" for n in names
+                      if any(n == s or n.startswith(s + ".") for s in STATISTICS)]
+    assert found == []

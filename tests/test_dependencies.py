@@ -22,7 +22,7 @@ from tests.conftest import ROOT
 
 # (distribution, why no module of it is imported): needed at run time all the same
 USED_WITHOUT_IMPORT = {
-    "pyarrow": "pandas' Parquet engine and `string[pyarrow]` columns (evals/frames.py, tasks/files_data.py)",
+    "pyarrow": "pandas' Parquet engine and `string[pyarrow]` columns (evals/frames.py, tasks/files/_data.py)",
     "gguf": "transformers reads the default model's GGUF file with it (runners/models.py)",
     "accelerate": "transformers refuses to load a GGUF file without it (runners/models.py)",
     "hqq": "the backend of transformers' QuantizedCache 'hqq' (runners/accel/kv_quant.py)",
@@ -99,3 +99,13 @@ def test_used_without_import_are_declared() -> None:
     for dist in USED_WITHOUT_IMPORT:
         assert _norm(dist) in required, f"{dist} is listed as used without import but is not a dependency"
         assert _norm(dist) not in imported, f"{dist} is imported now: drop it from USED_WITHOUT_IMPORT"
+
+
+def test_every_package_folder_ships_in_the_wheel() -> None:
+    """setuptools lists packages by name: a new sub-package left out of pyproject imports from a
+    checkout and is missing from the installed wheel."""
+    listed = set(package_dirs())
+    folders = {"contract", "values", "tasks", "runners", "evals", "reports", "evalrun"}
+    on_disk = {p.parent for f in folders for p in (ROOT / f).rglob("__init__.py")}
+    shipped = {path.resolve() for path in package_dirs().values()}
+    assert sorted(str(d.relative_to(ROOT)) for d in on_disk if d.resolve() not in shipped) == [], listed

@@ -3,7 +3,7 @@
 `evalrun.values.registry`.
 
 The scorer (`evalrun.evals.fields`) and the packs that check their golds before
-a run (`evalrun.tasks.files_gold`) both read through here, so a gold a pack
+a run (`evalrun.tasks.files._gold`) both read through here, so a gold a pack
 accepts is exactly a gold the scorer can compare against.
 """
 

@@ -38,7 +38,7 @@ def _section(report: Any, run: Any, comp: Any, verdict: Any, role: str) -> Candi
     return CandidateSection(
         name=run.name, comparison=comp, verdict=verdict, info=run_info(run, role),
         packs=[pack_row(pc, verdict, aa.get(pc.pack)) for pc in comp.packs],
-        fields=field_rows(comp, report.scored[report.baseline.name], report.scored[run.name]),
+        fields=field_rows(comp),
     )
 
 

@@ -33,16 +33,16 @@ import gzip
 import json
 from typing import Any, Callable
 
-from evalrun.contract.types import CORRECT_OUTCOMES, ItemMeta
+from evalrun.contract.types import ItemMeta, flip
 from evalrun.evals import diffs
 from evalrun.evals.pairing import Comparison, display_value
 from evalrun.evals.runs import RunResult
+from evalrun.evals.field_table import candidate_outcome
 from evalrun.evals.scoring import ScoredItem
 from evalrun.evals.verdict import Verdict
 from evalrun.reports import units
 from evalrun.reports.safe_text import safe_tree
 from evalrun.reports.view.model import NOSCRIPT_FLIPS, OUTCOMES, BrowserData, ListedFlip, LONG_DOCUMENT_CHARS
-from evalrun.reports.view.tables import candidate_outcome
 
 OP_TAGS = {"replace": 1, "insert": 2, "delete": 3}
 VALUE_CHARS = 200  # a value longer than this is clipped in the rows (the full output is in the texts)
@@ -231,11 +231,10 @@ def _cell(ix: _Index, gold: str | None, base: tuple[str | None, str, str | None]
     c_val, c_out, c_sub = _outcome(c, name)
     if (c_val, c_out, c_sub) == base:
         return 0, 0
-    b_ok, c_ok = base[1] in CORRECT_OUTCOMES, c_out in CORRECT_OUTCOMES
     # a baseline without an answer is not a flip (pairing reports it as missing)
-    flip = 0 if not answered else (1 if b_ok and not c_ok else (-1 if c_ok and not b_ok else 0))
+    direction = flip(base[1], c_out) if answered else 0
     ops = _flat_ops(gold, c_val) if _wants_diff(c_out, c_sub) else 0
-    return [c_val, ix.outcomes[c_out], ix.of(ix.subcodes, c_sub), flip, ops], flip
+    return [c_val, ix.outcomes[c_out], ix.of(ix.subcodes, c_sub), direction, ops], direction
 
 
 def _item_rows(ix: _Index, item: Any, b: ScoredItem | None, cands: list[ScoredItem | None],
@@ -253,9 +252,9 @@ def _item_rows(ix: _Index, item: Any, b: ScoredItem | None, cands: list[ScoredIt
         b_ops = _flat_ops(gold, base[0]) if _wants_diff(base[1], base[2]) else 0
         cells = []
         for c in cands:
-            cell, flip = _cell(ix, gold, base, b is not None, c, f.name)
+            cell, direction = _cell(ix, gold, base, b is not None, c, f.name)
             cells.append(cell)
-            flips += flip != 0
+            flips += direction != 0
         b_val = base[0]
         rows.append([i_item, ix.of(ix.fields, f.name), gold, 0 if b_val is not None and b_val == gold else b_val,
                      ix.outcomes[base[1]], ix.of(ix.subcodes, base[2]), b_ops, cells])

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from evalrun.contract.types import CORRECT_OUTCOMES
 from evalrun.evals.buckets import length_bucket
+from evalrun.evals.field_table import candidate_outcome
 from evalrun.evals.scoring import ScoredItem
 from evalrun.reports.view.model import HeatCell, Heatmap, HeatmapSet
-from evalrun.reports.view.tables import candidate_outcome
 
 # cividis (colour-blind-safe, perceptually uniform), 11 stops from 0 to 1
 _CIVIDIS = ["#00224e", "#123570", "#3b496c", "#575d6d", "#707173", "#8a8779", "#a59c74", "#c3b369", "#e1cc55",

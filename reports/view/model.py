@@ -14,6 +14,7 @@ from typing import Any
 
 from evalrun.contract.types import OUTCOMES as CONTRACT_OUTCOMES
 from evalrun.evals import diffs
+from evalrun.evals.field_table import FieldDelta
 from evalrun.evals.pairing import Comparison, Flip
 from evalrun.evals.speed_table import SpeedRow, SpeedTable
 from evalrun.evals.verdict import Verdict
@@ -71,26 +72,8 @@ class PackRow:
     recovery_high: float | None = None
 
 
-@dataclass
-class FieldRow:
-    """One field of one pack, on the paired items, with a paired bootstrap interval of its delta."""
-
-    pack: str
-    field: str
-    kind: str
-    n: int
-    baseline_accuracy: float
-    candidate_accuracy: float
-    delta_points: float
-    ci_low_points: float | None
-    ci_high_points: float | None
-    baseline_f1: float
-    candidate_f1: float
-    candidate_drop_rate: float
-    candidate_wrong_rate: float
-    harmful_flips: int
-    helpful_flips: int
-    recovery: float | None = None  # candidate accuracy / baseline accuracy; None when the baseline scored 0
+# one field of one pack on the paired items, as the comparison stage computed it
+FieldRow = FieldDelta
 
 
 @dataclass

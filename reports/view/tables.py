@@ -8,15 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from evalrun.contract.types import CORRECT_OUTCOMES
-from evalrun.evals import stats
-from evalrun.evals.metrics import FieldMetrics
 from evalrun.evals.pairing import Comparison, PackComparison
-from evalrun.evals.recovery import recovery
 from evalrun.evals.runs import RunResult
-from evalrun.evals.scoring import ScoredItem
 from evalrun.evals.speed_table import effects_facts, method_label
 from evalrun.evals.verdict import Verdict
 from evalrun.reports.view.model import FieldRow, NoiseFloor, PackRow, RunInfo
@@ -83,55 +76,9 @@ def pack_row(pc: PackComparison, verdict: Verdict | None, aa: PackComparison | N
     )
 
 
-def candidate_outcome(c: ScoredItem, name: str) -> str:
-    """The candidate's outcome for one field: a generation error is the item's, an absent score is missing."""
-    if c.error is not None:
-        return "error"
-    score = c.fields.get(name)
-    return score.outcome if score else "missing"
-
-
-def field_rows(comparison: Comparison, base: list[ScoredItem], cand: list[ScoredItem]) -> list[FieldRow]:
-    """Per pack and field, on the paired items: both accuracies and F1s (evals.metrics' counting), the
-    candidate's drop and wrong rates, a paired bootstrap interval of the delta, and the flips."""
-    cand_by_id = {s.item_id: s for s in cand}
-    per: dict[tuple[str, str], tuple[FieldMetrics, FieldMetrics, list[bool], list[bool]]] = {}
-    for b in base:
-        c = cand_by_id.get(b.item_id)
-        if c is None:
-            continue
-        for name, bscore in b.fields.items():
-            kind = b.kinds.get(name, "")
-            bm, cm, b_ok, c_ok = per.setdefault((b.pack, name), (FieldMetrics(name, kind), FieldMetrics(name, kind),
-                                                                 [], []))
-            present = b.golds.get(name) is not None
-            c_out = candidate_outcome(c, name)
-            bm.add(bscore.outcome, present)
-            cm.add(c_out, present)
-            b_ok.append(bscore.outcome in CORRECT_OUTCOMES)
-            c_ok.append(c_out in CORRECT_OUTCOMES)
-    packs = {pc.pack: pc for pc in comparison.packs}
-    return [_field_row(pack, bm, cm, b_ok, c_ok, packs.get(pack))
-            for (pack, _name), (bm, cm, b_ok, c_ok) in sorted(per.items())]
-
-
-def _field_row(pack: str, bm: FieldMetrics, cm: FieldMetrics, b_ok: list[bool], c_ok: list[bool],
-               pc: PackComparison | None) -> FieldRow:
-    b, c = np.asarray(b_ok, dtype=float), np.asarray(c_ok, dtype=float)
-    interval = pc.stats.interval if pc and pc.stats else None
-    low = high = None
-    if interval is not None and len(b):
-        iv = stats.bootstrap_accuracy_delta(b, c, n_resamples=interval.n_resamples, confidence=interval.confidence,
-                                            seed=0)
-        low, high = _pct(iv.low), _pct(iv.high)
-    return FieldRow(
-        pack=pack, field=bm.name, kind=bm.kind, n=bm.total, baseline_accuracy=bm.accuracy,
-        candidate_accuracy=cm.accuracy, delta_points=_pct(cm.accuracy - bm.accuracy),
-        ci_low_points=low, ci_high_points=high, baseline_f1=bm.f1, candidate_f1=cm.f1,
-        candidate_drop_rate=cm.drop_rate, candidate_wrong_rate=cm.wrong_rate,
-        harmful_flips=int(np.sum((b == 1) & (c == 0))), helpful_flips=int(np.sum((b == 0) & (c == 1))),
-        recovery=recovery(bm.accuracy, cm.accuracy),
-    )
+def field_rows(comparison: Comparison) -> list[FieldRow]:
+    """The comparison's paired per-field table (computed in evals.field_table), pack by pack."""
+    return [row for pc in comparison.packs for row in pc.fields]
 
 
 def noise_floor(nf: Comparison | None) -> NoiseFloor | None:

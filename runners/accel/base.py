@@ -13,6 +13,8 @@ from typing import Any, ClassVar, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict
 
+from evalrun.contract.validation import model_at  # noqa: F401  (re-exported: methods' settings use it)
+
 
 def cache_kwarg() -> str:
     """The name under which this transformers version takes a cache object in `generate`."""
@@ -21,30 +23,6 @@ def cache_kwarg() -> str:
     except ImportError:
         return "past_key_values"
     return "cache" if "cache" in ALL_CACHE_NAMES else "past_key_values"
-
-
-def model_at(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The pydantic model that owns the last key of `loc`, through nested models, dicts and lists."""
-    current: Any = model
-    pending_container = False
-    for part in loc:
-        if pending_container:  # this part is a dict key or list index
-            pending_container = False
-            continue
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
-            return None
-        field = current.model_fields.get(str(part))
-        if field is None:
-            return None
-        current = field.annotation
-        origin = get_origin(current)
-        if origin in (dict, list):
-            args = [a for a in get_args(current) if a is not type(None)]
-            current = args[-1] if args else None
-            pending_container = True
-        elif origin is not None:  # Optional[Model] and friends
-            current = next((a for a in get_args(current) if isinstance(a, type) and issubclass(a, BaseModel)), None)
-    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
 
 
 # Bounds for settings counted in tokens: a value past these is no setting at all

@@ -7,7 +7,8 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
-from evalrun.runners.accel.base import Acceleration, model_at, settings_label
+from evalrun.contract.validation import first_error
+from evalrun.runners.accel.base import Acceleration, settings_label
 from evalrun.runners.accel.discover import subclasses
 
 
@@ -31,16 +32,6 @@ def method_class(name: str) -> type[Acceleration] | None:
     return _methods().get(name)
 
 
-def _message(model: Any, err: Mapping[str, Any]) -> str:
-    """One pydantic error in the config loader's words."""
-    if err.get("type") == "extra_forbidden":
-        owner = model_at(model, tuple(err.get("loc", ()))[:-1]) or model
-        return f"unknown key; allowed: {', '.join(sorted(owner.model_fields))}"
-    if err.get("type") == "literal_error":
-        return f"invalid value {err.get('input')!r}; allowed: {err.get('ctx', {}).get('expected', '')}"
-    return str(err.get("msg", "invalid value")).removeprefix("Value error, ")
-
-
 def validate_accelerations(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Validate the `acceleration:` mapping into normalised settings dicts.
 
@@ -59,10 +50,8 @@ def validate_accelerations(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
         try:
             out[name] = model.model_validate(settings).model_dump(mode="json")
         except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err.get("loc", ()))
-            raise ValueError(f"{name}.{loc}: {_message(model, err)}" if loc else f"{name}: {_message(model, err)}") \
-                from None
+            loc, message = first_error(exc, model, show_input=False)
+            raise ValueError(f"{name}.{loc}: {message}" if loc else f"{name}: {message}") from None
     return out
 
 

@@ -16,3 +16,14 @@ def test_one_list_of_outcomes() -> None:
     assert SCORER_OUTCOMES is FIELD_OUTCOMES and set(OUTCOMES) - set(FIELD_OUTCOMES) == {"error"}
     assert BROWSER_OUTCOMES == [*OUTCOMES, "unanswered"]  # the browser's own state of an unanswered item
     assert CORRECT_OUTCOMES < set(FIELD_OUTCOMES)
+
+
+def test_a_flip_is_right_at_baseline_and_not_in_the_candidate_or_the_reverse() -> None:
+    from evalrun.contract.types import CORRECT_OUTCOMES, OUTCOMES, flip
+
+    for b in OUTCOMES:
+        for c in OUTCOMES:
+            expected = (b in CORRECT_OUTCOMES and c not in CORRECT_OUTCOMES) - (c in CORRECT_OUTCOMES and b not in CORRECT_OUTCOMES)
+            assert flip(b, c) == expected, (b, c)
+    assert flip("correct", "wrong_value") == 1 and flip("missing", "correct_absent") == -1
+    assert flip("correct", "correct_absent") == 0 and flip("error", "missing") == 0

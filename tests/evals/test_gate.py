@@ -272,3 +272,16 @@ def test_rates_in_a_rules_text_are_plain_percentages() -> None:
 
     assert [_pct(1, 1), _pct(1, 3), _pct(0, 12), _pct(1, 49), _pct(0, 0)] == \
         ["1/1 (100%)", "1/3 (33.3%)", "0/12 (0%)", "1/49 (2.04%)", "0/0"]
+
+
+def test_a_scope_with_no_field_right_in_every_replicate_is_described_not_crashed() -> None:
+    """Seen with noisy bf16 replicates on one thread: no date field was right in all three
+    replicates (n = 0), and wording the Fisher p of nothing raised TypeError (exit 3)."""
+    from evalrun.evals.flip_rules import _detail
+    from evalrun.evals.power import FlipTest
+    from evalrun.evals.stability import Stability
+
+    test = FlipTest(limit=0, alpha=0.05, aa_flips=1, aa_trials=1)
+    text = _detail("field type", "date", 0, 0, test, Stability(replicates=3), 0, 0, 0, 0, None)
+    assert text == "field type date: no field right in all 3 baseline replicates, so no flip to test against A/A"
+    assert "Fisher p = " in _detail("field type", "date", 1, 4, test, Stability(replicates=3), 0, 0, 0, 0, None)

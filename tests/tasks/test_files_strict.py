@@ -13,7 +13,7 @@ import yaml
 from evalrun.evals.config import ConfigError, load_config
 from evalrun.evals.execute import prepare
 from evalrun.tasks import BuildOptions, PackDataError, get_pack
-from evalrun.tasks.files_fit import count_within
+from evalrun.tasks.files._fit import count_within
 from tests.conftest import run_cli
 
 ROW = {"doc": "Invoice A. Total due: EUR 1,234.50.", "total": "EUR 1234.50", "ref": "a1"}

@@ -13,16 +13,18 @@ from tests.conftest import ROOT
 TASKS = ROOT / "tasks"
 
 
-def test_every_module_with_a_spec_is_registered_under_its_name() -> None:
+def test_every_module_or_package_with_a_spec_is_registered_under_its_name() -> None:
     found = {}
-    for path in sorted(TASKS.glob("*.py")):
-        if path.stem in {"__init__", "registry", "base"}:
+    names = [p.stem for p in TASKS.glob("*.py")] + [p.parent.name for p in TASKS.glob("*/__init__.py")]
+    for name in sorted(names):
+        if name in {"__init__", "registry", "base"} or name.startswith("_"):
             continue
-        spec = getattr(importlib.import_module(f"evalrun.tasks.{path.stem}"), "SPEC", None)
+        spec = getattr(importlib.import_module(f"evalrun.tasks.{name}"), "SPEC", None)
         if isinstance(spec, PackSpec):
             found[spec.name] = spec
     assert found == {k: v for k, v in all_packs().items() if k in found}
     assert set(found) == {"needle_numbers", "doc_fields", "files", "latency"}
+    assert (TASKS / "files" / "__init__.py").is_file() and (TASKS / "doc_fields" / "__init__.py").is_file()
 
 
 def test_unknown_pack_names_the_available_ones() -> None:

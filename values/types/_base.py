@@ -5,7 +5,7 @@ their spans), how a gold and a candidate compare (outcome, sub-code, detail), wh
 options it takes (a pydantic model: a misspelt or malformed option is an error
 naming it), and the examples that prove each of its sub-codes reachable. The scorer
 (`evalrun.evals.fields`) and the packs that check golds before a run
-(`evalrun.tasks.files_gold`) both go through the type, so they never disagree.
+(`evalrun.tasks.files._gold`) both go through the type, so they never disagree.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from evalrun.contract.validation import first_error, raised_by_validator
 from evalrun.values.locales import locale_problem
 from evalrun.values.types._spans import stripped
 
@@ -122,12 +123,8 @@ def _validate(model: type[Options], known: dict[str, Any]) -> tuple[str, str] | 
     try:
         model.model_validate(known)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        key = str(err["loc"][0]) if err.get("loc") else "?"
-        msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
-        if err.get("type") != "value_error":
-            msg = f"{key}: {msg[:1].lower()}{msg[1:]}; got {err.get('input')!r}"
-        return key, msg
+        key, msg = first_error(exc, model)
+        return key or "?", msg if raised_by_validator(exc) else f"{key}: {msg}"
     return None
 
 

@@ -11,7 +11,7 @@ import string
 from typing import Any
 
 from evalrun.tasks.base import PackDataError, ParamError
-from evalrun.tasks.files_data import is_empty
+from evalrun.tasks.files._data import is_empty
 
 FORMAT_ERRORS = (ValueError, KeyError, IndexError, AttributeError, TypeError)
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from evalrun.contract.types import CONTEXT_SEPARATOR
 from evalrun.tasks.base import ParamError
-from evalrun.tasks.files_schema import Resolved
+from evalrun.tasks.files._schema import Resolved
 
 KIND_HINTS = {"amount": "an amount with its currency", "number": "a number", "date": "a date (YYYY-MM-DD)",
               "id": "an identifier, exactly as written", "text": "text", "enum": "one value"}

@@ -20,12 +20,12 @@ from typing import Literal
 from pydantic import Field as PydField, field_validator, model_validator
 
 from evalrun.contract.types import CONTEXT_SEPARATOR, Field, Item, ItemMeta
-import evalrun.tasks.doc_text as T
+import evalrun.tasks.doc_fields._text as T
 from evalrun.tasks.base import PackParams, PackSpec, TokenCounter
-from evalrun.tasks.doc_facts import ALL_FIELDS, CORE, MAX_DECOYS, OPTIONAL, Doc, Fact, make_doc
+from evalrun.tasks.doc_fields._facts import ALL_FIELDS, CORE, MAX_DECOYS, OPTIONAL, Doc, Fact, make_doc
 
 __all__ = ["CORE", "CURRENCY_SYNONYMS", "OPTIONAL", "SPEC", "DocFieldsParams", "build"]
-from evalrun.tasks.doc_layout import layout
+from evalrun.tasks.doc_fields._layout import layout
 
 CURRENCY_SYNONYMS = {"€": "EUR", "euro": "EUR", "euros": "EUR", "$": "USD", "us dollar": "USD", "us dollars": "USD",
                      "dollar": "USD", "dollars": "USD", "£": "GBP", "pound": "GBP", "pounds": "GBP",

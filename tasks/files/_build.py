@@ -12,9 +12,9 @@ from typing import Any, Protocol
 
 from evalrun.contract.types import CONTEXT_SEPARATOR, Field, Item, ItemMeta, Truncation
 from evalrun.tasks.base import PackDataError, TokenCounter
-from evalrun.tasks.files_fit import count_within, cut_to_fit, truncate_to_fit
-from evalrun.tasks.files_plan import Ask, shared_templates
-from evalrun.tasks.files_templates import render, text_row
+from evalrun.tasks.files._fit import count_within, cut_to_fit, truncate_to_fit
+from evalrun.tasks.files._plan import Ask, shared_templates
+from evalrun.tasks.files._templates import render, text_row
 
 
 class Source(Protocol):
@@ -59,7 +59,7 @@ class RowBuilder:
         out = []
         for ask in self.asks:
             if ask.question is not None:
-                assert context is not None, "a question is asked after the shared document (files_plan)"
+                assert context is not None, "a question is asked after the shared document (_plan)"
                 question = render(ask.question, doc_row, where, _question_key(ask))
                 prompt, truncated = context + CONTEXT_SEPARATOR + question, cut
                 n = tokens.get(question)

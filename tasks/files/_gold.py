@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from evalrun.tasks.base import ParamError
-from evalrun.tasks.files_data import Rows, is_empty
+from evalrun.tasks.files._data import Rows, is_empty
 from evalrun.values.coerce import coerce
 from evalrun.values.enums import enum_lookup
 from evalrun.values.kinds import gold_value, is_absent_value  # the scorer's own gold reading

@@ -15,6 +15,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field as PydField, ValidationError, field_validator
 
+from evalrun.contract.validation import first_error
 from evalrun.tasks.base import ParamError
 from evalrun.values.locales import locale_problem, with_locale
 from evalrun.values.registry import check_type_name, type_names, user_option_problem
@@ -80,16 +81,7 @@ def scorer_options(kind: str, options: dict[str, Any], locale: str | None, date_
 
 def _first_error(exc: ValidationError) -> tuple[str, str]:
     """(key inside the field, message) for the first problem, worded as config errors are."""
-    err = exc.errors()[0]
-    key = ".".join(str(p) for p in err.get("loc", ()))
-    kind = err.get("type", "")
-    if kind == "extra_forbidden":
-        return key, f"unknown key; allowed: {', '.join(sorted(FieldSpec.model_fields))}"
-    if kind == "missing":
-        return key, "required key is missing"
-    if kind == "literal_error":
-        return key, f"invalid value {err.get('input')!r}; allowed: {', '.join(KINDS)}"
-    return key, str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+    return first_error(exc, FieldSpec, show_input=False)
 
 
 def parse_fields(raw: Any) -> Any:

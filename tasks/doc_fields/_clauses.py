@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from typing import Callable
 
-import evalrun.tasks.doc_text as T
+import evalrun.tasks.doc_fields._text as T
 
 # the two parties as the clauses name them (never the company names: those are placed facts)
 ROLES = {"invoice": ("the Supplier", "the Customer"), "contract": ("the Provider", "the Client")}

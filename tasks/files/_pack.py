@@ -4,7 +4,7 @@ with a field schema and prompt templates, under a name of the user's choosing.
 Fields are typed (`total: amount`) and may each carry their own question
 (`total: {type: amount, question: "What is the total?"}`), asked after a shared
 `document:` template: one item per (row, field) with `mode: per_field`, or one
-JSON object per row with `mode: json` (see files_plan). `name:` is the pack name
+JSON object per row with `mode: json` (see _plan). `name:` is the pack name
 every report shows and every item id starts with, so two `files` tasks in one
 config stay apart.
 
@@ -29,12 +29,12 @@ from pydantic import Field as PydField, PrivateAttr, ValidationInfo, field_valid
 
 from evalrun.contract.types import FieldKind, Item
 from evalrun.tasks.base import BuildOptions, PackParams, PackSpec, ParamError, TokenCounter
-from evalrun.tasks.files_build import RowBuilder
-from evalrun.tasks.files_data import Rows, is_empty, read_rows
-from evalrun.tasks.files_gold import check_golds
-from evalrun.tasks.files_plan import Ask, plan
-from evalrun.tasks.files_schema import DateOrder, FieldSpec, Resolved, parse_fields, resolve_fields
-from evalrun.tasks.files_templates import check_template, text_row
+from evalrun.tasks.files._build import RowBuilder
+from evalrun.tasks.files._data import Rows, is_empty, read_rows
+from evalrun.tasks.files._gold import check_golds
+from evalrun.tasks.files._plan import Ask, plan
+from evalrun.tasks.files._schema import DateOrder, FieldSpec, Resolved, parse_fields, resolve_fields
+from evalrun.tasks.files._templates import check_template, text_row
 from evalrun.values.locales import locale_problem
 
 NAME = "files"

@@ -2,7 +2,7 @@
 company names, IBANs, amounts and dates as documents print them, the questions.
 
 Kept apart from the pack logic so that the words can grow without the layout
-code growing with them; the padding clauses live in doc_clauses.
+code growing with them; the padding clauses live in _clauses.
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import random
 
-import evalrun.tasks.doc_clauses as C
-import evalrun.tasks.doc_text as T
+import evalrun.tasks.doc_fields._clauses as C
+import evalrun.tasks.doc_fields._text as T
 from evalrun.tasks.base import TokenCounter
-from evalrun.tasks.doc_facts import Doc
+from evalrun.tasks.doc_fields._facts import Doc
 
 def layout(d: Doc, length: int, seed: int, budget: int, count: TokenCounter,
            stream: str) -> tuple[str, dict[str, tuple[float, str]]]:

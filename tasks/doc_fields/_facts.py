@@ -15,7 +15,7 @@ from dataclasses import dataclass, field as dc_field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Callable, TypeVar
 
-import evalrun.tasks.doc_text as T
+import evalrun.tasks.doc_fields._text as T
 
 V = TypeVar("V")
 

@@ -1,0 +1,84 @@
+"""How a key path and a pydantic validation error are worded, once for every stage.
+
+A config, a pack's field list, an acceleration's settings, a stored record and a run
+manifest are all pydantic models; whichever one refuses its input, the user reads the
+same kind of line: the key path (`tasks[0].fields.total.kind`) and what is wrong there,
+in the config loader's words (unknown key with what is allowed, a missing key, an
+invalid choice with the choices).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+
+def key_path(parts: tuple[Any, ...] | list[Any]) -> str:
+    """(a, b, 0, c) -> 'a.b[0].c', the form every error's key path takes."""
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) and not isinstance(part, bool) else (f".{part}" if out else str(part))
+    return out
+
+
+def model_at(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The pydantic model that owns the last key of `loc`, through nested models, dicts and lists."""
+    current: Any = model
+    pending_container = False
+    for part in loc:
+        if pending_container:  # this part is a dict key or list index
+            pending_container = False
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = current.model_fields.get(str(part))
+        if field is None:
+            return None
+        current = field.annotation
+        origin = get_origin(current)
+        if origin in (dict, list):
+            args = [a for a in get_args(current) if a is not type(None)]
+            current = args[-1] if args else None
+            pending_container = True
+        elif origin is not None:  # Optional[Model] and friends
+            current = next((a for a in get_args(current) if isinstance(a, type) and issubclass(a, BaseModel)), None)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def error_message(err: Mapping[str, Any], model: type[BaseModel] | None = None, *, show_input: bool = True) -> str:
+    """One pydantic error in the config loader's words. `model` is the validated model: an
+    unknown key then lists the keys allowed where it stands. `show_input` adds the refused
+    value to a type or range message (never for a mapping or a list, which may be long)."""
+    kind = err.get("type", "")
+    if kind == "extra_forbidden":
+        owner = model_at(model, tuple(err.get("loc", ()))[:-1]) if model is not None else None
+        return f"unknown key; allowed: {', '.join(sorted(owner.model_fields))}" if owner else "unknown key"
+    if kind == "missing":
+        return "required key is missing"
+    if kind == "literal_error":
+        return f"invalid value {err.get('input')!r}; allowed: {err.get('ctx', {}).get('expected', '')}"
+    msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+    if not show_input or kind == "value_error" or isinstance(err.get("input"), (dict, list)):
+        return msg
+    return f"{msg} (got {err.get('input')!r})"
+
+
+def first_error(exc: ValidationError, model: type[BaseModel] | None = None, *,
+                show_input: bool = True) -> tuple[str, str]:
+    """(key path, message) of the first problem pydantic found; a validator that knows which
+    nested key is wrong (an exception with a `.key`, e.g. tasks.base.ParamError) extends the path."""
+    err = exc.errors()[0]
+    loc = tuple(err.get("loc", ()))
+    key = getattr((err.get("ctx") or {}).get("error"), "key", None)
+    if key:
+        loc = (*loc, *str(key).split("."))
+    return key_path(loc), error_message({**err, "loc": loc}, model, show_input=show_input)
+
+
+def raised_by_validator(exc: ValidationError) -> bool:
+    """The first problem is a validator's own message (which words its key itself), not pydantic's."""
+    return exc.errors()[0].get("type") == "value_error"
+
+
+__all__ = ["error_message", "first_error", "key_path", "model_at", "raised_by_validator"]
