@@ -11,6 +11,7 @@ settings are validated; the key changes with any flag and never with the port.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -337,3 +338,26 @@ def test_compare_launches_one_at_a_time_and_reuses_the_stored_baseline(tmp_path:
     assert (_run_dir(out, "llamacpp-f16") / "server.log").read_text() == base_log
     _assert_none_left(mark)
     assert os.environ.get("EVALRUN_TEST_MARK") != mark
+
+
+@pytest.mark.model
+@pytest.mark.slow
+@needs_engine
+def test_keep_servers_leaves_the_server_up_and_says_where(tmp_path: Path) -> None:
+    mark, out = uuid.uuid4().hex, tmp_path / "runs"
+    cfg = _engine_config(tmp_path, "llamacpp-f16.yaml", mark, tasks=[TASKS[0] | {"depths": [0.5]}], tokens=4)
+    done = run_cli("run", str(cfg), "--out", str(out), "--keep-servers", timeout=600)
+    try:
+        assert done.returncode == 0, done.stdout + done.stderr
+        err = " ".join(done.stderr.split())
+        [server] = [p for p in _marked(mark) if "llama_cpp.server" in " ".join(_cmdline(p))]
+        assert "server left up at http://127.0.0.1:" in err and f"kill -TERM -- -{server.pid}" in err, err
+        import httpx
+
+        url = err.split("server left up at ", 1)[1].split(" ", 1)[0]
+        assert httpx.get(f"{url}/models", timeout=10).json()["data"][0]["id"] == "smollm2-135m"
+    finally:
+        for proc in _marked(mark):  # each server leads its own process group
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+    _assert_none_left(mark)
