@@ -115,15 +115,15 @@ class ServerProcess:
         if self.proc is not None and self.proc.poll() is None:
             yield self.base_url
             return
-        self.start(say)
-        try:
-            with _sigterm_raises():
+        with _sigterm_raises():  # from the launch on: a SIGTERM while it loads stops it too
+            self.start(say)
+            try:
                 yield self.base_url
-        finally:
-            if not self.keep:
-                self.stop()
-            elif self.on_kept is not None and self.proc is not None:
-                self.on_kept(self.base_url, self.proc.pid)
+            finally:
+                if not self.keep:
+                    self.stop()
+                elif self.on_kept is not None and self.proc is not None:
+                    self.on_kept(self.base_url, self.proc.pid)
 
     def start(self, say: Callable[[str | None], None]) -> None:
         """Launch and wait until ready (ServerFailed naming the config and the log's last lines otherwise)."""

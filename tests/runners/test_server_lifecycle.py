@@ -361,3 +361,26 @@ def test_keep_servers_leaves_the_server_up_and_says_where(tmp_path: Path) -> Non
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
     _assert_none_left(mark)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_the_server_loads_leaves_no_process(tmp_path: Path, sig: signal.Signals) -> None:
+    """Ctrl-C, or a CI job's SIGTERM, while evalrun waits for its server: exit 130 and the group is stopped."""
+    mark = uuid.uuid4().hex
+    cfg = _python_server(tmp_path, "import time; print('loading', flush=True); time.sleep(1000)", mark,
+                         startup_timeout=300, grace=1)
+    proc = subprocess.Popen([sys.executable, "-m", "evalrun.cli", "run", str(cfg), "--out", str(tmp_path / "runs")],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not _marked(mark) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert _marked(mark), "the server never started"
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stdout + stderr
+    _assert_none_left(mark)
