@@ -55,8 +55,8 @@ def key_payload(config: RunConfig, source: ModelSource, device: str, dtype: str)
         # the server's identity is in `model` (served name, what /models reports, the local tokenizer);
         # where the server lives, its key, concurrency, timeouts and retries change no output
         assert config.openai is not None
-        # a launched server's command, environment and version are in `model` (`server_launch`);
-        # engine fields sent with every request only when there are some, so older keys stay as they were
+        # (a launched server's: its command, env and version, `server_launch`); extra_body only when
+        # there is one, so older keys stay as they were
         extra = {"extra_body": config.openai.extra_body} if config.openai.extra_body else {}
         return common | extra | {
             "endpoint": config.openai.endpoint,
