@@ -18,7 +18,7 @@ case "$name" in
 esac
 if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "$probe" 2>/dev/null \
    && [ -f "$venv/.installed" ] && [ "$(cat "$venv/.installed")" = "$spec" ]; then
-  echo "$venv: $spec already installed"; exit 0
+  touch "$venv/.installed"; echo "$venv: $spec already installed"; exit 0
 fi
 start=$(date +%s)
 rm -rf "$venv"  # built another way, or half built: from scratch (a cached wheel makes it seconds)
