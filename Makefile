@@ -35,7 +35,7 @@ demo: $(VENV)/.installed
 	test $$code -le 1 -o $$code -eq 4
 
 # served engines in their own virtualenvs under .engines/ (git-ignored); their builds are cached by pip
-# (~15 min cold for llama-cpp-python's C++ on 2 cores, seconds from ~/.cache/pip/wheels after that)
+# (17-20 min cold for llama-cpp-python's C++ on 2 cores, seconds from ~/.cache/pip/wheels after that)
 engines-llamacpp: .engines/llamacpp/.installed
 
 .engines/llamacpp/.installed: scripts/engine_venv.sh

@@ -4,7 +4,7 @@
 # to the server it launches over HTTP.
 #
 # llama.cpp: llama-cpp-python has no CPU wheel on PyPI, so pip builds it from
-# the sdist with cmake (~15 minutes cold on a loaded 2-core machine). pip keeps
+# the sdist with cmake (17-20 minutes cold on a loaded 2-core machine). pip keeps
 # the built wheel in its cache (~/.cache/pip/wheels), so a second install is seconds.
 set -euo pipefail
 name="${1:?usage: engine_venv.sh llamacpp}"
