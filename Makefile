@@ -10,7 +10,7 @@ TORCH  ?= torch==2.13.0
 # pytest-xdist workers for `make test`: one per core here; test modules stay whole on one worker
 TEST_WORKERS ?= 2
 
-.PHONY: demo test test-fast docs typecheck install install-dev clean
+.PHONY: demo test test-fast docs typecheck install install-dev clean engines-llamacpp engines
 
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,7 +36,18 @@ demo: $(VENV)/.installed
 	test -f reports-out/demo.html && echo "HTML report: $$(pwd)/reports-out/demo.html"; \
 	test $$code -le 1 -o $$code -eq 4
 
-test: $(VENV)/.installed-dev
+# served engines in their own virtualenvs under .engines/ (git-ignored); their builds are cached by pip
+# (17-20 min cold for llama-cpp-python's C++ on 2 cores, seconds from ~/.cache/pip/wheels after that)
+engines-llamacpp: .engines/llamacpp/.installed
+
+.engines/llamacpp/.installed: scripts/engine_venv.sh
+	PYTHON=$(PYTHON) bash scripts/engine_venv.sh llamacpp
+
+# what `make test` needs of the engines: an engine that cannot be built has its tests skipped, saying why
+engines:
+	@$(MAKE) --no-print-directory engines-llamacpp || echo "llama.cpp engine could not be built: its tests will be skipped"
+
+test: $(VENV)/.installed-dev engines
 	@# the HTML report's browser tests use Debian's chromium; without it (or apt) they are skipped
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }; } || echo "chromium unavailable: browser tests will be skipped"

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from rich.markup import escape
 
-from evalrun.cli_app import EXIT_RUNTIME, _guard, _log, app, console, err_console, make_progress, trust_option
+from evalrun.cli_app import (EXIT_RUNTIME, _guard, _log, app, console, err_console, keep_option, make_progress,
+                             trust_option)
 from evalrun.cli_catalog import accelerations, packs_app
 from evalrun.cli_check import check
 from evalrun.cli_export import export
@@ -87,6 +88,7 @@ def run(
     out: Path = out_option,
     limit: Optional[int] = limit_option,
     ray: Optional[str] = ray_option,
+    keep_servers: bool = keep_option,
 ) -> None:
     """Generate (or resume, or reuse) one configuration's run and print where it is stored."""
 
@@ -95,7 +97,7 @@ def run(
         from evalrun.reports.terminal import render_pack_metrics
 
         [cfg] = apply_ray([api.load(config)], ray, _log)
-        result = api.run(cfg, out=out, limit=limit, progress=make_progress(), log=_log)
+        result = api.run(cfg, out, limit, make_progress(), _log, keep_servers=keep_servers)
         scored = api.score(result)
         correct = sum(s.correct for s in scored)
         render_pack_metrics(console, result.name, pack_metrics(scored))
@@ -144,6 +146,7 @@ def compare(
     ray: Optional[str] = ray_option,
     timing: Optional[TimingMode] = timing_option,
     subset: bool = subset_option,
+    keep_servers: bool = keep_option,
 ) -> None:
     """Run BASELINE and each CANDIDATE on identical items, pair them and gate.
 
@@ -168,11 +171,12 @@ def compare(
         configs = configs[:1] + apply_timing(configs[1:], timing)
         gate_cfg = load_gate_file(gate) if gate else None
         outputs.claim()
-        cap = _capacity(requests_per_day, peak_factor)
+        cap = CapacityInputs(requests_per_day=requests_per_day, peak_factor=peak_factor)
         chosen_slo, qs = _speed_options(slo, percentiles)
         report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=make_progress, log=_log,
                              gate=gate_cfg, noise_floor=noise_floor, fresh=fresh, replicates=replicates,
-                             early_stop=early_stop, confirm_n=confirm, slo=chosen_slo, subset=subset)
+                             early_stop=early_stop, confirm_n=confirm, slo=chosen_slo, subset=subset,
+                             keep_servers=keep_servers)
         table = speed_table(report, cap, qs, report.slo)
         return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log,
                                                       terminal=lambda view: _print_report(view, started)))
@@ -184,10 +188,6 @@ def compare(
 # the dry run of `run` and `compare`, listed beside them in `evalrun --help`
 app.command()(check)
 app.command()(plan)
-
-
-def _capacity(requests_per_day: float | None, peak_factor: float) -> CapacityInputs:
-    return CapacityInputs(requests_per_day=requests_per_day, peak_factor=peak_factor)
 
 
 def _print_report(view: "ReportView", started: float) -> None:
@@ -258,7 +258,7 @@ def report(
         dirs = runs_given(run_dirs, baseline, candidate, out)
         gate_cfg = load_gate_file(gate) if gate else None
         outputs.claim()
-        cap = _capacity(requests_per_day, peak_factor)
+        cap = CapacityInputs(requests_per_day=requests_per_day, peak_factor=peak_factor)
         chosen_slo, qs = _speed_options(slo, percentiles)
         stored = api.report(dirs, gate_cfg, trust_edited_items, log=_log, slo=chosen_slo,
                             replicates=replicates, subset=subset)

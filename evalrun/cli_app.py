@@ -62,6 +62,9 @@ app = typer.Typer(
 )
 
 
+keep_option = typer.Option(False, "--keep-servers", help="Leave the servers evalrun launches (`server:` in a "
+                           "config) up after their runs, for debugging; each one's URL and process group are "
+                           "printed. Default: each is stopped when its run ends.")
 trust_option = typer.Option(False, "--trust-edited-items", help="Score a run whose items.jsonl no longer matches "
                             "the hash recorded when it ran, or whose manifest is unreadable (with a warning); "
                             "refused otherwise.")
@@ -172,7 +175,7 @@ class _PlainProgress:
         with self._lock:
             if text is None and self._note is not None:
                 self._prep_seconds += time.monotonic() - self._prep_started
-            elif text is not None:
+            elif text is not None and self._note is None:  # an update of the same state keeps its start
                 self._prep_started = time.monotonic()
             self._note = safe_text(text) if text is not None else None
         if text is not None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from evalrun.evals import confirm, interleave, jsonl, replicate_choice, store_files
+from evalrun.evals import confirm, interleave, jsonl, replicate_choice, served, store_files
 from evalrun.evals.generate import execute_run, run_candidate
 from evalrun.evals.load_sweep import LoadSweep as LoadSweep, load_sweep as load_sweep  # re-exported
 from evalrun.evals.stability import Stability, stability
@@ -65,9 +65,13 @@ def run(
     log: Callable[[str], None] = print,
     replicate: int = 0,
     fresh: bool = False,
+    keep_servers: bool = False,
 ) -> RunResult:
-    """Generate (or resume, or reuse) one configuration's run; `fresh` sets a stored run aside first."""
-    return execute_run(_prepare(config, out, limit, replicate), progress, log, fresh)
+    """Generate (or resume, or reuse) one configuration's run; `fresh` sets a stored run aside first;
+    `keep_servers` leaves a server launched for it (`server:`) up when the run ends."""
+    prepared = _prepare(config, out, limit, replicate)
+    served.keep_servers([prepared], keep_servers, log)
+    return execute_run(prepared, progress, log, fresh)
 
 
 def check_gates(gates: list[GateConfig | None], items: list[Item]) -> None:
@@ -245,6 +249,7 @@ def compare(
     confirm_n: int | None = None,
     slo: SLO | None = None,
     subset: bool = False,
+    keep_servers: bool = False,
 ) -> CompareReport:
     """Run (or reuse) the baseline and every candidate, pair each with the baseline and gate it.
 
@@ -257,6 +262,8 @@ def compare(
     baseline config's `slo:`) is what goodput counts against. A candidate timed `interleaved`
     (or `auto` with speed rules) has a sample of batches of both re-timed side by side.
     A `limit`, or a candidate asking less than the baseline, is INCOMPLETE unless `subset`.
+    Configs with `server:` have their engine launched only when they generate, one at a time
+    (`keep_servers`: left up afterwards).
     """
     _distinct_names([baseline, *candidates])
     replicates = max(replicates, 2 if noise_floor else 1)
@@ -274,6 +281,7 @@ def compare(
     check_gates([gate, *(c.gate for c in candidates)], [it for p in plan for it in p.items])
     for cand in candidates:
         check_acceptance(gate or cand.gate, cand.name, cand.acceleration)
+    served.keep_servers(plan, keep_servers, log)
 
     def progress() -> Progress | None:
         return progress_factory() if progress_factory else None

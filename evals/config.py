@@ -32,6 +32,7 @@ from evalrun.runners.accel import build_accelerations, validate_accelerations
 from evalrun.runners.hf_continuous import BatchingSettings
 from evalrun.runners.openai import EngineInfo, OpenAISettings
 from evalrun.runners.ray_executor import RaySettings
+from evalrun.runners.server_settings import ServerSettings
 from evalrun.tasks import get_pack
 from evalrun.tasks.base import PackParams
 
@@ -75,6 +76,8 @@ class RunConfig(_Strict):
     runner: Literal["hf", "openai"] = "hf"
     openai: OpenAISettings | None = None
     engine: EngineInfo | None = None
+    # the engine evalrun launches for this run (runners/server_process.py); without it, openai.base_url
+    server: ServerSettings | None = None
     device: Literal["auto", "cpu", "cuda"] = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     # "auto": the largest batch that fits (estimated from free accelerator memory; 8 on the CPU),
@@ -233,9 +236,17 @@ def _check_runner_keys(data: dict[str, Any], file: Path) -> None:
     """Keys that belong to the other runner are mistakes worth one clear line, not silent no-ops."""
     runner = data.get("runner", "hf")
     if runner == "openai":
-        if not data.get("openai"):
+        served = data.get("openai")
+        if data.get("server") is not None:
+            if isinstance(served, dict) and served.get("base_url") is not None:
+                raise ConfigError("evalrun launches this config's server (`server:`) on a port it picks: remove base_url "
+                                  "(or server:, to use a server you started)", file=file, path="openai.base_url")
+            if served is None:
+                data["openai"] = {}
+        elif not isinstance(served, dict) or served.get("base_url") is None:
             raise ConfigError("runner: openai needs an `openai:` mapping with at least base_url "
-                              "(e.g. openai: {base_url: http://127.0.0.1:8000/v1})", file=file, path="openai")
+                              "(e.g. openai: {base_url: http://127.0.0.1:8000/v1}), or a `server:` command that "
+                              "evalrun launches", file=file, path="openai.base_url" if served else "openai")
         if data.get("acceleration"):
             raise ConfigError("accelerations are applied by the hf runner; with runner: openai the engine applies them: "
                               "start the server with its flags (e.g. vLLM --kv-cache-dtype fp8) and record them under "
@@ -249,7 +260,7 @@ def _check_runner_keys(data: dict[str, Any], file: Path) -> None:
                               "openai.concurrency to it", file=file,
                               path="executor" if data.get("executor", "inprocess") != "inprocess" else "ray")
     elif runner == "hf":
-        for key in ("openai", "engine"):
+        for key in ("openai", "engine", "server"):
             if data.get(key) is not None:
                 raise ConfigError("only used with runner: openai (this config's runner is hf)", file=file, path=key)
 

@@ -26,6 +26,7 @@ from evalrun.runners.base import Runner
 from evalrun.runners.batch_plan import PLAN_KEY
 from evalrun.runners.preparing import listening
 from evalrun.runners.models import ModelSource, resolve_device, resolve_dtype, resolve_model
+from evalrun.evals.served import openai_runner
 from evalrun.tasks import get_pack
 
 # Bump when the way items are turned into model input changes (chat rendering, ...).
@@ -54,7 +55,10 @@ def key_payload(config: RunConfig, source: ModelSource, device: str, dtype: str)
         # the server's identity is in `model` (served name, what /models reports, the local tokenizer);
         # where the server lives, its key, concurrency, timeouts and retries change no output
         assert config.openai is not None
-        return common | {
+        # (a launched server's: its command, env and version, `server_launch`); extra_body only when
+        # there is one, so older keys stay as they were
+        extra = {"extra_body": config.openai.extra_body} if config.openai.extra_body else {}
+        return common | extra | {
             "endpoint": config.openai.endpoint,
             "engine": config.engine.model_dump(mode="json") if config.engine else None,
         }
@@ -122,48 +126,11 @@ def _hf_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
     return runner, source, device, dtype
 
 
-def _openai_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
-    """A runner for a remote server; its identity is what the server reports plus the local tokenizer's."""
-    from evalrun.runners.models import ModelNotFound
-    from evalrun.runners.api_key import variable_words
-    from evalrun.runners.openai import OpenAIRunner, api_key_from_env
-    from evalrun.runners.openai_settings import KeyUnusable
-
-    settings = config.openai
-    assert settings is not None
-    tok_spec = settings.tokenizer or config.model
-    try:
-        tok_source = resolve_model(tok_spec)
-    except ModelNotFound as exc:
-        hint = "" if settings.tokenizer else (
-            f"; the tokenizer defaults to `model` ({config.model!r}): set openai.tokenizer to a local model "
-            "directory, .gguf file, alias or hub id with the served model's tokenizer")
-        raise ConfigError(f"{exc}{hint}", file=config.source,
-                          path="openai.tokenizer" if settings.tokenizer else "model") from None
-    try:
-        api_key = api_key_from_env(settings)
-    except KeyError:
-        raise ConfigError(f"{variable_words(settings.api_key_env or '')} is not set (it should hold the API key)",
-                          file=config.source, path="openai.api_key_env") from None
-    except KeyUnusable as exc:  # the key is never quoted, only what is wrong with it
-        raise ConfigError(f"the API key in {variable_words(settings.api_key_env or '')} cannot be sent: {exc} "
-                          "(the key is not shown)", file=config.source, path="openai.api_key_env") from None
-    runner = OpenAIRunner(settings, config.model, config.generation.model_dump(), tok_source, api_key)
-    runner.probe()
-    source = ModelSource(
-        config.model,
-        "openai",
-        settings.base_url,
-        {"served_model": config.model, "server_reported": runner.server_identity(), "tokenizer": tok_source.identity},
-    )
-    return runner, source, "remote", "server"
-
-
 def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, replicate: int = 0) -> PreparedRun:
     """Resolve the model, build the items (token lengths need the tokenizer) and the key."""
     from evalrun.tasks import BuildOptions, PackDataError
 
-    runner, source, device, dtype = (_openai_runner if config.runner == "openai" else _hf_runner)(config)
+    runner, source, device, dtype = (openai_runner if config.runner == "openai" else _hf_runner)(config)
     # the limit goes to the pack, so a large data file is not tokenized past the rows used;
     # the prompt's room is the model's context less the answer (unknown for a remote server)
     context = runner.max_context()
@@ -181,6 +148,9 @@ def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, re
     run_dir = Path(out_dir) / run_dir_name(config.name, key, replicate)
     # a replicate sees other batches than the first run: the noise a GPU server's batching makes
     runner.batch_seed = replicate or None
+    server = getattr(runner, "server", None)
+    if server is not None:
+        server.log_path = run_dir / "server.log"  # the launched engine's output, beside its answers
     return PreparedRun(config, source, device, dtype, items, key, run_dir, runner, replicate, limit=limit)
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from pydantic import BaseModel, Field as PydField
 
 from evalrun.contract.manifest import PeakMemory, RunManifest
+from evalrun.evals.engine_facts import engine_label
 from evalrun.evals import capacity, latency, speed, speed_load, speedups, stats
 from evalrun.evals.slo import SLO
 from evalrun.evals.speedups import BOOTSTRAP_RESAMPLES, Speedup
@@ -111,9 +112,10 @@ class SpeedTable(BaseModel):
     slo: str | None = None
 
 
-def method_label(manifest: dict[str, Any]) -> str:
-    """The accelerations with their main settings, e.g. "kv_cache (int4 quanto)", each as its method labels itself."""
-    return accel.method_label((manifest.get("config") or {}).get("acceleration") or {})
+def method_label(manifest: dict[str, Any], baseline: dict[str, Any] | None = None) -> str:
+    """The accelerations with their main settings, e.g. "kv_cache (int4 quanto)", each as its method labels itself;
+    a served run's engine and the flags that differ from `baseline`'s (evals/engine_facts.py)."""
+    return engine_label(manifest, baseline) or accel.method_label((manifest.get("config") or {}).get("acceleration") or {})
 
 
 def effects_facts(manifest: dict[str, Any]) -> list[str]:
@@ -149,7 +151,7 @@ def _figures(fig: dict[str, Any]) -> Figures:
     return {m: {k: v for k, v in fig[m].items()} for m in latency.METRICS}
 
 
-def _row(run: Any, role: str, percentiles: Sequence[float], slo: SLO | None) -> SpeedRow:
+def _row(run: Any, role: str, percentiles: Sequence[float], slo: SLO | None, base: Any = None) -> SpeedRow:
     m: RunManifest = run.manifest
     gens = list(run.generations.values())
     fig = speed.timing_figures(gens, percentiles, slo)
@@ -164,7 +166,7 @@ def _row(run: Any, role: str, percentiles: Sequence[float], slo: SLO | None) -> 
     server = as_written.get("server") or {}
     ok = [g for g in gens if g.error is None]
     return SpeedRow(
-        run=run.name, role=role, method=method_label(as_written), device=m.device or "", dtype=m.dtype or "",
+        run=run.name, role=role, method=method_label(as_written, base.manifest.to_dict() if base is not None else None), device=m.device or "", dtype=m.dtype or "",
         items_timed=speed.run_timing(run)[0], speed_note=None, accuracy_delta_points=None, harmful_flips=None,
         load_seconds=m.load_seconds, effects=effects_facts(as_written), clock=m.speed.clock if m.speed else None,
         device_kind=m.device_kind,
@@ -238,7 +240,7 @@ def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None,
         extra.insert(0, (report.noise_floor_run, report.noise_floor, "repeat (A/A)"))
     all_speed_only = True
     for run, comp, role in extra:
-        row = _row(run, role, percentiles, slo)
+        row = _row(run, role, percentiles, slo, base)
         row.accuracy_delta_points, row.accuracy_ci_low_points, row.accuracy_ci_high_points, row.speed_only = \
             _accuracy(comp)
         all_speed_only &= row.speed_only

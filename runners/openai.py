@@ -22,11 +22,12 @@ headers.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.base import Runner
@@ -34,7 +35,9 @@ from evalrun.runners.models import ModelSource, load_tokenizer
 from evalrun.runners.openai_answer import Answer, read_json, read_stream
 from evalrun.runners.openai_http import ItemFailed, ServerClient, ServerError, run_sync
 from evalrun.runners.openai_settings import EngineInfo, OpenAISettings, api_key_from_env
+from evalrun.runners.preparing import say
 from evalrun.runners.quiet_gc import frozen_heap
+from evalrun.runners.server_process import ServerProcess
 
 
 def render_chat(tokenizer: Any, item: Item) -> str:
@@ -62,6 +65,7 @@ class OpenAIRunner(Runner):
         tokenizer_source: ModelSource,
         api_key: str | None = None,
         rng: random.Random | None = None,
+        server: ServerProcess | None = None,
     ):
         super().__init__()  # nothing is loaded or accelerated in this process
         self.settings = settings
@@ -79,6 +83,9 @@ class OpenAIRunner(Runner):
         self.max_in_flight = 0
         self._in_flight = 0
         self.item_errors = 0  # items stored as errors: refused as too long, or answers that stayed cut
+        # the engine evalrun launches for this run (`server:`), up only while `run` needs it
+        self.server = server
+        self.engine_props: dict[str, Any] | None = None  # llama.cpp's GET /props, when the server has it
 
     # -- the runner interface -------------------------------------------------------------------------
 
@@ -111,9 +118,25 @@ class OpenAIRunner(Runner):
     def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
         """Send every item (at most `concurrency` at once) and emit each answer as it arrives."""
         if items:
-            with frozen_heap():
+            with self.served(), frozen_heap():
                 run_sync(self._run_all(items, emit))
 
+    @contextlib.contextmanager
+    def served(self) -> Iterator[None]:
+        """The launched server up for the block (a URL-only config: nothing to do); a fresh launch is
+        probed again, so what it reports is what answered."""
+        if self.server is None:
+            yield
+            return
+        launches = self.server.launches
+        with self.server.running(say) as base_url:
+            self.settings = self.settings.model_copy(update={"base_url": base_url})
+            self.http.settings = self.settings
+            self.http.gone = self.server.gone
+            if self.server.launches != launches or self.server_model is None:
+                self.probe()
+                self.engine_props = run_sync(self._props())
+            yield
     # -- identity ---------------------------------------------------------------------------------------
 
     def probe(self) -> None:
@@ -130,8 +153,9 @@ class OpenAIRunner(Runner):
 
     def manifest_extras(self) -> dict[str, Any]:
         """What the run did against the server, for the manifest (never the key)."""
+        launched = {} if self.server is None else {"launched": self.server.facts() | {"props": self.engine_props}}
         return {
-            "server": {
+            "server": launched | {
                 "base_url": self.settings.base_url,
                 "endpoint": self.settings.endpoint,
                 "models_endpoint": self.models_listed,
@@ -149,6 +173,24 @@ class OpenAIRunner(Runner):
                 "item_errors": self.item_errors,
             }
         }
+
+    async def _props(self) -> dict[str, Any] | None:
+        """llama.cpp's GET /props (build, model file, context), when the server has it; None otherwise."""
+        import httpx
+
+        root = (self.settings.base_url or "").rsplit(self.server.settings.api_path if self.server else "/v1", 1)[0]
+        try:
+            async with httpx.AsyncClient(timeout=10.0) as client:
+                resp = await client.get(f"{root}/props")
+            data = resp.json() if resp.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        settings = data.get("default_generation_settings")
+        ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+        return {k: data[k] for k in ("build_info", "model_path", "total_slots") if k in data} | (
+            {"n_ctx": ctx} if isinstance(ctx, int) else {})
 
     async def _probe(self) -> None:
         async def read(resp: Any, _start: float) -> dict[str, Any] | None:
@@ -187,6 +229,7 @@ class OpenAIRunner(Runner):
             body["max_tokens"] = int(override.max_new_tokens)
             if getattr(override, "ignore_eos", False):
                 body["ignore_eos"] = True
+        body.update(self.settings.extra_body)  # never a field set above or below (OpenAISettings refuses those)
         if self.settings.endpoint == "chat":
             body["messages"] = messages(item)
         else:

@@ -96,6 +96,8 @@ class ServerClient:
         self._rng = rng or random.Random()
         self.requests = 0
         self.retries: Counter[str] = Counter()
+        # a launched server's check: why it can no longer answer (it exited), so a retry does not wait for it
+        self.gone: Callable[[], str | None] | None = None
 
     def client(self) -> Any:
         import httpx
@@ -103,7 +105,7 @@ class ServerClient:
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         limits = httpx.Limits(max_connections=self.settings.concurrency,
                               max_keepalive_connections=self.settings.concurrency)
-        return httpx.AsyncClient(base_url=self.settings.base_url + "/", headers=headers,
+        return httpx.AsyncClient(base_url=f"{self.settings.base_url}/", headers=headers,
                                  timeout=httpx.Timeout(self.settings.timeout), limits=limits)
 
     def scrub(self, text: str) -> str:
@@ -143,6 +145,9 @@ class ServerClient:
                     raise ServerError(self.scrub(
                         f"server {s.base_url}: {what} still failing after {attempt + 1} attempts: {exc.reason}"
                     )) from None
+                why = self.gone() if self.gone is not None else None
+                if why:
+                    raise ServerError(self.scrub(f"{what}: {exc.reason}: {why}")) from None
                 self.retries[exc.reason.split(":")[0]] += 1
                 await asyncio.sleep(retry_wait(attempt, s.backoff, s.max_backoff, exc.retry_after, self._rng))
                 attempt += 1

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalrun.runners.api_key import key_problem, remember
+
+# request fields evalrun itself fills in (runners/openai.py `_body`)
+SET_BY_EVALRUN = frozenset({"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "stream",
+                            "stream_options", "ignore_eos"})
 
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -39,7 +43,8 @@ class OpenAISettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    base_url: str
+    # None with `server:`: evalrun launches the engine and points here itself
+    base_url: str | None = None
     # the NAME of an environment variable holding the key; the key itself never appears in a config
     api_key_env: str | None = None
     endpoint: Literal["chat", "completions"] = "chat"
@@ -60,10 +65,24 @@ class OpenAISettings(BaseModel):
     # the served context in tokens, prompt and answer together (vLLM --max-model-len, llama.cpp -c), for a
     # server whose /models does not say it: an item that cannot fit is an error before it is sent
     max_model_len: int | None = Field(None, ge=1)
+    # engine fields sent in every request body (llama.cpp's repeat_penalty, vLLM's top_k): servers apply
+    # their own sampling defaults even at temperature 0, so what is sent here is part of the run key
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("extra_body")
+    @classmethod
+    def _not_ours(cls, value: dict[str, Any]) -> dict[str, Any]:
+        taken = sorted(set(value) & SET_BY_EVALRUN)
+        if taken:
+            raise ValueError(f"{taken[0]!r} is set by evalrun (generation: sets max_new_tokens, temperature, top_p and "
+                             f"seed; the items set the prompt); extra_body may not override: {', '.join(sorted(SET_BY_EVALRUN))}")
+        return value
 
     @field_validator("base_url", mode="before")
     @classmethod
-    def _http_url(cls, value: object) -> str:
+    def _http_url(cls, value: object) -> str | None:
+        if value is None:
+            return None
         if not isinstance(value, str):
             raise ValueError(f"must be an http(s) URL such as http://127.0.0.1:8000/v1 (got a {type(value).__name__})")
         parts = urlsplit(value)

@@ -59,4 +59,15 @@ def preparing(cause: str, estimate: str) -> Iterator[None]:
             sys.stderr.flush()
 
 
-__all__ = ["Listener", "announcement", "listening", "preparing"]
+def say(text: str | None) -> None:
+    """A passing state (a server starting: its elapsed time and last log line) to whoever shows progress,
+    or a line on stderr; None: the state is over (nothing is printed without a listener)."""
+    listener = _listeners[-1] if _listeners else None
+    if listener is not None:
+        listener(text)
+    elif text is not None:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+
+__all__ = ["Listener", "announcement", "listening", "preparing", "say"]

@@ -36,7 +36,7 @@ __all__ = ["EMULATED_NOTE", "OUTCOMES", "CandidateSection", "FieldRow", "NoiseFl
 def _section(report: Any, run: Any, comp: Any, verdict: Any, role: str) -> CandidateSection:
     aa = {pc.pack: pc for pc in report.noise_floor.packs} if report.noise_floor and verdict is not None else {}
     return CandidateSection(
-        name=run.name, comparison=comp, verdict=verdict, info=run_info(run, role),
+        name=run.name, comparison=comp, verdict=verdict, info=run_info(run, role, report.baseline),
         packs=[pack_row(pc, verdict, aa.get(pc.pack)) for pc in comp.packs],
         fields=field_rows(comp),
     )

@@ -19,14 +19,14 @@ def _pct(x: float) -> float:
     return 100.0 * x
 
 
-def run_info(run: RunResult, role: str) -> RunInfo:
+def run_info(run: RunResult, role: str, baseline: RunResult | None = None) -> RunInfo:
     m = run.manifest
     as_written = m.to_dict()  # the label and effects functions read the manifest as written
     return RunInfo(
         name=run.name, role=role, dir=str(run.dir),
         model=(m.model.spec if m.model else None) or m.config.model or "",
         device=m.device or "", dtype=m.dtype or "",
-        method=method_label(as_written), emulated=list(m.emulated), effects=effects_facts(as_written),
+        method=method_label(as_written, baseline.manifest.to_dict() if baseline is not None else None), emulated=list(m.emulated), effects=effects_facts(as_written),
         items=len(run.items),
     )
 

@@ -69,3 +69,17 @@ def test_a_terminal_keeps_the_rich_bar(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cli_app, "err_console", Console(file=io.StringIO(), force_terminal=False))
     plain = make_progress(interval=5)
     assert isinstance(plain, _PlainProgress) and plain.interval == 5
+
+
+def test_a_state_said_again_keeps_its_start() -> None:
+    """A server's wait is said every few seconds (its elapsed time, its log's last line): the time
+    left out of the items' rate is the whole wait, not only the part after the last update."""
+    progress = _PlainProgress(interval=30, stream=io.StringIO())
+    progress.start("gen", 10, 0)
+    progress.note("starting server: 0 s of 300 s")
+    time.sleep(0.3)
+    progress.note("starting server: 5 s of 300 s")
+    time.sleep(0.1)
+    progress.note(None)
+    assert progress._prep_seconds >= 0.4
+    progress.finish()
