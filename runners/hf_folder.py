@@ -5,18 +5,14 @@ template), not the GGUF the default model ships as. transformers reads the GGUF
 with `gguf_file=` and de-quantizes it; the folder is written to a temporary
 directory beside the target and renamed into place, with a marker naming the
 source's hash and dtype, so an interrupted write is never taken for a complete
-one and a second call is a no-op.
-
-    python -m evalrun.runners.hf_folder smollm2-135m .engines/models/smollm2-135m-instruct-hf
+one and a second call is a no-op. The command line is runners/hf_folder_cli.py.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +31,7 @@ def is_complete(target: Path, identity: dict[str, Any], dtype: str) -> bool:
 def _dequantize() -> dict[str, Any]:
     """Ask for dense weights where transformers would otherwise keep a GGUF's blocks packed (GgufConfig)."""
     try:
-        from transformers import GgufConfig  # type: ignore[attr-defined]  # newer transformers only
+        from transformers import GgufConfig
     except ImportError:
         return {}  # this transformers always de-quantizes a GGUF on load
     return {"quantization_config": GgufConfig(dequantize=True)}
@@ -76,30 +72,3 @@ def write_hf_folder(gguf: Path, target: Path, identity: dict[str, Any], dtype: s
         # another process won the race: use its copy
         shutil.rmtree(tmp, ignore_errors=True)
     return target
-
-
-def main(argv: list[str] | None = None) -> int:
-    from evalrun.runners.models import ModelError, quiet_transformers, resolve_model
-
-    parser = argparse.ArgumentParser(prog="python -m evalrun.runners.hf_folder", description="Write a GGUF once as a Hugging Face model folder.")
-    parser.add_argument("model", help="a model alias (smollm2-135m) or a .gguf file")
-    parser.add_argument("target", type=Path, help="the folder to write")
-    parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
-    args = parser.parse_args(argv)
-    try:
-        source = resolve_model(args.model)
-    except ModelError as exc:
-        print(f"hf_folder: {exc}", file=sys.stderr)
-        return 2
-    if source.kind != "gguf":
-        print(f"hf_folder: {args.model!r} is not a GGUF (it is a {source.kind}): nothing to write", file=sys.stderr)
-        return 2
-    quiet_transformers()
-    done = is_complete(args.target, source.identity, args.dtype)
-    write_hf_folder(Path(source.location), args.target, source.identity, args.dtype)
-    print(f"{args.target}: {'already written' if done else 'written'} from {Path(source.location).name} ({args.dtype})")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalrun.runners.hf_folder import MARKER, is_complete, main, write_hf_folder
+from evalrun.runners.hf_folder import MARKER, is_complete, write_hf_folder
+from evalrun.runners.hf_folder_cli import main
 from evalrun.runners.models import resolve_model
 
 
