@@ -144,6 +144,10 @@ def compare(
     ray: Optional[str] = ray_option,
     timing: Optional[TimingMode] = timing_option,
     subset: bool = subset_option,
+    drift: bool = typer.Option(False, "--drift/--no-drift", help="Teacher-force each candidate (and the first "
+                               "replicate) on the baseline's answers and report per-token KL, same top-1 and "
+                               "delta-p beside the flips, when the baseline stored its distributions (`logprobs:`). Off by "
+                               "default: it costs about one more candidate generation (stored records are reused)."),
 ) -> None:
     """Run BASELINE and each CANDIDATE on identical items, pair them and gate.
 
@@ -172,7 +176,7 @@ def compare(
         chosen_slo, qs = _speed_options(slo, percentiles)
         report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=make_progress, log=_log,
                              gate=gate_cfg, noise_floor=noise_floor, fresh=fresh, replicates=replicates,
-                             early_stop=early_stop, confirm_n=confirm, slo=chosen_slo, subset=subset)
+                             early_stop=early_stop, confirm_n=confirm, slo=chosen_slo, subset=subset, drift=drift)
         table = speed_table(report, cap, qs, report.slo)
         return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log,
                                                       terminal=lambda view: _print_report(view, started)))

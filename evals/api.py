@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from evalrun.evals import confirm, interleave, jsonl, replicate_choice, store_files
+from evalrun.evals import confirm, drift_runs, interleave, jsonl, replicate_choice, store_files
+from evalrun.evals.drift import Drift
 from evalrun.evals.generate import execute_run, run_candidate
 from evalrun.evals.load_sweep import LoadSweep as LoadSweep, load_sweep as load_sweep  # re-exported
 from evalrun.evals.stability import Stability, stability
@@ -130,6 +131,9 @@ class CompareReport:
     stability: Stability | None = None
     slo: SLO | None = None
     gates: list[GateConfig] = field(default_factory=list)  # the gate each candidate was judged by
+    # teacher-forced drift by run name (candidates and the noise floor) where stored (evals/drift.py)
+    drift: dict[str, Drift] = field(default_factory=dict)
+    drift_note: str | None = None  # why there is none at all ("no logprobs stored")
 
     @property
     def status(self) -> Status:
@@ -155,6 +159,8 @@ def compare_results(
     slo: SLO | None = None,
     replicates_origin: str = "",
     subset: bool = False,
+    drift: bool = True,
+    drift_seconds: dict[Path, float] | None = None,
 ) -> CompareReport:
     """Score, pair and gate stored results; no model is involved from here on.
 
@@ -213,7 +219,23 @@ def compare_results(
         report.gates.append(chosen)
         report.comparisons.append(comparison)
         report.verdicts.append(verdict)
+    if drift:
+        _add_drift(report, drift_seconds or {})
     return report
+
+
+def _add_drift(report: CompareReport, seconds: dict[Path, float]) -> None:
+    """Each run's teacher-forced drift against the baseline, where its records are stored."""
+    runs = [(report.noise_floor_run, report.noise_floor)] if report.noise_floor_run is not None else []
+    runs += list(zip(report.candidates, report.comparisons))
+    for run, comparison in runs:
+        if run is not None and comparison is not None:
+            found = drift_runs.drift_of(report.baseline, run, comparison, 0.95, lambda _m: None, seconds.get(run.dir))
+            if found is not None:
+                report.drift[run.name] = found
+    if not report.drift:
+        report.drift_note = (drift_runs.NOT_MEASURED if drift_runs.baseline_has_logprobs(report.baseline)
+                             else drift_runs.NO_LOGPROBS)
 
 
 def stopped_text(result: RunResult) -> str | None:
@@ -245,6 +267,7 @@ def compare(
     confirm_n: int | None = None,
     slo: SLO | None = None,
     subset: bool = False,
+    drift: bool = False,
 ) -> CompareReport:
     """Run (or reuse) the baseline and every candidate, pair each with the baseline and gate it.
 
@@ -257,6 +280,8 @@ def compare(
     baseline config's `slo:`) is what goodput counts against. A candidate timed `interleaved`
     (or `auto` with speed rules) has a sample of batches of both re-timed side by side.
     A `limit`, or a candidate asking less than the baseline, is INCOMPLETE unless `subset`.
+    With `drift`, every candidate and replicate reads the baseline's answers teacher-forced
+    (evals/teacher_force.py) when the baseline stored its distributions.
     """
     _distinct_names([baseline, *candidates])
     replicates = max(replicates, 2 if noise_floor else 1)
@@ -292,8 +317,11 @@ def compare(
     for result, chosen in results:  # so that `report` of these runs gates them the same way
         replicate_choice.record(result, base_runs[0], base_runs[1:], chosen.confirm, log)
     origin = f"--replicates {replicates}" if replicates > 1 else "not asked for"
+    forced = drift_runs.force_all(base_runs[0], [*zip(plan[1:2], base_runs[1:2]),
+                                                 *zip(plan[replicates:], [r for r, _ in results])], log) if drift else {}
     return compare_results(base_runs[0], results, replicates=base_runs[1:], scored=scored,
-                           slo=slo or baseline.slo_value(), replicates_origin=origin, subset=subset)
+                           slo=slo or baseline.slo_value(), replicates_origin=origin, subset=subset,
+                           drift_seconds=forced)
 
 
 def _interleave(base: PreparedRun, base_run: RunResult, cand: PreparedRun, result: RunResult,
