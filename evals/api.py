@@ -220,22 +220,8 @@ def compare_results(
         report.comparisons.append(comparison)
         report.verdicts.append(verdict)
     if drift:
-        _add_drift(report, drift_seconds or {})
+        drift_runs.add_drift(report, drift_seconds or {})
     return report
-
-
-def _add_drift(report: CompareReport, seconds: dict[Path, float]) -> None:
-    """Each run's teacher-forced drift against the baseline, where its records are stored."""
-    runs = [(report.noise_floor_run, report.noise_floor)] if report.noise_floor_run is not None else []
-    runs += list(zip(report.candidates, report.comparisons))
-    for run, comparison in runs:
-        if run is not None and comparison is not None:
-            found = drift_runs.drift_of(report.baseline, run, comparison, 0.95, lambda _m: None, seconds.get(run.dir))
-            if found is not None:
-                report.drift[run.name] = found
-    if not report.drift:
-        report.drift_note = (drift_runs.NOT_MEASURED if drift_runs.baseline_has_logprobs(report.baseline)
-                             else drift_runs.NO_LOGPROBS)
 
 
 def stopped_text(result: RunResult) -> str | None:
@@ -280,8 +266,7 @@ def compare(
     baseline config's `slo:`) is what goodput counts against. A candidate timed `interleaved`
     (or `auto` with speed rules) has a sample of batches of both re-timed side by side.
     A `limit`, or a candidate asking less than the baseline, is INCOMPLETE unless `subset`.
-    With `drift`, every candidate and replicate reads the baseline's answers teacher-forced
-    (evals/teacher_force.py) when the baseline stored its distributions.
+    `drift`: candidates read the baseline's stored answers teacher-forced (evals/teacher_force.py).
     """
     _distinct_names([baseline, *candidates])
     replicates = max(replicates, 2 if noise_floor else 1)

@@ -4,7 +4,7 @@ records against them (evals/teacher_force.py wrote them), and the figures (evals
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from evalrun.evals import dists_store, teacher_force
 from evalrun.evals.drift import Drift, compute
@@ -51,8 +51,22 @@ def drift_of(baseline: RunResult, run: RunResult, comparison: Comparison, confid
     return drift
 
 
+def add_drift(report: Any, seconds: dict[Path, float]) -> None:
+    """Each run of an evals.api.CompareReport (the noise floor, the candidates) gets its drift
+    against the baseline where its records are stored; a report with none says why."""
+    runs = [(report.noise_floor_run, report.noise_floor)] if report.noise_floor_run is not None else []
+    runs += list(zip(report.candidates, report.comparisons))
+    for run, comparison in runs:
+        if run is not None and comparison is not None:
+            found = drift_of(report.baseline, run, comparison, 0.95, lambda _m: None, seconds.get(run.dir))
+            if found is not None:
+                report.drift[run.name] = found
+    if not report.drift:
+        report.drift_note = NOT_MEASURED if baseline_has_logprobs(report.baseline) else NO_LOGPROBS
+
+
 def baseline_has_logprobs(baseline: RunResult) -> bool:
     return bool(dists_store.read(baseline.dir, TokenDists).records)
 
 
-__all__ = ["NO_LOGPROBS", "NOT_MEASURED", "baseline_has_logprobs", "drift_of", "force_all"]
+__all__ = ["NO_LOGPROBS", "NOT_MEASURED", "add_drift", "baseline_has_logprobs", "drift_of", "force_all"]

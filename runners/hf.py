@@ -17,12 +17,11 @@ from evalrun.runners.accel.base import Acceleration, cache_kwarg
 from evalrun.runners.base import Runner
 from evalrun.runners.batch_plan import PLAN, SHUFFLED, PaddingTally, WorkUnit, plan_batches
 from evalrun.runners.kv_layout import KVLayout, element_size
-from evalrun.runners.logprobs import ForcedDists, TokenDists, force_processor, forced_dists, top_k_dists
+from evalrun.runners.logprobs import ForcedDists, TokenDists, capture_kwargs, hand_over
 from evalrun.runners.prefix import SharedPrefix, group_by_prefix, prefill, split_at_question
 from evalrun.runners.models import ModelSource, device_kind, load_model, load_tokenizer
 from evalrun.runners.quiet_gc import frozen_heap
 from evalrun.runners.token_clock import CLOCK_CPU, CLOCK_CUDA, TokenClock
-
 
 MAX_PLAUSIBLE_CONTEXT = 1 << 24  # larger values are "no limit" placeholders, not a context
 AUTO_START = 8  # batch size "auto" before the model is loaded, and on the CPU
@@ -60,6 +59,11 @@ def auto_batch_size(model: Any, device: str, items: list[Item], max_new_tokens: 
 class HFRunner(Runner):
     """Generates answers for Items with one loaded model and a set of accelerations."""
 
+    top_k: int = 0  # runners/logprobs.py: top-k per token to on_distribution; `forced`: teacher forcing
+    on_distribution: Callable[[str, TokenDists], None] | None = None
+    forced: dict[str, TokenDists] | None = None
+    on_forced: Callable[[str, ForcedDists], None] | None = None
+
     def __init__(
         self,
         source: ModelSource,
@@ -90,13 +94,6 @@ class HFRunner(Runner):
         self.tokenizer: Any = load_tokenizer(source)
         self._max_context: int | None | bool = False  # False: not read yet
         self.continuous: Any = None  # batching: {mode: continuous} (runners/hf_continuous.py)
-        # per-token distributions (runners/logprobs.py): top-k of each generated token, handed to
-        # `on_distribution` before the item's Generation is emitted; with `forced`, the item's
-        # answer is these tokens (teacher forcing) and `on_forced` gets what the model assigned them
-        self.top_k = 0
-        self.on_distribution: Callable[[str, TokenDists], None] | None = None
-        self.forced: dict[str, TokenDists] | None = None
-        self.on_forced: Callable[[str, ForcedDists], None] | None = None
         if batching and batching.get("mode") == "continuous":
             from evalrun.runners.hf_continuous import ContinuousRun
 
@@ -202,13 +199,8 @@ class HFRunner(Runner):
             kwargs["min_new_tokens"] = max_new  # end-of-sequence is suppressed until the fixed length
         forced = [self.forced[it.id] for it in items] if self.forced is not None else None
         capture = forced is not None or (self.top_k > 0 and self.on_distribution is not None)
-        if capture:  # raw logits kept per step: the outputs are the same with or without them
-            kwargs.update(output_logits=True, return_dict_in_generate=True)
-        if forced is not None:
-            max_new = max(1, *(len(f) for f in forced))
-            end = tok.eos_token_id if tok.eos_token_id is not None else tok.pad_token_id
-            kwargs["logits_processor"] = force_processor([f.ids.tolist() for f in forced],
-                                                         enc["input_ids"].shape[1], end)
+        kwargs |= capture_kwargs(capture, forced, enc["input_ids"].shape[1], tok)
+        max_new = max([len(f) for f in forced] + [1]) if forced is not None else max_new
         clock = TokenClock(torch.cuda.synchronize if self.device == "cuda" else None)
         started_at = time.time()
         start = time.perf_counter()
@@ -265,17 +257,9 @@ class HFRunner(Runner):
                     finish_reason="stop" if n_new and new[n_new - 1] in stop_ids and not ignore else "length",
                 )
             )
-        if logits is not None:  # after every result exists: a record is never written for a batch that raised
-            self._hand_over(items, results, logits, forced)
+        if logits is not None:  # after every result exists: never a record for a batch that raised
+            hand_over(self, items, results, logits, forced)
         return results
-
-    def _hand_over(self, items: list[Item], results: list[Generation], logits: Any,
-                   forced: list[TokenDists] | None) -> None:
-        for i, (item, gen) in enumerate(zip(items, results)):
-            if forced is not None and self.on_forced is not None:
-                self.on_forced(item.id, forced_dists(logits, i, forced[i]))
-            elif forced is None and self.on_distribution is not None:
-                self.on_distribution(item.id, top_k_dists(logits, i, list(gen.output_ids or []), self.top_k))
 
     def _generate_or_split(self, batch: list[Item], shared: SharedPrefix | None = None) -> list[Generation]:
         """Generate a batch; on out-of-memory halve the batch size and retry both halves; a batch
