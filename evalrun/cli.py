@@ -26,7 +26,7 @@ from evalrun.cli_plan import plan
 from evalrun.cli_sweep import COUNT_HELP, LOAD_HELP, SLO_HELP, WORKLOAD_HELP, check_usage, run_load
 from evalrun.cli_outputs import Outputs
 from evalrun.cli_ray import apply_ray, ray_option
-from evalrun.cli_timing import TimingMode, apply_timing, timing_option
+from evalrun.cli_timing import TimingMode, apply_timing, drift_option, timing_option
 from evalrun.evals import api
 from evalrun.evals.capacity import CapacityInputs
 from evalrun.evals.config import ConfigError
@@ -143,11 +143,7 @@ def compare(
     percentiles: str = percentiles_option,
     ray: Optional[str] = ray_option,
     timing: Optional[TimingMode] = timing_option,
-    subset: bool = subset_option,
-    drift: bool = typer.Option(False, "--drift/--no-drift", help="Teacher-force each candidate (and the first "
-                               "replicate) on the baseline's answers and report per-token KL, same top-1 and "
-                               "delta-p beside the flips, when the baseline stored its distributions (`logprobs:`). Off by "
-                               "default: it costs about one more candidate generation (stored records are reused)."),
+    subset: bool = subset_option, drift: bool = drift_option,
 ) -> None:
     """Run BASELINE and each CANDIDATE on identical items, pair them and gate.
 

@@ -180,10 +180,11 @@ def read(run_dir: Path, kind: type[R], name: str = DISTS,
     return out
 
 
-def attach(runner: Any, run_dir: Path) -> None:
-    """Have an in-process runner that captures distributions (`top_k` > 0) store them in `run_dir`."""
+def attach(runner: Any, run_dir: Path) -> Any:
+    """`runner`, set to store the distributions it captures (an in-process one with `top_k` > 0) in `run_dir`."""
     if getattr(runner, "top_k", 0) > 0 and hasattr(runner, "on_distribution"):
         runner.on_distribution = DistWriter(run_dir).append
+    return runner
 
 
 def summary(run_dir: Path) -> dict[str, Any] | None:

@@ -334,9 +334,8 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     if done:
         log(f"{prepared.label}: resuming {prepared.dir}: {len(wanted) - len(missing)} of {len(wanted)} items stored")
 
-    runner = prepared.runner
+    runner = dists_store.attach(prepared.runner, prepared.dir)  # per-token distributions, stored with the samples
     runner.run_items = prepared.items
-    dists_store.attach(runner, prepared.dir)  # per-token distributions, stored before each generation
     if recreated:
         manifest = manifest.merged({"manifest_recreated": {"at": rm.now(), "reason": recreated,
                                                            "note": "earlier sessions, effects and load times are unknown"}})

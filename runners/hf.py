@@ -17,7 +17,7 @@ from evalrun.runners.accel.base import Acceleration, cache_kwarg
 from evalrun.runners.base import Runner
 from evalrun.runners.batch_plan import PLAN, SHUFFLED, PaddingTally, WorkUnit, plan_batches
 from evalrun.runners.kv_layout import KVLayout, element_size
-from evalrun.runners.logprobs import ForcedDists, TokenDists, capture_kwargs, hand_over
+from evalrun.runners.logprobs import ForcedDists, TokenDists, capture_setup, hand_over
 from evalrun.runners.prefix import SharedPrefix, group_by_prefix, prefill, split_at_question
 from evalrun.runners.models import ModelSource, device_kind, load_model, load_tokenizer
 from evalrun.runners.quiet_gc import frozen_heap
@@ -197,13 +197,9 @@ class HFRunner(Runner):
         max_new = override.max_new_tokens if override else int(g.get("max_new_tokens", 48))
         if override and override.ignore_eos:
             kwargs["min_new_tokens"] = max_new  # end-of-sequence is suppressed until the fixed length
-        forced = [self.forced[it.id] for it in items] if self.forced is not None else None
-        capture = forced is not None or (self.top_k > 0 and self.on_distribution is not None)
-        kwargs |= capture_kwargs(capture, forced, enc["input_ids"].shape[1], tok)
-        max_new = max([len(f) for f in forced] + [1]) if forced is not None else max_new
+        max_new = capture_setup(self, items, enc["input_ids"].shape[1], tok, kwargs, max_new)
         clock = TokenClock(torch.cuda.synchronize if self.device == "cuda" else None)
-        started_at = time.time()
-        start = time.perf_counter()
+        started_at, start = time.time(), time.perf_counter()
         with torch.no_grad():  # not inference_mode: quantized tensor subclasses (quanto int4) reject it
             if len(items) == 1 and any(c.context_prefill for c in self.capabilities):
                 self._prefill_context(items[0], texts[0], enc, kwargs.get(cache_kwarg()))
@@ -227,7 +223,7 @@ class HFRunner(Runner):
         seconds += lead
         for accel in self.accelerations:
             accel.observe(self.model, out)
-        logits, out = (out.logits, out.sequences) if capture else (None, out)
+        logits, out = getattr(out, "logits", None), getattr(out, "sequences", out)
         prompt_len = enc["input_ids"].shape[1]
         cached = len(shared.ids) if shared is not None else 0
         self.padding.add(len(items), prompt_len, int(enc["attention_mask"].sum()), cached)
@@ -257,8 +253,7 @@ class HFRunner(Runner):
                     finish_reason="stop" if n_new and new[n_new - 1] in stop_ids and not ignore else "length",
                 )
             )
-        if logits is not None:  # after every result exists: never a record for a batch that raised
-            hand_over(self, items, results, logits, forced)
+        hand_over(self, items, results, logits)  # after every result exists: never a record for a batch that raised
         return results
 
     def _generate_or_split(self, batch: list[Item], shared: SharedPrefix | None = None) -> list[Generation]:

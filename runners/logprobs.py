@@ -127,24 +127,31 @@ def force_processor(rows: list[list[int]], prompt_len: int, end_id: int) -> Any:
     return LogitsProcessorList([ForceTokens()])
 
 
-def capture_kwargs(capture: bool, forced: list[TokenDists] | None, prompt_len: int, tok: Any) -> dict[str, Any]:
-    """`generate` arguments that keep the raw logits per step (the outputs are the same with or
-    without them) and, with `forced`, make each row emit its forced tokens."""
-    kwargs: dict[str, Any] = dict(output_logits=True, return_dict_in_generate=True) if capture else {}
-    if forced is not None:
-        end = tok.eos_token_id if tok.eos_token_id is not None else tok.pad_token_id
-        kwargs["logits_processor"] = force_processor([f.ids.tolist() for f in forced], prompt_len, end)
-    return kwargs
+def capture_setup(runner: Any, items: Sequence[Any], prompt_len: int, tok: Any, kwargs: dict[str, Any],
+                  max_new: int) -> int:
+    """Add to `kwargs` the `generate` arguments that keep the raw logits per step (the outputs are the
+    same with or without them) and, in teacher forcing (`runner.forced`), make each row emit its
+    forced tokens; returns the answer length to generate."""
+    forced = [runner.forced[it.id] for it in items] if runner.forced is not None else None
+    if forced is None and not (runner.top_k > 0 and runner.on_distribution is not None):
+        return max_new
+    kwargs.update(output_logits=True, return_dict_in_generate=True)
+    if forced is None:
+        return max_new
+    end = tok.eos_token_id if tok.eos_token_id is not None else tok.pad_token_id
+    kwargs["logits_processor"] = force_processor([f.ids.tolist() for f in forced], prompt_len, end)
+    return max([len(f) for f in forced] + [1])
 
 
-def hand_over(runner: Any, items: Sequence[Any], results: Sequence[Any], logits: Any,
-              forced: list[TokenDists] | None) -> None:
+def hand_over(runner: Any, items: Sequence[Any], results: Sequence[Any], logits: Any) -> None:
     """Each item's record to the runner's `on_forced` (teacher forcing) or `on_distribution`."""
+    if logits is None:
+        return
     for i, (item, gen) in enumerate(zip(items, results)):
-        if forced is not None and runner.on_forced is not None:
-            runner.on_forced(item.id, forced_dists(logits, i, forced[i]))
-        elif forced is None and runner.on_distribution is not None:
+        if runner.forced is not None and runner.on_forced is not None:
+            runner.on_forced(item.id, forced_dists(logits, i, runner.forced[item.id]))
+        elif runner.forced is None and runner.on_distribution is not None:
             runner.on_distribution(item.id, top_k_dists(logits, i, list(gen.output_ids or []), runner.top_k))
 
 
-__all__ = ["capture_kwargs", "hand_over", "DEFAULT_TOP_K", "ForcedDists", "TokenDists", "force_processor", "forced_dists", "top_k_dists"]
+__all__ = ["capture_setup", "hand_over", "DEFAULT_TOP_K", "ForcedDists", "TokenDists", "force_processor", "forced_dists", "top_k_dists"]
