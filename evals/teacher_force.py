@@ -83,8 +83,12 @@ def score(cand: PreparedRun, result: RunResult, baseline: RunResult, base: dict[
     log(f"{cand.label}: teacher-forced scoring of {len(todo)} items on {baseline.name}'s answers")
     with run_lock(cand.dir, log, cand.label):
         runner.forced = {it.id: base[it.id] for it in todo}
-        runner.on_forced = lambda item_id, rec: (writer.append(item_id, rec, sha[item_id]),
-                                                 done.__setitem__(item_id, rec))
+
+        def keep(item_id: str, rec: ForcedDists) -> None:
+            writer.append(item_id, rec, sha[item_id])
+            done[item_id] = rec
+
+        runner.on_forced = keep
         runner.run_items = cand.items
         start = time.perf_counter()
         try:

@@ -127,7 +127,7 @@ def render_comparison(console: Console, section: CandidateSection) -> None:
                 f"  {escape(f.item_id)}  {escape(f.field)}  {escape(units.flat_clip(f.gold, 28))} -> "
                 f"{escape(units.flat_clip(f.candidate_value))}  [yellow]{escape(code)}[/]"
                 + (f"  ({escape(status)})" if status else "")
-                + (f"  [dim]{escape(note)}[/]" if (note := drift_text.flip_text(section.drift, f)) else ""),
+                + (f"  [dim]{escape(why)}[/]" if (why := drift_text.flip_text(section.drift, f)) else ""),
                 soft_wrap=True,
             )
         if len(flips) > MAX_FLIPS_SHOWN:
