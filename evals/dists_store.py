@@ -147,9 +147,24 @@ class Stored(Generic[R]):
         return sum(line.n for line in self.lines.values())
 
 
-def read(run_dir: Path, kind: type[R], name: str = DISTS,
-         warn: Callable[[str], None] | None = None) -> Stored[R]:
-    """Every record whose bytes are all there and hash to its line; the last line for an item wins."""
+def _check(raw: bytes, line: IndexLine, bin_path: Path, index_name: str) -> tuple[bytes | None, str | None]:
+    """The record's bytes when they are all there and hash to its line, else why not."""
+    chunk = raw[line.offset:line.offset + line.length]
+    if len(chunk) != line.length:
+        return None, (f"{bin_path}: record of item {line.item_id!r} is cut short ({len(chunk)} of {line.length} "
+                      "bytes: the file was truncated); not used")
+    if hashlib.sha256(chunk).hexdigest() != line.sha256:
+        return None, (f"{bin_path}: record of item {line.item_id!r} does not match its sha256 in {index_name} "
+                      "(the file was changed); not used")
+    return chunk, None
+
+
+def read(run_dir: Path, kind: type[R], name: str = DISTS, warn: Callable[[str], None] | None = None,
+         answers: dict[str, list[int]] | None = None) -> Stored[R]:
+    """Per item, the latest record whose bytes are all there and hash to its line; with `answers`
+    (TokenDists only), the latest whose token ids are the item's stored answer (a record of a
+    batch generated again, re-timed or re-asked, is passed over). An item with lines but no usable
+    record is reported, naming the file and the item."""
     bin_path, index_path = run_dir / f"{name}.bin", run_dir / f"{name}.jsonl"
     out: Stored[R] = Stored()
     if not store_files.exists(index_path):
@@ -158,21 +173,27 @@ def read(run_dir: Path, kind: type[R], name: str = DISTS,
     problems: list[str] = []
     lines, _ = jsonl.read(index_path, IndexLine, problems.append)
     raw = store_files.read_bytes(bin_path) or b""
-    latest = {line.item_id: line for _, line in lines}
-    for item_id, line in latest.items():
-        chunk = raw[line.offset:line.offset + line.length]
-        if len(chunk) != line.length:
-            problems.append(f"{bin_path}: record of item {item_id!r} is cut short ({len(chunk)} of {line.length} "
-                            "bytes: the file was truncated); not used")
-        elif hashlib.sha256(chunk).hexdigest() != line.sha256:
-            problems.append(f"{bin_path}: record of item {item_id!r} does not match its sha256 in {index_path.name} "
-                            "(the file was changed); not used")
-        else:
+    by_item: dict[str, list[IndexLine]] = {}
+    for _, line in lines:
+        by_item.setdefault(line.item_id, []).append(line)
+    for item_id, found in by_item.items():
+        first_problem = None
+        for line in reversed(found):
+            chunk, problem = _check(raw, line, bin_path, index_path.name)
             try:
-                out.records[item_id] = decode(kind, chunk, line.n, line.k)
-                out.lines[item_id] = line
+                record = decode(kind, chunk, line.n, line.k) if chunk is not None else None
             except ValueError as exc:
-                problems.append(f"{bin_path}: record of item {item_id!r}: {exc}; not used")
+                record, problem = None, f"{bin_path}: record of item {item_id!r}: {exc}; not used"
+            if record is not None and answers is not None and item_id in answers and \
+                    getattr(record, "ids").tolist() != answers[item_id]:
+                record, problem = None, (f"{bin_path}: record of item {item_id!r} is not its stored answer's "
+                                         "tokens; not used")
+            if record is not None:
+                out.records[item_id], out.lines[item_id] = record, line
+                break
+            first_problem = first_problem or problem
+        else:
+            problems.append(first_problem or f"{bin_path}: no usable record of item {item_id!r}")
     out.problems = problems
     for message in problems:
         if warn is not None:

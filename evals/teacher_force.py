@@ -37,18 +37,10 @@ class Scored:
 
 def baseline_dists(baseline: RunResult, warn: Callable[[str], None]) -> tuple[dict[str, TokenDists], list[str]]:
     """The baseline's usable records: those whose tokens are its stored generation's."""
-    stored = dists_store.read(baseline.dir, TokenDists, warn=warn)
-    usable: dict[str, TokenDists] = {}
+    answers = {k: list(g.output_ids or []) for k, g in baseline.generations.items() if g.error is None}
+    stored = dists_store.read(baseline.dir, TokenDists, warn=warn, answers=answers)
+    usable = {k: r for k, r in stored.records.items() if k in answers}
     problems = list(stored.problems)
-    for item_id, rec in stored.records.items():
-        gen = baseline.generations.get(item_id)
-        if gen is None:
-            continue
-        if gen.error is None and rec.ids.tolist() == list(gen.output_ids or []):
-            usable[item_id] = rec
-        else:
-            problems.append(f"{baseline.dir / 'dists.bin'}: record of item {item_id!r} is not its stored answer's "
-                            "tokens; not used")
     return usable, problems
 
 

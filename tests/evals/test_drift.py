@@ -80,6 +80,12 @@ def test_a_later_record_for_an_item_wins(tmp_path: Path) -> None:
     writer.append("a", _record(seed=1))
     writer.append("a", _record(seed=2))
     assert np.array_equal(dists_store.read(tmp_path, TokenDists).records["a"].ids, _record(seed=2).ids)
+    # a later record of a batch generated again (re-timed, re-asked) is passed over for the stored answer's
+    answer = _record(seed=1).ids.tolist()
+    got = dists_store.read(tmp_path, TokenDists, answers={"a": answer})
+    assert got.records["a"].ids.tolist() == answer and got.problems == []
+    got = dists_store.read(tmp_path, TokenDists, answers={"a": [1, 2]})
+    assert got.records == {} and "not its stored answer's tokens" in got.problems[0]
 
 
 def test_truncated_or_changed_file_is_detected_never_used(tmp_path: Path) -> None:
