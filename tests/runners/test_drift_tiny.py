@@ -11,7 +11,9 @@ import numpy as np
 from evalrun.evals import api, dists_store, drift_runs
 from evalrun.evals.config import parse_config
 from evalrun.evals.execute import execute, prepare
+from evalrun.reports.html import render_html_text
 from evalrun.reports.markdown import render_markdown
+from evalrun.reports.summary import report_json
 from evalrun.reports.view import build_view
 from evalrun.runners.logprobs import ForcedDists, TokenDists
 from tests.conftest import tiny_config
@@ -67,6 +69,10 @@ def test_teacher_forced_drift(tiny_model_dir: Path, tmp_path: Path) -> None:
     assert hashlib.sha256((cand_run.dir / "samples.jsonl").read_bytes()).hexdigest() == samples
     md = render_markdown(build_view(report, html=False))
     assert "Drift of int2 on the baseline's answers" in md and "mean KL (95% CI)" in md
+    data = report_json(build_view(report, html=False))["comparisons"][1]["drift"]
+    assert data["overall"]["mean_kl"]["value"] == int2.overall.mean_kl.value and data["overall"]["tokens"] == 48
+    page = render_html_text(build_view(report))
+    assert "int2: drift on the baseline&#39;s answers" in page or "int2: drift on the baseline's answers" in page
 
 
 def test_no_logprobs_stored_is_said(tiny_model_dir: Path, tmp_path: Path) -> None:
