@@ -27,7 +27,7 @@ from evalrun.cli_plan import plan
 from evalrun.cli_sweep import COUNT_HELP, LOAD_HELP, SLO_HELP, WORKLOAD_HELP, check_usage, run_load
 from evalrun.cli_outputs import Outputs
 from evalrun.cli_ray import apply_ray, ray_option
-from evalrun.cli_timing import TimingMode, apply_timing, timing_option
+from evalrun.cli_timing import TimingMode, apply_timing, drift_option, timing_option
 from evalrun.evals import api
 from evalrun.evals.capacity import CapacityInputs
 from evalrun.evals.config import ConfigError
@@ -145,7 +145,7 @@ def compare(
     percentiles: str = percentiles_option,
     ray: Optional[str] = ray_option,
     timing: Optional[TimingMode] = timing_option,
-    subset: bool = subset_option,
+    subset: bool = subset_option, drift: bool = drift_option,
     keep_servers: bool = keep_option,
 ) -> None:
     """Run BASELINE and each CANDIDATE on identical items, pair them and gate.
@@ -176,7 +176,7 @@ def compare(
         report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=make_progress, log=_log,
                              gate=gate_cfg, noise_floor=noise_floor, fresh=fresh, replicates=replicates,
                              early_stop=early_stop, confirm_n=confirm, slo=chosen_slo, subset=subset,
-                             keep_servers=keep_servers)
+                             keep_servers=keep_servers, drift=drift)
         table = speed_table(report, cap, qs, report.slo)
         return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log,
                                                       terminal=lambda view: _print_report(view, started)))

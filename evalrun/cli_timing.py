@@ -31,3 +31,10 @@ def apply_timing(candidates: list[RunConfig], mode: TimingMode | str | None) -> 
         return candidates
     value = mode.value if isinstance(mode, TimingMode) else mode
     return [c.model_copy(update={"timing": value}) for c in candidates]
+
+
+drift_option = typer.Option(
+    False, "--drift/--no-drift",
+    help="Teacher-force each candidate (and the first replicate) on the baseline's answers and report per-token KL, "
+         "same top-1 and delta-p beside the flips, when the baseline stored its distributions (`logprobs:`). Off by "
+         "default: it costs about one more candidate generation (stored records are reused).")

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from evalrun.evals import confirm, interleave, jsonl, replicate_choice, served, store_files
+from evalrun.evals import confirm, drift_runs, interleave, jsonl, replicate_choice, served, store_files
+from evalrun.evals.drift import Drift
 from evalrun.evals.generate import execute_run, run_candidate
 from evalrun.evals.load_sweep import LoadSweep as LoadSweep, load_sweep as load_sweep  # re-exported
 from evalrun.evals.stability import Stability, stability
@@ -134,6 +135,9 @@ class CompareReport:
     stability: Stability | None = None
     slo: SLO | None = None
     gates: list[GateConfig] = field(default_factory=list)  # the gate each candidate was judged by
+    # teacher-forced drift by run name (candidates and the noise floor) where stored (evals/drift.py)
+    drift: dict[str, Drift] = field(default_factory=dict)
+    drift_note: str | None = None  # why there is none at all ("no logprobs stored")
 
     @property
     def status(self) -> Status:
@@ -159,6 +163,8 @@ def compare_results(
     slo: SLO | None = None,
     replicates_origin: str = "",
     subset: bool = False,
+    drift: bool = True,
+    drift_seconds: dict[Path, float] | None = None,
 ) -> CompareReport:
     """Score, pair and gate stored results; no model is involved from here on.
 
@@ -217,6 +223,8 @@ def compare_results(
         report.gates.append(chosen)
         report.comparisons.append(comparison)
         report.verdicts.append(verdict)
+    if drift:
+        drift_runs.add_drift(report, drift_seconds or {})
     return report
 
 
@@ -250,6 +258,7 @@ def compare(
     slo: SLO | None = None,
     subset: bool = False,
     keep_servers: bool = False,
+    drift: bool = False,
 ) -> CompareReport:
     """Run (or reuse) the baseline and every candidate, pair each with the baseline and gate it.
 
@@ -264,6 +273,7 @@ def compare(
     A `limit`, or a candidate asking less than the baseline, is INCOMPLETE unless `subset`.
     Configs with `server:` have their engine launched only when they generate, one at a time
     (`keep_servers`: left up afterwards).
+    `drift`: candidates read the baseline's stored answers teacher-forced (evals/teacher_force.py).
     """
     _distinct_names([baseline, *candidates])
     replicates = max(replicates, 2 if noise_floor else 1)
@@ -300,8 +310,11 @@ def compare(
     for result, chosen in results:  # so that `report` of these runs gates them the same way
         replicate_choice.record(result, base_runs[0], base_runs[1:], chosen.confirm, log)
     origin = f"--replicates {replicates}" if replicates > 1 else "not asked for"
+    forced = drift_runs.force_all(base_runs[0], [*zip(plan[1:2], base_runs[1:2]),
+                                                 *zip(plan[replicates:], [r for r, _ in results])], log) if drift else {}
     return compare_results(base_runs[0], results, replicates=base_runs[1:], scored=scored,
-                           slo=slo or baseline.slo_value(), replicates_origin=origin, subset=subset)
+                           slo=slo or baseline.slo_value(), replicates_origin=origin, subset=subset,
+                           drift_seconds=forced)
 
 
 def _interleave(base: PreparedRun, base_run: RunResult, cand: PreparedRun, result: RunResult,

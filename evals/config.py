@@ -93,6 +93,9 @@ class RunConfig(_Strict):
     executor: Literal["inprocess", "ray"] = "inprocess"
     ray: RaySettings | None = None
     generation: GenerationSettings = Field(default_factory=GenerationSettings)
+    # top-k of each generated token's distribution stored beside the run (hf runner, static batches;
+    # evals/dists_store.py), for teacher-forced drift; 0 stores none. Changes no output: not in the key
+    logprobs: int = Field(20, ge=0, le=1024)
     acceleration: dict[str, Any] = Field(default_factory=dict)
     tasks: list[TaskRef]
     # rules this config is gated by when it is a candidate; never part of the cache key

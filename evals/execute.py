@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from evalrun.evals import jsonl, memory, speed_load
+from evalrun.evals import dists_store, jsonl, memory, speed_load
 from evalrun.evals import run_manifest as rm
 from evalrun.evals.config import ConfigError, RunConfig
 from evalrun.evals.early_stop import EarlyStop, StopGeneration
@@ -115,6 +115,7 @@ def _hf_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
         prefix_reuse=config.prefix_reuse,
         batching=config.batching.model_dump(),
     )
+    runner.top_k = config.logprobs
     if config.executor == "ray":
         from evalrun.runners.ray_executor import RaySettings
         from evalrun.runners.ray_runner import RayRunner
@@ -303,7 +304,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     if done:
         log(f"{prepared.label}: resuming {prepared.dir}: {len(wanted) - len(missing)} of {len(wanted)} items stored")
 
-    runner = prepared.runner
+    runner = dists_store.attach(prepared.runner, prepared.dir)  # per-token distributions, stored with the samples
     runner.run_items = prepared.items
     if recreated:
         manifest = manifest.merged({"manifest_recreated": {"at": rm.now(), "reason": recreated,
@@ -351,6 +352,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
             "load_seconds": round(runner.load_seconds, 3),
             "effects": effects,
             "speed": rm.run_speed(prepared, stored, runner, effects, peak_reset),
+            "logprobs": dists_store.summary(prepared.dir),
         } | rm.outcome(prepared.label, stored, log) | record)
     store.write_manifest(manifest)
     generated = emit.generated

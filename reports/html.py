@@ -19,6 +19,7 @@ import dataclasses
 import hashlib
 import json
 import re
+from types import SimpleNamespace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from evalrun.evals.verdict import INCOMPLETE_NOTE, STATUS_TEXT
-from evalrun.reports import units
+from evalrun.reports import drift_text, units
 from evalrun.reports.view.model import ReportView
 from evalrun.reports.output import write_atomic
 from evalrun.reports.safe_text import safe_text, safe_tree
@@ -55,6 +56,9 @@ def _environment() -> Environment:
     return env
 
 
+_DRIFT = SimpleNamespace(headers=drift_text.HEADERS, rows=drift_text.rows, cost=drift_text.cost_text)
+
+
 def render_html_text(data: ReportView) -> str:
     script = (TEMPLATES / "browser.js").read_text(encoding="utf-8")
     style = (TEMPLATES / "style.css").read_text(encoding="utf-8")
@@ -67,7 +71,7 @@ def render_html_text(data: ReportView) -> str:
            "connect-src 'none'; base-uri 'none'; form-action 'none'")
     return safe_text(_environment().get_template("report.html.j2").render(
         data=data, csp=csp, status_text=STATUS_TEXT, row_class=ROW_CLASS, incomplete_note=INCOMPLETE_NOTE,
-        script=Markup(script), style=Markup(style),
+        script=Markup(script), style=Markup(style), drift=_DRIFT,
         browser_json=Markup(json_for_script(safe_tree(dataclasses.asdict(data.browser)) if data.browser else {})),
         # base64: only [A-Za-z0-9+/=], nothing to escape (its texts were made safe before encoding)
         texts_blob=Markup(data.texts_blob),

@@ -15,7 +15,7 @@ import html
 from evalrun.evals.pairing import Comparison
 from evalrun.evals.speed_table import SPEED_ONLY, SpeedTable
 from evalrun.evals.verdict import INCOMPLETE_NOTE, STATUS_TEXT, Verdict, overall_summary
-from evalrun.reports import units
+from evalrun.reports import drift_text, units
 from evalrun.reports.safe_text import safe_text
 from evalrun.reports.units import rule_text
 from evalrun.reports.view import comparisons_view
@@ -75,6 +75,19 @@ def _pack_lines(section: CandidateSection) -> list[str]:
     return lines + [""]
 
 
+def _drift_lines(section: CandidateSection) -> list[str]:
+    """Teacher-forced drift per pack (evals/drift.py), with what could not be measured."""
+    drift = section.drift
+    if drift is None:
+        return []
+    lines = [f"Drift of {md_cell(section.name)} on the baseline's answers (teacher-forced, per token):", "",
+             "| " + " | ".join(drift_text.HEADERS) + " |", "|---|" + "---:|" * (len(drift_text.HEADERS) - 1)]
+    lines += ["| " + " | ".join(md_cell(c, 80) for c in cells) + " |" for cells in drift_text.rows(drift)]
+    cost = drift_text.cost_text(drift)
+    lines += [""] + [f"> note: {md_cell(n, 300)}" for n in [*drift.notes, *([cost] if cost else [])]]
+    return lines + [""]
+
+
 def _verdict_lines(section: CandidateSection) -> list[str]:
     verdict = section.verdict
     lines: list[str] = []
@@ -94,13 +107,16 @@ def _verdict_lines(section: CandidateSection) -> list[str]:
         lines += [f"- {md_cell(r.pack)}: {md_cell(rule_text(r), 200)}" for r in verdict.untestable]
         lines.append("")
     flips = section.comparison.harmful
+    drift = section.drift
     if flips:
         lines += [f"Top harmful flips ({min(len(flips), TOP_FLIPS)} of {len(flips)}):", "",
-                  "| item | field | gold | candidate | code | gate |", "|---|---|---|---|---|---|"]
+                  "| item | field | gold | candidate | code | gate |" + (" drift |" if drift else ""),
+                  "|---|---|---|---|---|---|" + ("---|" if drift else "")]
         for f in flips[:TOP_FLIPS]:
             lines.append(f"| {md_cell(f.item_id)} | {md_cell(f.field)} | {md_cell(f.gold, 30)} | "
                          f"{md_cell(f.candidate_value)} | {md_cell(f.subcode or f.candidate_outcome)} | "
-                         f"{md_cell(units.flip_status(f, verdict) or 'counted')} |")
+                         f"{md_cell(units.flip_status(f, verdict) or 'counted')} |"
+                         + (f" {md_cell(drift_text.flip_text(drift, f) or '–', 120)} |" if drift else ""))
         lines.append("")
     lines += [f"> note: {md_cell(note, 300)}" for note in verdict.notes]
     if verdict.notes:
@@ -120,9 +136,14 @@ def render_markdown(view: ReportView | list[Comparison], verdicts: list[Verdict]
         lines += [INCOMPLETE_NOTE, ""]
     if view.noise_floor is not None:
         lines += [md_cell(view.noise_floor.sentence, 400), ""]
+    if view.noise_section is not None:
+        lines += _drift_lines(view.noise_section)
+    if view.drift_note:
+        lines += [f"> note: {md_cell(view.drift_note, 300)}", ""]
     for section in view.sections:
         lines += [f"### {md_cell(section.comparison.candidate)} vs {md_cell(section.comparison.baseline)}", ""]
         lines += _pack_lines(section)
+        lines += _drift_lines(section)
         lines += _verdict_lines(section)
     if view.speed_table.rows:
         lines += render_speed_markdown(view.speed_table)

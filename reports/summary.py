@@ -7,6 +7,7 @@ from typing import Any
 
 from evalrun.evals.pairing import Flip
 from evalrun.evals.verdict import STATUS_TEXT, RuleResult, Verdict, overall_counts, overall_summary
+from evalrun.reports import drift_text
 from evalrun.reports.units import rule_text
 from evalrun.reports.view.model import CandidateSection, PackRow, ReportView
 
@@ -77,12 +78,15 @@ def flip_dict(f: Flip) -> dict[str, Any]:
 
 def comparison_dict(section: CandidateSection) -> dict[str, Any]:
     comp = section.comparison
+    drift = section.drift
     out: dict[str, Any] = {
         "baseline": comp.baseline,
         "candidate": comp.candidate,
         "packs": [pack_dict(row) for row in section.packs],
         "fields": [vars(f).copy() for f in section.fields],
-        "harmful_flips": [flip_dict(f) for f in comp.harmful],
+        "harmful_flips": [flip_dict(f) | ({"drift": drift_text.flip_text(drift, f)} if drift else {})
+                          for f in comp.harmful],
+        "drift": drift_text.drift_dict(drift) if drift else None,
         "helpful_flips": [flip_dict(f) for f in comp.helpful],
         "missing_in_candidate": comp.missing_in_candidate,
         "missing_in_baseline": comp.missing_in_baseline,
@@ -108,5 +112,6 @@ def report_json(view: ReportView) -> dict[str, Any]:
             "harmful_items": nf.harmful_items, "identical_outputs": nf.identical_outputs, "items": nf.items,
             "summary": nf.sentence} if view.noise_section and nf else None,
         "stability": view.stability,
+        "drift_note": view.drift_note,
         "speed": view.speed_table.model_dump(mode="json"),
     }

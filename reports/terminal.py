@@ -10,7 +10,7 @@ from rich.table import Table
 from evalrun.evals.metrics import PackMetrics
 from evalrun.evals.speed_table import SPEED_ONLY, SpeedTable
 from evalrun.evals.verdict import STATUS_TEXT
-from evalrun.reports import units
+from evalrun.reports import drift_text, units
 from evalrun.reports.units import rule_text
 from evalrun.reports.view.model import CandidateSection, ReportView
 
@@ -109,6 +109,13 @@ def render_comparison(console: Console, section: CandidateSection) -> None:
     console.print(_pack_table(title, section))
     if section.fields:
         console.print(_field_table(title, section))
+    if section.drift is not None:
+        table = _table(f"{title}: drift on the baseline's answers (teacher-forced)", drift_text.HEADERS)
+        for cells in drift_text.rows(section.drift):
+            table.add_row(*(escape(c) for c in cells))
+        console.print(table)
+        for note in [*section.drift.notes, *filter(None, [drift_text.cost_text(section.drift)])]:
+            console.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
     flips = comparison.harmful
     if flips:
         console.print(f"Harmful flips ({len(flips)}): correct at {escape(comparison.baseline)}, "
@@ -119,7 +126,8 @@ def render_comparison(console: Console, section: CandidateSection) -> None:
             console.print(
                 f"  {escape(f.item_id)}  {escape(f.field)}  {escape(units.flat_clip(f.gold, 28))} -> "
                 f"{escape(units.flat_clip(f.candidate_value))}  [yellow]{escape(code)}[/]"
-                + (f"  ({escape(status)})" if status else ""),
+                + (f"  ({escape(status)})" if status else "")
+                + (f"  [dim]{escape(why)}[/]" if (why := drift_text.flip_text(section.drift, f)) else ""),
                 soft_wrap=True,
             )
         if len(flips) > MAX_FLIPS_SHOWN:
@@ -144,6 +152,8 @@ def render_view(console: Console, view: ReportView) -> None:
         render_comparison(console, view.noise_section)
     if view.noise_floor is not None:
         console.print(escape(view.noise_floor.sentence), soft_wrap=True)
+    if view.drift_note:
+        console.print(f"[yellow]note:[/] {escape(view.drift_note)}", soft_wrap=True)
     for section in view.sections:
         render_comparison(console, section)
     render_speed(console, view.speed_table)

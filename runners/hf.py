@@ -17,11 +17,11 @@ from evalrun.runners.accel.base import Acceleration, cache_kwarg
 from evalrun.runners.base import Runner
 from evalrun.runners.batch_plan import PLAN, SHUFFLED, PaddingTally, WorkUnit, plan_batches
 from evalrun.runners.kv_layout import KVLayout, element_size
+from evalrun.runners.logprobs import ForcedDists, TokenDists, capture_setup, hand_over
 from evalrun.runners.prefix import SharedPrefix, group_by_prefix, prefill, split_at_question
 from evalrun.runners.models import ModelSource, device_kind, load_model, load_tokenizer
 from evalrun.runners.quiet_gc import frozen_heap
 from evalrun.runners.token_clock import CLOCK_CPU, CLOCK_CUDA, TokenClock
-
 
 MAX_PLAUSIBLE_CONTEXT = 1 << 24  # larger values are "no limit" placeholders, not a context
 AUTO_START = 8  # batch size "auto" before the model is loaded, and on the CPU
@@ -58,6 +58,11 @@ def auto_batch_size(model: Any, device: str, items: list[Item], max_new_tokens: 
 
 class HFRunner(Runner):
     """Generates answers for Items with one loaded model and a set of accelerations."""
+
+    top_k: int = 0  # runners/logprobs.py: top-k per token to on_distribution; `forced`: teacher forcing
+    on_distribution: Callable[[str, TokenDists], None] | None = None
+    forced: dict[str, TokenDists] | None = None
+    on_forced: Callable[[str, ForcedDists], None] | None = None
 
     def __init__(
         self,
@@ -192,9 +197,9 @@ class HFRunner(Runner):
         max_new = override.max_new_tokens if override else int(g.get("max_new_tokens", 48))
         if override and override.ignore_eos:
             kwargs["min_new_tokens"] = max_new  # end-of-sequence is suppressed until the fixed length
+        max_new = capture_setup(self, items, enc["input_ids"].shape[1], tok, kwargs, max_new)
         clock = TokenClock(torch.cuda.synchronize if self.device == "cuda" else None)
-        started_at = time.time()
-        start = time.perf_counter()
+        started_at, start = time.time(), time.perf_counter()
         with torch.no_grad():  # not inference_mode: quantized tensor subclasses (quanto int4) reject it
             if len(items) == 1 and any(c.context_prefill for c in self.capabilities):
                 self._prefill_context(items[0], texts[0], enc, kwargs.get(cache_kwarg()))
@@ -218,6 +223,7 @@ class HFRunner(Runner):
         seconds += lead
         for accel in self.accelerations:
             accel.observe(self.model, out)
+        logits, out = getattr(out, "logits", None), getattr(out, "sequences", out)
         prompt_len = enc["input_ids"].shape[1]
         cached = len(shared.ids) if shared is not None else 0
         self.padding.add(len(items), prompt_len, int(enc["attention_mask"].sum()), cached)
@@ -247,6 +253,7 @@ class HFRunner(Runner):
                     finish_reason="stop" if n_new and new[n_new - 1] in stop_ids and not ignore else "length",
                 )
             )
+        hand_over(self, items, results, logits)  # after every result exists: never a record for a batch that raised
         return results
 
     def _generate_or_split(self, batch: list[Item], shared: SharedPrefix | None = None) -> list[Generation]:

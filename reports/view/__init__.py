@@ -39,6 +39,7 @@ def _section(report: Any, run: Any, comp: Any, verdict: Any, role: str) -> Candi
         name=run.name, comparison=comp, verdict=verdict, info=run_info(run, role, report.baseline),
         packs=[pack_row(pc, verdict, aa.get(pc.pack)) for pc in comp.packs],
         fields=field_rows(comp),
+        drift=getattr(report, "drift", {}).get(run.name),
     )
 
 
@@ -71,6 +72,7 @@ def build_view(report: Any, title: str | None = None, speed: SpeedTable | None =
         speed_table=speed or speed_table(report, capacity),
         noise_floor=noise_floor(report.noise_floor), noise_section=noise_section,
         stability=stability_dict(getattr(report, "stability", None)),
+        drift_note=getattr(report, "drift_note", None),
     )
     return with_page(view, report, max_text_bytes) if html else view
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from evalrun.contract.types import OUTCOMES as CONTRACT_OUTCOMES
 from evalrun.evals import diffs
+from evalrun.evals.drift import Drift
 from evalrun.evals.field_table import FieldDelta
 from evalrun.evals.pairing import Comparison, Flip
 from evalrun.evals.speed_table import SpeedRow, SpeedTable
@@ -143,6 +144,7 @@ class CandidateSection:
     fields: list[FieldRow]
     heatmaps: list[HeatmapSet] = field(default_factory=list)
     flips: list[ListedFlip] = field(default_factory=list)  # the first NOSCRIPT_FLIPS harmful flips
+    drift: Drift | None = None  # teacher-forced drift against the baseline, where measured
 
     @property
     def status(self) -> str:
@@ -199,6 +201,7 @@ class ReportView:
     flips_listed_max: int = NOSCRIPT_FLIPS
     pictures: list[Any] = field(default_factory=list)  # inline SVG (markupsafe.Markup), drawn by evalrun
     long_document_chars: int = LONG_DOCUMENT_CHARS
+    drift_note: str | None = None  # why no run has drift ("no logprobs stored with the baseline")
 
     @property
     def passed(self) -> bool:

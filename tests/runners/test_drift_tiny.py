@@ -1,0 +1,83 @@
+"""Drift on the tiny random Llama: storing distributions changes no output, identical configs drift
+exactly 0, an int2 KV cache drifts, prompt-lookup decoding (verified against the target) does not."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from evalrun.evals import api, dists_store, drift_runs
+from evalrun.evals.config import parse_config
+from evalrun.evals.execute import execute, prepare
+from evalrun.reports.html import render_html_text
+from evalrun.reports.markdown import render_markdown
+from evalrun.reports.summary import report_json
+from evalrun.reports.view import build_view
+from evalrun.runners.logprobs import ForcedDists, TokenDists
+from tests.conftest import tiny_config
+
+INT2 = {"kv_cache": {"quant": "int2", "backend": "hqq", "group_size": 16, "residual_length": 0}}
+
+
+def _cfg(model: Path, out: Path, **over):  # type: ignore[no-untyped-def]
+    return parse_config(tiny_config(model, **over), file=out / f"{over.get('name', 'tiny')}.yaml")
+
+
+def test_storing_distributions_changes_no_output(tiny_model_dir: Path, tmp_path: Path) -> None:
+    runs = {k: execute(prepare(_cfg(tiny_model_dir, tmp_path, name=f"k{k}", logprobs=k), tmp_path),
+                       log=lambda _m: None) for k in (20, 0)}
+    assert runs[20].manifest["key"] == runs[0].manifest["key"]  # not part of the key: it changes no output
+    assert {i: g.output for i, g in runs[20].generations.items()} == {i: g.output for i, g in runs[0].generations.items()}
+    stored = dists_store.read(runs[20].dir, TokenDists)
+    assert set(stored.records) == set(runs[20].generations) and stored.problems == []
+    for item_id, rec in stored.records.items():
+        assert rec.ids.tolist() == runs[20].generations[item_id].output_ids
+        assert (rec.top_ids[:, 0] == rec.ids).all()  # greedy: the generated token is the top-1
+        total = np.logaddexp(np.logaddexp.reduce(rec.top_logprobs, axis=1), rec.rest_logprob)
+        assert np.abs(total).max() < 1e-5  # top-k plus the rest mass is the whole distribution
+    assert runs[20].manifest["logprobs"]["top_k"] == 20
+    assert runs[20].manifest["logprobs"]["bytes"] == 172 * stored.tokens
+    assert not dists_store.read(runs[0].dir, TokenDists).present and runs[0].manifest["logprobs"] is None
+
+
+def test_teacher_forced_drift(tiny_model_dir: Path, tmp_path: Path) -> None:
+    base = _cfg(tiny_model_dir, tmp_path, name="base", batch_size=1)
+    cands = [_cfg(tiny_model_dir, tmp_path, name="same", batch_size=1),
+             _cfg(tiny_model_dir, tmp_path, name="int2", batch_size=1, acceleration=INT2),
+             _cfg(tiny_model_dir, tmp_path, name="pld", batch_size=1,
+                  acceleration={"speculative": {"method": "prompt_lookup"}})]
+    report = api.compare(base, cands, out=tmp_path / "runs", log=lambda _m: None, drift=True)
+    same, int2, pld = (report.drift[c.name] for c in cands)
+    assert same.overall is not None and same.missing == 0 and same.overall.tokens == 6 * 8
+    assert same.overall.max_kl == 0.0 and same.overall.same_top1.value == 1.0
+    assert int2.overall is not None and int2.overall.mean_kl.value > 0 and int2.overall.mean_kl.low > 0
+    assert int2.overall.same_top1.value < 1.0
+    # lossless: the target verifies every drafted token; in fp32 its logits match plain decoding to rounding
+    assert pld.overall is not None and pld.missing == 0
+    assert pld.overall.same_top1.value == 1.0 and pld.overall.max_kl < 1e-5
+    assert int2.overall.mean_kl.value > 10 * pld.overall.mean_kl.value
+    # stored beside each candidate's run, its generations untouched
+    cand_run = report.candidates[1]
+    samples = hashlib.sha256((cand_run.dir / "samples.jsonl").read_bytes()).hexdigest()
+    name = dists_store.forced_name(report.baseline.manifest.key or "")
+    assert len(dists_store.read(cand_run.dir, ForcedDists, name).records) == 6
+    again = api.compare(base, cands[1:2], out=tmp_path / "runs", log=lambda _m: None, drift=True)
+    assert again.drift["int2"].seconds is None  # the stored records are reused, nothing forced again
+    assert again.drift["int2"].overall.mean_kl.value == int2.overall.mean_kl.value  # type: ignore[union-attr]
+    assert hashlib.sha256((cand_run.dir / "samples.jsonl").read_bytes()).hexdigest() == samples
+    md = render_markdown(build_view(report, html=False))
+    assert "Drift of int2 on the baseline's answers" in md and "mean KL (95% CI)" in md
+    data = report_json(build_view(report, html=False))["comparisons"][1]["drift"]
+    assert data["overall"]["mean_kl"]["value"] == int2.overall.mean_kl.value and data["overall"]["tokens"] == 48
+    page = render_html_text(build_view(report))
+    assert "int2: drift on the baseline&#39;s answers" in page or "int2: drift on the baseline's answers" in page
+
+
+def test_no_logprobs_stored_is_said(tiny_model_dir: Path, tmp_path: Path) -> None:
+    base = _cfg(tiny_model_dir, tmp_path, name="base", logprobs=0)
+    report = api.compare(base, [_cfg(tiny_model_dir, tmp_path, name="cand")], out=tmp_path / "runs",
+                         log=lambda _m: None, drift=True)
+    assert report.drift == {} and report.drift_note == drift_runs.NO_LOGPROBS
+    assert "no logprobs stored with the baseline" in render_markdown(build_view(report, html=False))
