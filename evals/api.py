@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from evalrun.evals import confirm, drift_runs, interleave, jsonl, replicate_choice, served, store_files
 from evalrun.evals.drift import Drift
+from evalrun.evals.early_stop import stopped_text
 from evalrun.evals.generate import execute_run, run_candidate
 from evalrun.evals.load_sweep import LoadSweep as LoadSweep, load_sweep as load_sweep  # re-exported
 from evalrun.evals.stability import Stability, stability
@@ -211,7 +212,7 @@ def compare_results(
         scope = plan_gaps(baseline, result)
         verdict = evaluate(comparison, chosen, [*coverage_gaps(baseline, result), *([] if subset else scope)], stab,
                            decided=stop.rules if stop is not None else None, speed=speed)
-        verdict.stopped = stopped_text(result)
+        verdict.stopped = stopped_text(result.manifest)
         verdict.replicates = [r.dir.name for r in replicates]
         verdict.notes[:0] = replicate_choice.notes(replicates, replicates_origin, chosen.confirm)
         if verdict.stopped:
@@ -226,16 +227,6 @@ def compare_results(
     if drift:
         drift_runs.add_drift(report, drift_seconds or {})
     return report
-
-
-def stopped_text(result: RunResult) -> str | None:
-    """"stopped at k of n items" for a candidate that stopped early, with what it decided."""
-    stop = result.manifest.early_stop
-    if result.manifest.status != "stopped" or stop is None:
-        return None
-    saved = f"; about {stop.seconds_saved:.0f} s of generation saved" if stop.seconds_saved else ""
-    return (f"stopped at {stop.at} of {stop.of} items: the FAIL was decided ({'; '.join(stop.rules)}){saved}; "
-            "--no-early-stop runs the rest")
 
 
 def _with_confirm(gate: GateConfig, confirm_n: int | None) -> GateConfig:

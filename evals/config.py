@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -28,7 +28,8 @@ from evalrun.evals.yaml_load import (
     origin_file,
     origins_of,
 )
-from evalrun.runners.accel import build_accelerations, validate_accelerations
+from evalrun.runners.accel import validate_accelerations
+from evalrun.runners.config_rules import RuleBroken, continuous_batching, executor, runner_keys
 from evalrun.runners.hf_continuous import BatchingSettings
 from evalrun.runners.openai import EngineInfo, OpenAISettings
 from evalrun.runners.ray_executor import RaySettings
@@ -235,37 +236,12 @@ def _check_pack_names(refs: list[TaskRef], file: Path) -> None:
         seen[label] = i
 
 
-def _check_runner_keys(data: dict[str, Any], file: Path) -> None:
-    """Keys that belong to the other runner are mistakes worth one clear line, not silent no-ops."""
-    runner = data.get("runner", "hf")
-    if runner == "openai":
-        served = data.get("openai")
-        if data.get("server") is not None:
-            if isinstance(served, dict) and served.get("base_url") is not None:
-                raise ConfigError("evalrun launches this config's server (`server:`) on a port it picks: remove base_url "
-                                  "(or server:, to use a server you started)", file=file, path="openai.base_url")
-            if served is None:
-                data["openai"] = {}
-        elif not isinstance(served, dict) or served.get("base_url") is None:
-            raise ConfigError("runner: openai needs an `openai:` mapping with at least base_url "
-                              "(e.g. openai: {base_url: http://127.0.0.1:8000/v1}), or a `server:` command that "
-                              "evalrun launches", file=file, path="openai.base_url" if served else "openai")
-        if data.get("acceleration"):
-            raise ConfigError("accelerations are applied by the hf runner; with runner: openai the engine applies them: "
-                              "start the server with its flags (e.g. vLLM --kv-cache-dtype fp8) and record them under "
-                              "engine: {name: vllm, args: [...]}", file=file, path="acceleration")
-        if data.get("batching") is not None:
-            raise ConfigError("only used with runner: hf (a server batches requests its own way: record its flags "
-                              "under engine:)", file=file, path="batching")
-        if data.get("executor", "inprocess") != "inprocess" or data.get("ray") is not None:
-            raise ConfigError("executor: ray spreads the hf runner's batches over Ray actors; a served engine scales "
-                              "itself: point openai.base_url at its data-parallel deployment or gateway and size "
-                              "openai.concurrency to it", file=file,
-                              path="executor" if data.get("executor", "inprocess") != "inprocess" else "ray")
-    elif runner == "hf":
-        for key in ("openai", "engine", "server"):
-            if data.get(key) is not None:
-                raise ConfigError("only used with runner: openai (this config's runner is hf)", file=file, path=key)
+def _rule(check: Callable[..., None], file: Path, *args: Any) -> None:
+    """A runner rule (runners/config_rules.py) broken: the config error naming its key."""
+    try:
+        check(*args)
+    except RuleBroken as exc:
+        raise ConfigError(exc.message, file=file, path=exc.path) from None
 
 
 def _check_finite(data: Any, file: Path, prefix: tuple[Any, ...] = ()) -> None:
@@ -303,7 +279,7 @@ def _parse_config(data: dict[str, Any], file: Path, origins: Origins) -> RunConf
     if unknown:
         raise ConfigError(f"unknown key; allowed: {', '.join(sorted(_TOP_KEYS))}", file=file, path=unknown[0])
     _check_finite(data, file)
-    _check_runner_keys(data, file)
+    _rule(runner_keys, file, data)
     tasks_file = origins.get(("tasks",), file)
     tasks = _parse_tasks(data.pop("tasks", None), file, tasks_file.parent)
     accel_raw = data.pop("acceleration", None) or {}
@@ -324,33 +300,9 @@ def _parse_config(data: dict[str, Any], file: Path, origins: Origins) -> RunConf
     except ValidationError as exc:
         raise validation_error(exc, file, "", RunConfig) from None
     _check_validated_finite(config, file)
-    _check_continuous(config, file)
-    _check_executor(config, file)
+    _rule(continuous_batching, file, config.batching.mode, config.acceleration)
+    _rule(executor, file, config.executor, config.ray is not None, config.batching.mode)
     return config
-
-
-def _check_executor(config: RunConfig, file: Path) -> None:
-    """`ray:` without `executor: ray` is a no-op worth a line; continuous batching packs requests into
-    steps as they come, a plan the driver cannot split into units, so it runs in process only."""
-    if config.ray is not None and config.executor != "ray":
-        raise ConfigError("only used with executor: ray (this config's executor is inprocess)", file=file, path="ray")
-    if config.executor == "ray" and config.batching.mode == "continuous":
-        raise ConfigError("batching.mode: continuous runs in process only: its steps are packed as requests "
-                          "arrive, which the driver cannot split into actors' units; use batching.mode: static "
-                          "with executor: ray", file=file, path="executor")
-
-
-def _check_continuous(config: RunConfig, file: Path) -> None:
-    """The paged cache replaces the cache object and the `generate` call: only methods that declare
-    they work without them (Capabilities.continuous_batching) run under continuous batching."""
-    if config.batching.mode != "continuous":
-        return
-    for accel in build_accelerations(config.acceleration):
-        if not accel.run_capabilities().continuous_batching:
-            raise ConfigError(f"{accel.name} cannot run with batching.mode: continuous: it supplies its own cache "
-                              "object or generate arguments (or needs padded batches), which the paged cache of "
-                              "continuous batching replaces; use batching.mode: static with it",
-                              file=file, path=f"acceleration.{accel.name}")
 
 
 def set_path(data: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:

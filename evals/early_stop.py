@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Generation, Item
 from evalrun.evals.flip_rules import rule_key
 from evalrun.evals.power import FlipTest
@@ -95,3 +96,13 @@ class EarlyStop:
     def provisional(self) -> list[FieldKey]:
         """Counted flips not refuted: the ones to re-ask before a stop holds."""
         return [k for k in self.flipped if k not in self.refuted]
+
+
+def stopped_text(manifest: RunManifest) -> str | None:
+    """"stopped at k of n items" for a candidate that stopped early, with what it decided."""
+    stop = manifest.early_stop
+    if manifest.status != "stopped" or stop is None:
+        return None
+    saved = f"; about {stop.seconds_saved:.0f} s of generation saved" if stop.seconds_saved else ""
+    return (f"stopped at {stop.at} of {stop.of} items: the FAIL was decided ({'; '.join(stop.rules)}){saved}; "
+            "--no-early-stop runs the rest")
