@@ -70,6 +70,13 @@ def _write(path: Path, data: dict[str, Any]) -> Path:
     return path
 
 
+def _ctrl_c_reaches_it() -> None:
+    """In the child before exec: Ctrl-C at its default, so Python turns it into KeyboardInterrupt. A shell's
+    background job (a CI runner's `cmd &`) starts with SIGINT ignored, and an ignored signal stays ignored
+    across exec: evalrun would never see the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _python_server(tmp_path: Path, script: str, mark: str, name: str = "fake", **server: Any) -> Path:
     """A config whose `server:` runs `script` with Python: an engine that misbehaves on purpose."""
     return _write(tmp_path / f"{name}.yaml", {
@@ -250,7 +257,8 @@ def test_a_server_killed_mid_run_keeps_answers_and_the_same_command_resumes(tmp_
     tasks = [{"pack": "needle_numbers", "lengths": [512], "depths": [0.0, 0.5, 1.0], "values": ["integer", "amount"]}]
     cfg = _engine_config(tmp_path, "llamacpp-f16.yaml", mark, tasks=tasks, tokens=24)
     args = [sys.executable, "-m", "evalrun.cli", "run", str(cfg), "--out", str(out)]
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ctrl_c_reaches_it)
     try:
         deadline = time.monotonic() + 400
         while time.monotonic() < deadline and proc.poll() is None:
@@ -289,7 +297,8 @@ def test_ctrl_c_leaves_no_process(tmp_path: Path) -> None:
     mark, out = uuid.uuid4().hex, tmp_path / "runs"
     cfg = _engine_config(tmp_path, "llamacpp-q4kv.yaml", mark)
     proc = subprocess.Popen([sys.executable, "-m", "evalrun.cli", "run", str(cfg), "--out", str(out)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ctrl_c_reaches_it)
     try:
         deadline = time.monotonic() + 300
         while not _marked(mark) and time.monotonic() < deadline and proc.poll() is None:
@@ -316,7 +325,8 @@ def test_compare_launches_one_at_a_time_and_reuses_the_stored_baseline(tmp_path:
     seen: set[int] = set()
     report = tmp_path / "report.json"
     proc = subprocess.Popen([sys.executable, "-m", "evalrun.cli", "compare", str(base), str(cand), "--out", str(out),
-                             "--json", str(report)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--json", str(report)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ctrl_c_reaches_it)
     at_once = 0
     while proc.poll() is None:
         live = [p for p in _marked(mark) if "llama_cpp.server" in " ".join(_cmdline(p))]  # not the version asks
@@ -371,7 +381,8 @@ def test_a_signal_while_the_server_loads_leaves_no_process(tmp_path: Path, sig: 
     cfg = _python_server(tmp_path, "import time; print('loading', flush=True); time.sleep(1000)", mark,
                          startup_timeout=300, grace=1)
     proc = subprocess.Popen([sys.executable, "-m", "evalrun.cli", "run", str(cfg), "--out", str(tmp_path / "runs")],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ctrl_c_reaches_it)
     try:
         deadline = time.monotonic() + 120
         while not _marked(mark) and time.monotonic() < deadline and proc.poll() is None:
