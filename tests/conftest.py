@@ -265,19 +265,3 @@ def write_runs(root: Path, report) -> list[Path]:  # type: ignore[no-untyped-def
         store.write_manifest(run.manifest)
         dirs.append(store.dir)
     return dirs
-
-
-# The longest test modules (real-model runs, launched engines, mypy), longest first. pytest-xdist hands
-# whole modules to the workers in collection order (`--dist loadfile`): starting the long ones first
-# and the many short ones after leaves no worker alone with a long module at the end.
-LONG_MODULES = (
-    "tests/cli/test_noise_gate.py", "tests/cli/test_early_stop.py", "tests/cli/test_compare_model.py",
-    "tests/runners/test_server_lifecycle.py", "tests/benchmarks/test_gpu_check.py", "tests/cli/test_drift_model.py",
-    "tests/runners/test_quanto_extra.py", "tests/runners/test_runner_tiny.py", "tests/runners/test_vllm_engine.py",
-    "tests/cli/test_ray_compare.py", "tests/test_types_checked.py", "tests/runners/test_openai_runner.py",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    rank = {name: i for i, name in enumerate(LONG_MODULES)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable: the rest keep their order
