@@ -1,5 +1,5 @@
 """Drift on the tiny random Llama: storing distributions changes no output, identical configs drift
-exactly 0, an int2 KV cache drifts, prompt-lookup decoding (verified against the target) does not."""
+at rounding level only (read in one pass: the same logits computed in another shape), an int2 KV cache drifts, prompt-lookup decoding (verified against the target) does not."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def test_teacher_forced_drift(tiny_model_dir: Path, tmp_path: Path) -> None:
     report = api.compare(base, cands, out=tmp_path / "runs", log=lambda _m: None, drift=True)
     same, int2, pld = (report.drift[c.name] for c in cands)
     assert same.overall is not None and same.missing == 0 and same.overall.tokens == 6 * 8
-    assert same.overall.max_kl == 0.0 and same.overall.same_top1.value == 1.0
+    assert same.overall.max_kl < 1e-5 and same.overall.same_top1.value == 1.0
     assert int2.overall is not None and int2.overall.mean_kl.value > 0 and int2.overall.mean_kl.low > 0
     assert int2.overall.same_top1.value < 1.0
     # lossless: the target verifies every drafted token; in fp32 its logits match plain decoding to rounding
