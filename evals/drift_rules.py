@@ -150,7 +150,7 @@ def _one(gate: Any, i: int, rule: DriftRule, cand: str, drift: Drift | None, why
         verdict = "the whole interval is beyond the limit"
     else:
         verdict = f"inconclusive: the interval straddles {limit:g} (more items narrow it)"
-    return RuleResult(cand, pack, rule.name(), round(value, 6), limit, passed, f"{text}; {verdict}", "gate",
+    return RuleResult(cand, pack, rule.name(), float(f"{value:.4g}"), limit, passed, f"{text}; {verdict}", "gate",
                       on_fail="fail" if failed else "incomplete")
 
 
