@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from evalrun.runners.logprobs import TokenDists
+from evalrun.contract.types import Generation, Item
+from evalrun.runners.accel.base import cache_kwarg
+from evalrun.runners.logprobs import TokenDists, hand_over
 
 
 def one_pass_blocker(accelerations: Sequence[Any], capabilities: Sequence[Any], answer_tokens: int) -> str | None:
@@ -70,4 +72,29 @@ def read_forced(model: Any, enc: Any, kwargs: dict[str, Any], rows: Sequence[Tok
     return steps
 
 
-__all__ = ["one_pass_blocker", "read_forced"]
+def forced_one_pass(runner: Any, items: list[Item]) -> list[Generation] | None:
+    """In teacher forcing (`runner.forced`, `runner.one_pass_forcing`) where every method allows it: the
+    batch (an hf runner's, without a shared prefix) encoded as `generate` gets it, read in two passes, its
+    records handed over, and placeholder Generations (the caller discards them: the forced answers are the
+    baseline's); None: read it through `generate`."""
+    import torch
+
+    if runner.forced is None or not runner.one_pass_forcing:
+        return None
+    rows = [runner.forced[it.id] for it in items]
+    if one_pass_blocker(runner.accelerations, runner.capabilities, max(len(r) for r in rows)) is not None:
+        return None
+    texts = [runner.render(it) for it in items]
+    enc = runner.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(runner.device)
+    kwargs: dict[str, Any] = {}
+    for accel in runner.accelerations:
+        kwargs.update(accel.generate_kwargs(runner.model, len(items)))
+    with torch.no_grad():
+        steps = read_forced(runner.model, enc, kwargs, rows, runner.tokenizer.pad_token_id, cache_kwarg())
+    results = [Generation(item_id=it.id, pack=it.pack, prompt_hash=it.prompt_hash, output="",
+                          output_ids=r.ids.tolist(), new_tokens=len(r)) for it, r in zip(items, rows)]
+    hand_over(runner, items, results, steps)
+    return results
+
+
+__all__ = ["forced_one_pass", "one_pass_blocker", "read_forced"]

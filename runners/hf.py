@@ -17,7 +17,7 @@ from evalrun.runners.accel.base import Acceleration, cache_kwarg
 from evalrun.runners.base import Runner
 from evalrun.runners.batch_plan import PLAN, SHUFFLED, PaddingTally, WorkUnit, plan_batches
 from evalrun.runners.kv_layout import KVLayout, element_size
-from evalrun.runners.forced_read import one_pass_blocker, read_forced
+from evalrun.runners.forced_read import forced_one_pass
 from evalrun.runners.logprobs import ForcedDists, TokenDists, capture_setup, hand_over
 from evalrun.runners.prefix import SharedPrefix, group_by_prefix, prefill, split_at_question
 from evalrun.runners.models import ModelSource, device_kind, load_model, load_tokenizer
@@ -191,10 +191,6 @@ class HFRunner(Runner):
             ids = [self._token_ids.get(it.id) or self._tokens_and_split(it)[0] for it in items]
             enc = shared.inputs(ids, tok.pad_token_id, self.device)
             kwargs[cache_kwarg()] = shared.cache_for(len(items))
-        if self.forced is not None and shared is None and self.one_pass_forcing:
-            rows = [self.forced[it.id] for it in items]
-            if one_pass_blocker(self.accelerations, self.capabilities, max(len(r) for r in rows)) is None:
-                return self._forced_one_pass(items, enc, kwargs, rows)
         g = self.generation
         sampling = g.get("temperature", 0.0) > 0
         if sampling:
@@ -262,26 +258,13 @@ class HFRunner(Runner):
         hand_over(self, items, results, logits)  # after every result exists: never a record for a batch that raised
         return results
 
-    def _forced_one_pass(self, items: list[Item], enc: Any, kwargs: dict[str, Any],
-                         rows: list[TokenDists]) -> list[Generation]:
-        """Teacher forcing in two forward passes (runners/forced_read.py); the caller discards the
-        Generations (the forced answers are the baseline's, not this run's)."""
-        import torch
-
-        with torch.no_grad():
-            steps = read_forced(self.model, enc, kwargs, rows, self.tokenizer.pad_token_id, cache_kwarg())
-        results = [Generation(item_id=it.id, pack=it.pack, prompt_hash=it.prompt_hash, output="",
-                              output_ids=r.ids.tolist(), new_tokens=len(r)) for it, r in zip(items, rows)]
-        hand_over(self, items, results, steps)
-        return results
-
     def _generate_or_split(self, batch: list[Item], shared: SharedPrefix | None = None) -> list[Generation]:
         """Generate a batch; on out-of-memory halve the batch size and retry both halves; a batch
         that raises otherwise is retried item by item, and an item that still raises is an error."""
         import torch
 
-        try:
-            return self._generate_batch(batch, shared)
+        try:  # teacher forcing reads the batch in two passes where its methods allow (runners/forced_read.py)
+            return (shared is None and forced_one_pass(self, batch)) or self._generate_batch(batch, shared)
         except torch.OutOfMemoryError as exc:
             if len(batch) == 1:
                 return [self._error(batch[0], exc)]

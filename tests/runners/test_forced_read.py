@@ -14,7 +14,7 @@ from evalrun.evals import teacher_force
 from evalrun.evals.config import parse_config
 from evalrun.evals.drift import token_drift
 from evalrun.evals.execute import execute, prepare
-from evalrun.runners import forced_read, hf
+from evalrun.runners import forced_read
 from evalrun.runners.accel.registry import build_accelerations, validate_accelerations
 from evalrun.runners.forced_read import one_pass_blocker
 from tests.conftest import tiny_config
@@ -58,12 +58,13 @@ def test_one_pass_forcing_matches_the_decode_path(tiny_model_dir: Path, tmp_path
     base_cfg = parse_config(tiny_config(tiny_model_dir, name="base"), file=tmp_path / "base.yaml")
     base_run = execute(prepare(base_cfg, tmp_path / "runs"), log=lambda _m: None)
     calls: list[int] = []
+    real = forced_read.read_forced
 
     def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
         calls.append(1)
-        return forced_read.read_forced(*args, **kwargs)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(hf, "read_forced", counted)
+    monkeypatch.setattr(forced_read, "read_forced", counted)
     base, fast = _forced(tiny_model_dir, tmp_path, base_run, method, METHODS[method], True, 4)
     assert len(calls) == 2  # six items in two batches, each read in two forward passes
     _, slow = _forced(tiny_model_dir, tmp_path, base_run, method, METHODS[method], False, 4)
