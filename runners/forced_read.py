@@ -11,8 +11,8 @@ the answer's tokens in one chunk exactly as it does one at a time, the same logi
    attention keeps a row's padding out of its real positions) on that cache: the distributions of the
    answer's other tokens.
 
-Equivalence is each method's to declare (`Acceleration.forced_in_one_pass`): weight quantization and
-activation sparsity act per token; a quantized KV cache appends the answer's keys in full precision until
+Equivalence is each method's to declare (`Acceleration.forced_in_one_pass`): weight quantization acts
+per token (activation sparsity's threshold does not survive a chunk's rounding); a quantized KV cache appends the answer's keys in full precision until
 its residual window is full, so a window longer than the answer sees the same tensors; an eviction
 policy prunes at the prefill and a drafter verifies blocks, so those read token by token as before.
 A test compares this read with the decode path (KL under 1e-5 in fp32).

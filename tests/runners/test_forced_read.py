@@ -1,7 +1,7 @@
 """Teacher forcing in two forward passes per batch (runners/forced_read.py) gives the decode path's
 values: batched one-pass forcing and one-by-one forcing through `generate` agree to 1e-5 in KL (fp32),
 for a plain candidate and for each method that declares the one-pass read equivalent; methods that do
-not (an eviction policy, a cache quantizing inside the answer) keep the decode path."""
+not (an eviction policy, a cache quantizing inside the answer, activation sparsity) keep the decode path."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from tests.conftest import tiny_config
 METHODS = {
     "plain": {},
     "int4kv": {"kv_cache": {"quant": "int4", "backend": "hqq", "group_size": 16, "residual_length": 64}},
-    "sparse": {"sparsity": {"level": 0.5}},
 }
+SPARSE = {"sparsity": {"level": 0.5}}
 
 
 def _forced(tiny: Path, tmp: Path, base_run, name: str, accel: dict, one_pass: bool, batch: int):  # type: ignore[no-untyped-def]
@@ -80,9 +80,11 @@ def test_methods_that_act_on_each_decode_step_keep_the_decode_path() -> None:
         accels = build_accelerations(validate_accelerations(accel))
         return one_pass_blocker(accels, [a.run_capabilities() for a in accels], tokens)
 
-    assert blocker({}) is None and blocker(METHODS["sparse"]) is None
+    assert blocker({}) is None
     assert blocker({"weights": {"quant": "int8"}}) is None
     assert blocker(METHODS["int4kv"]) is None  # residual window 64 holds a 32-token answer
     assert "residual_length 64" in (blocker(METHODS["int4kv"], 64) or "")
     assert "eviction" in (blocker({"kv_cache": {"evict": {"method": "snapkv", "ratio": 0.5}}}) or "")
+    # a threshold per input entry: rounding differences flip entries next to it (real model: KL off by 1.7)
+    assert "activation sparsity" in (blocker(SPARSE) or "")
     assert "speculative" in (blocker({"speculative": {"method": "prompt_lookup"}}) or "")
