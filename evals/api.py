@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from evalrun.evals import confirm, drift_runs, interleave, jsonl, replicate_choice, served, store_files
+from evalrun.evals import confirm, drift_rules, drift_runs, interleave, jsonl, replicate_choice, served, store_files
 from evalrun.evals.drift import Drift
 from evalrun.evals.early_stop import stopped_text
 from evalrun.evals.generate import execute_run, run_candidate
@@ -226,6 +226,7 @@ def compare_results(
         report.verdicts.append(verdict)
     if drift:
         drift_runs.add_drift(report, drift_seconds or {})
+    drift_rules.gate_report(report)
     return report
 
 

@@ -21,7 +21,7 @@ p99 and max are over all the pack's tokens (no interval).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -119,6 +119,14 @@ class Drift:
     notes: list[str] = field(default_factory=list)  # what could not be vouched for, one line each
     seconds: float | None = None  # teacher-forced scoring time
     generation_seconds: float | None = None  # the candidate's own generation time
+    # the A/A drift floor: a baseline replicate (other batches) read on the baseline's answers, its mean KL
+    # per pack ("all" too) with its interval; empty when no replicate was forced (evals/drift_runs.py)
+    floor: dict[str, Figure] = field(default_factory=dict)
+    floor_run: str | None = None
+    effective: Any = None  # an evals.effective_length.EffectiveLength (that module reads this one)
+
+    def floor_of(self, pack: str) -> Figure | None:
+        return self.floor.get(pack)
 
     def flip_note(self, flip: Flip) -> FlipNote | None:
         return next((n for n in self.flips if (n.item_id, n.field) == flip.key), None)

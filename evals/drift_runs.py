@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from evalrun.evals import dists_store, teacher_force
 from evalrun.evals.drift import Drift, compute
+from evalrun.evals.effective_length import effective_length
 from evalrun.evals.pairing import Comparison
 from evalrun.evals.runs import PreparedRun, RunResult
 from evalrun.runners.logprobs import ForcedDists, TokenDists
@@ -63,10 +64,27 @@ def add_drift(report: Any, seconds: dict[Path, float]) -> None:
                 report.drift[run.name] = found
     if not report.drift:
         report.drift_note = NOT_MEASURED if baseline_has_logprobs(report.baseline) else NO_LOGPROBS
+    floor = report.drift.get(report.noise_floor_run.name) if report.noise_floor_run is not None else None
+    for run in report.candidates:
+        found = report.drift.get(run.name)
+        if found is None:
+            continue
+        if floor is not None:
+            attach_floor(found, floor)
+        found.effective = effective_length(run.name, report.scored.get(run.name, []),
+                                           report.scored.get(report.baseline.name, []), found)
+
+
+def attach_floor(drift: Drift, aa: Drift) -> None:
+    """The A/A drift (a baseline replicate read on the baseline's answers) as `drift`'s noise floor."""
+    drift.floor = {p.pack: p.mean_kl for p in aa.packs}
+    if aa.overall is not None:
+        drift.floor["all"] = aa.overall.mean_kl
+    drift.floor_run = aa.candidate
 
 
 def baseline_has_logprobs(baseline: RunResult) -> bool:
     return bool(dists_store.read(baseline.dir, TokenDists).records)
 
 
-__all__ = ["NO_LOGPROBS", "NOT_MEASURED", "add_drift", "baseline_has_logprobs", "drift_of", "force_all"]
+__all__ = ["NO_LOGPROBS", "NOT_MEASURED", "add_drift", "attach_floor", "baseline_has_logprobs", "drift_of", "force_all"]

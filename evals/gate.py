@@ -19,6 +19,7 @@ from typing import Annotated, Any, Iterable, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from evalrun.evals.config_errors import ConfigError, read_yaml, validation_error
+from evalrun.evals.drift_rules import DriftRule
 from evalrun.evals.flip_rules import FlipFindings, PackPower, detect_rate_rule, flip_rules, reach
 from evalrun.evals.pairing import Comparison, Flip, PackComparison
 from evalrun.evals.power import FlipTest
@@ -79,6 +80,8 @@ class GateConfig(_Strict):
     # speculative decoding: the smallest acceptance rate (accepted / drafted tokens, as the run measured it)
     # the candidate must keep; a drafter that collapses is slower, not wrong, so no accuracy rule sees it
     min_acceptance: float | None = Field(None, gt=0, le=1)
+    # teacher-forced drift limits, decided on their intervals (evals/drift_rules.py); gated only when named
+    drift: list[DriftRule] = Field(default_factory=list)
 
     _file: str = PrivateAttr(default="<gate>")
     _prefix: str = PrivateAttr(default="gate")
@@ -101,7 +104,7 @@ class GateConfig(_Strict):
 
     def has_rule(self) -> bool:
         return (bool(self.flip_limits()) or any(r.has_rule() for r in self.packs.values()) or not self.packs
-                or bool(self.speed) or self.min_acceptance is not None)
+                or bool(self.speed) or self.min_acceptance is not None or bool(self.drift))
 
     def where(self, key: str = "") -> str:
         return ".".join(p for p in (self._prefix, key) if p)
@@ -146,6 +149,12 @@ def check_gate(gate: GateConfig, packs: Iterable[str], field_names: Iterable[str
         if b.shape is not None and b.shape not in shapes:
             raise ConfigError(f"unknown shape {b.shape!r}{_suggest(b.shape, shapes)}; the compared items have: "
                               f"{', '.join(shapes) or 'no latency shapes'}", file=gate._file, path=f"{where}.shape")
+    for i, drift_rule in enumerate(gate.drift):
+        scope = drift_rule.bound.pack
+        if scope is not None and scope not in packs:
+            raise ConfigError(f"unknown pack {scope!r}{_suggest(scope, packs)}; the compared runs have: "
+                              f"{', '.join(packs) or 'none'}", file=gate._file,
+                              path=gate.where(f"drift[{i}].{drift_rule.kind}.pack"))
     for pack in gate.packs:
         if pack != ALL_PACKS and pack not in packs:
             raise ConfigError(f"unknown pack {pack!r}{_suggest(pack, packs)}; the compared runs have: "

@@ -3,7 +3,8 @@
 The candidate's runner generates each item again with every token forced to the baseline's
 (runners/logprobs.force_processor), through the same `generate` call, batches and methods as its
 own run: the prompt is prefilled under the method and the answer read through the decode path, so
-a quantized cache, an eviction policy or sparsity act on the answer tokens as in generation.
+a quantized cache, an eviction policy or sparsity act on the answer tokens as in generation (or, where
+every method declares a chunk equivalent to decode steps, in two forward passes: runners/forced_read.py).
 Speculative decoding: the target's logits are what count, and transformers verifies a drafted
 block in one forward pass, so the forced answer is read a block at a time, as when generating.
 What the candidate assigned is stored beside its run in `forced-<baseline key>.{bin,jsonl}`

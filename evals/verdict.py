@@ -76,7 +76,7 @@ class RuleResult:
     @property
     def comparator(self) -> str:
         at_least = self.rule in ("min_items", "non_inferiority", "min_recovery", "min_acceptance") or self.rule.startswith(
-            ("min_speedup", "max_regression", "min_goodput"))
+            ("min_speedup", "max_regression", "min_goodput", "min_top1_agreement"))
         return ">=" if at_least else "<="
 
     @property

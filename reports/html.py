@@ -56,7 +56,8 @@ def _environment() -> Environment:
     return env
 
 
-_DRIFT = SimpleNamespace(headers=drift_text.HEADERS, rows=drift_text.rows, cost=drift_text.cost_text)
+_DRIFT = SimpleNamespace(headers=drift_text.HEADERS, rows=drift_text.rows, cost=drift_text.cost_text,
+                         effective=drift_text.effective_text)
 
 
 def render_html_text(data: ReportView) -> str:

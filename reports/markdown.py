@@ -83,8 +83,7 @@ def _drift_lines(section: CandidateSection) -> list[str]:
     lines = [f"Drift of {md_cell(section.name)} on the baseline's answers (teacher-forced, per token):", "",
              "| " + " | ".join(drift_text.HEADERS) + " |", "|---|" + "---:|" * (len(drift_text.HEADERS) - 1)]
     lines += ["| " + " | ".join(md_cell(c, 80) for c in cells) + " |" for cells in drift_text.rows(drift)]
-    cost = drift_text.cost_text(drift)
-    lines += [""] + [f"> note: {md_cell(n, 300)}" for n in [*drift.notes, *([cost] if cost else [])]]
+    lines += [""] + [f"> note: {md_cell(n, 300)}" for n in drift_text.notes(drift)]
     return lines + [""]
 
 

@@ -114,7 +114,7 @@ def render_comparison(console: Console, section: CandidateSection) -> None:
         for cells in drift_text.rows(section.drift):
             table.add_row(*(escape(c) for c in cells))
         console.print(table)
-        for note in [*section.drift.notes, *filter(None, [drift_text.cost_text(section.drift)])]:
+        for note in drift_text.notes(section.drift):
             console.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
     flips = comparison.harmful
     if flips:

@@ -17,6 +17,7 @@ from evalrun.runners.accel.base import Acceleration, cache_kwarg
 from evalrun.runners.base import Runner
 from evalrun.runners.batch_plan import PLAN, SHUFFLED, PaddingTally, WorkUnit, plan_batches
 from evalrun.runners.kv_layout import KVLayout, element_size
+from evalrun.runners.forced_read import forced_one_pass
 from evalrun.runners.logprobs import ForcedDists, TokenDists, capture_setup, hand_over
 from evalrun.runners.prefix import SharedPrefix, group_by_prefix, prefill, split_at_question
 from evalrun.runners.models import ModelSource, device_kind, load_model, load_tokenizer
@@ -63,6 +64,7 @@ class HFRunner(Runner):
     on_distribution: Callable[[str, TokenDists], None] | None = None
     forced: dict[str, TokenDists] | None = None
     on_forced: Callable[[str, ForcedDists], None] | None = None
+    one_pass_forcing: bool = True  # runners/forced_read.py where every method allows it; False: the decode path
 
     def __init__(
         self,
@@ -261,8 +263,8 @@ class HFRunner(Runner):
         that raises otherwise is retried item by item, and an item that still raises is an error."""
         import torch
 
-        try:
-            return self._generate_batch(batch, shared)
+        try:  # teacher forcing reads the batch in two passes where its methods allow (runners/forced_read.py)
+            return (shared is None and forced_one_pass(self, batch)) or self._generate_batch(batch, shared)
         except torch.OutOfMemoryError as exc:
             if len(batch) == 1:
                 return [self._error(batch[0], exc)]

@@ -135,6 +135,12 @@ class Acceleration:
         """KV bytes stored / full precision, as measured (None: the method does not change the cache)."""
         return None
 
+    def forced_in_one_pass(self, answer_tokens: int) -> str | None:
+        """Why a teacher-forced answer of `answer_tokens` tokens must be read step by step (None: this method
+        acts on the answer's tokens in one chunk after the prompt's prefill exactly as it does while decoding,
+        runners/forced_read.py). By default a method is assumed to act on each decode step."""
+        return f"{self.name} acts on each decode step"
+
     def key_extras(self) -> dict[str, Any]:
         """What else can change outputs beyond the settings (e.g. a draft model's
         content hash); part of the run's cache key."""

@@ -115,6 +115,18 @@ class KVCache(Acceleration):
         assert method is not None, "a kv_cache acceleration evicts or quantizes (its settings say which)"
         return method
 
+    def forced_in_one_pass(self, answer_tokens: int) -> str | None:
+        """A quantized cache appends new tokens to its full-precision residual window and quantizes it
+        when full: while the answer fits in the window a chunk sees what decode steps see."""
+        q = self.quantizer
+        if q is None:
+            return "an eviction policy reads the answer token by token (its cache prunes at prefill)"
+        s = q.settings
+        if s.backend in ("hqq", "quanto") and s.residual_length > answer_tokens + 1:
+            return None
+        return (f"the {s.backend} KV cache quantizes within the answer (residual_length {s.residual_length}, "
+                f"{answer_tokens} answer tokens)")
+
     def observe(self, model: Any, outputs: Any) -> None:
         self._method().observe(model)
 

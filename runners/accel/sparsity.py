@@ -369,6 +369,11 @@ class ActivationSparsity(Acceleration):
         self._handles = []
         self._valid = None
 
+    def forced_in_one_pass(self, answer_tokens: int) -> str | None:
+        # the mask is a threshold: a chunk's rounding (not the decode step's) flips entries next to it, and a
+        # flipped entry moves every later layer (KL off by up to 1.7 on SmolLM2-135M in fp32, measured)
+        return "activation sparsity thresholds each input: a chunk's rounding flips entries next to it"
+
     def observe(self, model: Any, outputs: Any) -> None:
         self._calls += 1
 

@@ -61,6 +61,9 @@ class WeightQuant(Acceleration):
         self._before = self._after = self._modules = 0
         self._quantized = 0
 
+    def forced_in_one_pass(self, answer_tokens: int) -> str | None:
+        return None  # the same quantized weights multiply every token's activations
+
     def prepare_model(self, model: Any) -> Any:
         from optimum.quanto import freeze, qint4, qint8, quantize
 
