@@ -8,10 +8,11 @@ What comes back names tokens by their text, not their ids. Engines differ: vLLM 
 token's UTF-8 `bytes` (or `token_id:N` with its `return_tokens_as_token_ids`); llama-cpp-python
 gives the decoded text only. The id is found in the local tokenizer's byte-level vocabulary (the
 served model's tokenizer, `openai.tokenizer`): each vocabulary entry's bytes map to one id. A
-token that maps to no id or to several (text that is not one vocabulary entry, a partial UTF-8
-character decoded to U+FFFD) leaves the answer without a record, counted, never guessed; the one
-exception is llama-cpp-python's empty text for a special token, read as the tokenizer's EOS (what
-ends an answer) unless two alternatives of one token are both empty.
+generated token that maps to no id or to several (text that is not one vocabulary entry, a
+partial UTF-8 character sent as "") leaves the answer without a record, counted, never guessed;
+an alternative that maps to none is left to the rest mass. llama-cpp-python's empty text for the
+generated token that ends an answer is read as the tokenizer's EOS, and kept only because the
+record's ids must decode back to the answer's text (`ServedDists.take`).
 
 The mass outside the top-k is 1 - sum(top-k), in float64, floored at 1e-30 (log -69): the server
 returns no more than the k values.
@@ -115,26 +116,37 @@ class TokenIds:
         return None if name in self.ambiguous else self.by_bytes.get(name)
 
 
+def _alternatives(t: ServedToken, ids: TokenIds) -> list[tuple[int, float]]:
+    """The alternatives that name one id, best first (duplicates kept once). An empty name is never
+    read as an alternative: llama-cpp-python and vLLM both send "" for a partial UTF-8 token as well."""
+    out: dict[int, float] = {}
+    for name, value in sorted(t.top, key=lambda a: -a[1]):
+        tid = None if name == b"" else ids.id(name)
+        if tid is not None and tid not in out:
+            out[tid] = value
+    return list(out.items())
+
+
 def token_dists(tokens: list[ServedToken], ids: TokenIds, k: int) -> tuple[TokenDists | None, str | None]:
-    """The answer's record, or None and why (a token not in the vocabulary, fewer alternatives than asked)."""
+    """The answer's record, or None and why (a generated token not in the vocabulary, no alternatives).
+
+    Alternatives that map to no id are left out, and so are those past the fewest any token has: one
+    record holds the same count per token, and what is left out counts in the rest mass (the estimator
+    coarsens to the ids kept plus "anything else", valid for any set of ids)."""
     if not tokens:
         return None, "no logprobs in the answer"
-    k = min([k, *(len(t.top) for t in tokens)])
+    alts = [_alternatives(t, ids) for t in tokens]
+    k = min([k, *(len(a) for a in alts)])
     if k == 0:
-        return None, "no top logprobs in the answer"
+        return None, "no top logprobs that name a token of the tokenizer"
     rows, top_ids, top_lps, own, rest = [], [], [], [], []
-    for pos, t in enumerate(tokens):
+    for pos, (t, best) in enumerate(zip(tokens, alts)):
         tid = ids.id(t.token)
-        alts = sorted(t.top, key=lambda a: -a[1])[:k]
-        alt_ids = [ids.id(name) for name, _ in alts]
-        if [name for name, _ in alts].count(b"") > 1:  # two special tokens both named "": which is which is unknown
-            alt_ids[[name for name, _ in alts].index(b"")] = None
-        if tid is None or None in alt_ids:
-            bad = t.token if tid is None else alts[alt_ids.index(None)][0]
-            return None, f"token {pos} ({bad!r}) is not one entry of the tokenizer's vocabulary"
+        if tid is None:
+            return None, f"token {pos} ({t.token!r}) is not one entry of the tokenizer's vocabulary"
         rows.append(tid)
-        top_ids.append(alt_ids)
-        top_lps.append([v for _, v in alts])
+        top_ids.append([i for i, _ in best[:k]])
+        top_lps.append([v for _, v in best[:k]])
         own.append(t.logprob)
         mass = float(np.exp(np.asarray(top_lps[-1], dtype=np.float64)).sum())
         rest.append(math.log(max(1.0 - mass, _REST_FLOOR)))

@@ -85,12 +85,20 @@ def test_what_cannot_be_mapped_is_no_record_with_its_reason(tok: Any) -> None:
     assert tokens_of({"logprobs": None}, "chat") is None  # a server that sends none
     record, why = token_dists([], ids, 20)
     assert record is None and why == "no logprobs in the answer"
-    not_one_token = {"logprobs": {"content": [_entry(" The number", -0.1, [(" The number", -0.1)])]}}
+    not_one_token = {"logprobs": {"content": [_entry(" The number", -0.1, [(" The number", -0.1), (" the", -2.0)])]}}
     record, why = token_dists(tokens_of(not_one_token, "chat") or [], ids, 20)
     assert record is None and "not one entry of the tokenizer's vocabulary" in (why or "")
-    two_empty = {"logprobs": {"content": [_entry("", -0.1, [("", -0.1), ("", -0.2)])]}}
-    record, why = token_dists(tokens_of(two_empty, "chat") or [], ids, 20)
-    assert record is None
+    # vLLM and llama-cpp-python send "" for an alternative that is part of a UTF-8 character: left to the rest
+    partial = {"logprobs": {"content": [_entry(" yes", -0.1, [(" yes", -0.1), ("", -2.0), (" no", -3.0)]),
+                                        _entry(".", -0.2, [(".", -0.2), ("!", -2.5), ("?", -2.6)])]}}
+    record, why = token_dists(tokens_of(partial, "chat") or [], ids, 20)
+    assert why is None and record is not None and record.k == 2
+    assert record.top_ids[0].tolist() == [tok.convert_tokens_to_ids("Ġyes"), tok.convert_tokens_to_ids("Ġno")]
+    assert record.rest_logprob[0] == pytest.approx(math.log(1 - math.exp(-0.1) - math.exp(-3.0)), abs=1e-6)
+    assert record.top_ids[1].tolist() == [tok.convert_tokens_to_ids("."), tok.convert_tokens_to_ids("!")]
+    only_empty = {"logprobs": {"content": [_entry("", -0.1, [("", -0.1), ("", -0.2)])]}}
+    record, why = token_dists(tokens_of(only_empty, "chat") or [], ids, 20)
+    assert record is None and why == "no top logprobs that name a token of the tokenizer"
 
 
 def test_ids_that_do_not_decode_to_the_answer_are_not_kept(tok: Any) -> None:

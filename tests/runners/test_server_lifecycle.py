@@ -29,6 +29,7 @@ import yaml
 from evalrun.evals.config import ConfigError, load_config
 from evalrun.evals.execute import prepare
 from tests.conftest import ROOT, run_cli
+from tests.runners.served_records import assert_served_logprobs
 
 ENGINE = ROOT / ".engines" / "llamacpp"
 ENGINE_CONFIGS = ROOT / "configs" / "engines"
@@ -339,7 +340,7 @@ def test_compare_launches_one_at_a_time_and_reuses_the_stored_baseline(tmp_path:
     # the candidate's method is its engine and the flags that differ, not "none"
     assert "llama-cpp-python 0.3.36: --type_k 2 --type_v 2 --flash_attn true" in report.read_text()
     _assert_none_left(mark)
-    _assert_served_logprobs(_run_dir(out, "llamacpp-f16"))
+    assert_served_logprobs(_run_dir(out, "llamacpp-f16"))
     base_log = (_run_dir(out, "llamacpp-f16") / "server.log").read_text()
     cand_dir = _run_dir(out, "llamacpp-q4kv")
     cand_dir.rename(cand_dir.with_name(cand_dir.name + ".aside"))  # the candidate runs again, the baseline not
@@ -349,23 +350,6 @@ def test_compare_launches_one_at_a_time_and_reuses_the_stored_baseline(tmp_path:
     assert (_run_dir(out, "llamacpp-f16") / "server.log").read_text() == base_log
     _assert_none_left(mark)
     assert os.environ.get("EVALRUN_TEST_MARK") != mark
-
-
-def _assert_served_logprobs(run_dir: Path) -> None:
-    """The engine's top-k logprobs are stored as the in-process runner's are: token ids that decode to
-    each answer, so the first divergent token and drift work on served runs too."""
-    from evalrun.evals import dists_store
-    from evalrun.runners.logprobs import TokenDists
-
-    manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["server"]["logprobs"]["answers_without"] == 0, manifest["server"]["logprobs"]
-    stored = dists_store.read(run_dir, TokenDists)
-    samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
-    assert stored.records and not stored.problems and len(stored.records) == len(samples)
-    for g in samples:
-        record = stored.records[g["item_id"]]
-        assert record.ids.tolist() == g["output_ids"] and record.k == 20
-        assert (record.top_logprobs[:, 0] >= record.top_logprobs[:, -1]).all() and (record.rest_logprob <= 0).all()
 
 
 @pytest.mark.model
