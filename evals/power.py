@@ -26,7 +26,6 @@ from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
-from scipy import stats as _sps
 
 __all__ = ["FlipTest", "Scope", "detectable_rate", "fisher_greater", "items_needed", "pack_power"]
 
@@ -34,6 +33,7 @@ __all__ = ["FlipTest", "Scope", "detectable_rate", "fisher_greater", "items_need
 @lru_cache(maxsize=65536)
 def fisher_greater(x: int, n: int, y: int, m: int) -> float:
     """One-sided Fisher exact p-value that x/n exceeds y/m."""
+    from scipy import stats as _sps  # lazy: importing scipy.stats takes ~1 s
     return float(_sps.fisher_exact(np.array([[x, n - x], [y, m - y]]), alternative="greater").pvalue)
 
 
@@ -89,6 +89,7 @@ class FlipTest:
         if x_star is None:
             return 0.0
         q = 1.0 - (1.0 - self.aa_rate) * (1.0 - rate)
+        from scipy import stats as _sps  # lazy: importing scipy.stats takes ~1 s
         return float(_sps.binom.sf(x_star - 1, n, min(1.0, max(0.0, q))))
 
     def scaled(self, factor: float) -> "FlipTest":

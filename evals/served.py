@@ -91,9 +91,11 @@ def openai_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
         server, launch = launched_server(config, tok_source)
         runner = OpenAIRunner(settings, config.model, config.generation.model_dump(), tok_source, api_key,
                               server=server)
+        runner.top_k = config.logprobs
         identity = {"served_model": config.model, "server_launch": launch, "tokenizer": tok_source.identity}
         return runner, ModelSource(config.model, "openai", "launched by evalrun", identity), "remote", "server"
     runner = OpenAIRunner(settings, config.model, config.generation.model_dump(), tok_source, api_key)
+    runner.top_k = config.logprobs
     runner.probe()
     source = ModelSource(
         config.model,

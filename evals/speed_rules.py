@@ -25,7 +25,6 @@ import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from scipy import stats as _sps
 
 from evalrun.contract.types import Generation, Item
 from evalrun.evals import latency, speed_load
@@ -141,6 +140,7 @@ def _speed_result(rule: SpeedRule, cand: str, pack: str, base: Any, run: Any, id
 
 def share_lower_bound(good: int, n: int, confidence: float) -> float:
     """One-sided Clopper-Pearson lower bound of a share: the least the true share can be."""
+    from scipy import stats as _sps  # lazy: importing scipy.stats takes ~1 s
     return 0.0 if good == 0 else float(_sps.beta.ppf(1.0 - confidence, good, n - good + 1))
 
 

@@ -19,28 +19,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats as _sps
 
 __all__ = [
-    "Interval",
-    "PairedStats",
-    "Statistic",
-    "bootstrap_accuracy_delta",
-    "bootstrap_micro_f1_delta",
-    "bootstrap_ratio_of_medians",
-    "bootstrap_ratio_of_quantiles",
-    "bootstrap_median_of_ratios",
-    "mcnemar_exact",
-    "mean_stat",
-    "micro_f1",
-    "min_detectable_difference",
-    "paired_bootstrap",
-    "percentile",
-    "summarize_paired",
+    "Interval", "PairedStats", "Statistic", "bootstrap_accuracy_delta", "bootstrap_micro_f1_delta",
+    "bootstrap_ratio_of_medians", "bootstrap_ratio_of_quantiles", "bootstrap_median_of_ratios", "mcnemar_exact",
+    "mean_stat", "micro_f1", "min_detectable_difference", "paired_bootstrap", "percentile", "summarize_paired",
 ]
 
 # A statistic maps per-item column means of shape (..., k) to values of shape (...).
@@ -70,6 +58,7 @@ def mcnemar_exact(b: int, c: int) -> float:
         raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}")
     if b + c == 0:
         return 1.0
+    from scipy import stats as _sps  # lazy: importing scipy.stats takes ~1 s
     return float(min(1.0, _sps.binomtest(b, b + c, 0.5).pvalue))
 
 
@@ -234,7 +223,7 @@ def min_detectable_difference(
         raise ValueError(f"discordance must be in [0, 1], got {discordance}")
     if n == 0:
         return math.inf
-    z = _sps.norm.ppf(1.0 - alpha / 2.0) + _sps.norm.ppf(power)
+    z = NormalDist().inv_cdf(1.0 - alpha / 2.0) + NormalDist().inv_cdf(power)
     d = max(float(discordance), 1.0 / n)
     return float(z * math.sqrt(d / n))
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as _sps
 
 __all__ = ["RateTest", "lower_tail", "rate_test"]
 
@@ -44,6 +43,7 @@ def lower_tail(strata: list[Stratum]) -> float:
     for b_right, b_n, c_right, c_n in strata:
         xs = np.arange(c_n + 1)
         total = b_right + c_right
+        from scipy import stats as _sps  # lazy: importing scipy.stats takes ~1 s
         field = _sps.hypergeom.pmf(xs, b_n + c_n, total, c_n)
         field = np.where((total - xs > 0) & (total - xs < b_n), field, 0.0)  # the baseline stays unstable
         pmf = np.convolve(pmf, field / field.sum())

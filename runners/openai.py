@@ -34,6 +34,8 @@ from evalrun.runners.base import Runner
 from evalrun.runners.models import ModelSource, load_tokenizer
 from evalrun.runners.openai_answer import Answer, read_json, read_stream
 from evalrun.runners.openai_http import ItemFailed, ServerClient, ServerError, run_sync
+from evalrun.runners.logprobs import TokenDists
+from evalrun.runners.openai_logprobs import ServedDists
 from evalrun.runners.openai_settings import EngineInfo, OpenAISettings, api_key_from_env
 from evalrun.runners.preparing import say
 from evalrun.runners.quiet_gc import frozen_heap
@@ -86,6 +88,24 @@ class OpenAIRunner(Runner):
         # the engine evalrun launches for this run (`server:`), up only while `run` needs it
         self.server = server
         self.engine_props: dict[str, Any] | None = None  # llama.cpp's GET /props, when the server has it
+        self.dists = ServedDists(self.tokenizer)  # each answer's top-k logprobs, when the server returns them
+
+    # the in-process runner's names for them (the config's `logprobs`; evals/dists_store.attach's writer)
+    @property
+    def top_k(self) -> int:
+        return self.dists.top_k
+
+    @top_k.setter
+    def top_k(self, k: int) -> None:
+        self.dists.top_k = k
+
+    @property
+    def on_distribution(self) -> Callable[[str, TokenDists], None] | None:
+        return self.dists.on_distribution
+
+    @on_distribution.setter
+    def on_distribution(self, write: Callable[[str, TokenDists], None] | None) -> None:
+        self.dists.on_distribution = write
 
     # -- the runner interface -------------------------------------------------------------------------
 
@@ -171,6 +191,7 @@ class OpenAIRunner(Runner):
                 "api_key_env": self.settings.api_key_env,
                 "context": None if (ctx := self.served_context()) is None else {"tokens": ctx[0], "from": ctx[1]},
                 "item_errors": self.item_errors,
+                "logprobs": self.dists.facts(),
             }
         }
 
@@ -230,6 +251,7 @@ class OpenAIRunner(Runner):
             if getattr(override, "ignore_eos", False):
                 body["ignore_eos"] = True
         body.update(self.settings.extra_body)  # never a field set above or below (OpenAISettings refuses those)
+        body.update(self.dists.fields(self.settings.endpoint))
         if self.settings.endpoint == "chat":
             body["messages"] = messages(item)
         else:
@@ -277,6 +299,7 @@ class OpenAIRunner(Runner):
             started_at=round(time.time() - (end - start), 6),
             itl_seconds=[round(b - a, 6) for a, b in zip(stamps, stamps[1:])] if stamps is not None else None,
             finish_reason=answer.finish_reason,
+            output_ids=self.dists.take(item.id, answer.tokens, text),
         )
 
     def _error(self, item: Item, message: str, prompt_tokens: int = 0) -> Generation:
@@ -314,6 +337,10 @@ class OpenAIRunner(Runner):
         except ItemFailed as exc:
             return self._error(item, str(exc))
 
+    def _store(self, gen: Generation, emit: Callable[[Generation], None]) -> None:
+        self.dists.store(gen.item_id)  # its record first: a kill between the two leaves a record no line uses
+        emit(gen)
+
     def arrivals(self, n: int) -> list[float]:
         """Seconds after the run's start at which each request may be sent: 0 for all without a
         `request_rate`, else a Poisson process (exponential gaps at that rate, seeded)."""
@@ -343,7 +370,7 @@ class OpenAIRunner(Runner):
                     self._in_flight -= 1
                 # storing an answer (a write and an fsync) runs on a thread of its own: on the event loop it
                 # would stall every other stream, and the timestamps of their chunks with it
-                await loop.run_in_executor(store, emit, gen)
+                await loop.run_in_executor(store, self._store, gen, emit)
 
         with ThreadPoolExecutor(1, thread_name_prefix="evalrun-store") as store:
             async with self.http.client() as client:

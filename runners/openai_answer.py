@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Literal
 
 from evalrun.runners.openai_http import Transient
+from evalrun.runners.openai_logprobs import ServedToken, tokens_of
 from evalrun.runners.sse import sse_data
 
 # the answer is complete: the model stopped (OpenAI, vLLM, SGLang, llama.cpp: stop; TGI: eos_token,
@@ -42,6 +43,7 @@ class Answer:
     stamps: list[float] | None
     finish_reason: str
     models: set[str] = field(default_factory=set)
+    tokens: list[ServedToken] | None = None  # each generated token's logprobs, when the server sent them
 
 
 def text_of(choice: dict[str, Any], endpoint: Literal["chat", "completions"], streamed: bool) -> str | None:
@@ -98,7 +100,7 @@ def read_json(raw: bytes, endpoint: Literal["chat", "completions"]) -> Answer:
         raise Transient(f"malformed answer: {raw[:200]!r}") from None
     models = {str(data["model"])} if isinstance(data, dict) and data.get("model") else set()
     return Answer(text_of(choice, endpoint, False) or "", data.get("usage"), None,
-                  finished(choice.get("finish_reason")), models)
+                  finished(choice.get("finish_reason")), models, tokens_of(choice, endpoint))
 
 
 async def read_stream(lines: AsyncIterator[str], endpoint: Literal["chat", "completions"],
@@ -111,6 +113,7 @@ async def read_stream(lines: AsyncIterator[str], endpoint: Literal["chat", "comp
     done = False
     count = 0
     models: set[str] = set()
+    tokens: list[ServedToken] | None = None
     events = sse_data(lines)
     async for data in events:
         count += 1
@@ -135,12 +138,15 @@ async def read_stream(lines: AsyncIterator[str], endpoint: Literal["chat", "comp
             if piece:
                 stamps.append(time.perf_counter())
                 parts.append(piece)
+            carried = tokens_of(choice, endpoint)
+            if carried is not None:
+                tokens = (tokens or []) + carried
             if choice.get("finish_reason"):
                 reason = str(choice["finish_reason"])
     if reason not in KNOWN:
         raise _cut(reason, done, count)
     assert reason is not None
-    return Answer("".join(parts), usage, stamps, reason, models)
+    return Answer("".join(parts), usage, stamps, reason, models, tokens)
 
 
 __all__ = ["Answer", "FINISHED", "KNOWN", "LENGTH", "finished", "read_json", "read_stream", "text_of"]

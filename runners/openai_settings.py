@@ -20,7 +20,7 @@ from evalrun.runners.api_key import key_problem, remember
 
 # request fields evalrun itself fills in (runners/openai.py `_body`)
 SET_BY_EVALRUN = frozenset({"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "stream",
-                            "stream_options", "ignore_eos"})
+                            "stream_options", "ignore_eos", "logprobs", "top_logprobs"})
 
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -75,7 +75,7 @@ class OpenAISettings(BaseModel):
         taken = sorted(set(value) & SET_BY_EVALRUN)
         if taken:
             raise ValueError(f"{taken[0]!r} is set by evalrun (generation: sets max_new_tokens, temperature, top_p and "
-                             f"seed; the items set the prompt); extra_body may not override: {', '.join(sorted(SET_BY_EVALRUN))}")
+                             f"seed; `logprobs:` the top-k asked for; the items set the prompt); extra_body may not override: {', '.join(sorted(SET_BY_EVALRUN))}")
         return value
 
     @field_validator("base_url", mode="before")

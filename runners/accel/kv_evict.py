@@ -6,7 +6,7 @@ the highest-scoring `budget` entries of every head, in position order. The
 policies live one file each (evict_*.py) and are found by name, so a new policy
 is one file. The prefill attention itself sees every token, as in kvpress; the
 prompt's cache is pruned per layer right after that layer's attention, and
-generated tokens are appended uncompressed (see kv_evict_cache.py).
+generated tokens are appended uncompressed (see _kv_evict_cache.py).
 
 With `scope: context` the document is prefilled and compressed before the
 question is seen (the realistic, query-agnostic setting: a cached document
@@ -25,15 +25,17 @@ import abc
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import torch
 from pydantic import Field, field_validator, model_validator
 
 from evalrun.runners.accel.base import LONGEST_CONTEXT, MAX_TOKEN_GROUP, AccelSettings
 from evalrun.runners.accel.discover import subclasses
-from evalrun.runners.accel.kv_evict_cache import EvictingCache, EvictingLayer, cache_bytes_kept
 from evalrun.runners.kv_layout import element_size
+
+if TYPE_CHECKING:  # the cache subclasses transformers' Cache: importing it loads cache_utils, hqq and dynamo
+    from evalrun.runners.accel._kv_evict_cache import EvictingCache, EvictingLayer
 
 
 class EvictSettings(AccelSettings):
@@ -178,6 +180,8 @@ class Evictor:
         self._handles.clear()
 
     def new_cache(self, model: Any) -> EvictingCache:
+        from evalrun.runners.accel._kv_evict_cache import EvictingCache
+
         self.cache = EvictingCache(model.config)
         return self.cache
 
@@ -208,6 +212,8 @@ class Evictor:
     def observe(self, model: Any) -> None:
         if self.cache is None:
             return
+        from evalrun.runners.accel._kv_evict_cache import cache_bytes_kept
+
         held, full = cache_bytes_kept(self.cache, element_size(model.dtype))
         if self.settings.scope == "context" and not getattr(self.cache, "context_prefilled", False):
             self.with_question += 1

@@ -24,7 +24,6 @@ from typing import Any
 import torch
 
 from evalrun.runners.accel import quanto_ext
-from evalrun.runners.accel.kv_simulated import SimulatedQuantCache, bytes_per_token, layer_bytes
 from evalrun.runners.accel.tensor_bytes import tensor_bytes
 from evalrun.runners.kv_layout import KVLayout, element_size
 
@@ -156,6 +155,8 @@ class KVQuantizer:
     def new_cache(self, model: Any, batch_size: int) -> Any:
         from transformers import QuantizedCache
 
+        from evalrun.runners.accel._kv_simulated import SimulatedQuantCache
+
         s = self.settings
         if s.backend == "fp8":
             self._cache = QuantizedCache("fp8", model.config)
@@ -178,6 +179,9 @@ class KVQuantizer:
     def observe(self, model: Any) -> None:
         if self._cache is None:
             return
+        # imported here: the cache subclasses transformers' Cache, whose module loads hqq and dynamo
+        from evalrun.runners.accel._kv_simulated import SimulatedQuantCache, bytes_per_token, layer_bytes
+
         batch, heads, dim = self._shape
         elem = element_size(model.dtype)
         if isinstance(self._cache, SimulatedQuantCache):

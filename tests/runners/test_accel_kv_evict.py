@@ -14,7 +14,7 @@ from evalrun.evals.execute import execute, prepare
 from evalrun.runners.accel import build_accelerations, validate_accelerations
 from evalrun.runners.accel.evict_snapkv import snapkv_scores
 from evalrun.runners.accel.kv_evict import window_attention
-from evalrun.runners.accel.kv_evict_cache import EvictingCache
+from evalrun.runners.accel._kv_evict_cache import EvictingCache
 from tests.conftest import tiny_config
 from tests.runners.conftest import eager_prefill, generate_with, token_ids
 

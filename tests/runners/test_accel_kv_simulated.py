@@ -11,7 +11,7 @@ import torch
 from evalrun.evals.config import parse_config
 from evalrun.evals.execute import execute, prepare
 from evalrun.runners.accel import validate_accelerations
-from evalrun.runners.accel.kv_simulated import SimulatedQuantCache, bytes_per_token, fake_quantize
+from evalrun.runners.accel._kv_simulated import SimulatedQuantCache, bytes_per_token, fake_quantize
 
 
 def test_fake_quantize_uses_at_most_2_pow_bits_levels_per_group() -> None:

@@ -29,6 +29,7 @@ import yaml
 from evalrun.evals.config import ConfigError, load_config
 from evalrun.evals.execute import prepare
 from tests.conftest import ROOT, run_cli
+from tests.runners.served_records import assert_served_logprobs
 
 ENGINE = ROOT / ".engines" / "llamacpp"
 ENGINE_CONFIGS = ROOT / "configs" / "engines"
@@ -339,6 +340,7 @@ def test_compare_launches_one_at_a_time_and_reuses_the_stored_baseline(tmp_path:
     # the candidate's method is its engine and the flags that differ, not "none"
     assert "llama-cpp-python 0.3.36: --type_k 2 --type_v 2 --flash_attn true" in report.read_text()
     _assert_none_left(mark)
+    assert_served_logprobs(_run_dir(out, "llamacpp-f16"))
     base_log = (_run_dir(out, "llamacpp-f16") / "server.log").read_text()
     cand_dir = _run_dir(out, "llamacpp-q4kv")
     cand_dir.rename(cand_dir.with_name(cand_dir.name + ".aside"))  # the candidate runs again, the baseline not

@@ -25,6 +25,7 @@ from evalrun.evals.config import parse_config
 from evalrun.runners.hf_folder import write_hf_folder
 from evalrun.runners.models import resolve_model
 from tests.conftest import CONFIGS, ROOT
+from tests.runners.served_records import assert_served_logprobs
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
@@ -117,6 +118,7 @@ def test_auto_kv_server_answers_with_logprobs_and_leaves_no_process(tmp_path: Pa
         scored = api.score(result)
         assert [s.item_id for s in scored] == ["needle_numbers/L512-D0.00-integer", "needle_numbers/L512-D0.00-amount"]
         assert all(s.correct for s in scored), [(s.item_id, s.output, s.golds) for s in scored]
+        assert_served_logprobs(result.dir)  # vLLM names tokens by their bytes
         assert result.manifest.model is not None
         assert result.manifest.model.identity["server_reported"] == {
             "id": "smollm2-135m", "root": ".engines/models/smollm2-135m-instruct-hf"}
