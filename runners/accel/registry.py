@@ -8,6 +8,7 @@ from typing import Any, Mapping
 from pydantic import ValidationError
 
 from evalrun.contract.validation import first_error
+from evalrun.runners.accel.accelerations import Accelerations
 from evalrun.runners.accel.base import Acceleration, settings_label
 from evalrun.runners.accel.discover import subclasses
 
@@ -32,33 +33,23 @@ def method_class(name: str) -> type[Acceleration] | None:
     return _methods().get(name)
 
 
-def validate_accelerations(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Validate the `acceleration:` mapping into normalised settings dicts.
+def validate_accelerations(raw: Any) -> Accelerations:
+    """Validate the `acceleration:` mapping into each method's settings model.
 
-    Raises ValueError("<key path>: <message>") for the config loader to place.
+    Raises ValueError("<key path>: <message>") for callers outside a pydantic model.
     """
-    methods = _methods()
-    out: dict[str, dict[str, Any]] = {}
-    for name, settings in raw.items():
-        if name not in methods:
-            raise ValueError(f"{name}: unknown acceleration; available: {', '.join(sorted(methods))}")
-        if settings is None:
-            settings = {}
-        if not isinstance(settings, dict):
-            raise ValueError(f"{name}: must be a mapping of settings")
-        model = methods[name].settings_model
-        try:
-            out[name] = model.model_validate(settings).model_dump(mode="json")
-        except ValidationError as exc:
-            loc, message = first_error(exc, model, show_input=False)
-            raise ValueError(f"{name}.{loc}: {message}" if loc else f"{name}: {message}") from None
-    return out
+    try:
+        return Accelerations.model_validate(raw)
+    except ValidationError as exc:
+        loc, message = first_error(exc, Accelerations)
+        raise ValueError(f"{loc}: {message}" if loc else message) from None
 
 
-def build_accelerations(settings: dict[str, dict[str, Any]]) -> list[Acceleration]:
-    """Instantiate the validated methods of one run, in a stable order."""
+def build_accelerations(settings: Accelerations | Mapping[str, Any]) -> list[Acceleration]:
+    """Instantiate the validated methods of one run, in a stable order, each with its settings instance."""
+    typed = settings if isinstance(settings, Accelerations) else Accelerations.model_validate(settings)
     methods = _methods()
-    return [methods[name](methods[name].settings_model.model_validate(s)) for name, s in sorted(settings.items())]
+    return [methods[name](s) for name, s in sorted(typed.items())]
 
 
 def method_label(accelerations: dict[str, Any]) -> str:
