@@ -105,7 +105,7 @@ class RunConfig(_Strict):
 
     def accelerations(self) -> Accelerations:
         """The accelerations the hf runner applies (a served engine applies its own: none here)."""
-        return Accelerations()
+        return Accelerations.none()
 
 
 class HFRunConfig(RunConfig, HFSettings):

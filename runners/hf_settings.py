@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from evalrun.runners.accel.accelerations import Accelerations
+from evalrun.runners.accel.accelerations import Accelerations, build_accelerations
 from evalrun.runners.config_rules import RuleBroken
 from evalrun.runners.hf_continuous import BatchingSettings
 from evalrun.runners.ray_executor import RaySettings
@@ -41,7 +41,7 @@ class HFSettings(BaseModel):
     # top-k of each generated token's distribution stored beside the run (static batches;
     # evals/dists_store.py), for teacher-forced drift; 0 stores none. Changes no output: not in the key
     logprobs: int = Field(20, ge=0, le=1024)
-    acceleration: Accelerations = Field(default_factory=Accelerations)
+    acceleration: Accelerations = Field(default_factory=Accelerations.none)
 
     @field_validator("batch_size", mode="before")
     @classmethod
@@ -58,8 +58,6 @@ class HFSettings(BaseModel):
         they work without them (Capabilities.continuous_batching) run under continuous batching.
         `ray:` without `executor: ray` is a no-op worth a line; continuous batching packs requests into
         steps as they come, a plan the driver cannot split into units, so it runs in process only."""
-        from evalrun.runners.accel.registry import build_accelerations
-
         if self.batching.mode == "continuous":
             for accel in build_accelerations(self.acceleration):
                 if not accel.run_capabilities().continuous_batching:

@@ -7,29 +7,28 @@ settings instances themselves to the runner (no dump to dicts and back).
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
-from pydantic_core import PydanticUndefined
 from pydantic import RootModel, SerializeAsAny, ValidationError, model_validator
 
 from evalrun.contract.validation import KeyedError, first_error
-from evalrun.runners.accel.base import AccelSettings
+from evalrun.runners.accel.base import AccelSettings, Acceleration
+from evalrun.runners.accel.registry import all_methods
 
 
 class Accelerations(RootModel[dict[str, SerializeAsAny[AccelSettings]]]):
     """`acceleration: {kv_cache: {quant: int4}}`: each method's validated settings, by its config key.
-    Dumped (mode="json") it is the mapping every stored manifest and run key has always held."""
+    Dumped (mode="json") it is the mapping every stored manifest and run key has always held.
+    None at all is `Accelerations.none()`."""
 
     root: dict[str, SerializeAsAny[AccelSettings]] = {}
 
     @model_validator(mode="before")
     @classmethod
     def _by_method(cls, raw: Any) -> Any:
-        from evalrun.runners.accel.registry import all_methods
-
         if isinstance(raw, Accelerations):
             return raw.root
-        if raw is None or raw is PydanticUndefined:  # null in a config, or Accelerations() (none)
+        if raw is None:  # `acceleration: null`: none
             return {}
         if not isinstance(raw, dict):
             raise ValueError("must be a mapping of method -> settings")
@@ -53,6 +52,10 @@ class Accelerations(RootModel[dict[str, SerializeAsAny[AccelSettings]]]):
                 raise KeyedError(message, key=f"{name}.{loc}" if loc else str(name)) from None
         return out
 
+    @classmethod
+    def none(cls) -> Accelerations:
+        return cls({})
+
     def __iter__(self) -> Iterator[str]:  # type: ignore[override]  # a mapping iterates its keys
         return iter(self.root)
 
@@ -73,3 +76,22 @@ class Accelerations(RootModel[dict[str, SerializeAsAny[AccelSettings]]]):
 
     def names(self) -> list[str]:
         return list(self.root)
+
+
+def validate_accelerations(raw: Any) -> Accelerations:
+    """Validate the `acceleration:` mapping into each method's settings model.
+
+    Raises ValueError("<key path>: <message>") for callers outside a pydantic model.
+    """
+    try:
+        return Accelerations.model_validate(raw)
+    except ValidationError as exc:
+        loc, message = first_error(exc, Accelerations)
+        raise ValueError(f"{loc}: {message}" if loc else message) from None
+
+
+def build_accelerations(settings: Accelerations | Mapping[str, Any]) -> list[Acceleration]:
+    """Instantiate the validated methods of one run, in a stable order, each with its settings instance."""
+    typed = settings if isinstance(settings, Accelerations) else Accelerations.model_validate(settings)
+    methods = all_methods()
+    return [methods[name](s) for name, s in sorted(typed.items())]

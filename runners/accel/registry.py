@@ -5,10 +5,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Mapping
 
-from pydantic import ValidationError
-
-from evalrun.contract.validation import first_error
-from evalrun.runners.accel.accelerations import Accelerations
 from evalrun.runners.accel.base import Acceleration, settings_label
 from evalrun.runners.accel.discover import subclasses
 
@@ -31,25 +27,6 @@ def all_methods() -> dict[str, type[Acceleration]]:
 def method_class(name: str) -> type[Acceleration] | None:
     """The class of the method configured as `name`, or None (a run stored by a method since removed)."""
     return _methods().get(name)
-
-
-def validate_accelerations(raw: Any) -> Accelerations:
-    """Validate the `acceleration:` mapping into each method's settings model.
-
-    Raises ValueError("<key path>: <message>") for callers outside a pydantic model.
-    """
-    try:
-        return Accelerations.model_validate(raw)
-    except ValidationError as exc:
-        loc, message = first_error(exc, Accelerations)
-        raise ValueError(f"{loc}: {message}" if loc else message) from None
-
-
-def build_accelerations(settings: Accelerations | Mapping[str, Any]) -> list[Acceleration]:
-    """Instantiate the validated methods of one run, in a stable order, each with its settings instance."""
-    typed = settings if isinstance(settings, Accelerations) else Accelerations.model_validate(settings)
-    methods = _methods()
-    return [methods[name](s) for name, s in sorted(typed.items())]
 
 
 def method_label(accelerations: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalrun.runners.accel.registry import validate_accelerations
+from evalrun.runners.accel import validate_accelerations
 from tests.conftest import ROOT, tiny_config
 
 # optimum-quanto absent, as after `pip install evalrun` without the extra: a None in sys.modules makes
