@@ -49,9 +49,8 @@ def foreign_keys(data: Mapping[str, Any]) -> dict[str, Any]:
     for other in (name for name in SETTINGS if name != runner):
         theirs = own_keys(other)
         said = _SERVED if other == "hf" else {}
-        for key in [*(k for k in said if k in theirs), *(k for k in SETTINGS[other].model_fields if k not in said)]:
-            if key not in theirs or key not in data:
-                continue
+        # the keys with more to say than "only used with" first, then in the order the settings list them
+        for key in dict.fromkeys(k for k in (*said, *SETTINGS[other].model_fields) if k in theirs and k in data):
             value = data[key]
             if value is None or (key == "acceleration" and not value) or (key == "executor" and value == "inprocess"):
                 del out[key]
