@@ -44,7 +44,7 @@ from evalrun.contract.types import Generation, Item  # noqa: E402
 from evalrun.evals.config import load_config_variant  # noqa: E402
 from evalrun.evals.execute import prepare  # noqa: E402
 from evalrun.runners.batch_plan import PaddingTally  # noqa: E402
-from evalrun.runners.hf_continuous import ContinuousRun  # noqa: E402
+from evalrun.runners.hf_continuous import BatchingSettings, ContinuousRun  # noqa: E402
 from evalrun.runners.models import local_dir  # noqa: E402
 
 LM_EVAL = "lm-eval hf"
@@ -187,8 +187,7 @@ def main() -> None:
     size, max_new = runner.batch_size, int(cfg.generation.max_new_tokens)
     runner.run_items = items
     prompt_tokens = sum(runner.prompt_tokens(it) for it in items)
-    paged = ContinuousRun({"mode": "continuous", "block_size": 32, "num_blocks": None, "max_batch_tokens": None,
-                           "configured": size})  # configs/paged-cb.yaml: the static runner's KV memory
+    paged = ContinuousRun(BatchingSettings(mode="continuous", block_size=32), size)  # configs/paged-cb.yaml: the static runner's KV memory
     plans = {"evalrun, old plan (characters, shortest first)": Way(chars_plan(items, size)),
              "evalrun, tokens longest first, plain chunks": Way(token_chunks(items, size, runner.prompt_tokens)),
              "evalrun, runner's plan (tokens, least padding)": Way(),

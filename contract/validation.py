@@ -14,6 +14,15 @@ from typing import Any, Mapping, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 
+class KeyedError(ValueError):
+    """A validator's refusal that knows which key below the validated one is wrong: `first_error`
+    extends the error's key path by `key` ("kv_cache.quant"), so the user reads the full path."""
+
+    def __init__(self, message: str, key: str = "") -> None:
+        super().__init__(message)
+        self.message, self.key = message, key
+
+
 def key_path(parts: tuple[Any, ...] | list[Any]) -> str:
     """(a, b, 0, c) -> 'a.b[0].c', the form every error's key path takes."""
     out = ""
@@ -81,4 +90,4 @@ def raised_by_validator(exc: ValidationError) -> bool:
     return exc.errors()[0].get("type") == "value_error"
 
 
-__all__ = ["error_message", "first_error", "key_path", "model_at", "raised_by_validator"]
+__all__ = ["KeyedError", "error_message", "first_error", "key_path", "model_at", "raised_by_validator"]

@@ -282,7 +282,7 @@ def compare(
         plan.append(_prepare(cand, out, limit, replicas[cand.name]))
     check_gates([gate, *(c.gate for c in candidates)], [it for p in plan for it in p.items])
     for cand in candidates:
-        check_acceptance(gate or cand.gate, cand.name, cand.acceleration)
+        check_acceptance(gate or cand.gate, cand.name, cand.accelerations())
     served.keep_servers(plan, keep_servers, log)
 
     def progress() -> Progress | None:
@@ -305,7 +305,7 @@ def compare(
     forced = drift_runs.force_all(base_runs[0], [*zip(plan[1:2], base_runs[1:2]),
                                                  *zip(plan[replicates:], [r for r, _ in results])], log) if drift else {}
     return compare_results(base_runs[0], results, replicates=base_runs[1:], scored=scored,
-                           slo=slo or baseline.slo_value(), replicates_origin=origin, subset=subset,
+                           slo=slo or baseline.slo, replicates_origin=origin, subset=subset,
                            drift_seconds=forced)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Annotated, Any, Callable, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 # stay importable from here, where every caller has always found them.
 from evalrun.evals.config_errors import ConfigError as ConfigError, validation_error as validation_error
 from evalrun.evals.config_errors import read_yaml as _read_yaml
-from evalrun.evals.slo import SLO, checked_mapping, slo_from_mapping
+from evalrun.evals.slo import ConfiguredSLO
 from evalrun.evals.gate import GateConfig, load_gate
 from evalrun.evals.yaml_load import (
     MAX_EXTENDS_DEPTH,
@@ -28,17 +28,18 @@ from evalrun.evals.yaml_load import (
     origin_file,
     origins_of,
 )
-from evalrun.runners.accel import validate_accelerations
-from evalrun.runners.config_rules import RuleBroken, continuous_batching, executor, runner_keys
-from evalrun.runners.hf_continuous import BatchingSettings
-from evalrun.runners.openai import EngineInfo, OpenAISettings
+from evalrun.runners.accel import Accelerations
+from evalrun.runners.config_rules import RuleBroken
+from evalrun.runners.hf_settings import HFSettings
+from evalrun.runners.openai_settings import OpenAIRunnerSettings
 from evalrun.runners.ray_executor import RaySettings
-from evalrun.runners.server_settings import ServerSettings
+from evalrun.runners.runner_settings import foreign_keys
 from evalrun.tasks import get_pack
 from evalrun.tasks.base import PackParams
 
 # a config's name makes its run directory `<name>-<key12>[-r<n>][.replaced-<time>]`, which must fit NAME_MAX (255)
 MAX_NAME_LENGTH = 128
+T = TypeVar("T")
 
 
 class _Strict(BaseModel):
@@ -64,45 +65,24 @@ class TaskRef(_Strict):
 
 
 class RunConfig(_Strict):
-    """One serving configuration: model, runner, acceleration, decoding and tasks.
+    """One serving configuration: model, runner, decoding and tasks; what the runner reads is in the
+    runner's own settings, so a loaded config is one of the two below (`AnyRunConfig`).
 
-    With `runner: openai`, `model` is the name the server serves, `openai:` says
-    how to reach it and `engine:` records the flags it was started with; the
-    hf-only keys (device, dtype, batch_size) are ignored there."""
+    With `runner: openai`, `model` is the name the server serves, `openai:` says how to reach it
+    and `engine:` records the flags it was started with; a key only the hf runner reads (device,
+    dtype, batch_size, acceleration, ...) is a config error there (runners/runner_settings.py)."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, allow_inf_nan=False)
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     model: str = "smollm2-135m"
     runner: Literal["hf", "openai"] = "hf"
-    openai: OpenAISettings | None = None
-    engine: EngineInfo | None = None
-    # the engine evalrun launches for this run (runners/server_process.py); without it, openai.base_url
-    server: ServerSettings | None = None
-    device: Literal["auto", "cpu", "cuda"] = "auto"
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    # "auto": the largest batch that fits (estimated from free accelerator memory; 8 on the CPU),
-    # halved on out-of-memory with the batch retried, so nothing is lost
-    batch_size: int | Literal["auto"] = 4
-    # compute a document's KV once for all the questions asked about it (items
-    # with the same `context`); off by default: it changes the batch shapes
-    prefix_reuse: bool = False
-    # static batches, or continuous batching over a paged KV cache (hf only; runners/hf_continuous.py)
-    batching: BatchingSettings = Field(default_factory=BatchingSettings)
-    # where the hf runner's batches are generated: in this process, or spread over Ray actors
-    # (runners/ray_executor.py); the same batches either way, so not part of the run key
-    executor: Literal["inprocess", "ray"] = "inprocess"
-    ray: RaySettings | None = None
     generation: GenerationSettings = Field(default_factory=GenerationSettings)
-    # top-k of each generated token's distribution stored beside the run (hf runner, static batches;
-    # evals/dists_store.py), for teacher-forced drift; 0 stores none. Changes no output: not in the key
-    logprobs: int = Field(20, ge=0, le=1024)
-    acceleration: dict[str, Any] = Field(default_factory=dict)
     tasks: list[TaskRef]
     # rules this config is gated by when it is a candidate; never part of the cache key
     gate: GateConfig | None = None
     # the SLOs goodput counts against ({ttft: 500ms, tpot: 50ms, e2el: 10s}; a bare number is ms); not in the key
-    slo: dict[str, Any] | None = None
+    slo: ConfiguredSLO = None
     # how a comparison times this candidate against the baseline: "interleaved" re-times a sample of
     # batches of both alternately in one process (A B, then B A), so a machine whose load changes between
     # the runs cannot bias the speedup; "sequential" uses each run's own timings; "auto": interleaved
@@ -120,28 +100,35 @@ class RunConfig(_Strict):
                              "and --fresh (.replaced-<time>)")
         return value
 
-    @field_validator("slo")
-    @classmethod
-    def _slo(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        return checked_mapping(value)
-
-    def slo_value(self) -> SLO | None:
-        return slo_from_mapping(self.slo) if self.slo else None
-
-    @field_validator("batch_size", mode="before")
-    @classmethod
-    def _batch_size(cls, value: Any) -> Any:
-        if value == "auto":
-            return value
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
-            raise ValueError(f"must be an integer from 1 to 1024 or 'auto' (got {value!r})")
-        return value
-
     def tasks_dump(self) -> list[dict[str, Any]]:
         return [{"pack": t.pack, **t.params.model_dump(mode="json")} for t in self.tasks]
 
+    def accelerations(self) -> Accelerations:
+        """The accelerations the hf runner applies (a served engine applies its own: none here)."""
+        return Accelerations.none()
 
-_TOP_KEYS = set(RunConfig.model_fields) - {"source"} | {"extends"}
+
+class HFRunConfig(RunConfig, HFSettings):
+    """`runner: hf` (the default): the model generates in this process or on Ray actors."""
+
+    runner: Literal["hf"] = "hf"
+
+    def accelerations(self) -> Accelerations:
+        return self.acceleration
+
+
+class OpenAIRunConfig(RunConfig, OpenAIRunnerSettings):
+    """`runner: openai`: the items go to an OpenAI-compatible server, reached or launched."""
+
+    runner: Literal["openai"]
+
+
+# a loaded config: which one its `runner:` says
+AnyRunConfig = Annotated[Union[HFRunConfig, OpenAIRunConfig], Field(discriminator="runner")]
+_BY_RUNNER: dict[str, type[HFRunConfig] | type[OpenAIRunConfig]] = {"hf": HFRunConfig, "openai": OpenAIRunConfig}
+
+
+_TOP_KEYS = (set(HFRunConfig.model_fields) | set(OpenAIRunConfig.model_fields)) - {"source"} | {"extends"}
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -236,10 +223,10 @@ def _check_pack_names(refs: list[TaskRef], file: Path) -> None:
         seen[label] = i
 
 
-def _rule(check: Callable[..., None], file: Path, *args: Any) -> None:
+def _rule(check: Callable[..., T], file: Path, *args: Any) -> T:
     """A runner rule (runners/config_rules.py) broken: the config error naming its key."""
     try:
-        check(*args)
+        return check(*args)
     except RuleBroken as exc:
         raise ConfigError(exc.message, file=file, path=exc.path) from None
 
@@ -260,7 +247,7 @@ def _check_validated_finite(config: RunConfig, file: Path) -> None:
         _check_finite(task.params.model_dump(mode="python"), file, ("tasks", i))
 
 
-def parse_config(data: dict[str, Any], file: Path | str = "<config>", origins: Origins | None = None) -> RunConfig:
+def parse_config(data: dict[str, Any], file: Path | str = "<config>", origins: Origins | None = None) -> AnyRunConfig:
     """Validate an already-merged mapping into a RunConfig. With `origins` (from an
     extends chain) an error names the file that wrote the offending key."""
     file = Path(file)
@@ -273,35 +260,28 @@ def parse_config(data: dict[str, Any], file: Path | str = "<config>", origins: O
         raise ConfigError(exc.message, file=owner, path=exc.path) from None
 
 
-def _parse_config(data: dict[str, Any], file: Path, origins: Origins) -> RunConfig:
+def _parse_config(data: dict[str, Any], file: Path, origins: Origins) -> AnyRunConfig:
     data = dict(data)
     unknown = sorted(str(k) for k in set(data) - _TOP_KEYS)
     if unknown:
         raise ConfigError(f"unknown key; allowed: {', '.join(sorted(_TOP_KEYS))}", file=file, path=unknown[0])
     _check_finite(data, file)
-    _rule(runner_keys, file, data)
+    data = _rule(foreign_keys, file, data)
     tasks_file = origins.get(("tasks",), file)
     tasks = _parse_tasks(data.pop("tasks", None), file, tasks_file.parent)
-    accel_raw = data.pop("acceleration", None) or {}
-    if not isinstance(accel_raw, dict):
-        raise ConfigError("must be a mapping of method -> settings", file=file, path="acceleration")
-    try:
-        accel = validate_accelerations(accel_raw)
-    except ValidationError as exc:
-        raise ConfigError(str(exc), file=file, path="acceleration") from None
-    except ValueError as exc:
-        path, _, msg = str(exc).partition(": ")
-        raise ConfigError(msg or path, file=file, path=f"acceleration.{path}" if msg else "acceleration") from None
     data.setdefault("name", file.stem)
     if "gate" in data:
         data["gate"] = load_gate(data["gate"], file, "gate")
+    runner = data.get("runner", "hf")
+    model = _BY_RUNNER.get(runner) if isinstance(runner, str) else None
+    if model is None:  # as pydantic words a value outside a Literal
+        raise ConfigError(f"invalid value {runner!r}; allowed: {' or '.join(map(repr, _BY_RUNNER))}", file=file,
+                          path="runner")
     try:
-        config = RunConfig.model_validate({**data, "tasks": tasks, "acceleration": accel, "source": str(file)})
+        config = model.model_validate({**data, "tasks": tasks, "source": str(file)})
     except ValidationError as exc:
-        raise validation_error(exc, file, "", RunConfig) from None
+        raise validation_error(exc, file, "", model) from None
     _check_validated_finite(config, file)
-    _rule(continuous_batching, file, config.batching.mode, config.acceleration)
-    _rule(executor, file, config.executor, config.ray is not None, config.batching.mode)
     return config
 
 
@@ -321,7 +301,7 @@ def set_path(data: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
     return out
 
 
-def load_config_variant(path: str | Path, overrides: dict[str, Any], name: str) -> RunConfig:
+def load_config_variant(path: str | Path, overrides: dict[str, Any], name: str) -> AnyRunConfig:
     """The config at `path` with dotted-key overrides and a new name (one point of a sweep)."""
     path = Path(path)
     data, origins = _resolve_with_origins(path)
@@ -338,7 +318,7 @@ def ray_variant(config: RunConfig, address: str | None) -> tuple[RunConfig, str 
     """`--ray [ADDRESS]` applied to one config: (the config, why it stays in process, or None).
     Served engines scale themselves and continuous batching runs in process only; both keep
     their executor and say so. `address` None keeps the config's own `ray.address`."""
-    if config.runner != "hf":
+    if not isinstance(config, HFRunConfig):
         return config, "runner: openai: the server scales itself"
     if config.batching.mode == "continuous":
         return config, "batching.mode: continuous runs in process only"
@@ -348,7 +328,7 @@ def ray_variant(config: RunConfig, address: str | None) -> tuple[RunConfig, str 
     return config.model_copy(update={"executor": "ray", "ray": settings}), None
 
 
-def load_config(path: str | Path) -> RunConfig:
+def load_config(path: str | Path) -> AnyRunConfig:
     """Read a config file, resolve `extends` (relative to the file) and validate it."""
     path = Path(path)
     data, origins = _resolve_with_origins(path)

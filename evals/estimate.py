@@ -136,7 +136,7 @@ def _candidates(prepared: "PreparedRun", out: Path) -> list[tuple[tuple[bool, st
         model = manifest.model.identity if manifest.model else None
         if model != prepared.source.identity or manifest.device != prepared.device:
             continue
-        same_accel = manifest.config.acceleration == prepared.config.acceleration
+        same_accel = manifest.config.acceleration == prepared.config.accelerations().model_dump(mode="json")
         found.append(((same_accel, manifest.updated or manifest.created or ""), run_dir, manifest))
     return found
 

@@ -11,7 +11,7 @@ from typing import Any, Callable, Protocol
 
 from evalrun.evals import dists_store, jsonl, memory, speed_load
 from evalrun.evals import run_manifest as rm
-from evalrun.evals.config import ConfigError, RunConfig
+from evalrun.evals.config import ConfigError, HFRunConfig, OpenAIRunConfig, RunConfig
 from evalrun.evals.early_stop import EarlyStop, StopGeneration
 from evalrun.evals.run_lock import run_lock
 from evalrun.evals.runs import PreparedRun, RunResult, manifest_model
@@ -51,10 +51,9 @@ def key_payload(config: RunConfig, source: ModelSource, device: str, dtype: str)
             for t in config.tasks
         ],
     }
-    if config.runner == "openai":
+    if isinstance(config, OpenAIRunConfig):
         # the server's identity is in `model` (served name, what /models reports, the local tokenizer);
         # where the server lives, its key, concurrency, timeouts and retries change no output
-        assert config.openai is not None
         # (a launched server's: its command, env and version, `server_launch`); extra_body only when
         # there is one, so older keys stay as they were
         extra = {"extra_body": config.openai.extra_body} if config.openai.extra_body else {}
@@ -62,6 +61,7 @@ def key_payload(config: RunConfig, source: ModelSource, device: str, dtype: str)
             "endpoint": config.openai.endpoint,
             "engine": config.engine.model_dump(mode="json") if config.engine else None,
         }
+    assert isinstance(config, HFRunConfig), "a loaded config is one runner's (evals/config.py AnyRunConfig)"
     # continuous batching only: a static run's key is the one it had before `batching:` existed
     paged = {"batching": config.batching.model_dump(mode="json")} if config.batching.mode == "continuous" else {}
     extras = {a.name: x for a in build_accelerations(config.acceleration) if (x := a.key_extras())}
@@ -72,7 +72,7 @@ def key_payload(config: RunConfig, source: ModelSource, device: str, dtype: str)
         "dtype": dtype,
         "batch_size": config.batch_size,
         "batch_plan": PLAN_KEY,  # batch composition changes outputs: a run of another plan is not reused
-        "acceleration": config.acceleration,
+        "acceleration": config.acceleration.model_dump(mode="json"),
     }
 
 
@@ -81,7 +81,7 @@ def run_dir_name(name: str, key: str, replicate: int = 0) -> str:
     return f"{name}-{key[:12]}" + (f"-r{replicate}" if replicate else "")
 
 
-def _ray_device(config: RunConfig) -> str:
+def _ray_device(config: HFRunConfig) -> str:
     """The device the actors generate on: `auto` is the Ray cluster's, not the driver's."""
     from evalrun.runners.ray_executor import RaySettings, RayUnavailable, cluster_device
 
@@ -91,7 +91,7 @@ def _ray_device(config: RunConfig) -> str:
         raise ConfigError(str(exc), file=config.source, path="executor") from None
 
 
-def _hf_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
+def _hf_runner(config: HFRunConfig) -> tuple[Runner, ModelSource, str, str]:
     from evalrun.runners.hf import HFRunner
 
     source = resolve_model(config.model)
@@ -113,7 +113,7 @@ def _hf_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
         accelerations,
         batch_size=config.batch_size,
         prefix_reuse=config.prefix_reuse,
-        batching=config.batching.model_dump(),
+        batching=config.batching,
     )
     runner.top_k = config.logprobs
     if config.executor == "ray":
@@ -131,7 +131,9 @@ def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, re
     """Resolve the model, build the items (token lengths need the tokenizer) and the key."""
     from evalrun.tasks import BuildOptions, PackDataError
 
-    runner, source, device, dtype = (openai_runner if config.runner == "openai" else _hf_runner)(config)
+    assert isinstance(config, (HFRunConfig, OpenAIRunConfig)), "a loaded config is one runner's"
+    runner, source, device, dtype = (openai_runner(config) if isinstance(config, OpenAIRunConfig)
+                                     else _hf_runner(config))
     # the limit goes to the pack, so a large data file is not tokenized past the rows used;
     # the prompt's room is the model's context less the answer (unknown for a remote server)
     context = runner.max_context()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Annotated, Any, Iterable, Literal
+from typing import Annotated, Any, Collection, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -254,7 +254,7 @@ def acceptance_rule(gate: GateConfig, cand: str, effects: dict[str, Any]) -> lis
                        float(rate) >= gate.min_acceptance, what, "gate")]
 
 
-def check_acceptance(gate: GateConfig | None, candidate: str, acceleration: dict[str, Any]) -> None:
+def check_acceptance(gate: GateConfig | None, candidate: str, acceleration: Collection[str]) -> None:
     """`min_acceptance` on a candidate without speculative decoding is a configuration error (exit 2)."""
     if gate is not None and gate.min_acceptance is not None and "speculative" not in acceleration:
         raise ConfigError(f"min_acceptance needs a candidate with speculative decoding; {candidate!r} has "

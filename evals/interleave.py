@@ -19,6 +19,7 @@ import time
 from typing import Callable
 
 from evalrun.contract.types import Generation, Item, Retiming
+from evalrun.evals.config import HFRunConfig
 from evalrun.evals.runs import Interleaved, PreparedRun, RunResult
 from evalrun.runners.batch_plan import plan_batches
 
@@ -44,7 +45,9 @@ def retime(base: PreparedRun, cand: PreparedRun, batches: int, log: Callable[[st
            on_pair: Callable[[int, int], None] | None = None) -> list[Retiming]:
     """Time the sampled batches on both runners, alternating, and store the re-timings with the candidate;
     `on_pair(done, total)` is told before each pair (progress)."""
-    size = max(1, int(cand.config.batch_size) if cand.config.batch_size != "auto" else 1)
+    # a served engine batches its own way: its items go in the sizes the hf runner's default (4) makes
+    configured = cand.config.batch_size if isinstance(cand.config, HFRunConfig) else 4
+    size = max(1, int(configured) if configured != "auto" else 1)
     chosen = sample_batches(cand.items, size, batches, cand.runner.prompt_tokens)
     log(f"{cand.label}: interleaved timing against {base.label}: {len(chosen)} batch pairs of {size}, "
         "both models loaded, the order alternating (A B, B A)")

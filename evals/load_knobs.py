@@ -11,7 +11,7 @@ from typing import Any, TypeVar, Union
 
 from pydantic import BaseModel, ValidationError
 
-from evalrun.evals.config import ConfigError, RunConfig, TaskRef
+from evalrun.evals.config import ConfigError, OpenAIRunConfig, RunConfig, TaskRef
 from evalrun.evals.config_errors import validation_error
 from evalrun.evals.slo import SLO
 from evalrun.runners.openai_settings import OpenAISettings
@@ -96,14 +96,14 @@ def point_config(config: RunConfig, knob: str, value: Number, name: str | None =
         if knob == "batch_size":
             update["batch_size"] = value
         else:
-            assert config.openai is not None
+            assert isinstance(config, OpenAIRunConfig)  # check_knob: concurrency and request_rate are openai's
             update["openai"] = _revalidated(config.openai, {knob: value})
     except ValidationError as exc:
         raise validation_error(exc, file, "openai", OpenAISettings) from None
     try:
         return _revalidated(config, update)
     except ValidationError as exc:
-        raise validation_error(exc, file, "", RunConfig) from None
+        raise validation_error(exc, file, "", type(config)) from None
 
 
 @dataclass(frozen=True)
@@ -157,4 +157,4 @@ def with_workload(config: RunConfig, workload: Workload | None) -> RunConfig:
 
 def config_slo(config: RunConfig) -> SLO | None:
     """The config's own `slo:` section (validated when the config was loaded); None without one."""
-    return config.slo_value()
+    return config.slo

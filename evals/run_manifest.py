@@ -74,7 +74,7 @@ def describe(prepared: "PreparedRun", stored: RunManifest | None = None) -> dict
             {"pack": t.pack, "version": get_pack(t.pack).version, "params": t.params.model_dump(mode="json")}
             for t in config.tasks
         ],
-        "emulated": sorted(n for n in config.acceleration if methods[n].capabilities.emulated),
+        "emulated": sorted(n for n in config.accelerations() if methods[n].capabilities.emulated),
         "limit": limit_of(stored, prepared),
     }
 

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable
 
-from evalrun.evals.config import ConfigError, RunConfig
+from evalrun.evals.config import ConfigError, OpenAIRunConfig
 from evalrun.evals.runs import PreparedRun
 from evalrun.runners.base import Runner
 from evalrun.runners.models import ModelError, ModelSource, resolve_model
@@ -19,7 +19,7 @@ from evalrun.runners.server_process import ServerProcess
 from evalrun.runners.server_settings import VersionUnknown, engine_version, placeholders_in
 
 
-def _model_path(config: RunConfig, tokenizer: ModelSource) -> str:
+def _model_path(config: OpenAIRunConfig, tokenizer: ModelSource) -> str:
     """{model_path}: the local weights `model` resolves to (the tokenizer's when they are the same spec)."""
     try:
         source = tokenizer if tokenizer.spec == config.model else resolve_model(config.model)
@@ -32,7 +32,7 @@ def _model_path(config: RunConfig, tokenizer: ModelSource) -> str:
     return source.location
 
 
-def _check_executable(word: str, config: RunConfig, path: str) -> None:
+def _check_executable(word: str, config: OpenAIRunConfig, path: str) -> None:
     found = Path(word).exists() if "/" in word else shutil.which(word) is not None
     if not found:
         where = f"relative to the current directory {os.getcwd()}" if "/" in word and not word.startswith("/") else "on PATH"
@@ -40,7 +40,7 @@ def _check_executable(word: str, config: RunConfig, path: str) -> None:
                           file=config.source, path=path)
 
 
-def launched_server(config: RunConfig, tokenizer: ModelSource) -> tuple[ServerProcess, dict[str, Any]]:
+def launched_server(config: OpenAIRunConfig, tokenizer: ModelSource) -> tuple[ServerProcess, dict[str, Any]]:
     """The server to launch when an item is missing, and its launch identity for the run key."""
     settings = config.server
     assert settings is not None
@@ -60,7 +60,7 @@ def launched_server(config: RunConfig, tokenizer: ModelSource) -> tuple[ServerPr
     return ServerProcess(settings, config.source or "<config>", values), settings.launch_identity(version)
 
 
-def openai_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
+def openai_runner(config: OpenAIRunConfig) -> tuple[Runner, ModelSource, str, str]:
     """A runner for a remote server; its identity is what the server reports plus the local tokenizer's."""
     from evalrun.runners.models import ModelNotFound
     from evalrun.runners.api_key import variable_words
@@ -68,7 +68,6 @@ def openai_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
     from evalrun.runners.openai_settings import KeyUnusable
 
     settings = config.openai
-    assert settings is not None
     tok_spec = settings.tokenizer or config.model
     try:
         tok_source = resolve_model(tok_spec)

@@ -7,7 +7,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Annotated, Any, Optional
+
+from pydantic import BeforeValidator, PlainSerializer
 
 SLO_METRICS = ("ttft", "tpot", "e2el")
 _VALUE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[-+]?[0-9]+)?)\s*(ms|s|us|µs)?\s*$", re.IGNORECASE)
@@ -68,14 +70,24 @@ def slo_from_mapping(data: Any) -> SLO:
     return SLO(**{k: seconds_of(k, v) for k, v in data.items()})
 
 
-def checked_mapping(data: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A config's `slo:` as written, for pydantic validators: ValueError (naming the key) if it is bad."""
-    if data is not None:
-        try:
-            slo_from_mapping(data)
-        except SLOError as exc:
-            raise ValueError(str(exc)) from None
-    return data
+def _validated(data: Any) -> SLO | None:
+    if data is None or isinstance(data, SLO):
+        return data
+    try:
+        return slo_from_mapping(data)
+    except SLOError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _written(slo: SLO | None) -> dict[str, str] | None:
+    """An SLO as a config would write it, in seconds (exact, and read back as the same SLO)."""
+    if slo is None:
+        return None
+    return {f.name: f"{v!r}s" for f in fields(slo) if (v := getattr(slo, f.name)) is not None}
+
+
+# a config's (or a gate rule's) `slo:` mapping, validated into the SLO and dumped as a mapping again
+ConfiguredSLO = Annotated[Optional[SLO], BeforeValidator(_validated), PlainSerializer(_written)]
 
 
 def parse_slo(option: str) -> SLO:

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from evalrun.contract.types import Generation, Item
 from evalrun.evals import latency, speed_load
-from evalrun.evals.slo import SLO, checked_mapping, slo_from_mapping
+from evalrun.evals.slo import SLO, ConfiguredSLO
 from evalrun.evals.speedups import Speedup, pair_timings, parse_metric, speedup
 from evalrun.evals.verdict import ALL_PACKS, RuleResult
 
@@ -55,12 +55,7 @@ class SpeedBound(_Scope):
 
 class GoodputBound(_Scope):
     value: float = Field(gt=0, le=1)
-    slo: dict[str, Any] | None = None  # default: the comparison's SLO (--slo, or the config's `slo:`)
-
-    @field_validator("slo")
-    @classmethod
-    def _slo(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
-        return checked_mapping(v)
+    slo: ConfiguredSLO = None  # default: the comparison's SLO (--slo, or the config's `slo:`)
 
 
 class SpeedRule(_Strict):
@@ -153,7 +148,7 @@ def _goodput_result(rule: SpeedRule, cand: str, pack: str, run: Any, ids: list[s
                     confidence: float) -> RuleResult:
     b = rule.bound
     assert isinstance(b, GoodputBound)
-    chosen = slo_from_mapping(b.slo) if b.slo else slo
+    chosen = b.slo or slo
     if chosen is None or not chosen.given():
         return RuleResult(cand, pack, rule.name(), float("nan"), b.value, False,
                           "no SLO given (--slo, the config's `slo:`, or the rule's own `slo:`)", "gate", evaluated=False)

@@ -18,6 +18,7 @@ from evalrun.runners.base import Runner
 from evalrun.runners.batch_plan import PLAN, SHUFFLED, PaddingTally, WorkUnit, plan_batches
 from evalrun.runners.kv_layout import KVLayout, element_size
 from evalrun.runners.forced_read import forced_one_pass
+from evalrun.runners.hf_continuous import BatchingSettings
 from evalrun.runners.logprobs import ForcedDists, TokenDists, capture_setup, hand_over
 from evalrun.runners.prefix import SharedPrefix, group_by_prefix, prefill, split_at_question
 from evalrun.runners.models import ModelSource, device_kind, load_model, load_tokenizer
@@ -75,7 +76,7 @@ class HFRunner(Runner):
         accelerations: list[Acceleration],
         batch_size: int | str = 4,
         prefix_reuse: bool = False,
-        batching: dict[str, Any] | None = None,
+        batching: BatchingSettings | None = None,
     ):
         super().__init__(accelerations)
         self.source = source
@@ -96,10 +97,10 @@ class HFRunner(Runner):
         self.tokenizer: Any = load_tokenizer(source)
         self._max_context: int | None | bool = False  # False: not read yet
         self.continuous: Any = None  # batching: {mode: continuous} (runners/hf_continuous.py)
-        if batching and batching.get("mode") == "continuous":
+        if batching is not None and batching.mode == "continuous":
             from evalrun.runners.hf_continuous import ContinuousRun
 
-            self.continuous = ContinuousRun({**batching, "configured": batch_size})
+            self.continuous = ContinuousRun(batching, batch_size)
 
     def manifest_extras(self) -> dict[str, Any]:
         """Batch sizes as run (after any out-of-memory halving), how batches were planned and what

@@ -173,19 +173,19 @@ def static_peak_tokens(batches: list[list[Item]], prompt_len: Callable[[Item], i
     return peak
 
 
-def plan_cache(settings: dict[str, Any], batches: list[list[Item]], prompt_len: Callable[[Item], int],
+def plan_cache(settings: BatchingSettings, batches: list[list[Item]], prompt_len: Callable[[Item], int],
                default_new: int, batch_size: int) -> CachePlan:
     """The cache and step size of a run from `batching:` settings and the static runner's batches."""
-    block = int(settings.get("block_size") or 32)
+    block = settings.block_size
     longest = max((prompt_len(it) for b in batches for it in b), default=1)
     peak = static_peak_tokens(batches, prompt_len, default_new)
-    if settings.get("num_blocks"):
-        blocks, basis = int(settings["num_blocks"]), "configured (batching.num_blocks)"
+    if settings.num_blocks:
+        blocks, basis = settings.num_blocks, "configured (batching.num_blocks)"
     else:
         blocks = max(1, math.ceil(peak / block))
         basis = (f"the static runner's largest batch at batch_size {batch_size}: {peak} KV tokens "
                  f"(items x (longest prompt + max_new_tokens)), rounded up to whole blocks")
-    steps = int(settings.get("max_batch_tokens") or max(longest, block))
+    steps = settings.max_batch_tokens or max(longest, block)
     return CachePlan(block, blocks, steps, basis, peak)
 
 
@@ -193,7 +193,8 @@ def plan_cache(settings: dict[str, Any], batches: list[list[Item]], prompt_len: 
 class ContinuousRun:
     """One run's continuous batching: its plan and what its sessions did (for the manifest)."""
 
-    settings: dict[str, Any]
+    settings: BatchingSettings
+    configured: int | str  # the config's batch_size, recorded beside the batch size as run
     plan: CachePlan | None = None
     counts: StepCounts = field(default_factory=StepCounts)
     sessions: int = 0
@@ -206,14 +207,14 @@ class ContinuousRun:
         """The manifest's `batching` section (the static keys kept, so readers of either mode agree)."""
         plan = self.plan
         out: dict[str, Any] = {
-            "mode": "continuous", "configured": self.settings.get("configured"), "final": host.batch_size,
+            "mode": "continuous", "configured": self.configured, "final": host.batch_size,
             "oom_halvings": 0, "order": "length" if host.batch_seed is None else "shuffled", "seed": host.batch_seed,
-            "block_size": plan.block_size if plan else self.settings.get("block_size"),
-            "num_blocks": plan.num_blocks if plan else self.settings.get("num_blocks"),
+            "block_size": plan.block_size if plan else self.settings.block_size,
+            "num_blocks": plan.num_blocks if plan else self.settings.num_blocks,
             "num_blocks_basis": plan.basis if plan else None,
             "kv_tokens": plan.tokens if plan else None,
             "static_peak_kv_tokens": plan.static_tokens if plan else None,
-            "max_batch_tokens": plan.max_batch_tokens if plan else self.settings.get("max_batch_tokens"),
+            "max_batch_tokens": plan.max_batch_tokens if plan else self.settings.max_batch_tokens,
             "max_in_flight": self.counts.max_in_flight, "max_requests_per_step": self.counts.max_requests,
             "steps": self.counts.steps, "preemptions": self.counts.preemptions,
             "tokens_per_step": {"mean": round(self.counts.tokens / self.counts.steps, 2) if self.counts.steps else None,

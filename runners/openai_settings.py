@@ -14,9 +14,11 @@ import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from evalrun.runners.api_key import key_problem, remember
+from evalrun.runners.config_rules import RuleBroken
+from evalrun.runners.server_settings import ServerSettings
 
 # request fields evalrun itself fills in (runners/openai.py `_body`)
 SET_BY_EVALRUN = frozenset({"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "stream",
@@ -124,6 +126,38 @@ class EngineInfo(BaseModel):
     name: str = Field(min_length=1)
     version: str | None = None
     args: list[str] = Field(default_factory=list)
+
+
+class OpenAIRunnerSettings(BaseModel):
+    """`runner: openai`: the served engine this config's items go to, with the runner's own rule
+    (a server is either reached at `openai.base_url` or launched from `server:`, never both)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    runner: Literal["openai"]
+    openai: OpenAISettings
+    engine: EngineInfo | None = None
+    # the engine evalrun launches for this run (runners/server_process.py); without it, openai.base_url
+    server: ServerSettings | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reached_or_launched(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        served = data.get("openai")
+        base_url = served.get("base_url") if isinstance(served, dict) else getattr(served, "base_url", None)
+        if data.get("server") is not None:
+            if base_url is not None:
+                raise RuleBroken("evalrun launches this config's server (`server:`) on a port it picks: remove base_url "
+                                 "(or server:, to use a server you started)", path="openai.base_url")
+            if served is None:
+                return {**data, "openai": {}}
+        elif base_url is None:
+            raise RuleBroken("runner: openai needs an `openai:` mapping with at least base_url "
+                             "(e.g. openai: {base_url: http://127.0.0.1:8000/v1}), or a `server:` command that "
+                             "evalrun launches", path="openai.base_url" if served else "openai")
+        return data
 
 
 class KeyUnusable(ValueError):

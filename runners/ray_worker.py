@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalrun.contract.types import Generation, Item
+from evalrun.runners.accel.accelerations import Accelerations
 from evalrun.runners.batch_plan import WorkUnit
 from evalrun.runners.models import device_kind
 
@@ -29,7 +30,7 @@ class EngineSpec:
     device: str
     dtype: str
     generation: dict[str, Any]
-    acceleration: dict[str, Any]
+    acceleration: Accelerations
     batch_size: int | str
     prefix_reuse: bool
 

@@ -5,9 +5,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Mapping
 
-from pydantic import ValidationError
-
-from evalrun.contract.validation import first_error
 from evalrun.runners.accel.base import Acceleration, settings_label
 from evalrun.runners.accel.discover import subclasses
 
@@ -30,35 +27,6 @@ def all_methods() -> dict[str, type[Acceleration]]:
 def method_class(name: str) -> type[Acceleration] | None:
     """The class of the method configured as `name`, or None (a run stored by a method since removed)."""
     return _methods().get(name)
-
-
-def validate_accelerations(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Validate the `acceleration:` mapping into normalised settings dicts.
-
-    Raises ValueError("<key path>: <message>") for the config loader to place.
-    """
-    methods = _methods()
-    out: dict[str, dict[str, Any]] = {}
-    for name, settings in raw.items():
-        if name not in methods:
-            raise ValueError(f"{name}: unknown acceleration; available: {', '.join(sorted(methods))}")
-        if settings is None:
-            settings = {}
-        if not isinstance(settings, dict):
-            raise ValueError(f"{name}: must be a mapping of settings")
-        model = methods[name].settings_model
-        try:
-            out[name] = model.model_validate(settings).model_dump(mode="json")
-        except ValidationError as exc:
-            loc, message = first_error(exc, model, show_input=False)
-            raise ValueError(f"{name}.{loc}: {message}" if loc else f"{name}: {message}") from None
-    return out
-
-
-def build_accelerations(settings: dict[str, dict[str, Any]]) -> list[Acceleration]:
-    """Instantiate the validated methods of one run, in a stable order."""
-    methods = _methods()
-    return [methods[name](methods[name].settings_model.model_validate(s)) for name, s in sorted(settings.items())]
 
 
 def method_label(accelerations: dict[str, Any]) -> str:

@@ -16,9 +16,9 @@ def test_example_configs_load() -> None:
     int4 = load_config(CONFIGS / "int4kv.yaml")
     assert base.name == "baseline" and int4.name == "int4kv"
     assert int4.tasks_dump() == base.tasks_dump(), "a candidate must inherit the baseline's tasks"
-    assert base.acceleration == {}
-    assert int4.acceleration["kv_cache"]["quant"] == "int4"
-    assert int4.acceleration["kv_cache"]["backend"] == "hqq"  # the default, maintained backend
+    assert not base.acceleration and base.acceleration.model_dump(mode="json") == {}
+    assert int4.acceleration["kv_cache"].quant == "int4"
+    assert int4.acceleration["kv_cache"].backend == "hqq"  # the default, maintained backend
 
 
 def test_extends_is_relative_to_the_file_and_deep_merges(tmp_path: Path, cfg_file) -> None:

@@ -33,7 +33,7 @@ def test_points_are_validated_and_named(tmp_path: Path) -> None:
     cfg, points = sweep_points(base, ["acceleration.kv_cache.backend=simulated", "acceleration.kv_cache.quant=int2,int3"])
     assert cfg.name == "b"
     assert [p.config.name for p in points] == ["b-backend-simulated-quant-int2", "b-backend-simulated-quant-int3"]
-    assert points[1].config.acceleration["kv_cache"]["quant"] == "int3"
+    assert points[1].config.acceleration["kv_cache"].quant == "int3"
     with pytest.raises(ConfigError, match="not supported by backend hqq"):
         sweep_points(base, ["acceleration.kv_cache.quant=int5"])
 

@@ -40,7 +40,7 @@ def _key_part(name: str, settings: dict[str, Any]) -> str:
 
     validated = validate_accelerations({name: settings})
     extras = {a.name: a.key_extras() for a in build_accelerations(validated)}
-    return run_key({"acceleration": validated, "acceleration_identity": extras})
+    return run_key({"acceleration": validated.model_dump(mode="json"), "acceleration_identity": extras})
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,7 @@ def test_lifecycle_leaves_the_model_bit_identical_and_reports_effects(tiny, name
     effects = accel.effects()
     assert json.loads(json.dumps(effects, allow_nan=False)) == effects, "effects must be plain JSON"
     cls = type(accel)
-    label = cls.label(validate_accelerations({name: settings})[name])
+    label = cls.label(validate_accelerations({name: settings})[name].model_dump(mode="json"))
     assert isinstance(label, str) and label.startswith(name)
     headline = cls.headline(effects)
     assert headline and all(isinstance(h, str) and h for h in headline), "a headline shows the method took effect"

@@ -12,7 +12,7 @@ import torch
 
 from evalrun.runners.accel import build_accelerations, validate_accelerations
 from evalrun.runners.accel.evict_tova import Tova
-from evalrun.runners.accel.kv_evict import EvictSettings, ScoreInput, policies
+from evalrun.runners.accel.kv_evict import ScoreInput, policies
 from tests.runners.conftest import eager_prefill, generate_with, token_ids
 
 
@@ -43,8 +43,8 @@ def test_scores_are_the_last_query_attention_averaged_over_heads(tiny_model_dir:
     attn = captured["module"]
     keys, values = cache.layers[1].keys, cache.layers[1].values
     n = ids.shape[1]
-    settings = validate_accelerations({"kv_cache": {"evict": {"method": "tova", "budget": 8}}})["kv_cache"]["evict"]
-    inp = ScoreInput(attn, captured["hidden"], keys, values, captured["pe"], EvictSettings(**settings), 8)
+    settings = validate_accelerations({"kv_cache": {"evict": {"method": "tova", "budget": 8}}})["kv_cache"].evict
+    inp = ScoreInput(attn, captured["hidden"], keys, values, captured["pe"], settings, 8)
     scores = Tova().score(inp)
     ref = captured["attn"][:, :, -1, :].mean(dim=1, keepdim=True).expand(1, keys.shape[1], n)  # [1, kv heads, n]
     assert scores.shape == (1, keys.shape[1], n)

@@ -83,7 +83,7 @@ def test_int8_simulated_keeps_greedy_outputs(tiny_model_dir: Path, tmp_path: Pat
 
 
 def test_settings_are_checked() -> None:
-    assert validate_accelerations({"kv_cache": {"quant": "int3", "backend": "simulated"}})["kv_cache"]["quant"] == "int3"
+    assert validate_accelerations({"kv_cache": {"quant": "int3", "backend": "simulated"}})["kv_cache"].quant == "int3"
     with pytest.raises(ValueError, match="not supported by backend hqq"):
         validate_accelerations({"kv_cache": {"quant": "int5"}})
     with pytest.raises(ValueError, match="axis_key"):

@@ -186,7 +186,9 @@ def test_early_exit_failing_mid_draft_leaves_the_shared_model_whole(
 
 
 def test_settings_are_normalised_per_method(tiny_model_dir: Path) -> None:
-    v = validate_accelerations
+    def v(raw: dict) -> dict:
+        return validate_accelerations(raw).model_dump(mode="json")
+
     assert v({"speculative": {"method": "prompt_lookup"}}) == {
         "speculative": {"method": "prompt_lookup", "num_tokens": 10, "max_ngram": 2}
     }
@@ -230,8 +232,8 @@ def test_example_configs_load() -> None:
     pld = load_config(CONFIGS / "specdec-pld.yaml")
     draft = load_config(CONFIGS / "specdec-draft.yaml")
     assert (pld.name, draft.name) == ("specdec-pld", "specdec-draft")
-    assert pld.acceleration == {"speculative": {"method": "prompt_lookup", "num_tokens": 10, "max_ngram": 2}}
-    assert draft.acceleration["speculative"]["method"] == "draft_model"
-    assert draft.acceleration["speculative"]["draft"] == "smollm2-135m"
+    assert pld.acceleration.model_dump(mode="json") == {"speculative": {"method": "prompt_lookup", "num_tokens": 10, "max_ngram": 2}}
+    assert draft.acceleration["speculative"].method == "draft_model"
+    assert draft.acceleration["speculative"].draft == "smollm2-135m"
     for cfg in (pld, draft):
         assert cfg.tasks_dump() == base.tasks_dump() and cfg.generation == base.generation

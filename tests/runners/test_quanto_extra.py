@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalrun.runners.accel.registry import validate_accelerations
+from evalrun.runners.accel import validate_accelerations
 from tests.conftest import ROOT, tiny_config
 
 # optimum-quanto absent, as after `pip install evalrun` without the extra: a None in sys.modules makes
@@ -53,15 +53,15 @@ def _write(path: Path, data: dict) -> Path:
 
 def test_an_integer_quant_without_a_backend_is_hqq() -> None:
     settings = validate_accelerations({"kv_cache": {"quant": "int4"}})["kv_cache"]
-    assert settings["backend"] == "hqq"
-    assert validate_accelerations({"kv_cache": {"quant": "fp8"}})["kv_cache"]["backend"] == "fp8"
+    assert settings.backend == "hqq"
+    assert validate_accelerations({"kv_cache": {"quant": "fp8"}})["kv_cache"].backend == "fp8"
 
 
 def test_the_demo_candidates_are_on_hqq() -> None:
     from evalrun.evals.config import load_config
 
     for name in ("int4kv.yaml", "int2kv.yaml"):
-        assert load_config(ROOT / "configs" / name).acceleration["kv_cache"]["backend"] == "hqq", name
+        assert load_config(ROOT / "configs" / name).acceleration["kv_cache"].backend == "hqq", name
 
 
 @pytest.mark.parametrize("acceleration, key", [

@@ -1,0 +1,77 @@
+"""What a config says to the hf runner (`runner: hf`, the default), with the runner's own rules.
+
+The keys stay at the top level of a config file, as they always were; the config loader
+(evals/config.py) validates them with this model for `runner: hf` and the served-engine
+settings (runners/openai_settings.py `OpenAIRunnerSettings`) for `runner: openai`, so a key of
+the other runner is a config error and each runner reads only typed settings.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from evalrun.runners.accel.accelerations import Accelerations, build_accelerations
+from evalrun.runners.config_rules import RuleBroken
+from evalrun.runners.hf_continuous import BatchingSettings
+from evalrun.runners.ray_executor import RaySettings
+
+
+class HFSettings(BaseModel):
+    """`runner: hf`: where and how the model generates in process (or on Ray actors)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    runner: Literal["hf"] = "hf"
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    # "auto": the largest batch that fits (estimated from free accelerator memory; 8 on the CPU),
+    # halved on out-of-memory with the batch retried, so nothing is lost
+    batch_size: int | Literal["auto"] = 4
+    # compute a document's KV once for all the questions asked about it (items
+    # with the same `context`); off by default: it changes the batch shapes
+    prefix_reuse: bool = False
+    # static batches, or continuous batching over a paged KV cache (runners/hf_continuous.py)
+    batching: BatchingSettings = Field(default_factory=BatchingSettings)
+    # where the batches are generated: in this process, or spread over Ray actors
+    # (runners/ray_executor.py); the same batches either way, so not part of the run key
+    executor: Literal["inprocess", "ray"] = "inprocess"
+    ray: RaySettings | None = None
+    # top-k of each generated token's distribution stored beside the run (static batches;
+    # evals/dists_store.py), for teacher-forced drift; 0 stores none. Changes no output: not in the key
+    logprobs: int = Field(20, ge=0, le=1024)
+    acceleration: Accelerations = Field(default_factory=Accelerations.none)
+
+    @field_validator("batch_size", mode="before")
+    @classmethod
+    def _batch_size(cls, value: Any) -> Any:
+        if value == "auto":
+            return value
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
+            raise ValueError(f"must be an integer from 1 to 1024 or 'auto' (got {value!r})")
+        return value
+
+    @model_validator(mode="after")
+    def _runs_as_configured(self) -> HFSettings:
+        """The paged cache replaces the cache object and the `generate` call: only methods that declare
+        they work without them (Capabilities.continuous_batching) run under continuous batching.
+        `ray:` without `executor: ray` is a no-op worth a line; continuous batching packs requests into
+        steps as they come, a plan the driver cannot split into units, so it runs in process only."""
+        if self.batching.mode == "continuous":
+            for accel in build_accelerations(self.acceleration):
+                if not accel.run_capabilities().continuous_batching:
+                    raise RuleBroken(f"{accel.name} cannot run with batching.mode: continuous: it supplies its own "
+                                     "cache object or generate arguments (or needs padded batches), which the paged "
+                                     "cache of continuous batching replaces; use batching.mode: static with it",
+                                     path=f"acceleration.{accel.name}")
+        if self.ray is not None and self.executor != "ray":
+            raise RuleBroken("only used with executor: ray (this config's executor is inprocess)", path="ray")
+        if self.executor == "ray" and self.batching.mode == "continuous":
+            raise RuleBroken("batching.mode: continuous runs in process only: its steps are packed as requests "
+                             "arrive, which the driver cannot split into actors' units; use batching.mode: static "
+                             "with executor: ray", path="executor")
+        return self
+
+
+__all__ = ["HFSettings"]
