@@ -78,6 +78,10 @@ class RunConfig(_Strict):
     model: str = "smollm2-135m"
     runner: Literal["hf", "openai"] = "hf"
     generation: GenerationSettings = Field(default_factory=GenerationSettings)
+    # top-k of each generated token's distribution stored beside the run (evals/dists_store.py), for
+    # teacher-forced drift: the hf runner's static batches, a served engine's answers (at most 20);
+    # 0 stores none. Changes no output: not in the key
+    logprobs: int = Field(20, ge=0, le=1024)
     tasks: list[TaskRef]
     # rules this config is gated by when it is a candidate; never part of the cache key
     gate: GateConfig | None = None

@@ -38,9 +38,6 @@ class HFSettings(BaseModel):
     # (runners/ray_executor.py); the same batches either way, so not part of the run key
     executor: Literal["inprocess", "ray"] = "inprocess"
     ray: RaySettings | None = None
-    # top-k of each generated token's distribution stored beside the run (static batches;
-    # evals/dists_store.py), for teacher-forced drift; 0 stores none. Changes no output: not in the key
-    logprobs: int = Field(20, ge=0, le=1024)
     acceleration: Accelerations = Field(default_factory=Accelerations.none)
 
     @field_validator("batch_size", mode="before")

@@ -15,7 +15,7 @@ from evalrun.evals.config import parse_config
 from evalrun.evals.drift import token_drift
 from evalrun.evals.execute import execute, prepare
 from evalrun.runners import forced_read
-from evalrun.runners.accel.registry import build_accelerations, validate_accelerations
+from evalrun.runners.accel.accelerations import build_accelerations, validate_accelerations
 from evalrun.runners.forced_read import one_pass_blocker
 from tests.conftest import tiny_config
 
