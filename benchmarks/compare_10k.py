@@ -25,7 +25,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalrun.evals.gate import evaluate  # noqa: E402
-from evalrun.evals.pairing import pair  # noqa: E402
+from evalrun.evals.compare import pair  # noqa: E402
 from evalrun.evals.scoring import score_run  # noqa: E402
 from evalrun.evals.store import RunStore  # noqa: E402
 from evalrun.contract.types import Field, Generation, Item  # noqa: E402

@@ -69,7 +69,7 @@ def _openai(name: str, process: bool, all_rows: bool, out: Path) -> dict[str, ob
 
 def _hf(out: Path) -> list[str]:
     from evalrun.evals.config import parse_config
-    from evalrun.evals.execute import prepare
+    from evalrun.evals.run import prepare
     from evalrun.runners.models import local_dir, resolve_model
     from tests.conftest import write_tiny_model
     from tests.runners.paced_model import ForwardPacer, calibrate

@@ -175,7 +175,7 @@ class AccelEffects(_Open):
 
 
 class MachineLoad(_Open):
-    """What the machine did while a session generated (evals/speed_load.py): shares of all its CPUs."""
+    """What the machine did while a session generated (evals/timing/load.py): shares of all its CPUs."""
 
     cpus: int | None = None
     seconds: float | None = None

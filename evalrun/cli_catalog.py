@@ -12,8 +12,7 @@ from rich.markup import escape
 
 from evalrun.cli_app import _guard, console
 from evalrun.evals import api
-from evalrun.evals.config import ConfigError
-from evalrun.evals.yaml_load import YamlProblem, load_strict
+from evalrun.evals.files import ConfigError, YamlProblem, load_strict
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from evalrun.cli_app import EXIT_RUNTIME, _guard, _log, console, err_console, trust_option
-from evalrun.evals.config import ConfigError
+from evalrun.evals.files import ConfigError
 from evalrun.reports.output import output_problem, write_atomic
 
 if TYPE_CHECKING:

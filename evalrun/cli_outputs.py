@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import typer
 
-from evalrun.evals.config import ConfigError
-from evalrun.evals.execute import RunFailed
-from evalrun.evals.pairing import PairingError
+from evalrun.evals.files import ConfigError
+from evalrun.evals.run import RunFailed
+from evalrun.evals.compare import PairingError
 from evalrun.reports.no_verdict import NoVerdict
 from evalrun.reports.output import output_problem, write_atomic
 from evalrun.reports.safe_text import safe_tree
 
 if TYPE_CHECKING:
     from evalrun.evals.api import CompareReport
-    from evalrun.evals.speed_table import SpeedTable
+    from evalrun.evals.speed import SpeedTable
     from evalrun.reports.view.model import ReportView
 
 Job = tuple[str, "Path | None", Callable[[], str]]

@@ -12,11 +12,11 @@ from rich.markup import escape
 
 from evalrun.cli_app import EXIT_PASS, EXIT_RUNTIME, _log, console, err_console, make_progress
 from evalrun.cli_outputs import Outputs, json_ready, write_outputs as write_files
-from evalrun.evals.config import ConfigError
+from evalrun.evals.files import ConfigError
 
 if TYPE_CHECKING:
-    from evalrun.evals.load_sweep import LoadSweep
-    from evalrun.evals.slo import SLO
+    from evalrun.evals.run import LoadSweep
+    from evalrun.evals.timing import SLO
 
 LOAD_HELP = ("KNOB=V1,V2,...: run every config at each value and report its throughput-latency curve and the "
              "best setting: batch_size (hf runner), concurrency or request_rate (openai runner, requests/s, "
@@ -56,8 +56,8 @@ def run_load(base: Path, configs: list[Path], load: str, slo: str | None, worklo
     """Validate everything, run the sweep, print a table per config and write the files; the
     exit code (0, or 3 when an output could not be written)."""
     from evalrun.evals import api
-    from evalrun.evals.load_knobs import DEFAULT_COUNT, parse_load, parse_workload
-    from evalrun.evals.slo import SLOError, parse_slo
+    from evalrun.evals.config import DEFAULT_COUNT, parse_load, parse_workload
+    from evalrun.evals.timing import SLOError, parse_slo
     from evalrun.reports.load_sweep import render_load_sweep
 
     knob, values = parse_load(load)

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 from evalrun.contract.types import Generation
-from evalrun.evals import latency
+from evalrun.evals.timing import latency
 from evalrun.evals.api import score
-from evalrun.evals.execute import RunFailed
-from evalrun.evals.pairing import pair
-from evalrun.evals.runs import RunResult, StoredRows, load_rows, load_stored
+from evalrun.evals.run import RunFailed
+from evalrun.evals.compare import pair
+from evalrun.evals.results import RunResult, StoredRows, load_rows, load_stored
 from evalrun.evals.scoring import ScoredItem
-from evalrun.evals.speed_table import method_label
+from evalrun.evals.speed import method_label
 
 if TYPE_CHECKING:
     import pandas as pd

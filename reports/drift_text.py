@@ -1,11 +1,11 @@
-"""Drift figures (evals/drift.py) as text cells, the same in every renderer."""
+"""Drift figures (evals/drift/_drift.py) as text cells, the same in every renderer."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from evalrun.evals.drift import Drift, Figure, PackDrift
-from evalrun.evals.pairing import Flip
+from evalrun.evals.compare import Flip
 
 HEADERS = ["pack", "items", "tokens", "mean KL (95% CI)", "p99 KL", "max KL", "same top-1 (95% CI)",
            "mean Δp (95% CI)"]

@@ -26,7 +26,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from evalrun.evals.verdict import INCOMPLETE_NOTE, STATUS_TEXT
+from evalrun.evals.gate import INCOMPLETE_NOTE, STATUS_TEXT
 from evalrun.reports import drift_text, units
 from evalrun.reports.view.model import ReportView
 from evalrun.reports.output import write_atomic

@@ -14,9 +14,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from evalrun.evals.pairing import Comparison
-from evalrun.evals.speed_table import SpeedTable
-from evalrun.evals.verdict import STATUS_TEXT, Verdict, overall_exit_code, overall_status
+from evalrun.evals.compare import Comparison
+from evalrun.evals.speed import SpeedTable
+from evalrun.evals.gate import STATUS_TEXT, Verdict, overall_exit_code, overall_status
 from evalrun.reports.output import write_atomic
 from evalrun.reports.safe_text import safe_text
 from evalrun.reports.units import rule_text

@@ -9,9 +9,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evalrun.evals.latency import METRICS
-from evalrun.evals.load_knobs import value_label
-from evalrun.evals.load_sweep import LoadCurve, LoadPoint, LoadSweep
+from evalrun.evals.timing import METRICS
+from evalrun.evals.config import value_label
+from evalrun.evals.run import LoadCurve, LoadPoint, LoadSweep
 from evalrun.reports import units
 from evalrun.reports.markdown import md_cell
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from markupsafe import Markup, escape
 
-from evalrun.evals.load_knobs import value_label
-from evalrun.evals.load_sweep import LoadSweep
-from evalrun.evals.slo import SLO
+from evalrun.evals.config import value_label
+from evalrun.evals.run import LoadSweep
+from evalrun.evals.timing import SLO
 from evalrun.reports.load_sweep import COLUMNS_NOTE, _cells, _columns, notes, sentence, title
 from evalrun.reports.output import write_atomic
 from evalrun.reports.safe_text import safe_text

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import html
 
-from evalrun.evals.pairing import Comparison
-from evalrun.evals.speed_table import SPEED_ONLY, SpeedTable
-from evalrun.evals.verdict import INCOMPLETE_NOTE, STATUS_TEXT, Verdict, overall_summary
+from evalrun.evals.compare import Comparison
+from evalrun.evals.speed import SPEED_ONLY, SpeedTable
+from evalrun.evals.gate import INCOMPLETE_NOTE, STATUS_TEXT, Verdict, overall_summary
 from evalrun.reports import drift_text, units
 from evalrun.reports.safe_text import safe_text
 from evalrun.reports.units import rule_text
@@ -76,7 +76,7 @@ def _pack_lines(section: CandidateSection) -> list[str]:
 
 
 def _drift_lines(section: CandidateSection) -> list[str]:
-    """Teacher-forced drift per pack (evals/drift.py), with what could not be measured."""
+    """Teacher-forced drift per pack (evals/drift/_drift.py), with what could not be measured."""
     drift = section.drift
     if drift is None:
         return []

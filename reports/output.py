@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evalrun.evals.atomic import write_atomic
+from evalrun.evals.files import write_atomic
 
 __all__ = ["output_problem", "write_atomic"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from evalrun.evals.pairing import Flip
-from evalrun.evals.verdict import STATUS_TEXT, RuleResult, Verdict, overall_counts, overall_summary
+from evalrun.evals.compare import Flip
+from evalrun.evals.gate import STATUS_TEXT, RuleResult, Verdict, overall_counts, overall_summary
 from evalrun.reports import drift_text
 from evalrun.reports.units import rule_text
 from evalrun.reports.view.model import CandidateSection, PackRow, ReportView

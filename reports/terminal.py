@@ -7,9 +7,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evalrun.evals.metrics import PackMetrics
-from evalrun.evals.speed_table import SPEED_ONLY, SpeedTable
-from evalrun.evals.verdict import STATUS_TEXT
+from evalrun.evals.scoring import PackMetrics
+from evalrun.evals.speed import SPEED_ONLY, SpeedTable
+from evalrun.evals.gate import STATUS_TEXT
 from evalrun.reports import drift_text, units
 from evalrun.reports.units import rule_text
 from evalrun.reports.view.model import CandidateSection, ReportView

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalrun.evals.speed_table import EMULATED_NOTE, SPEED_ONLY
+from evalrun.evals.speed import EMULATED_NOTE, SPEED_ONLY
 
 if TYPE_CHECKING:
-    from evalrun.evals.speed_table import SpeedRow, SpeedTable
-    from evalrun.evals.pairing import Flip
-    from evalrun.evals.verdict import RuleResult, Verdict
+    from evalrun.evals.speed import SpeedRow, SpeedTable
+    from evalrun.evals.compare import Flip
+    from evalrun.evals.gate import RuleResult, Verdict
 
 DASH = "–"
 

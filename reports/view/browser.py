@@ -34,12 +34,10 @@ import json
 from typing import Any, Callable
 
 from evalrun.contract.types import ItemMeta, flip
-from evalrun.evals import diffs
-from evalrun.evals.pairing import Comparison, display_value
-from evalrun.evals.runs import RunResult
-from evalrun.evals.field_table import candidate_outcome
+from evalrun.evals.compare import Comparison, candidate_outcome, diffs, display_value
+from evalrun.evals.results import RunResult
 from evalrun.evals.scoring import ScoredItem
-from evalrun.evals.verdict import Verdict
+from evalrun.evals.gate import Verdict
 from evalrun.reports import units
 from evalrun.reports.safe_text import safe_tree
 from evalrun.reports.view.model import NOSCRIPT_FLIPS, OUTCOMES, BrowserData, ListedFlip, LONG_DOCUMENT_CHARS

@@ -7,8 +7,7 @@ else the buckets of evals.buckets: the same edges as the speed-by-length table.
 from __future__ import annotations
 
 from evalrun.contract.types import CORRECT_OUTCOMES
-from evalrun.evals.buckets import length_bucket
-from evalrun.evals.field_table import candidate_outcome
+from evalrun.evals.compare import candidate_outcome, length_bucket
 from evalrun.evals.scoring import ScoredItem
 from evalrun.reports.view.model import HeatCell, Heatmap, HeatmapSet
 

@@ -13,12 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalrun.contract.types import OUTCOMES as CONTRACT_OUTCOMES
-from evalrun.evals import diffs
+from evalrun.evals.compare import Comparison, FieldDelta, Flip, diffs
 from evalrun.evals.drift import Drift
-from evalrun.evals.field_table import FieldDelta
-from evalrun.evals.pairing import Comparison, Flip
-from evalrun.evals.speed_table import SpeedRow, SpeedTable
-from evalrun.evals.verdict import Verdict
+from evalrun.evals.speed import SpeedRow, SpeedTable
+from evalrun.evals.gate import Verdict
 
 # the contract's outcomes, and the browser's own state of an item a run did not answer
 OUTCOMES = [*CONTRACT_OUTCOMES, "unanswered"]

@@ -9,8 +9,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from evalrun.evals.speed_table import SpeedTable
-from evalrun.evals.speedups import pair_timings, speedup
+from evalrun.evals.speed import SpeedTable
+from evalrun.evals.timing import pair_timings, speedup
 from evalrun.reports.view.charts import (
     DistributionSeries, GateRegion, ScatterPoint, latency_distribution, speed_accuracy_scatter,
 )

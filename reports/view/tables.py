@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalrun.evals.pairing import Comparison, PackComparison
-from evalrun.evals.runs import RunResult
-from evalrun.evals.speed_table import effects_facts, method_label
-from evalrun.evals.verdict import Verdict
+from evalrun.evals.compare import Comparison, PackComparison
+from evalrun.evals.results import RunResult
+from evalrun.evals.speed import effects_facts, method_label
+from evalrun.evals.gate import Verdict
 from evalrun.reports.view.model import FieldRow, NoiseFloor, PackRow, RunInfo
 
 

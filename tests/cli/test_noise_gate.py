@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.model, pytest.mark.slow]
 NOISY = CONFIGS / "noisy-bf16.yaml"
 # a real lever in the noisy setting: quanto int4 KV in bf16 flips a few right answers (measured: 2 items)
 INT4_BF16 = CONFIGS / "int4kv-bf16.yaml"
-# what a flip rule says when its scope has no field right in all baseline replicates (evals/flip_rules.py)
+# what a flip rule says when its scope has no field right in all baseline replicates (evals/gate/_flip_rules.py)
 NOTHING_TO_TEST = "no field right in all"
 
 

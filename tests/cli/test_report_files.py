@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from evalrun.cli_outputs import Outputs
-from evalrun.evals.config import ConfigError
-from evalrun.evals.execute import RunFailed
-from evalrun.evals.speed_table import speed_table
+from evalrun.evals.files import ConfigError
+from evalrun.evals.run import RunFailed
+from evalrun.evals.speed import speed_table
 from tests.conftest import ROOT, make_report, run_cli, write_runs
 from tests.reports.test_safe_output import RAW, hostile_report
 

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from evalrun.evals.fields import KINDS, OUTCOMES, SUBCODES, score_field
+from evalrun.values import KINDS
+from evalrun.evals.scoring import OUTCOMES, SUBCODES, score_field
 from evalrun.contract.types import FieldScore
 from evalrun.values.absent import is_absent
 

@@ -11,17 +11,12 @@ import pytest
 import yaml
 
 from evalrun.contract.types import Generation
-from evalrun.evals.config import ConfigError, parse_config
-from evalrun.evals.load_knobs import (
-    check_knob,
-    config_slo,
-    parse_load,
-    parse_workload,
-    point_config,
-    with_workload,
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import (
+    check_knob, config_slo, parse_config, parse_load, parse_workload, point_config, with_workload,
 )
-from evalrun.evals.load_sweep import LoadCurve, LoadPoint, LoadSweep, best_index, load_sweep, make_curve, point_metrics
-from evalrun.evals.slo import parse_slo
+from evalrun.evals.run import LoadCurve, LoadPoint, LoadSweep, best_index, load_sweep, make_curve, point_metrics
+from evalrun.evals.timing import parse_slo
 from evalrun.reports.load_sweep import load_sweep_markdown, load_table
 from tests.conftest import run_cli
 

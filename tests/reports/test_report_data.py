@@ -13,7 +13,7 @@ import json
 import pytest
 
 from evalrun.evals import api
-from evalrun.evals.diffs import diffable, opcodes, segments
+from evalrun.evals.compare import diffable, opcodes, segments
 from evalrun.reports.view import EMULATED_NOTE, OUTCOMES, build_view as build_report_data
 from tests.conftest import DOC, DOC_SOURCE, HOSTILE_OUTPUT, make_report
 

@@ -18,8 +18,8 @@ import pytest
 
 from evalrun.contract import Field, Generation, Item
 from evalrun.evals import api
-from evalrun.evals.runs import RunResult
-from evalrun.evals.speed_table import speed_table
+from evalrun.evals.results import RunResult
+from evalrun.evals.speed import speed_table
 from tests.reports.test_html_report import browser  # noqa: F401  (the headless Chromium fixture)
 
 # what must never come out (written here on its own, not imported from the code under test)

@@ -13,7 +13,7 @@ from html import unescape
 from rich.console import Console
 
 from evalrun.evals import api
-from evalrun.evals.verdict import NOTHING_COULD_FAIL
+from evalrun.evals.gate import NOTHING_COULD_FAIL
 from evalrun.reports.html import render_html_text
 from evalrun.reports.junit import junit_xml
 from evalrun.reports.markdown import render_markdown

@@ -16,9 +16,9 @@ from rich.console import Console
 
 from evalrun.evals import api
 from evalrun.cli_outputs import Outputs
-from evalrun.evals.runs import RunResult
-from evalrun.evals.speed_table import speed_table
-from evalrun.evals.verdict import STATUS_TEXT, Gap, RuleResult, Verdict, worst
+from evalrun.evals.results import RunResult
+from evalrun.evals.speed import speed_table
+from evalrun.evals.gate import STATUS_TEXT, Gap, RuleResult, Verdict, worst
 from evalrun.reports import units
 from evalrun.reports.terminal import render_view
 from evalrun.reports.view import build_view

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from evalrun.evals.config import ConfigError, parse_config
-from evalrun.evals.execute import execute, prepare
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import parse_config
+from evalrun.evals.run import execute, prepare
 from evalrun.runners.accel import build_accelerations, validate_accelerations
 from evalrun.runners.accel.evict_snapkv import snapkv_scores
 from evalrun.runners.accel.kv_evict import window_attention

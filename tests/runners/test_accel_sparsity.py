@@ -11,7 +11,7 @@ import torch
 
 import evalrun.runners.accel.sparsity as sp
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
+from evalrun.evals.run import execute, prepare
 from evalrun.runners.accel import validate_accelerations
 from tests.conftest import tiny_config
 

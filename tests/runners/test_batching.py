@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
+from evalrun.evals.run import execute, prepare
 from evalrun.runners.batch_plan import PLAN
 from evalrun.runners.hf import AUTO_START, HFRunner, auto_batch_size
 from tests.conftest import tiny_config

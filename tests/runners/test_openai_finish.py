@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from evalrun.cli import app
 from evalrun.contract.types import Generation
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
-from evalrun.evals.speed_table import effects_facts
+from evalrun.evals.run import execute, prepare
+from evalrun.evals.speed import effects_facts
 from evalrun.runners.openai_http import context_refusal
 from tests.runners.openai_server import OpenAITestServer, ScriptedBackend, ServerState, needle_answer
 

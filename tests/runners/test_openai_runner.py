@@ -20,8 +20,9 @@ from typer.testing import CliRunner
 
 from evalrun.evals import api
 from evalrun.cli import app
-from evalrun.evals.config import ConfigError, load_config, parse_config
-from evalrun.evals.execute import RunFailed, execute, key_payload, prepare
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import load_config, parse_config
+from evalrun.evals.run import RunFailed, execute, key_payload, prepare
 from evalrun.evals.store import run_key
 from evalrun.runners.models import ModelSource
 from evalrun.runners.retry import backoff_seconds, retry_after_seconds, retry_wait

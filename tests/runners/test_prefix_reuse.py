@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
+from evalrun.evals.run import execute, prepare
 
 
 def _doc_config(model: str, **over) -> dict:

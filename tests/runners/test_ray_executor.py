@@ -13,7 +13,7 @@ import pytest
 import ray
 
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import RunFailed, execute, prepare
+from evalrun.evals.run import RunFailed, execute, prepare
 from evalrun.runners import ray_executor
 from tests.conftest import tiny_config
 

@@ -15,7 +15,7 @@ import pytest
 
 from evalrun.evals import api
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
+from evalrun.evals.run import execute, prepare
 from tests.conftest import ROOT, tiny_config
 
 
@@ -116,7 +116,7 @@ def test_a_failing_batch_is_retried_item_by_item_and_errors_are_kept(
 
 
 def test_every_item_failing_is_a_run_failure(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
-    from evalrun.evals.execute import RunFailed
+    from evalrun.evals.run import RunFailed
     from evalrun.runners.hf import HFRunner
 
     def broken(self, items):

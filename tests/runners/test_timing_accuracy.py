@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import prepare
-from evalrun.evals.slo import SLO
+from evalrun.evals.run import prepare
+from evalrun.evals.timing import SLO
 from evalrun.evals.stats import percentile
 from tests.machine import loaded, skip_if_loaded
 from tests.runners.noise_probe import scheduling_noise

@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from evalrun.contract.types import Generation, Item
-from evalrun.evals import latency
+from evalrun.evals.timing import METRICS, PERCENTILES, SLO, latency, pkey, request_metrics
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
-from evalrun.evals.latency import METRICS, PERCENTILES, pkey, request_metrics
-from evalrun.evals.slo import SLO
+from evalrun.evals.run import execute, prepare
 from tests.runners.timed_server import StreamRecord, TimedState, Timing, timed_server
 
 REL_TOL = 0.05

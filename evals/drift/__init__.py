@@ -1,0 +1,10 @@
+"""Teacher-forced drift: a candidate reading the baseline's answers under its own acceleration, and how far its
+next-token distributions moved."""
+
+from __future__ import annotations
+
+from evalrun.evals.drift._drift import Drift, Figure, PackDrift, token_drift
+
+__all__ = [
+    "Drift", "Figure", "PackDrift", "token_drift",
+]
