@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evalrun.evals.results import PreparedRun
 from evalrun.evals.run import prepare  # noqa: E402
 from evalrun.evals.config import load_config  # noqa: E402
-from evalrun.runners.kv_layout import KVLayout, element_size  # noqa: E402
+from evalrun.runners.accel.kv_layout import KVLayout, element_size  # noqa: E402
 
 
 def _pass(prepared: PreparedRun, items: list, fresh: bool = True) -> tuple[float, dict]:

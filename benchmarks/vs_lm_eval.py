@@ -44,7 +44,7 @@ from evalrun.contract.types import Generation, Item  # noqa: E402
 from evalrun.evals.config import load_config_variant  # noqa: E402
 from evalrun.evals.run import prepare  # noqa: E402
 from evalrun.runners.batch_plan import PaddingTally  # noqa: E402
-from evalrun.runners.hf_continuous import ContinuousRun  # noqa: E402
+from evalrun.runners.hf import ContinuousRun  # noqa: E402
 from evalrun.runners.models import local_dir  # noqa: E402
 
 LM_EVAL = "lm-eval hf"

@@ -32,7 +32,7 @@ from evalrun.evals import api
 from evalrun.evals.speed import CapacityInputs, speed_table
 from evalrun.evals.files import ConfigError
 from evalrun.evals.gate import INCOMPLETE_NOTE, overall_summary
-from evalrun.runners.api_key import scrub_known
+from evalrun.runners.openai import scrub_known
 
 if TYPE_CHECKING:
     from rich.table import Table

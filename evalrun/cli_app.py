@@ -24,7 +24,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, Text
 from evalrun.evals.files import ConfigError, StoreWriteFailed
 from evalrun.evals.run import RunFailed
 from evalrun.evals.compare import PairingError
-from evalrun.runners.api_key import scrub_known
+from evalrun.runners.openai import scrub_known
 from evalrun.reports.console import SafeConsole
 from evalrun.reports.safe_text import safe_text
 

@@ -70,7 +70,7 @@ def _runner_modes() -> None:
     outputs and speed, so a candidate may change only this."""
     from rich.table import Table
 
-    from evalrun.runners.hf_continuous import BatchingSettings
+    from evalrun.runners.hf import BatchingSettings
 
     table = Table(title="runner modes (runner: hf; batching: {mode: MODE, ...})", title_justify="left")
     for col in ("mode", "settings (default)", "description"):

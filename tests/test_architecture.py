@@ -193,6 +193,7 @@ def test_reports_import_no_statistics() -> None:
 ORDER = {
     "evals": ["files", "store", "stats", "scoring", "compare", "timing", "gate", "config", "results", "speed",
               "drift", "imports", "run", "api", "frames"],
+    "runners": ["_quiet_gc", "logprobs", "batch_plan", "models", "accel", "base", "hf", "openai", "ray", "config_rules"],
 }
 
 
@@ -242,10 +243,10 @@ def test_the_order_check_sees_an_upward_import(tmp_path: Path) -> None:
     path = tmp_path / "x.py"
     path.write_text("from evalrun.evals.gate import GateConfig\nfrom evalrun.evals.files import ConfigError\n")
     known = set(_modules())
-    assert _upward({"evalrun.evals.store.x": _imports(path, "evalrun.evals.store.x", known)}) == [
-        "evalrun.evals.store.x -> evalrun.evals.gate"]
+    assert _upward({"evalrun.evals.store._store.x": _imports(path, "evalrun.evals.store._store.x", known)}) == [
+        "evalrun.evals.store._store.x -> evalrun.evals.gate"]
     path.write_text("from evalrun.evals.store import RunStore\n")
-    assert _upward({"evalrun.evals.gate.x": _imports(path, "evalrun.evals.gate.x", known)}) == []
+    assert _upward({"evalrun.evals.gate._gate.x": _imports(path, "evalrun.evals.gate._gate.x", known)}) == []
 
 
 def _private_reach(importer: str, dep: str) -> bool:

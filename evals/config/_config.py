@@ -23,10 +23,9 @@ from evalrun.evals.timing import SLO, checked_mapping, slo_from_mapping
 from evalrun.evals.gate import GateConfig, load_gate
 from evalrun.runners.accel import validate_accelerations
 from evalrun.runners.config_rules import RuleBroken, continuous_batching, executor, runner_keys
-from evalrun.runners.hf_continuous import BatchingSettings
-from evalrun.runners.openai import EngineInfo, OpenAISettings
-from evalrun.runners.ray_executor import RaySettings
-from evalrun.runners.server_settings import ServerSettings
+from evalrun.runners.hf import BatchingSettings
+from evalrun.runners.openai import EngineInfo, OpenAISettings, ServerSettings
+from evalrun.runners.ray import RaySettings
 from evalrun.tasks import get_pack
 from evalrun.tasks.base import PackParams
 
@@ -70,7 +69,7 @@ class RunConfig(_Strict):
     runner: Literal["hf", "openai"] = "hf"
     openai: OpenAISettings | None = None
     engine: EngineInfo | None = None
-    # the engine evalrun launches for this run (runners/server_process.py); without it, openai.base_url
+    # the engine evalrun launches for this run (runners/openai/_server_process.py); without it, openai.base_url
     server: ServerSettings | None = None
     device: Literal["auto", "cpu", "cuda"] = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
@@ -80,10 +79,10 @@ class RunConfig(_Strict):
     # compute a document's KV once for all the questions asked about it (items
     # with the same `context`); off by default: it changes the batch shapes
     prefix_reuse: bool = False
-    # static batches, or continuous batching over a paged KV cache (hf only; runners/hf_continuous.py)
+    # static batches, or continuous batching over a paged KV cache (hf only; runners/hf/_continuous.py)
     batching: BatchingSettings = Field(default_factory=BatchingSettings)
     # where the hf runner's batches are generated: in this process, or spread over Ray actors
-    # (runners/ray_executor.py); the same batches either way, so not part of the run key
+    # (runners/ray/executor.py); the same batches either way, so not part of the run key
     executor: Literal["inprocess", "ray"] = "inprocess"
     ray: RaySettings | None = None
     generation: GenerationSettings = Field(default_factory=GenerationSettings)

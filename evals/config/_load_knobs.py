@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from evalrun.evals.files import ConfigError, validation_error
 from evalrun.evals.config._config import RunConfig, TaskRef
 from evalrun.evals.timing import SLO
-from evalrun.runners.openai_settings import OpenAISettings
+from evalrun.runners.openai import OpenAISettings
 from evalrun.tasks import get_pack
 from evalrun.tasks.latency import PRESETS, LatencyShape
 

@@ -16,8 +16,7 @@ from evalrun.evals.config import RunConfig
 from evalrun.evals.results._runs import PreparedRun
 from evalrun.runners.base import Runner
 from evalrun.runners.models import ModelError, ModelSource, resolve_model
-from evalrun.runners.server_process import ServerProcess
-from evalrun.runners.server_settings import VersionUnknown, engine_version, placeholders_in
+from evalrun.runners.openai import ServerProcess, VersionUnknown, engine_version, placeholders_in
 
 
 def _model_path(config: RunConfig, tokenizer: ModelSource) -> str:
@@ -64,9 +63,8 @@ def launched_server(config: RunConfig, tokenizer: ModelSource) -> tuple[ServerPr
 def openai_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
     """A runner for a remote server; its identity is what the server reports plus the local tokenizer's."""
     from evalrun.runners.models import ModelNotFound
-    from evalrun.runners.api_key import variable_words
-    from evalrun.runners.openai import OpenAIRunner, api_key_from_env
-    from evalrun.runners.openai_settings import KeyUnusable
+    from evalrun.runners.openai import KeyUnusable, api_key_from_env, variable_words
+    from evalrun.runners.openai.runner import OpenAIRunner
 
     settings = config.openai
     assert settings is not None

@@ -23,11 +23,10 @@ from evalrun.evals.run._failure import RunFailed as RunFailed, failed_session as
 from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel import build_accelerations
-from evalrun.runners.api_key import scrub_known
+from evalrun.runners.openai import scrub_known
 from evalrun.runners.base import Runner
 from evalrun.runners.batch_plan import PLAN_KEY
-from evalrun.runners.preparing import listening
-from evalrun.runners.models import ModelSource, resolve_device, resolve_dtype, resolve_model
+from evalrun.runners.models import ModelSource, listening, resolve_device, resolve_dtype, resolve_model
 from evalrun.tasks import get_pack
 
 # Bump when the way items are turned into model input changes (chat rendering, ...).
@@ -84,7 +83,7 @@ def run_dir_name(name: str, key: str, replicate: int = 0) -> str:
 
 def _ray_device(config: RunConfig) -> str:
     """The device the actors generate on: `auto` is the Ray cluster's, not the driver's."""
-    from evalrun.runners.ray_executor import RaySettings, RayUnavailable, cluster_device
+    from evalrun.runners.ray import RaySettings, RayUnavailable, cluster_device
 
     try:
         return cluster_device(config.ray or RaySettings(), config.device)
@@ -93,7 +92,7 @@ def _ray_device(config: RunConfig) -> str:
 
 
 def _hf_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
-    from evalrun.runners.hf import HFRunner
+    from evalrun.runners.hf.runner import HFRunner
 
     source = resolve_model(config.model)
     device = _ray_device(config) if config.executor == "ray" else resolve_device(config.device)
@@ -118,9 +117,8 @@ def _hf_runner(config: RunConfig) -> tuple[Runner, ModelSource, str, str]:
     )
     runner.top_k = config.logprobs
     if config.executor == "ray":
-        from evalrun.runners.ray_executor import RaySettings
-        from evalrun.runners.ray_runner import RayRunner
-        from evalrun.runners.ray_worker import EngineSpec
+        from evalrun.runners.ray import EngineSpec, RaySettings
+        from evalrun.runners.ray.runner import RayRunner
 
         spec = EngineSpec(source, device, dtype, config.generation.model_dump(), config.acceleration,
                           config.batch_size, config.prefix_reuse)

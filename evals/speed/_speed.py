@@ -101,7 +101,7 @@ def kv_cache_figures(model_config: Any, element_size: int | None, effects: dict[
     `kv_bytes_ratio`, as the method reads it from its effects), that ratio scales the figure.
     """
     from evalrun.runners.accel import kv_bytes_ratio
-    from evalrun.runners.kv_layout import KVLayout
+    from evalrun.runners.accel.kv_layout import KVLayout
 
     if model_config is None or not element_size:
         return None

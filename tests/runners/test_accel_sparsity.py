@@ -231,7 +231,7 @@ def _run(model_dir: Path, out: Path, prepared_hook=None, **over):
 
 @pytest.mark.slow
 def test_run_records_effects_and_leaves_the_shared_model_clean(tiny_model_dir: Path, tmp_path: Path) -> None:
-    from evalrun.runners.models import _LOADED
+    from evalrun.runners.models._models import _LOADED
 
     base = _run(tiny_model_dir, tmp_path / "base")
     recorded: list[torch.Tensor] = []

@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import torch
 
-from evalrun.runners.accel.kv_evict import EvictionPolicy, ScoreInput
+from evalrun.runners.accel.evict._policy import EvictionPolicy, ScoreInput
 
 
 class Tova(EvictionPolicy):

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalrun.contract.types import Generation, GenerationOverride, Item
 from evalrun.runners.accel.base import Acceleration
-from evalrun.runners.kv_layout import KVLayout, element_size
+from evalrun.runners.accel.kv_layout import KVLayout, element_size
 
 
 class BatchingSettings(BaseModel):
@@ -64,7 +64,7 @@ RESULT_POLL_S = 1.0  # how long one wait for a finished request lasts before the
 
 
 class Host(Protocol):
-    """What the hf runner lends a continuous run (runners/hf.py: HFRunner)."""
+    """What the hf runner lends a continuous run (runners/hf/runner.py: HFRunner)."""
 
     model: Any
     tokenizer: Any

@@ -19,8 +19,8 @@ from typing import Any, Callable
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.base import Runner
 from evalrun.runners.batch_plan import PaddingTally, WorkUnit
-from evalrun.runners.ray_executor import Actor, RaySettings, actor_errors, pool_for, require_ray
-from evalrun.runners.ray_worker import EngineSpec, UnitResult
+from evalrun.runners.ray.executor import Actor, RaySettings, actor_errors, pool_for, require_ray
+from evalrun.runners.ray._worker import EngineSpec, UnitResult
 
 
 class AllActorsLost(RuntimeError):
@@ -101,8 +101,8 @@ class RayRunner(Runner):
     def kv_source(self) -> tuple[Any, int] | None:
         import torch
 
-        from evalrun.runners.hf import read_model_config
-        from evalrun.runners.kv_layout import element_size
+        from evalrun.runners.hf.runner import read_model_config
+        from evalrun.runners.accel.kv_layout import element_size
 
         return read_model_config(self.spec.source), element_size(getattr(torch, self.spec.dtype))
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from evalrun.runners.models import ModelError
-from evalrun.runners.server_settings import ServerSettings, filled
+from evalrun.runners.openai._server_settings import ServerSettings, filled
 
 HOST = "127.0.0.1"
 _LIVE: set["ServerProcess"] = set()  # started and not stopped: what atexit and SIGTERM stop

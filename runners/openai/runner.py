@@ -13,7 +13,7 @@ the items still missing. What concerns one item only is that item's error and
 the run goes on: a prompt past the served context (refused before it is sent
 when the context is known: `openai.max_model_len`, or /models' `max_model_len`;
 otherwise the server's 400 or empty stream), and an answer the server never
-finished (no known `finish_reason`, runners/openai_answer.py) once retries are
+finished (no known `finish_reason`, runners/openai/_answer.py) once retries are
 spent. Every answer stores its `finish_reason`. The API key is read from the
 environment variable the config names and lives only in this process's request
 headers.
@@ -31,13 +31,12 @@ from typing import Any, Callable, Iterator
 
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.base import Runner
-from evalrun.runners.models import ModelSource, load_tokenizer
-from evalrun.runners.openai_answer import Answer, read_json, read_stream
-from evalrun.runners.openai_http import ItemFailed, ServerClient, ServerError, run_sync
-from evalrun.runners.openai_settings import EngineInfo, OpenAISettings, api_key_from_env
-from evalrun.runners.preparing import say
-from evalrun.runners.quiet_gc import frozen_heap
-from evalrun.runners.server_process import ServerProcess
+from evalrun.runners.models import ModelSource, load_tokenizer, say
+from evalrun.runners.openai._answer import Answer, read_json, read_stream
+from evalrun.runners.openai._http import ItemFailed, ServerClient, ServerError, run_sync
+from evalrun.runners.openai._settings import EngineInfo, OpenAISettings, api_key_from_env
+from evalrun.runners._quiet_gc import frozen_heap
+from evalrun.runners.openai._server_process import ServerProcess
 
 
 def render_chat(tokenizer: Any, item: Item) -> str:

@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Literal
 
-from evalrun.runners.openai_http import Transient
-from evalrun.runners.sse import sse_data
+from evalrun.runners.openai._http import Transient
+from evalrun.runners.openai._sse import sse_data
 
 # the answer is complete: the model stopped (OpenAI, vLLM, SGLang, llama.cpp: stop; TGI: eos_token,
 # stop_sequence), called a tool, or the server's filter ended it (retrying gives the same)

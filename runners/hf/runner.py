@@ -16,12 +16,12 @@ from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel.base import Acceleration, cache_kwarg
 from evalrun.runners.base import Runner
 from evalrun.runners.batch_plan import PLAN, SHUFFLED, PaddingTally, WorkUnit, plan_batches
-from evalrun.runners.kv_layout import KVLayout, element_size
+from evalrun.runners.accel.kv_layout import KVLayout, element_size
 from evalrun.runners.logprobs import ForcedDists, TokenDists, capture_setup, hand_over
-from evalrun.runners.prefix import SharedPrefix, group_by_prefix, prefill, split_at_question
+from evalrun.runners.hf.prefix import SharedPrefix, group_by_prefix, prefill, split_at_question
 from evalrun.runners.models import ModelSource, device_kind, load_model, load_tokenizer
-from evalrun.runners.quiet_gc import frozen_heap
-from evalrun.runners.token_clock import CLOCK_CPU, CLOCK_CUDA, TokenClock
+from evalrun.runners._quiet_gc import frozen_heap
+from evalrun.runners.hf.token_clock import CLOCK_CPU, CLOCK_CUDA, TokenClock
 
 MAX_PLAUSIBLE_CONTEXT = 1 << 24  # larger values are "no limit" placeholders, not a context
 AUTO_START = 8  # batch size "auto" before the model is loaded, and on the CPU
@@ -93,9 +93,9 @@ class HFRunner(Runner):
         self.model: Any = None
         self.tokenizer: Any = load_tokenizer(source)
         self._max_context: int | None | bool = False  # False: not read yet
-        self.continuous: Any = None  # batching: {mode: continuous} (runners/hf_continuous.py)
+        self.continuous: Any = None  # batching: {mode: continuous} (runners/hf/_continuous.py)
         if batching and batching.get("mode") == "continuous":
-            from evalrun.runners.hf_continuous import ContinuousRun
+            from evalrun.runners.hf._continuous import ContinuousRun
 
             self.continuous = ContinuousRun({**batching, "configured": batch_size})
 
@@ -340,7 +340,7 @@ class HFRunner(Runner):
         units = None if self.continuous is not None else self.plan_units(items)
         self.begin(items, units[0].batches[0] if units else self.batches(items)[0])
         try:
-            with frozen_heap():  # no full collection inside a timed step (runners/quiet_gc.py)
+            with frozen_heap():  # no full collection inside a timed step (runners/_quiet_gc.py)
                 if units is None:
                     self.continuous.run(self, items, emit)
                 for unit in units or []:

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from transformers.cache_utils import Cache, DynamicLayer
 
-from evalrun.runners.kv_layout import KVLayout
+from evalrun.runners.accel.kv_layout import KVLayout
 
 
 class EvictingLayer(DynamicLayer):

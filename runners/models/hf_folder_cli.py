@@ -1,8 +1,8 @@
-"""`python -m evalrun.runners.hf_folder_cli MODEL DIR`: the folder an engine loads, from a model alias or GGUF.
+"""`python -m evalrun.runners.models.hf_folder_cli MODEL DIR`: the folder an engine loads, from a model alias or GGUF.
 
-    python -m evalrun.runners.hf_folder_cli smollm2-135m .engines/models/smollm2-135m-instruct-hf
+    python -m evalrun.runners.models.hf_folder_cli smollm2-135m .engines/models/smollm2-135m-instruct-hf
 
-Apart from runners/hf_folder.py because it resolves the model through runners/models.py, which
+Apart from runners/models/_hf_folder.py because it resolves the model through runners/models/_models.py, which
 itself uses the writer for the in-process runner's checkpoint.
 """
 
@@ -12,12 +12,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from evalrun.runners.hf_folder import is_complete, write_hf_folder
-from evalrun.runners.models import ModelError, quiet_transformers, resolve_model
+from evalrun.runners.models._hf_folder import is_complete, write_hf_folder
+from evalrun.runners.models._models import ModelError, quiet_transformers, resolve_model
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m evalrun.runners.hf_folder_cli",
+    parser = argparse.ArgumentParser(prog="python -m evalrun.runners.models.hf_folder_cli",
                                      description="Write a GGUF once as a Hugging Face model folder.")
     parser.add_argument("model", help="a model alias (smollm2-135m) or a .gguf file")
     parser.add_argument("target", type=Path, help="the folder to write")

@@ -1,10 +1,10 @@
 """What runs inside one Ray actor: an HFRunner per run, generating the units the driver plans.
 
-The actor loads each model once (runners/models.py caches loads per process) and
+The actor loads each model once (runners/models/_models.py caches loads per process) and
 keeps one engine (an HFRunner with its accelerations) per run it serves; the
 engine in use stays attached between units, so a method's hooks and calibration
 are paid once per run, not per batch. The actor never writes the run store: it
-returns generations, and the driver (runners/ray_executor.py) stores them.
+returns generations, and the driver (runners/ray/executor.py) stores them.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class Worker:
             self.engines[run_id].run_items = run_items
             return
         from evalrun.runners.accel import build_accelerations
-        from evalrun.runners.hf import HFRunner
+        from evalrun.runners.hf.runner import HFRunner
 
         runner = HFRunner(spec.source, spec.device, spec.dtype, spec.generation,
                           build_accelerations(spec.acceleration), batch_size=spec.batch_size,
@@ -91,7 +91,7 @@ class Worker:
     def generate(self, run_id: str, unit: WorkUnit, batch_size: int) -> UnitResult:
         """Generate one unit with the run's engine (attached now if another run's was); `batch_size`
         is the driver's, lowered here only by this actor's own out-of-memory halvings."""
-        from evalrun.runners.quiet_gc import frozen_heap
+        from evalrun.runners._quiet_gc import frozen_heap
 
         runner = self._switch(run_id, unit)
         runner.batch_size = min(batch_size, self.caps.get(run_id, batch_size))

@@ -32,8 +32,10 @@ from pydantic import Field, field_validator, model_validator
 
 from evalrun.runners.accel.base import LONGEST_CONTEXT, MAX_TOKEN_GROUP, AccelSettings
 from evalrun.runners.accel.discover import subclasses
-from evalrun.runners.accel.kv_evict_cache import EvictingCache, EvictingLayer, cache_bytes_kept
-from evalrun.runners.kv_layout import element_size
+
+_PACKAGE = __name__.rpartition(".")[0]  # the policies: one public module each beside this one
+from evalrun.runners.accel.evict._cache import EvictingCache, EvictingLayer, cache_bytes_kept
+from evalrun.runners.accel.kv_layout import element_size
 
 
 class EvictSettings(AccelSettings):
@@ -126,7 +128,7 @@ class EvictionPolicy(abc.ABC):
 @lru_cache(maxsize=1)
 def _policies() -> dict[str, type[EvictionPolicy]]:
     # mypy refuses an abstract class for type[T] although only its subclasses are returned (and built)
-    return {cls.name: cls for cls in subclasses(EvictionPolicy)}  # type: ignore[type-abstract]
+    return {cls.name: cls for cls in subclasses(EvictionPolicy, _PACKAGE)}  # type: ignore[type-abstract]
 
 
 def policies() -> dict[str, type[EvictionPolicy]]:

@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from evalrun.runners.api_key import key_problem, remember
+from evalrun.runners.openai._api_key import key_problem, remember
 
-# request fields evalrun itself fills in (runners/openai.py `_body`)
+# request fields evalrun itself fills in (runners/openai/runner.py `_body`)
 SET_BY_EVALRUN = frozenset({"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "stream",
                             "stream_options", "ignore_eos"})
 

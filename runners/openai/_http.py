@@ -1,7 +1,7 @@
 """The `openai` runner's HTTP side: one attempt at a request, retries with backoff, the
 refusals that stop a run and those that concern one item only (a prompt past the
 served context, an answer the server never finished), with the API key scrubbed
-from every message in every form (runners/api_key.py)."""
+from every message in every form (runners/openai/_api_key.py)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable, Coroutine, TypeVar
 
-from evalrun.runners.api_key import readable_variable, scrub
+from evalrun.runners.openai._api_key import readable_variable, scrub
 from evalrun.runners.models import ModelError
-from evalrun.runners.openai_settings import OpenAISettings
-from evalrun.runners.retry import retry_after_seconds, retry_wait, retryable_status
+from evalrun.runners.openai._settings import OpenAISettings
+from evalrun.runners.openai._retry import retry_after_seconds, retry_wait, retryable_status
 
 T = TypeVar("T")
 

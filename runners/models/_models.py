@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalrun.runners.preparing import preparing
+from evalrun.runners.models._preparing import preparing
 
 ALIASES: dict[str, tuple[str, str]] = {
     # alias -> (python package that ships it, file inside the package)
@@ -140,7 +140,7 @@ def _conversion_estimate(gguf: Path) -> str:
 
 def _convert_gguf(source: ModelSource) -> Path:
     """De-quantize a GGUF once into a float32 checkpoint directory (hf_folder writes it atomically)."""
-    from evalrun.runners.hf_folder import MARKER, write_hf_folder
+    from evalrun.runners.models._hf_folder import MARKER, write_hf_folder
 
     quiet_transformers()
     target = _converted_dir(source)

@@ -1,6 +1,6 @@
 """The `server:` block of an `openai` config: how evalrun launches the engine it gates.
 
-Apart from the process code (runners/server_process.py) so the config loader can
+Apart from the process code (runners/openai/_server_process.py) so the config loader can
 validate it without starting anything. What can change an answer (the command
 with its flags, the environment, the engine's version) is the launch identity
 that enters the run key; where it listens and how long it is waited for do not.

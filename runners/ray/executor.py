@@ -1,8 +1,8 @@
 """`executor: ray`: a run's planned work spread over Ray actors, the driver the store's one writer.
 
-The driver plans the run exactly as the in-process runner would (runners/hf.py:
+The driver plans the run exactly as the in-process runner would (runners/hf/runner.py:
 `plan_units`: the same batches, the same document groups), hands whole units to
-actors (runners/ray_worker.py), and emits each unit's generations as it comes
+actors (runners/ray/_worker.py), and emits each unit's generations as it comes
 back, so `execute` stores them under its one lock with every check it applies in
 process. Batch composition, and therefore every output, does not depend on the
 executor. An actor that dies has its unfinished units re-queued on the others;
@@ -92,7 +92,7 @@ class Pool:
 
     def __init__(self, settings: RaySettings, device: str) -> None:
         ray = require_ray()
-        from evalrun.runners.ray_worker import Worker
+        from evalrun.runners.ray._worker import Worker
 
         resources = connect(settings)
         gpus = settings.gpus_per_actor if device.startswith("cuda") else 0.0

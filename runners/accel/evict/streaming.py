@@ -6,7 +6,7 @@ from typing import ClassVar
 
 import torch
 
-from evalrun.runners.accel.kv_evict import EvictionPolicy, EvictSettings, ScoreInput
+from evalrun.runners.accel.evict._policy import EvictionPolicy, EvictSettings, ScoreInput
 
 
 class Streaming(EvictionPolicy):
