@@ -29,8 +29,8 @@ from evalrun.evals.compare import pair  # noqa: E402
 from evalrun.evals.scoring import score_run  # noqa: E402
 from evalrun.evals.store import RunStore  # noqa: E402
 from evalrun.contract.types import Field, Generation, Item  # noqa: E402
-from evalrun.reports.junit import render_junit  # noqa: E402
-from evalrun.reports.markdown import render_markdown  # noqa: E402
+from evalrun.reports.formats import render_junit  # noqa: E402
+from evalrun.reports.formats import render_markdown  # noqa: E402
 
 FIELDS = [("invoice_number", "id"), ("issue_date", "date"), ("due_date", "date"), ("supplier", "text"),
           ("subtotal", "amount"), ("tax", "amount"), ("total", "amount"), ("term_months", "number")]

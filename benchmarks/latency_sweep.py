@@ -37,8 +37,8 @@ from evalrun.evals.timing import METRICS  # noqa: E402
 from evalrun.evals.config import parse_load, parse_workload, value_label  # noqa: E402
 from evalrun.evals.run import LoadSweep, load_sweep  # noqa: E402
 from evalrun.evals.timing import parse_slo  # noqa: E402
-from evalrun.reports.load_sweep import render_load_sweep  # noqa: E402
-from evalrun.reports.units import seconds  # noqa: E402
+from evalrun.reports.sweep import render_load_sweep  # noqa: E402
+from evalrun.reports.text import seconds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ["configs/latency.yaml", "configs/latency-int4kv.yaml", "configs/latency-pld.yaml"]

@@ -82,7 +82,7 @@ def _read_labels(path: Path) -> dict[tuple[str, str], dict]:
 # --- the whole audit set -------------------------------------------------------------------
 
 def known_kinds() -> set[str]:
-    """The field types the scorer knows now: evals.fields.KINDS, and a values registry if there is one."""
+    """The field types the scorer knows now: evals.scoring.fields.KINDS, and a values registry if there is one."""
     from evalrun.evals.scoring import fields
 
     kinds = set(getattr(fields, "KINDS", ()))

@@ -89,7 +89,7 @@ class Goodput(_Open):
 
 
 class TimingFigures(_Open):
-    """Request metrics of a set of generations by vLLM's definitions (evals.latency, evals.speed)."""
+    """Request metrics of a set of generations by vLLM's definitions (evals.timing.latency, evals.speed)."""
 
     items: int = 0
     items_timed: int = 0

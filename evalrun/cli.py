@@ -93,7 +93,7 @@ def run(
 
     def go() -> None:
         from evalrun.evals.scoring import pack_metrics
-        from evalrun.reports.terminal import render_pack_metrics
+        from evalrun.reports.formats import render_pack_metrics
 
         [cfg] = apply_ray([api.load(config)], ray, _log)
         result = api.run(cfg, out, limit, make_progress(), _log, keep_servers=keep_servers)
@@ -192,7 +192,7 @@ app.command()(plan)
 def _print_report(view: "ReportView", started: float) -> None:
     """The terminal tables, the speed-accuracy table and the verdict line, from the view every
     output file renders too."""
-    from evalrun.reports.terminal import render_view, status_markup
+    from evalrun.reports.formats import render_view, status_markup
 
     console.print()
     if view.noise_section is not None:
@@ -331,7 +331,7 @@ def _sweep_table(base_name: str, points: list["SweepPoint"], report: "api.Compar
     from rich.table import Table
 
     from evalrun.evals.speed import run_timing
-    from evalrun.reports.terminal import status_markup
+    from evalrun.reports.formats import status_markup
 
     packs = [pc.pack for pc in report.comparisons[0].packs] if report.comparisons else []
     table = Table(title=f"sweep of {escape(base_name)}: accuracy and speed against the knob", title_justify="left")
@@ -364,7 +364,7 @@ def rescore(
 
     Writes scores.jsonl into each run directory and prints the metrics.
     """
-    from evalrun.reports.terminal import render_pack_metrics
+    from evalrun.reports.formats import render_pack_metrics
 
     def go() -> None:
         for run_dir in run_dirs:

@@ -25,8 +25,7 @@ from evalrun.evals.files import ConfigError, StoreWriteFailed
 from evalrun.evals.run import RunFailed
 from evalrun.evals.compare import PairingError
 from evalrun.runners.openai import scrub_known
-from evalrun.reports.console import SafeConsole
-from evalrun.reports.safe_text import safe_text
+from evalrun.reports.text import SafeConsole, safe_text
 
 if TYPE_CHECKING:
     # typer (0.2x) carries its own click: the context its group methods take

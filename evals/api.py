@@ -176,7 +176,7 @@ def compare_results(
     (`confirm`) decide which of its flips reproduce. `scored`: runs already scored,
     by directory (compare has scored the baseline and its replicates for the early stop).
     `replicates_origin` says why these replicates (every verdict names the ones it used).
-    Items of the baseline's plan the candidate does not pair are gaps (evals.coverage), unless
+    Items of the baseline's plan the candidate does not pair are gaps (evals.gate), unless
     `subset`: then the verdict is judged on the items both asked and says SUBSET.
     """
     done = scored or {}
@@ -370,7 +370,7 @@ def report(run_dirs: Sequence[str | Path], gate: GateConfig | None = None, trust
 
     Each run's items must still be the ones it was asked (see `rescore`), unless `trust_edited_items`.
     `replicates` (K baseline runs in all) uses the first K - 1 stored beside the baseline; by default
-    the ones the candidates' comparison recorded (evals.replicate_choice), so the exit code is compare's."""
+    the ones the candidates' comparison recorded (evals.results.replicate_choice), so the exit code is compare's."""
     results = [load_stored(d, trust_edited_items, log) for d in run_dirs]
     names = [r.name for r in results]
     if len(set(names)) != len(names):

@@ -194,6 +194,7 @@ ORDER = {
     "evals": ["files", "store", "stats", "scoring", "compare", "timing", "gate", "config", "results", "speed",
               "drift", "imports", "run", "api", "frames"],
     "runners": ["_quiet_gc", "logprobs", "batch_plan", "models", "accel", "base", "hf", "openai", "ray", "config_rules"],
+    "reports": ["text", "charts", "view", "formats", "sweep"],
 }
 
 

@@ -128,7 +128,7 @@ class PackComparison(_PairedAccuracy):
     stats: PackStats | None = None
     # the candidate's re-asks (the gate's `confirm`): (item id, field) -> (re-asks right, re-asks)
     reasked: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
-    # the paired per-field table (evals.field_table), one row per field name, sorted by name
+    # the paired per-field table (evals.compare), one row per field name, sorted by name
     fields: list[FieldDelta] = field(default_factory=list)
     _field_table: FieldTable | None = field(default=None, repr=False)
     # per item, aligned: correctness and (tp, fp, fn) counts, for the statistics
@@ -215,7 +215,7 @@ def _micro_f1(counts: list[tuple[int, int, int]]) -> float:
 
 
 def _counts(item: ScoredItem) -> tuple[int, int, int]:
-    """(tp, fp, fn) of one item, counted as in evals.metrics."""
+    """(tp, fp, fn) of one item, counted as in evals.scoring."""
     tp = fp = fn = 0
     for n, s in item.fields.items():
         f_tp, f_fp, f_fn = field_counts(s.outcome, item.golds.get(n) is not None)

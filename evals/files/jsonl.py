@@ -10,7 +10,7 @@ surrogate escape.
 
 Reading skips a line it cannot read with a warning naming the file and line,
 and keeps every line before and after it. Files are opened through
-evals.store_files: never through a symbolic link.
+evals.files.store_files: never through a symbolic link.
 """
 
 from __future__ import annotations

@@ -199,7 +199,7 @@ def truncate(path: Path, size: int, expected: int) -> bool:
 
 
 def replace(path: Path, data: bytes) -> None:
-    """Replace a whole file atomically (evals.atomic), refusing a run directory or a file there that is a link."""
+    """Replace a whole file atomically (evals.files), refusing a run directory or a file there that is a link."""
     check_dir(path.parent)
     try:
         atomic.write_atomic(path, data, follow_links=False)

@@ -13,7 +13,7 @@ candidate asks must have been asked of the baseline. Two kinds of gap:
   side, or the baseline's generation raised (an out-of-memory baseline cannot
   vouch for what the candidate answered there). Never waived: a baseline
   whose samples are empty, deleted or unreadable pairs nothing, and that is
-  never a pass (evals.verdict).
+  never a pass (evals.gate).
 
 Every gap names the run directory it is about.
 """

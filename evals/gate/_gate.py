@@ -285,7 +285,7 @@ def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str,
 def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[Gap] | None = None,
              stab: Stability | None = None, decided: list[str] | None = None,
              speed: list[RuleResult] | None = None) -> Verdict:
-    """The verdict over the paired items; `gaps` are what the pairing could not cover (see evals.coverage);
+    """The verdict over the paired items; `gaps` are what the pairing could not cover (see evals.gate);
     `stab` is the baseline's stability over its replicates (None: every field it got right is gated).
     `decided` ("pack: rule"): the candidate stopped early on these FAILs, so every other rule is left
     undecided (not evaluated), never judged on the items it happened to reach."""

@@ -161,7 +161,7 @@ class Verdict:
     rules: list[RuleResult]
     notes: list[str]
     gaps: list[Gap] = field(default_factory=list)
-    # per pack: what its harmful-flip rules can detect (evals.flip_rules.PackPower)
+    # per pack: what its harmful-flip rules can detect (evals.gate._flip_rules.PackPower)
     power: dict[str, Any] = field(default_factory=dict)
     # harmful flips no rule counted: on fields unstable at baseline, or not reproduced when re-asked
     noise_flips: list[Any] = field(default_factory=list)
@@ -170,7 +170,7 @@ class Verdict:
     stopped: str | None = None
     # the baseline replicate runs (directory names) the gate measured the noise with; [] for none
     replicates: list[str] = field(default_factory=list)
-    # with --subset: what of the baseline's plan the verdict was not judged on (evals.coverage.subset_text)
+    # with --subset: what of the baseline's plan the verdict was not judged on (evals.gate.subset_text)
     subset: str | None = None
 
     @property

@@ -75,7 +75,7 @@ class RunResult:
     # what reading the store found (skipped lines, unknown keys, a rebuilt manifest)
     warnings: list[str] = field(default_factory=list)
     interleaved: Interleaved | None = None
-    # --limit N: the items are each pack's first N, not the config's whole plan (evals.coverage)
+    # --limit N: the items are each pack's first N, not the config's whole plan (evals.gate)
     limit: int | None = None
 
     def __post_init__(self) -> None:

@@ -4,7 +4,7 @@ Everything here works from a `PreparedRun` (items built with the tokenizer, no
 weights loaded) and the run store: per pack the item count, the prompt's tokens
 as the model would read them (chat template applied) against the room the
 context leaves, the fields by type; the run directory and how much of it is
-stored; and the expected generation time (evals.estimate).
+stored; and the expected generation time (evals.speed).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 `concurrency` or `request_rate`), giving its throughput-latency curve and the best setting
 under an SLO. An acceleration moves the best batch size, so a team re-tunes it with this.
 
-Every figure is evals.latency's (vLLM `bench serve` definitions). The best point is the
+Every figure is evals.timing.latency's (vLLM `bench serve` definitions). The best point is the
 one with the most good requests per second when an SLO is given (a point where no request
 meets it is never best), else the one with the highest request throughput; ties go to the
 lower load. Every point is timed fresh in a store directory of its own
@@ -62,7 +62,7 @@ class LoadPoint(BaseModel):
     requests: int = 0
     completed: int = 0
     failed: int = 0
-    duration_seconds: float = 0.0  # evals.latency's duration: the union of the requests' intervals
+    duration_seconds: float = 0.0  # evals.timing.latency's duration: the union of the requests' intervals
     wall_seconds: float = 0.0  # first request sent to last one finished, idle time included
     request_throughput: Optional[float] = None
     output_throughput: Optional[float] = None
@@ -104,7 +104,7 @@ class LoadSweep(BaseModel):
 
 def point_metrics(value: Number, gens: Sequence[Generation], slo: SLO | None = None, knob: str = "batch_size",
                   run_dir: str = "", runner_batch: int | None = None) -> LoadPoint:
-    """A point's figures from its requests (evals.latency.request_metrics), and a note when
+    """A point's figures from its requests (evals.timing.latency.request_metrics), and a note when
     the load run was less than the load asked (a capped batch, fewer requests than slots);
     `runner_batch`: the batch size the runner ended at (manifest `batching.final`)."""
     m = latency.request_metrics(gens, latency.PERCENTILES, slo)
@@ -139,7 +139,7 @@ def _shortfall(point: LoadPoint, gens: Sequence[Generation], knob: str, value: N
     elif knob == "request_rate" and point.wall_seconds > 0 and point.duration_seconds < 0.95 * point.wall_seconds:
         idle = 1 - point.duration_seconds / point.wall_seconds
         notes.append(f"no request in flight for {idle:.0%} of the wall clock: req/s counts busy time only "
-                     f"(evals.latency); {point.completed / point.wall_seconds:.3g} req/s over the whole wall clock")
+                     f"(evals.timing.latency); {point.completed / point.wall_seconds:.3g} req/s over the whole wall clock")
     return effective, "; ".join(notes) or None
 
 

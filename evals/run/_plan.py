@@ -3,7 +3,7 @@
 
 The stored baseline says how many fields per item its flip rules watch and how
 many of those it gets right (and, with replicates stored beside it, how many are
-stable and what its A/A rate is); the gate's exact power (evals.power) then says
+stable and what its A/A rate is); the gate's exact power (evals.stats) then says
 how many items like these detect `rate` with probability `power`, and the
 baseline's own measured seconds per item, per pack, what generating them costs.
 """

@@ -4,7 +4,7 @@ Only the flipped items are re-asked, so the cost is proportional to the flips,
 not to the pack. Each attempt runs in another batch composition: the first at
 batch size 1, the others in shuffled batches of the flipped items at the run's
 batch size. A flip counts when it reproduces in the majority of the N re-asks
-(evals.pairing.Flip.confirmed); a noise flip, which depends on its neighbours in
+(evals.compare.Flip.confirmed); a noise flip, which depends on its neighbours in
 the batch, rarely does. Re-asks are stored in the candidate's run directory
 (`confirmations.jsonl`, apart from its samples, which they never replace) and
 reused by the next compare or report.
@@ -83,7 +83,7 @@ def reask(prepared: PreparedRun, item_ids: list[str], attempts: int,
 def to_confirm(comparison: Comparison, limits: dict[str, tuple[int, str]], stab: Stability | None) -> list[str]:
     """The items whose harmful flips a rule of `limits` counts (on gated fields), then the items with a
     field in a rule's scope that the baseline got right in only some replicates (the candidate's rate
-    there is compared with the baseline's, evals.unstable_rates), in item order, each once."""
+    there is compared with the baseline's, evals.stats), in item order, each once."""
     out: dict[str, None] = {}
     for pc in comparison.packs:
         for f in pc.harmful:

@@ -14,7 +14,7 @@ the baseline got right is gated and the A/A counts are empty (every flip counts)
 
 A field right in only some replicates (k of K, 0 < k < K) cannot be gated flip by
 flip, but it is not ignored either: `rated` keeps its k and K, and the flip rules
-(evals.unstable_rates) compare that rate with the candidate's own on the same fields.
+(evals.stats) compare that rate with the candidate's own on the same fields.
 """
 
 from __future__ import annotations

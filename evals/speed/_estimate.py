@@ -6,7 +6,7 @@ when it has timed generations, else from the most recent stored run in the same
 store with the same model identity and device (one with the same acceleration
 first). From its samples: prompt tokens per second of prefill and new tokens
 per second of decode (both amortised over the measured batch, as
-`evals.speed.timing_figures` counts decode), scaled to these items' prompt
+`evals.speed._speed.timing_figures` counts decode), scaled to these items' prompt
 tokens and output lengths; a run without prefill/decode timings gives its mean
 seconds per item. Model loading is reported apart, as the run recorded it.
 """

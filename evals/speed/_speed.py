@@ -9,7 +9,7 @@ never zero.
 
 - A batch's wall time (`seconds`) is shared by its items, so summing
   seconds / batch_size over items counts each batch's time once.
-- Context-length buckets are by prompt tokens, the edges of evals.buckets
+- Context-length buckets are by prompt tokens, the edges of evals.compare
   (powers of two, the same as the accuracy heatmaps and breakdowns).
 """
 

@@ -85,7 +85,7 @@ def micro_f1(counts_sum: ArrayLike) -> np.ndarray:
     """Micro-F1 = 2tp / (2tp + fp + fn) from summed (tp, fp, fn) in the last axis.
 
     Accepts sums or means (the ratio is scale-free). 0.0 when there is nothing
-    to count, matching `FieldMetrics.f1` in evals.metrics.
+    to count, matching `FieldMetrics.f1` in evals.scoring.
     """
     a = np.asarray(counts_sum, dtype=float)
     if a.shape[-1] != 3:

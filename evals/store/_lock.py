@@ -4,7 +4,7 @@ A second process waits for the first and then re-reads what is stored, so it
 generates only what is still missing. The kernel drops a flock when its holder
 dies (kill -9 included), so a lock left by a dead process is never stale: the
 next run takes it at once. The file holds the holder's pid, only for messages.
-It is opened like every file of the store (evals.store_files): a link planted
+It is opened like every file of the store (evals.files.store_files): a link planted
 as `lock`, or a run directory that is a link, is refused before anything is
 written through it.
 """

@@ -11,7 +11,7 @@ before items had context/question/answer_format carries the hash of the older
 form, which is recomputed from its stored lines (`v1_items_sha256`) to verify it,
 and replaced by the current one the next time `execute` reuses the run.
 
-Every file is opened through evals.store_files: never through a symbolic link (a
+Every file is opened through evals.files.store_files: never through a symbolic link (a
 link planted in a run directory is refused, naming it), and a write that fails
 names its file.
 """

@@ -182,7 +182,7 @@ class Timing:
 
 
 def timing(base: Any, cand: Any, basis: str) -> Timing:
-    """Judge the speedups of `cand` over `base` (RunResults) timed on `basis` (evals.speedups.pair_timings)."""
+    """Judge the speedups of `cand` over `base` (RunResults) timed on `basis` (evals.timing.speedups.pair_timings)."""
     if basis != STORED_RUNS:
         pairs = getattr(getattr(cand, "interleaved", None), "batches", 0)
         cancels = ("so a load that changes between pairs cancels" if pairs > 1 else

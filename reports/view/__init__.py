@@ -1,7 +1,7 @@
 """The one view model every report renders (see reports/view/model.py).
 
 `build_view(report)` computes it from a `CompareReport` (evals.api): the
-verdicts as evals.verdict made them, per-pack and paired per-field tables, the
+verdicts as evals.gate made them, per-pack and paired per-field tables, the
 noise floor, the speed-accuracy table, heatmaps and the item browser's data.
 """
 

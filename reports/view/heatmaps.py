@@ -1,7 +1,7 @@
 """Accuracy heatmaps, context length x depth, with colour-blind-safe fills.
 
 Columns are the exact context lengths when a pack has a few (at most 12),
-else the buckets of evals.buckets: the same edges as the speed-by-length table.
+else the buckets of evals.compare: the same edges as the speed-by-length table.
 """
 
 from __future__ import annotations

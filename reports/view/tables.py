@@ -77,7 +77,7 @@ def pack_row(pc: PackComparison, verdict: Verdict | None, aa: PackComparison | N
 
 
 def field_rows(comparison: Comparison) -> list[FieldRow]:
-    """The comparison's paired per-field table (computed in evals.field_table), pack by pack."""
+    """The comparison's paired per-field table (computed in evals.compare), pack by pack."""
     return [row for pc in comparison.packs for row in pc.fields]
 
 

@@ -70,7 +70,7 @@ def test_report_finds_the_stored_replicates(aa: tuple[Path, api.CompareReport]) 
     again = api.report([report.baseline.dir, report.candidates[0].dir], log=lambda m: None)
     assert len(again.replicates) == 2 and again.verdicts[0].status == report.verdicts[0].status
     assert again.verdicts[0].noise_flips == report.verdicts[0].noise_flips
-    from evalrun.reports.summary import report_json
+    from evalrun.reports.formats import report_json
     from evalrun.reports.view import build_view
 
     data = report_json(build_view(again, html=False))

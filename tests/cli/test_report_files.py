@@ -116,7 +116,7 @@ def test_a_usage_error_after_the_claim_leaves_no_report(tmp_path: Path) -> None:
 
 
 def test_one_output_failing_to_render_costs_that_file_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import evalrun.reports.html as html
+    from evalrun.reports.formats import html
 
     def broken(*_: object) -> str:
         raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")

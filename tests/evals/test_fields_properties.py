@@ -1,4 +1,4 @@
-"""Property tests for evals.fields: formatting invariance, totality, reflexivity."""
+"""Property tests for evals.scoring.fields: formatting invariance, totality, reflexivity."""
 
 from __future__ import annotations
 

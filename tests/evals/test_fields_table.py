@@ -1,4 +1,4 @@
-"""Table-driven spec for evals.fields.score_field.
+"""Table-driven spec for evals.scoring.fields.score_field.
 
 Each row is (id, kind, gold, pred, expected outcome, expected sub-code, options),
 written from the scoring rules in DESIGN.md "Field scoring" and the decisions

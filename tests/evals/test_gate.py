@@ -17,9 +17,8 @@ from evalrun.evals.gate import (
 from evalrun.evals.compare import pair
 from evalrun.evals.scoring import ScoredItem
 from evalrun.contract.types import FieldScore
-from evalrun.reports.junit import render_junit
-from evalrun.reports.markdown import render_markdown
-from evalrun.reports.units import rule_text
+from evalrun.reports.formats import render_junit, render_markdown
+from evalrun.reports.text import rule_text
 from tests.conftest import DEPTHS, LENGTHS, doc_items, make_run, needle_items
 
 

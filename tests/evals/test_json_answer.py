@@ -1,4 +1,4 @@
-"""Tests for evals.json_answer.parse_json_answer: the fixed parse order, the
+"""Tests for evals.scoring.parse_json_answer: the fixed parse order, the
 truncation suspect, and that no input makes it raise."""
 
 from __future__ import annotations

@@ -20,9 +20,8 @@ from evalrun.evals.timing import RunLoad, Snapshot, load as speed_load, measured
 from evalrun.evals.config import parse_config
 from evalrun.evals.run import execute, prepare
 from evalrun.evals.speed import speed_table
-from evalrun.reports import units
-from evalrun.reports.markdown import render_speed_markdown
-from evalrun.reports.terminal import render_speed
+from evalrun.reports.text import units
+from evalrun.reports.formats import render_speed, render_speed_markdown
 from tests.conftest import tiny_config
 
 # a busy loop that ends by itself even if the test dies before killing it

@@ -202,7 +202,7 @@ def test_non_bmp_text_offsets_are_utf16() -> None:
     ((2, 6, 3, 8), 0, 4, "2 (med 4.5)"),
 ])
 def test_the_first_divergent_token_reads_earliest_and_median(first: tuple, identical: int, n: int, cell: str) -> None:
-    from evalrun.reports import units
+    from evalrun.reports.text import units
 
     assert units.divergence_cell(first, identical, n) == cell
 

@@ -139,7 +139,7 @@ class Row:
 
 
 def percentile_rows(run: ServedRun, percentiles: tuple[float, ...] = PERCENTILES) -> list[Row]:
-    """TTFT, TPOT, ITL and E2EL at every percentile, from `evals.latency.request_metrics` and from the truth."""
+    """TTFT, TPOT, ITL and E2EL at every percentile, from `evals.timing.latency.request_metrics` and from the truth."""
     measured = request_metrics(run.generations, percentiles, run.scenario.slo)
     rows = []
     for metric in METRICS:

@@ -13,10 +13,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from evalrun.reports.view.svg import (
-    DASHES, INK, MUTED, PALETTE, SHAPES, Frame, LegendEntry, Placer, Scale, around, axes, axis_scale, esc, finite,
-    frame, legend, legend_rows, log_ticks, marker, nice_ticks, no_data, num, open_svg, with_zero,
-)
+from evalrun.reports.charts._svg import DASHES, INK, MUTED, PALETTE, SHAPES, Frame, LegendEntry, Placer, Scale, around, axes, axis_scale, esc, finite, frame, legend, legend_rows, log_ticks, marker, nice_ticks, no_data, num, open_svg, with_zero
 
 __all__ = ["Curve", "CurvePoint", "DistributionSeries", "GateRegion", "ScatterPoint", "format_latency",
            "latency_distribution", "latency_throughput_curves", "log_ticks", "nice_ticks", "scatter_scales",

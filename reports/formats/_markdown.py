@@ -4,7 +4,7 @@ a per-pack table, the failing rules and the top harmful flips.
 GitHub renders HTML inside Markdown, so model text is HTML-escaped and table
 metacharacters are neutralised: a model's answer cannot inject markup here, and
 a newline or a pipe in it cannot break a table. Control characters, bidi
-overrides and lone surrogates are made visible (reports.safe_text), in each
+overrides and lone surrogates are made visible (reports.text), in each
 cell and once more over the whole document.
 """
 
@@ -15,9 +15,7 @@ import html
 from evalrun.evals.compare import Comparison
 from evalrun.evals.speed import SPEED_ONLY, SpeedTable
 from evalrun.evals.gate import INCOMPLETE_NOTE, STATUS_TEXT, Verdict, overall_summary
-from evalrun.reports import drift_text, units
-from evalrun.reports.safe_text import safe_text
-from evalrun.reports.units import rule_text
+from evalrun.reports.text import drift_text, rule_text, safe_text, units
 from evalrun.reports.view import comparisons_view
 from evalrun.reports.view.model import CandidateSection, ReportView
 

@@ -8,7 +8,7 @@ model text can close a tag. A Content-Security-Policy forbids every load
 (no network, no fonts, no remote images) and runs only the page's own script,
 by hash: even markup that slipped through could not execute. Control
 characters, bidi overrides and lone surrogates from data are made visible
-(reports.safe_text): in the browser's data before it is encoded (JSON escapes
+(reports.text): in the browser's data before it is encoded (JSON escapes
 would hide them from a later pass) and over the whole page.
 """
 
@@ -27,12 +27,11 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from evalrun.evals.gate import INCOMPLETE_NOTE, STATUS_TEXT
-from evalrun.reports import drift_text, units
+from evalrun.reports.text import drift_text, safe_text, safe_tree, units
 from evalrun.reports.view.model import ReportView
-from evalrun.reports.output import write_atomic
-from evalrun.reports.safe_text import safe_text, safe_tree
+from evalrun.evals.files import write_atomic
 
-TEMPLATES = Path(__file__).parent / "templates"
+TEMPLATES = Path(__file__).parents[1] / "templates"
 # a rule's row in the verdict table: each status its own look (an untestable rule is not green)
 ROW_CLASS = {"pass": "ok", "fail": "bad", "incomplete": "gap", "untestable": "untestable"}
 

@@ -1,5 +1,5 @@
 """Where a report file may go (checked before any work), and writing it with
-the one atomic writer (evals.atomic)."""
+the one atomic writer (evals.files)."""
 
 from __future__ import annotations
 

@@ -8,14 +8,14 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from evalrun.reports.safe_text import safe_text
+from evalrun.reports.text._safe_text import safe_text
 
 __all__ = ["SafeConsole"]
 
 
 class SafeConsole(Console):
     """A rich console for untrusted text. Every string it prints (a line, a table cell, a title)
-    goes through `render_str`, where it is neutralised (reports.safe_text) before its markup is
+    goes through `render_str`, where it is neutralised (reports.text) before its markup is
     parsed, so ESC, controls, bidi overrides and lone surrogates from data never reach the
     terminal; rich adds its own styles after. Emoji codes stay text (`:x:` in an answer is not
     an emoji). A reader that closes the pipe (`evalrun report ... | head`) silences the console

@@ -1,7 +1,7 @@
 """A load sweep as a self-contained HTML page: each config's latency-throughput curves drawn
 by evalrun (inline SVG, no script, no external anything) and its table. Config names are
 untrusted text: every value goes through markupsafe's escaping, and the page through
-reports.safe_text (no control character, bidi override or lone surrogate)."""
+reports.text (no control character, bidi override or lone surrogate)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from markupsafe import Markup, escape
 from evalrun.evals.config import value_label
 from evalrun.evals.run import LoadSweep
 from evalrun.evals.timing import SLO
-from evalrun.reports.load_sweep import COLUMNS_NOTE, _cells, _columns, notes, sentence, title
-from evalrun.reports.output import write_atomic
-from evalrun.reports.safe_text import safe_text
-from evalrun.reports.view.charts import Curve, CurvePoint, latency_throughput_curves
+from evalrun.reports.sweep._tables import COLUMNS_NOTE, _cells, _columns, notes, sentence, title
+from evalrun.evals.files import write_atomic
+from evalrun.reports.text import safe_text
+from evalrun.reports.charts import Curve, CurvePoint, latency_throughput_curves
 
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; connect-src 'none'; base-uri 'none'; "
        "form-action 'none'")

@@ -12,8 +12,8 @@ from rich.table import Table
 from evalrun.evals.timing import METRICS
 from evalrun.evals.config import value_label
 from evalrun.evals.run import LoadCurve, LoadPoint, LoadSweep
-from evalrun.reports import units
-from evalrun.reports.markdown import md_cell
+from evalrun.reports.text import units
+from evalrun.reports.formats import md_cell
 
 PCTS = ("p50", "p99")
 BEST = "★"

@@ -7,8 +7,7 @@ from typing import Any
 
 from evalrun.evals.compare import Flip
 from evalrun.evals.gate import STATUS_TEXT, RuleResult, Verdict, overall_counts, overall_summary
-from evalrun.reports import drift_text
-from evalrun.reports.units import rule_text
+from evalrun.reports.text import drift_text, rule_text
 from evalrun.reports.view.model import CandidateSection, PackRow, ReportView
 
 __all__ = ["comparison_dict", "flip_dict", "pack_dict", "report_json", "rule_dict", "rule_text", "verdict_dict"]

@@ -7,7 +7,7 @@ verdict's rule counts in the words every output uses. Each suite's properties ca
 per-pack figures and the noise floor, so CI dashboards read the same numbers.
 Built with ElementTree so every string is escaped; ElementTree writes control
 characters and lone surrogates as they are, which XML 1.0 forbids, so the
-document is neutralised (reports.safe_text) and always parses."""
+document is neutralised (reports.text) and always parses."""
 
 from __future__ import annotations
 
@@ -17,9 +17,8 @@ from pathlib import Path
 from evalrun.evals.compare import Comparison
 from evalrun.evals.speed import SpeedTable
 from evalrun.evals.gate import STATUS_TEXT, Verdict, overall_exit_code, overall_status
-from evalrun.reports.output import write_atomic
-from evalrun.reports.safe_text import safe_text
-from evalrun.reports.units import rule_text
+from evalrun.evals.files import write_atomic
+from evalrun.reports.text import rule_text, safe_text
 from evalrun.reports.view.model import CandidateSection, ReportView, RunInfo
 
 

@@ -10,8 +10,7 @@ from rich.table import Table
 from evalrun.evals.scoring import PackMetrics
 from evalrun.evals.speed import SPEED_ONLY, SpeedTable
 from evalrun.evals.gate import STATUS_TEXT
-from evalrun.reports import drift_text, units
-from evalrun.reports.units import rule_text
+from evalrun.reports.text import drift_text, rule_text, units
 from evalrun.reports.view.model import CandidateSection, ReportView
 
 MAX_FLIPS_SHOWN = 25

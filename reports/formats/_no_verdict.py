@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from evalrun.reports.safe_text import safe_text
+from evalrun.reports.text import safe_text
 
 __all__ = ["NoVerdict"]
 
