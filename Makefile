@@ -79,4 +79,4 @@ engines-vllm: .engines/vllm/.installed .engines/models/smollm2-135m-instruct-hf/
 	PYTHON=$(PYTHON) bash scripts/engine_venv_vllm.sh
 
 .engines/models/smollm2-135m-instruct-hf/evalrun-converted.json: $(VENV)/.installed
-	$(PY) -m evalrun.runners.hf_folder_cli smollm2-135m .engines/models/smollm2-135m-instruct-hf
+	$(PY) -m evalrun.runners.models.hf_folder_cli smollm2-135m .engines/models/smollm2-135m-instruct-hf

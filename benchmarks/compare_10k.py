@@ -25,12 +25,12 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalrun.evals.gate import evaluate  # noqa: E402
-from evalrun.evals.pairing import pair  # noqa: E402
+from evalrun.evals.compare import pair  # noqa: E402
 from evalrun.evals.scoring import score_run  # noqa: E402
 from evalrun.evals.store import RunStore  # noqa: E402
 from evalrun.contract.types import Field, Generation, Item  # noqa: E402
-from evalrun.reports.junit import render_junit  # noqa: E402
-from evalrun.reports.markdown import render_markdown  # noqa: E402
+from evalrun.reports.formats import render_junit  # noqa: E402
+from evalrun.reports.formats import render_markdown  # noqa: E402
 
 FIELDS = [("invoice_number", "id"), ("issue_date", "date"), ("due_date", "date"), ("supplier", "text"),
           ("subtotal", "amount"), ("tax", "amount"), ("total", "amount"), ("term_months", "number")]

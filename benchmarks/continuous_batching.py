@@ -32,12 +32,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evalrun.evals import execute  # noqa: E402
+from evalrun.evals.results import PreparedRun
+from evalrun.evals.run import prepare  # noqa: E402
 from evalrun.evals.config import load_config  # noqa: E402
-from evalrun.runners.kv_layout import KVLayout, element_size  # noqa: E402
+from evalrun.runners.accel.kv_layout import KVLayout, element_size  # noqa: E402
 
 
-def _pass(prepared: execute.PreparedRun, items: list, fresh: bool = True) -> tuple[float, dict]:
+def _pass(prepared: PreparedRun, items: list, fresh: bool = True) -> tuple[float, dict]:
     """One timed pass; in a fresh thread unless `fresh` is False. The continuous side's forward runs in
     the manager's new thread, and on a loaded CPU a new thread's OpenMP team was measured up to 4x faster
     than the main thread's (a 512x512 matmul, load 7 on 2 cores): timing both sides from a fresh thread
@@ -75,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="time the static side from the main thread, as `evalrun run` does (see _pass)")
     args = ap.parse_args(argv)
 
-    base = execute.prepare(load_config(args.baseline), "/tmp/cb-bench-runs", limit=args.limit)
-    cand = execute.prepare(load_config(args.candidate), "/tmp/cb-bench-runs", limit=args.limit)
+    base = prepare(load_config(args.baseline), "/tmp/cb-bench-runs", limit=args.limit)
+    cand = prepare(load_config(args.candidate), "/tmp/cb-bench-runs", limit=args.limit)
     if cand.config.batching.mode != "continuous" or base.config.batching.mode != "static":
         print("the baseline must batch statically and the candidate continuously")
         return 2

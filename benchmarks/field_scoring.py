@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evalrun.evals.fields import score_field  # noqa: E402
+from evalrun.evals.scoring import score_field  # noqa: E402
 
 TARGET_S = 5.0
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",

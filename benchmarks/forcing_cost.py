@@ -1,5 +1,5 @@
 """Teacher-forced scoring time as a share of the candidate's generation time, before and after the
-one-pass read (runners/forced_read.py), side by side in one process on the same machine state.
+one-pass read (runners/hf/forced_read.py), side by side in one process on the same machine state.
 
     python benchmarks/forcing_cost.py configs/baseline.yaml configs/int4kv.yaml configs/sparse50.yaml --limit 4
 
@@ -22,10 +22,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evalrun.evals import api, teacher_force  # noqa: E402
+from evalrun.evals import api
+import evalrun.evals.drift.teacher_force as teacher_force  # noqa: E402
 from evalrun.evals.drift import token_drift  # noqa: E402
-from evalrun.evals.execute import execute, prepare  # noqa: E402
-from evalrun.runners.forced_read import one_pass_blocker  # noqa: E402
+from evalrun.evals.run import execute, prepare  # noqa: E402
+from evalrun.runners.hf.forced_read import one_pass_blocker  # noqa: E402
 
 
 def _force(prepared, result, base_run, base, one_pass: bool):  # type: ignore[no-untyped-def]

@@ -30,12 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalrun.evals.api import score, stored_replicates  # noqa: E402
 from evalrun.evals.gate import GateConfig, evaluate, load_gate_file  # noqa: E402
-from evalrun.evals.flip_rules import rule_key  # noqa: E402
-from evalrun.evals.pairing import pair  # noqa: E402
-from evalrun.evals.power import pack_power  # noqa: E402
-from evalrun.evals.runs import RunResult  # noqa: E402
+from evalrun.evals.gate import rule_key  # noqa: E402
+from evalrun.evals.compare import pair  # noqa: E402
+from evalrun.evals.stats import pack_power  # noqa: E402
+from evalrun.evals.results import RunResult  # noqa: E402
 from evalrun.evals.scoring import ScoredItem, score_item  # noqa: E402
-from evalrun.evals.stability import Stability, stability  # noqa: E402
+from evalrun.evals.scoring import Stability, stability  # noqa: E402
 
 NUMBER = re.compile(r"\d(?:[\d,.' ]*\d)?")
 

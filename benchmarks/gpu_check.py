@@ -33,8 +33,9 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalrun.evals import api  # noqa: E402
-from evalrun.evals.config import ConfigError, load_config_variant  # noqa: E402
-from evalrun.evals.speed_table import speed_table  # noqa: E402
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import load_config_variant  # noqa: E402
+from evalrun.evals.speed import speed_table  # noqa: E402
 from evalrun.runners.accel import headlines  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalrun.evals.config import parse_config  # noqa: E402
-from evalrun.evals.execute import execute, prepare  # noqa: E402
+from evalrun.evals.run import execute, prepare  # noqa: E402
 
 
 def _config(args: argparse.Namespace, prefix_reuse: bool) -> dict:

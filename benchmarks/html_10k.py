@@ -29,10 +29,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalrun.evals import api  # noqa: E402
-from evalrun.evals.runs import RunResult  # noqa: E402
+from evalrun.evals.results import RunResult  # noqa: E402
 from evalrun.reports.view import build_view  # noqa: E402
 from evalrun.contract.types import Field, Generation, Item  # noqa: E402
-from evalrun.reports.html import render_html  # noqa: E402
+from evalrun.reports.formats.html import render_html  # noqa: E402
 from evalrun.tasks.needle_numbers import NeedleParams, build as build_needles  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

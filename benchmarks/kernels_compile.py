@@ -28,7 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evalrun.evals import api, speedups  # noqa: E402
+from evalrun.evals import api
+from evalrun.evals.timing import speedups  # noqa: E402
 from evalrun.evals.config import load_config_variant  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

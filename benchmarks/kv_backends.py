@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evalrun.evals.config import load_config  # noqa: E402
-from evalrun.evals.execute import prepare  # noqa: E402
+from evalrun.evals.run import prepare  # noqa: E402
 
 CANDIDATES = ("int4kv-quanto.yaml", "int2kv-quanto.yaml", "int4kv.yaml", "int2kv.yaml", "fp8kv.yaml")  # quanto (the extra), hqq, fp8
 PACKS = ("needle_numbers", "doc_fields")

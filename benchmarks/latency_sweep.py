@@ -7,7 +7,7 @@ Runs `configs/latency.yaml` (the baseline), `configs/latency-int4kv.yaml` (4-bit
 cache) and `configs/latency-pld.yaml` (prompt-lookup speculative decoding) on the default
 model at every batch size, all three on the latency pack (`--workload`, default `short`:
 about 200 tokens in, 300 out, `--count` items), each point timed afresh in its own run
-directory (evals/load_sweep.py, the same code as `evalrun sweep --load`). Prints per config
+directory (evals/run/_load_sweep.py, the same code as `evalrun sweep --load`). Prints per config
 its throughput-latency table (request and output throughput, TTFT/TPOT/ITL/E2EL p50 and
 p99, goodput under the SLO), every metric's p99 at each batch size, and the best batch
 size: the most good requests/s under the SLO.
@@ -33,12 +33,12 @@ from rich.markup import escape  # noqa: E402
 from evalrun.cli_app import make_progress  # noqa: E402
 from evalrun.cli_sweep import write_outputs  # noqa: E402
 from evalrun.evals.config import load_config  # noqa: E402
-from evalrun.evals.latency import METRICS  # noqa: E402
-from evalrun.evals.load_knobs import parse_load, parse_workload, value_label  # noqa: E402
-from evalrun.evals.load_sweep import LoadSweep, load_sweep  # noqa: E402
-from evalrun.evals.slo import parse_slo  # noqa: E402
-from evalrun.reports.load_sweep import render_load_sweep  # noqa: E402
-from evalrun.reports.units import seconds  # noqa: E402
+from evalrun.evals.timing import METRICS  # noqa: E402
+from evalrun.evals.config import parse_load, parse_workload, value_label  # noqa: E402
+from evalrun.evals.run import LoadSweep, load_sweep  # noqa: E402
+from evalrun.evals.timing import parse_slo  # noqa: E402
+from evalrun.reports.sweep import render_load_sweep  # noqa: E402
+from evalrun.reports.text import seconds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ["configs/latency.yaml", "configs/latency-int4kv.yaml", "configs/latency-pld.yaml"]

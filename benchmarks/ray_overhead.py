@@ -35,8 +35,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalrun.evals.config import load_config_variant  # noqa: E402
-from evalrun.evals.execute import execute, prepare  # noqa: E402
-from evalrun.runners import ray_executor  # noqa: E402
+from evalrun.evals.run import execute, prepare  # noqa: E402
+from evalrun.runners.ray import executor as ray_executor  # noqa: E402
 
 CORES = os.cpu_count() or 1
 ARMS: dict[str, dict[str, Any] | None] = {

@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalrun.contract.types import CORRECT_OUTCOMES, FieldScore, Generation, Item  # noqa: E402
 from evalrun.evals.api import load, rescore  # noqa: E402
-from evalrun.evals.fields import score_field  # noqa: E402
+from evalrun.evals.scoring import score_field  # noqa: E402
 from evalrun.evals.scoring import score_item  # noqa: E402
 from evalrun.evals.store import RunStore  # noqa: E402
 from evalrun.tasks import get_pack  # noqa: E402
@@ -82,8 +82,8 @@ def _read_labels(path: Path) -> dict[tuple[str, str], dict]:
 # --- the whole audit set -------------------------------------------------------------------
 
 def known_kinds() -> set[str]:
-    """The field types the scorer knows now: evals.fields.KINDS, and a values registry if there is one."""
-    import evalrun.evals.fields as fields
+    """The field types the scorer knows now: evals.scoring.fields.KINDS, and a values registry if there is one."""
+    from evalrun.evals.scoring import fields
 
     kinds = set(getattr(fields, "KINDS", ()))
     for module in ("evalrun.values.registry", "evalrun.values.types"):

@@ -7,7 +7,7 @@ timing generates the baseline, then the candidate, with CPU-burning processes
 started half-way (when the candidate starts) and stopped at its end: the
 speedup it reports is the load, not the method. Interleaved timing re-times the
 same batches of both with the two models loaded in one process, the order
-alternating (evals/interleave.py), with the burners started half-way through
+alternating (evals/speed/interleave.py), with the burners started half-way through
 the pairs. Prints both speedups (TTFT, TPOT and E2EL p50, with their 95% paired
 intervals) side by side; exits 1 when the interleaved TPOT p50 speedup is
 outside [0.95, 1.05]. Runs go to a fresh temporary store every time.
@@ -24,10 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evalrun.evals import interleave, speedups  # noqa: E402
+from evalrun.evals.speed import interleave
+from evalrun.evals.timing import speedups  # noqa: E402
 from evalrun.evals.config import load_config_variant  # noqa: E402
-from evalrun.evals.execute import execute, prepare  # noqa: E402
-from evalrun.evals.interleave import interleaved_of  # noqa: E402
+from evalrun.evals.run import execute, prepare  # noqa: E402
+from evalrun.evals.speed import interleaved_of  # noqa: E402
 
 METRICS = ("ttft_p50", "tpot_p50", "e2el_p50")
 BURN = "while True: pass"

@@ -7,7 +7,7 @@ injected timings, and the hf runner on a model whose forward calls take a known 
 The openai scenarios are tests/runners/timing_scenarios.py's (the ones the tests assert, then
 two the tests leave alone: every request in lockstep, and 32 streams at 5 ms gaps). For each it
 prints every metric at p50/p90/p95/p99: injected (the server's schedule), sent (what it put on
-the wire), measured (evals.latency.request_metrics on the stored run), the error against the
+the wire), measured (evals.timing.latency.request_metrics on the stored run), the error against the
 injected value in ms and %, and whether it is within 5% or 2 ms; then per scenario the worst
 error against injected and against sent (the runner's own), the worst single request, how late
 the server itself was, and goodput injected vs measured. `--thread` runs each scenario again
@@ -69,7 +69,7 @@ def _openai(name: str, process: bool, all_rows: bool, out: Path) -> dict[str, ob
 
 def _hf(out: Path) -> list[str]:
     from evalrun.evals.config import parse_config
-    from evalrun.evals.execute import prepare
+    from evalrun.evals.run import prepare
     from evalrun.runners.models import local_dir, resolve_model
     from tests.conftest import write_tiny_model
     from tests.runners.paced_model import ForwardPacer, calibrate

@@ -42,9 +42,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalrun.contract.types import Generation, Item  # noqa: E402
 from evalrun.evals.config import load_config_variant  # noqa: E402
-from evalrun.evals.execute import prepare  # noqa: E402
+from evalrun.evals.run import prepare  # noqa: E402
 from evalrun.runners.batch_plan import PaddingTally  # noqa: E402
-from evalrun.runners.hf_continuous import BatchingSettings, ContinuousRun  # noqa: E402
+from evalrun.runners.hf import BatchingSettings, ContinuousRun  # noqa: E402
 from evalrun.runners.models import local_dir  # noqa: E402
 
 LM_EVAL = "lm-eval hf"

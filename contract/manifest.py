@@ -89,7 +89,7 @@ class Goodput(_Open):
 
 
 class TimingFigures(_Open):
-    """Request metrics of a set of generations by vLLM's definitions (evals.latency, evals.speed)."""
+    """Request metrics of a set of generations by vLLM's definitions (evals.timing.latency, evals.speed)."""
 
     items: int = 0
     items_timed: int = 0
@@ -175,7 +175,7 @@ class AccelEffects(_Open):
 
 
 class MachineLoad(_Open):
-    """What the machine did while a session generated (evals/speed_load.py): shares of all its CPUs."""
+    """What the machine did while a session generated (evals/timing/load.py): shares of all its CPUs."""
 
     cpus: int | None = None
     seconds: float | None = None

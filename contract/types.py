@@ -279,7 +279,7 @@ class Generation(BaseModel):
     # (speculative decoding) make longer than TPOT; None where not recorded (older runs)
     itl_seconds: list[float] | None = None
     # why the answer ended, as the engine said: "stop" (the model ended it), "length" (max_new_tokens
-    # reached: a cut-off that can cost a field), others a server names (runners/openai_answer.py);
+    # reached: a cut-off that can cost a field), others a server names (runners/openai/_answer.py);
     # None where not recorded (older runs) or on an error
     finish_reason: str | None = None
     # an imported run's (evalrun import): the source harness's own per-sample metric values by name

@@ -23,7 +23,7 @@ from evalrun.contract.version import __version__
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "load_config": "evalrun.evals.config",
-    "ConfigError": "evalrun.evals.config",
+    "ConfigError": "evalrun.evals.files",
     "RunConfig": "evalrun.evals.config",
     "run": "evalrun.evals.api",
     "compare": "evalrun.evals.api",
@@ -33,14 +33,14 @@ _EXPORTS: dict[str, str] = {
     "plan": "evalrun.evals.api",
     "CompareReport": "evalrun.evals.api",
     "Rescored": "evalrun.evals.api",
-    "RunResult": "evalrun.evals.runs",
-    "RunFailed": "evalrun.evals.execute",
-    "score_field": "evalrun.evals.fields",
+    "RunResult": "evalrun.evals.results",
+    "RunFailed": "evalrun.evals.run",
+    "score_field": "evalrun.evals.scoring",
     "GateConfig": "evalrun.evals.gate",
-    "Verdict": "evalrun.evals.verdict",
-    "RuleResult": "evalrun.evals.verdict",
-    "Gap": "evalrun.evals.verdict",
-    "Comparison": "evalrun.evals.pairing",
+    "Verdict": "evalrun.evals.gate",
+    "RuleResult": "evalrun.evals.gate",
+    "Gap": "evalrun.evals.gate",
+    "Comparison": "evalrun.evals.compare",
     "samples_df": "evalrun.evals.frames",
     "fields_df": "evalrun.evals.frames",
     "Item": "evalrun.contract",
@@ -68,11 +68,11 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from evalrun.contract import Field, FieldScore, Generation, Item
     from evalrun.evals.api import CompareReport, Rescored, compare, compare_results, plan, report, rescore, run
-    from evalrun.evals.config import ConfigError, RunConfig, load_config
-    from evalrun.evals.execute import RunFailed
-    from evalrun.evals.runs import RunResult
-    from evalrun.evals.fields import score_field
+    from evalrun.evals.files import ConfigError
+    from evalrun.evals.config import RunConfig, load_config
+    from evalrun.evals.run import RunFailed
+    from evalrun.evals.results import RunResult
+    from evalrun.evals.scoring import score_field
     from evalrun.evals.frames import fields_df, samples_df
-    from evalrun.evals.gate import GateConfig
-    from evalrun.evals.pairing import Comparison
-    from evalrun.evals.verdict import Gap, RuleResult, Verdict
+    from evalrun.evals.gate import Gap, GateConfig, RuleResult, Verdict
+    from evalrun.evals.compare import Comparison

@@ -29,18 +29,17 @@ from evalrun.cli_outputs import Outputs
 from evalrun.cli_ray import apply_ray, ray_option
 from evalrun.cli_timing import TimingMode, apply_timing, drift_option, timing_option
 from evalrun.evals import api
-from evalrun.evals.capacity import CapacityInputs
-from evalrun.evals.config import ConfigError
-from evalrun.evals.speed_table import speed_table
-from evalrun.evals.verdict import INCOMPLETE_NOTE, overall_summary
-from evalrun.runners.api_key import scrub_known
+from evalrun.evals.speed import CapacityInputs, speed_table
+from evalrun.evals.files import ConfigError
+from evalrun.evals.gate import INCOMPLETE_NOTE, overall_summary
+from evalrun.runners.openai import scrub_known
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from evalrun.evals.slo import SLO
+    from evalrun.evals.timing import SLO
 
-    from evalrun.evals.sweep import SweepPoint
+    from evalrun.evals.config import SweepPoint
     from evalrun.reports.view.model import ReportView
 
 out_option = typer.Option(Path("runs"), "--out", help="Run store directory; each run lives in OUT/<name>-<key12>/.")
@@ -67,7 +66,7 @@ percentiles_option = typer.Option("50,90,95,99", "--percentiles", help="Latency 
 
 def _speed_options(slo: str | None, percentiles: str) -> tuple["SLO | None", list[float]]:
     """--slo and --percentiles, checked before any work (exit 2 naming the option)."""
-    from evalrun.evals.slo import SLOError, parse_slo
+    from evalrun.evals.timing import SLOError, parse_slo
 
     try:
         chosen = parse_slo(slo) if slo else None
@@ -93,8 +92,8 @@ def run(
     """Generate (or resume, or reuse) one configuration's run and print where it is stored."""
 
     def go() -> None:
-        from evalrun.evals.metrics import pack_metrics
-        from evalrun.reports.terminal import render_pack_metrics
+        from evalrun.evals.scoring import pack_metrics
+        from evalrun.reports.formats import render_pack_metrics
 
         [cfg] = apply_ray([api.load(config)], ray, _log)
         result = api.run(cfg, out, limit, make_progress(), _log, keep_servers=keep_servers)
@@ -193,7 +192,7 @@ app.command()(plan)
 def _print_report(view: "ReportView", started: float) -> None:
     """The terminal tables, the speed-accuracy table and the verdict line, from the view every
     output file renders too."""
-    from evalrun.reports.terminal import render_view, status_markup
+    from evalrun.reports.formats import render_view, status_markup
 
     console.print()
     if view.noise_section is not None:
@@ -306,7 +305,7 @@ def sweep(
 
     def go() -> int:
         from evalrun.evals.gate import load_gate_file
-        from evalrun.evals.sweep import sweep_points
+        from evalrun.evals.config import sweep_points
 
         check_usage(set_, load, configs, slo, workload, count, gate, html)
         if load:
@@ -332,7 +331,7 @@ def _sweep_table(base_name: str, points: list["SweepPoint"], report: "api.Compar
     from rich.table import Table
 
     from evalrun.evals.speed import run_timing
-    from evalrun.reports.terminal import status_markup
+    from evalrun.reports.formats import status_markup
 
     packs = [pc.pack for pc in report.comparisons[0].packs] if report.comparisons else []
     table = Table(title=f"sweep of {escape(base_name)}: accuracy and speed against the knob", title_justify="left")
@@ -365,7 +364,7 @@ def rescore(
 
     Writes scores.jsonl into each run directory and prints the metrics.
     """
-    from evalrun.reports.terminal import render_pack_metrics
+    from evalrun.reports.formats import render_pack_metrics
 
     def go() -> None:
         for run_dir in run_dirs:

@@ -21,13 +21,11 @@ from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
-from evalrun.evals.config import ConfigError
-from evalrun.evals.execute import RunFailed
-from evalrun.evals.pairing import PairingError
-from evalrun.runners.api_key import scrub_known
-from evalrun.evals.store_files import StoreWriteFailed
-from evalrun.reports.console import SafeConsole
-from evalrun.reports.safe_text import safe_text
+from evalrun.evals.files import ConfigError, StoreWriteFailed
+from evalrun.evals.run import RunFailed
+from evalrun.evals.compare import PairingError
+from evalrun.runners.openai import scrub_known
+from evalrun.reports.text import SafeConsole, safe_text
 
 if TYPE_CHECKING:
     # typer (0.2x) carries its own click: the context its group methods take

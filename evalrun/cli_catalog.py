@@ -12,8 +12,7 @@ from rich.markup import escape
 
 from evalrun.cli_app import _guard, console
 from evalrun.evals import api
-from evalrun.evals.config import ConfigError
-from evalrun.evals.yaml_load import YamlProblem, load_strict
+from evalrun.evals.files import ConfigError, YamlProblem, load_strict
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -71,7 +70,7 @@ def _runner_modes() -> None:
     outputs and speed, so a candidate may change only this."""
     from rich.table import Table
 
-    from evalrun.runners.hf_continuous import BatchingSettings
+    from evalrun.runners.hf import BatchingSettings
 
     table = Table(title="runner modes (runner: hf; batching: {mode: MODE, ...})", title_justify="left")
     for col in ("mode", "settings (default)", "description"):

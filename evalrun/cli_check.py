@@ -15,7 +15,7 @@ from evalrun.evals import api
 if TYPE_CHECKING:
     from rich.console import JustifyMethod
 
-    from evalrun.evals.check import CheckResult
+    from evalrun.evals.run import CheckResult
 
 
 def _estimate_line(result: "CheckResult") -> str:

@@ -10,8 +10,8 @@ import typer
 from rich.markup import escape
 
 from evalrun.cli_app import EXIT_RUNTIME, _guard, _log, console, err_console, trust_option
-from evalrun.evals.config import ConfigError
-from evalrun.reports.output import output_problem, write_atomic
+from evalrun.evals.files import ConfigError, write_atomic
+from evalrun.reports.text import output_problem
 
 if TYPE_CHECKING:
     from evalrun.evals.frames import Format

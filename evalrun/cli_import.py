@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 
 from evalrun.cli_app import _guard, _log, console
-from evalrun.evals.config import ConfigError
+from evalrun.evals.files import ConfigError
 
 if TYPE_CHECKING:
     from evalrun.evals.imports import Format

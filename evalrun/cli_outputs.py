@@ -6,7 +6,7 @@ fails never stops the others; the failure is one line naming the file.
 From the check on, a path never shows an earlier run's verdict: a file already
 there is replaced by a "running" report until this run's verdict replaces it in
 turn; when the run fails, every path gets a report saying why there is no
-verdict (reports.no_verdict), except after a usage error (exit 2), which leaves
+verdict (reports.formats), except after a usage error (exit 2), which leaves
 no report at all, as one found before the check does.
 """
 
@@ -23,16 +23,15 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import typer
 
-from evalrun.evals.config import ConfigError
-from evalrun.evals.execute import RunFailed
-from evalrun.evals.pairing import PairingError
-from evalrun.reports.no_verdict import NoVerdict
-from evalrun.reports.output import output_problem, write_atomic
-from evalrun.reports.safe_text import safe_tree
+from evalrun.evals.files import ConfigError, write_atomic
+from evalrun.evals.run import RunFailed
+from evalrun.evals.compare import PairingError
+from evalrun.reports.formats import NoVerdict
+from evalrun.reports.text import output_problem, safe_tree
 
 if TYPE_CHECKING:
     from evalrun.evals.api import CompareReport
-    from evalrun.evals.speed_table import SpeedTable
+    from evalrun.evals.speed import SpeedTable
     from evalrun.reports.view.model import ReportView
 
 Job = tuple[str, "Path | None", Callable[[], str]]
@@ -40,7 +39,7 @@ Job = tuple[str, "Path | None", Callable[[], str]]
 
 def json_ready(value: Any) -> Any:
     """A value for a JSON report: NaN and infinities as null (JSON has no spelling for them, and
-    strict parsers refuse `NaN`), every string made safe to show (reports.safe_text)."""
+    strict parsers refuse `NaN`), every string made safe to show (reports.text)."""
     return safe_tree(_finite(value))
 
 
@@ -143,10 +142,8 @@ class Outputs:
         """Print the terminal report (`terminal`) and write every requested output from one view;
         returns one line per output that failed. The page-only parts of the view are built inside the
         HTML job, so a failure there costs the page alone."""
-        from evalrun.reports.html import render_html_text
-        from evalrun.reports.junit import junit_xml
-        from evalrun.reports.markdown import render_markdown
-        from evalrun.reports.summary import report_json
+        from evalrun.reports.formats import junit_xml, render_markdown, report_json
+        from evalrun.reports.formats.html import render_html_text
         from evalrun.reports.view import build_view, with_page
 
         view = view or build_view(report, speed=table, html=False)

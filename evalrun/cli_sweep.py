@@ -1,5 +1,5 @@
 """`evalrun sweep ... --load KNOB=V1,...`: the load-sweep half of the sweep command, a thin
-layer over evals.load_sweep (the accuracy sweep, --set, stays in cli.py). Which options go
+layer over evals.run (the accuracy sweep, --set, stays in cli.py). Which options go
 with which kind of sweep is checked here, before any config is read."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from rich.markup import escape
 
 from evalrun.cli_app import EXIT_PASS, EXIT_RUNTIME, _log, console, err_console, make_progress
 from evalrun.cli_outputs import Outputs, json_ready, write_outputs as write_files
-from evalrun.evals.config import ConfigError
+from evalrun.evals.files import ConfigError
 
 if TYPE_CHECKING:
-    from evalrun.evals.load_sweep import LoadSweep
-    from evalrun.evals.slo import SLO
+    from evalrun.evals.run import LoadSweep
+    from evalrun.evals.timing import SLO
 
 LOAD_HELP = ("KNOB=V1,V2,...: run every config at each value and report its throughput-latency curve and the "
              "best setting: batch_size (hf runner), concurrency or request_rate (openai runner, requests/s, "
@@ -56,9 +56,9 @@ def run_load(base: Path, configs: list[Path], load: str, slo: str | None, worklo
     """Validate everything, run the sweep, print a table per config and write the files; the
     exit code (0, or 3 when an output could not be written)."""
     from evalrun.evals import api
-    from evalrun.evals.load_knobs import DEFAULT_COUNT, parse_load, parse_workload
-    from evalrun.evals.slo import SLOError, parse_slo
-    from evalrun.reports.load_sweep import render_load_sweep
+    from evalrun.evals.config import DEFAULT_COUNT, parse_load, parse_workload
+    from evalrun.evals.timing import SLOError, parse_slo
+    from evalrun.reports.sweep import render_load_sweep
 
     knob, values = parse_load(load)
     cfgs = [api.load(p) for p in [base, *configs]]
@@ -79,7 +79,7 @@ def run_load(base: Path, configs: list[Path], load: str, slo: str | None, worklo
 
 
 def _html(sweep: "LoadSweep", slo: "SLO | None") -> str:
-    from evalrun.reports.load_sweep_html import load_sweep_html
+    from evalrun.reports.sweep import load_sweep_html
 
     return load_sweep_html(sweep, slo)
 
@@ -88,7 +88,7 @@ def write_outputs(sweep: "LoadSweep", json_out: Path | None, markdown: Path | No
                   slo: "SLO | None" = None) -> list[str]:
     """--json (the LoadSweep model) and --markdown (also appended to $GITHUB_STEP_SUMMARY when
     set); one line per output that failed, and one failing never stops the other."""
-    from evalrun.reports.load_sweep import load_sweep_markdown
+    from evalrun.reports.sweep import load_sweep_markdown
 
     md = load_sweep_markdown(sweep)
     jobs = [("JSON", json_out, lambda: json.dumps(json_ready(sweep.model_dump(mode="json")), indent=2,

@@ -12,31 +12,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from evalrun.evals import confirm, drift_rules, drift_runs, interleave, jsonl, replicate_choice, served, store_files
-from evalrun.evals.drift import Drift
-from evalrun.evals.early_stop import stopped_text
-from evalrun.evals.generate import execute_run, run_candidate
-from evalrun.evals.load_sweep import LoadSweep as LoadSweep, load_sweep as load_sweep  # re-exported
-from evalrun.evals.stability import Stability, stability
-from evalrun.evals.check import CheckResult, inspect_run
-from evalrun.evals.config import ConfigError, RunConfig, load_config
-from evalrun.evals.execute import Progress, RunFailed, prepare
-from evalrun.evals.runs import PreparedRun, RunResult, load_stored, manifest_model, stored_replicates
-from evalrun.evals.pack_export import export_pack as export_pack  # re-exported: api.export_pack
-from evalrun.evals.coverage import coverage_gaps, plan_gaps, subset_text
-from evalrun.evals.gate import GateConfig, acceptance_rule, check_acceptance, check_gate, evaluate, load_gate
-from evalrun.evals.metrics import PackMetrics, pack_metrics
-from evalrun.evals.pairing import Comparison, pair
-from evalrun.evals.scoring import ScoredItem, score_run
-from evalrun.evals.slo import SLO
-from evalrun.evals.speed_rules import evaluate_speed
+from evalrun.evals.run import (
+    CheckResult, Progress, RunFailed, confirm, execute_run, inspect_run, prepare, run_candidate, stopped_text,
+)
+from evalrun.evals.drift import Drift, rules as drift_rules, runs as drift_runs
+from evalrun.evals.speed import interleave
+from evalrun.evals.files import ConfigError, jsonl, store_files
+from evalrun.evals.results import (
+    PreparedRun, RunResult, load_stored, manifest_model, replicate_choice, served, stored_replicates,
+)
+from evalrun.evals.run import LoadSweep as LoadSweep, load_sweep as load_sweep  # re-exported
+from evalrun.evals.scoring import PackMetrics, ScoredItem, Stability, pack_metrics, score_run, stability
+from evalrun.evals.config import RunConfig, load_config
+from evalrun.evals.run import export_pack as export_pack  # re-exported: api.export_pack
+from evalrun.evals.gate import (
+    GateConfig, Status, Verdict, acceptance_rule, check_acceptance, check_gate, coverage_gaps, evaluate, evaluate_speed,
+    load_gate, overall_exit_code, overall_status, plan_gaps, subset_text,
+)
+from evalrun.evals.compare import Comparison, pair
+from evalrun.evals.timing import SLO
 from evalrun.evals.store import SCORES, RunStore
 from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Item
-from evalrun.evals.verdict import Status, Verdict, overall_exit_code, overall_status
 
 if TYPE_CHECKING:
-    from evalrun.evals.plan import Plan
+    from evalrun.evals.run import Plan
 from evalrun.runners.models import ModelError, ModelNotFound
 
 
@@ -136,7 +136,7 @@ class CompareReport:
     stability: Stability | None = None
     slo: SLO | None = None
     gates: list[GateConfig] = field(default_factory=list)  # the gate each candidate was judged by
-    # teacher-forced drift by run name (candidates and the noise floor) where stored (evals/drift.py)
+    # teacher-forced drift by run name (candidates and the noise floor) where stored (evals/drift/_drift.py)
     drift: dict[str, Drift] = field(default_factory=dict)
     drift_note: str | None = None  # why there is none at all ("no logprobs stored")
 
@@ -176,7 +176,7 @@ def compare_results(
     (`confirm`) decide which of its flips reproduce. `scored`: runs already scored,
     by directory (compare has scored the baseline and its replicates for the early stop).
     `replicates_origin` says why these replicates (every verdict names the ones it used).
-    Items of the baseline's plan the candidate does not pair are gaps (evals.coverage), unless
+    Items of the baseline's plan the candidate does not pair are gaps (evals.gate), unless
     `subset`: then the verdict is judged on the items both asked and says SUBSET.
     """
     done = scored or {}
@@ -265,7 +265,7 @@ def compare(
     A `limit`, or a candidate asking less than the baseline, is INCOMPLETE unless `subset`.
     Configs with `server:` have their engine launched only when they generate, one at a time
     (`keep_servers`: left up afterwards).
-    `drift`: candidates read the baseline's stored answers teacher-forced (evals/teacher_force.py).
+    `drift`: candidates read the baseline's stored answers teacher-forced (evals/drift/teacher_force.py).
     """
     _distinct_names([baseline, *candidates])
     replicates = max(replicates, 2 if noise_floor else 1)
@@ -340,7 +340,7 @@ def check(configs: Sequence[str | Path | RunConfig], gate: GateConfig | str | Pa
     Raises ConfigError on the first problem, as `compare` would before generating anything:
     a gate naming an unknown pack or field, a data file that cannot be read, stored items
     that differ from the ones the config builds."""
-    from evalrun.evals.execute import _check_stored_items  # the rule `execute` applies before reusing a run
+    from evalrun.evals.run import check_stored_items  # the rule `execute` applies before reusing a run
     from evalrun.evals.gate import load_gate_file
 
     loaded = [c if isinstance(c, RunConfig) else load(c) for c in configs]
@@ -354,7 +354,7 @@ def check(configs: Sequence[str | Path | RunConfig], gate: GateConfig | str | Pa
     check_gates([gate_cfg, *(c.gate for c in loaded)], [it for p in plan for it in p.items])
     for p in plan:
         if store_files.exists(p.store.items_path):  # a link there is refused by reading it
-            _check_stored_items(p.store, p.items)
+            check_stored_items(p.store, p.items)
     return [inspect_run(p, out) for p in plan]
 
 
@@ -371,7 +371,7 @@ def report(run_dirs: Sequence[str | Path], gate: GateConfig | None = None, trust
 
     Each run's items must still be the ones it was asked (see `rescore`), unless `trust_edited_items`.
     `replicates` (K baseline runs in all) uses the first K - 1 stored beside the baseline; by default
-    the ones the candidates' comparison recorded (evals.replicate_choice), so the exit code is compare's."""
+    the ones the candidates' comparison recorded (evals.results.replicate_choice), so the exit code is compare's."""
     results = [load_stored(d, trust_edited_items, log) for d in run_dirs]
     names = [r.name for r in results]
     if len(set(names)) != len(names):
@@ -390,7 +390,7 @@ def plan(config: RunConfig, rate: float, power: float = 0.95, out: str | Path = 
          gate: GateConfig | None = None, log: Callable[[str], None] = print) -> "Plan":
     """Items each pack would need to detect a harmful flip rate `rate` with probability `power`,
     measured from the config's stored run (and replicates stored beside it); no model is loaded."""
-    from evalrun.evals.plan import plan_from_run
+    from evalrun.evals.run import plan_from_run
 
     prepared = _prepare(config, out, limit, writable=False)  # only reads the stored run
     if not prepared.store.exists() or not prepared.store.samples_path.exists():

@@ -1,9 +1,9 @@
 """Stored runs as pandas DataFrames, for notebooks and for `evalrun export`.
 
-Read through the same path as `evalrun report` (evals.runs.load_stored: fail
+Read through the same path as `evalrun report` (evals.results.load_stored: fail
 closed, never written to), scored by the same scorer (`api.score`), timed by
-the one definition of TTFT/TPOT/E2EL (evals.latency) and, with a baseline,
-flipped by the same pairing as the gate (evals.pairing.pair). Nothing here
+the one definition of TTFT/TPOT/E2EL (evals.timing.latency) and, with a baseline,
+flipped by the same pairing as the gate (evals.compare.pair). Nothing here
 decides anything: it lays out what the other stages computed.
 
 The columns and their dtypes are fixed here, once (SAMPLE_COLUMNS,
@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 from evalrun.contract.types import Generation
-from evalrun.evals import latency
+from evalrun.evals.timing import latency
 from evalrun.evals.api import score
-from evalrun.evals.execute import RunFailed
-from evalrun.evals.pairing import pair
-from evalrun.evals.runs import RunResult, StoredRows, load_rows, load_stored
+from evalrun.evals.run import RunFailed
+from evalrun.evals.compare import pair
+from evalrun.evals.results import RunResult, StoredRows, load_rows, load_stored
 from evalrun.evals.scoring import ScoredItem
-from evalrun.evals.speed_table import method_label
+from evalrun.evals.speed import method_label
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,7 +35,7 @@ Format = Literal["parquet", "csv"]
 
 # what identifies a row's run and item, first in both tables
 _RUN = {"run": "string", "config": "string", "acceleration": "string", "pack": "string", "item": "string"}
-# the generation's timing, by evals.latency's definitions (seconds; NA where undefined or errored)
+# the generation's timing, by evals.timing.latency's definitions (seconds; NA where undefined or errored)
 _TIMING = {"ttft": "Float64", "tpot": "Float64"}
 
 SAMPLE_COLUMNS: dict[str, str] = {

@@ -1,6 +1,6 @@
 """What the pipeline needs of a backend: the `Runner` interface (lm-eval's `LM` is the model).
 
-evals/execute.py uses a runner only through these methods: it sizes prompts
+evals/run/_execute.py uses a runner only through these methods: it sizes prompts
 with `count_tokens` and `max_context`, hands the run's items over, calls
 `run` with an `emit` callback that stores each generation as it is produced,
 and records `manifest_extras`, `load_seconds`, the accelerations' effects and

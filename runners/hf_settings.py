@@ -1,8 +1,8 @@
 """What a config says to the hf runner (`runner: hf`, the default), with the runner's own rules.
 
 The keys stay at the top level of a config file, as they always were; the config loader
-(evals/config.py) validates them with this model for `runner: hf` and the served-engine
-settings (runners/openai_settings.py `OpenAIRunnerSettings`) for `runner: openai`, so a key of
+(evals/config/_config.py) validates them with this model for `runner: hf` and the served-engine
+settings (runners/openai/_settings.py `OpenAIRunnerSettings`) for `runner: openai`, so a key of
 the other runner is a config error and each runner reads only typed settings.
 """
 
@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from evalrun.runners.accel.accelerations import Accelerations, build_accelerations
 from evalrun.runners.config_rules import RuleBroken
-from evalrun.runners.hf_continuous import BatchingSettings
-from evalrun.runners.ray_executor import RaySettings
+from evalrun.runners.hf import BatchingSettings
+from evalrun.runners.ray import RaySettings
 
 
 class HFSettings(BaseModel):
@@ -32,10 +32,10 @@ class HFSettings(BaseModel):
     # compute a document's KV once for all the questions asked about it (items
     # with the same `context`); off by default: it changes the batch shapes
     prefix_reuse: bool = False
-    # static batches, or continuous batching over a paged KV cache (runners/hf_continuous.py)
+    # static batches, or continuous batching over a paged KV cache (runners/hf/_continuous.py)
     batching: BatchingSettings = Field(default_factory=BatchingSettings)
     # where the batches are generated: in this process, or spread over Ray actors
-    # (runners/ray_executor.py); the same batches either way, so not part of the run key
+    # (runners/ray/executor.py); the same batches either way, so not part of the run key
     executor: Literal["inprocess", "ray"] = "inprocess"
     ray: RaySettings | None = None
     acceleration: Accelerations = Field(default_factory=Accelerations.none)

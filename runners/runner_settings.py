@@ -1,7 +1,7 @@
 """The runner a config names and the settings that runner reads: a union discriminated on `runner`.
 
 Each runner's settings model holds its own rules (runners/hf_settings.py,
-runners/openai_settings.py); what is left here is the rule about both: a key that only the
+runners/openai/_settings.py); what is left here is the rule about both: a key that only the
 other runner reads is a config error naming that key, not a setting silently ignored.
 """
 
@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from evalrun.runners.config_rules import RuleBroken
 from evalrun.runners.hf_settings import HFSettings
-from evalrun.runners.openai_settings import OpenAIRunnerSettings
+from evalrun.runners.openai import OpenAIRunnerSettings
 
 RunnerSettings = Annotated[Union[HFSettings, OpenAIRunnerSettings], Field(discriminator="runner")]
 

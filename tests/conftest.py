@@ -22,7 +22,7 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
 
 from evalrun.contract import Field, Generation, Item
 from evalrun.evals import api
-from evalrun.evals.runs import RunResult
+from evalrun.evals.results import RunResult
 from evalrun.evals.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]

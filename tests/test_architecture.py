@@ -171,7 +171,7 @@ def test_modules_and_functions_stay_small() -> None:
 
 
 # the statistics a renderer must read from the comparison, never compute (issue: work done once)
-STATISTICS = {"numpy", "scipy", "evalrun.evals.stats", "evalrun.evals.recovery", "evalrun.evals.power"}
+STATISTICS = {"numpy", "scipy", "evalrun.evals.stats"}
 
 
 def test_reports_import_no_statistics() -> None:
@@ -185,3 +185,123 @@ def test_reports_import_no_statistics() -> None:
             found += [f"{path.relative_to(ROOT)}: {n}" for n in names
                       if any(n == s or n.startswith(s + ".") for s in STATISTICS)]
     assert found == []
+
+
+# Inside a stage, its sub-packages (and the modules left at its top, its public face) in one
+# order, bottom first: each imports only those before it. The stage's own __init__ is below
+# them all (it imports nothing of its stage). No exceptions are listed.
+ORDER = {
+    "evals": ["files", "store", "stats", "scoring", "compare", "timing", "gate", "config", "results", "speed",
+              "drift", "imports", "run", "api", "frames"],
+    "runners": ["_quiet_gc", "config_rules", "logprobs", "batch_plan", "models", "accel", "base", "hf", "openai", "ray",
+                "hf_settings", "runner_settings"],
+    "reports": ["text", "charts", "view", "formats", "sweep"],
+}
+
+
+def _group(module: str) -> tuple[str, str] | None:
+    """(stage, its sub-package or top module) for a module of an ordered stage; ("evals", "") for its __init__."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[0] != "evalrun" or parts[1] not in ORDER:
+        return None
+    return parts[1], (parts[2] if len(parts) > 2 else "")
+
+
+def _rank(stage: str, group: str) -> int:
+    return -1 if group == "" else ORDER[stage].index(group)
+
+
+def _upward(graph: dict[str, set[str]]) -> list[str]:
+    wrong = []
+    for module, deps in sorted(graph.items()):
+        here = _group(module)
+        if here is None:
+            continue
+        for dep in sorted(deps):
+            there = _group(dep)
+            if there is None or there[0] != here[0] or there[1] == here[1]:
+                continue
+            if _rank(*there) >= _rank(*here):
+                wrong.append(f"{module} -> {dep}")
+    return wrong
+
+
+def test_every_module_of_an_ordered_stage_has_its_place() -> None:
+    for stage, order in ORDER.items():
+        assert len(set(order)) == len(order), stage
+        folder = ROOT / stage
+        present = {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
+        present |= {p.stem for p in folder.glob("*.py") if p.name != "__init__.py"}
+        assert present == set(order), f"{stage}: unplaced {sorted(present - set(order))}, gone {sorted(set(order) - present)}"
+
+
+def test_sub_packages_import_only_those_below_them() -> None:
+    wrong = _upward(_graph())
+    assert wrong == [], "imports against the sub-package order (tests/test_architecture.py ORDER):\n" + "\n".join(wrong)
+
+
+def test_the_order_check_sees_an_upward_import(tmp_path: Path) -> None:
+    """The checker itself: the run store importing the gate is caught, the gate importing the store is not."""
+    path = tmp_path / "x.py"
+    path.write_text("from evalrun.evals.gate import GateConfig\nfrom evalrun.evals.files import ConfigError\n")
+    known = set(_modules())
+    assert _upward({"evalrun.evals.store._store.x": _imports(path, "evalrun.evals.store._store.x", known)}) == [
+        "evalrun.evals.store._store.x -> evalrun.evals.gate"]
+    path.write_text("from evalrun.evals.store import RunStore\n")
+    assert _upward({"evalrun.evals.gate._gate.x": _imports(path, "evalrun.evals.gate._gate.x", known)}) == []
+
+
+def _private_reach(importer: str, dep: str) -> bool:
+    """Whether `importer` reaches into a private module of an ordered stage's package it is not part of
+    (values/types keeps its `_base`, the one module every field type file builds on)."""
+    parts = dep.split(".")
+    if _group(dep) is None:
+        return False
+    for i, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            package = ".".join(parts[:i])
+            return not (importer == package or importer.startswith(package + "."))
+    return False
+
+
+# scripts that use the package as callers do; tests/ may reach a private module to test its own behaviour
+CALLERS = ("benchmarks", "scripts", "examples", "docs")
+
+
+def test_private_modules_are_imported_only_inside_their_package() -> None:
+    """A sub-package's `_module` is its own business: callers import from the sub-package (its __all__)."""
+    known = set(_modules())
+    found = [f"{m} -> {d}" for m, deps in sorted(_graph().items()) for d in sorted(deps) if _private_reach(m, d)]
+    for folder in CALLERS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            found += [f"{rel} -> {d}" for d in sorted(_imports(path, "scripts." + path.stem, known))
+                      if _private_reach("scripts." + path.stem, d)]
+    assert found == [], "private modules imported from outside their package:\n" + "\n".join(found)
+
+
+def test_the_private_check_sees_a_reach_in() -> None:
+    assert _private_reach("evalrun.evals.api", "evalrun.evals.store._store")
+    assert not _private_reach("evalrun.evals.store._lock", "evalrun.evals.store._store")
+    assert not _private_reach("evalrun.evals.api", "evalrun.evals.store")
+
+
+def test_each_sub_package_says_what_it_exports() -> None:
+    """Every sub-package of an ordered stage lists its public names in __all__, and each of them exists."""
+    missing = []
+    for stage, order in ORDER.items():
+        for group in order:
+            init = ROOT / stage / group / "__init__.py"
+            if not init.is_file():
+                continue
+            tree = ast.parse(init.read_text(encoding="utf-8"))
+            names = [ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                     and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)]
+            if not names:
+                missing.append(f"{stage}/{group}: no __all__")
+                continue
+            bound = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+            bound |= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+            bound |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+            missing += [f"{stage}/{group}: {n} in __all__ is not imported" for n in names[0] if n not in bound]
+    assert missing == []

@@ -23,8 +23,8 @@ from tests.conftest import ROOT
 # (distribution, why no module of it is imported): needed at run time all the same
 USED_WITHOUT_IMPORT = {
     "pyarrow": "pandas' Parquet engine and `string[pyarrow]` columns (evals/frames.py, tasks/files/_data.py)",
-    "gguf": "transformers reads the default model's GGUF file with it (runners/models.py)",
-    "accelerate": "transformers refuses to load a GGUF file without it (runners/models.py)",
+    "gguf": "transformers reads the default model's GGUF file with it (runners/models/_models.py)",
+    "accelerate": "transformers refuses to load a GGUF file without it (runners/models/_models.py)",
     "hqq": "the backend of transformers' QuantizedCache 'hqq' (runners/accel/kv_quant.py)",
     "python-stdnum": "its modules are imported by name (values/types/checked_id.py SCHEMES)",
 }

@@ -2,7 +2,7 @@
 "no value". The types themselves are in values/types/ (one file each), found by
 `evalrun.values.registry`.
 
-The scorer (`evalrun.evals.fields`) and the packs that check their golds before
+The scorer (`evalrun.evals.scoring.fields`) and the packs that check their golds before
 a run (`evalrun.tasks.files._gold`) both read through here, so a gold a pack
 accepts is exactly a gold the scorer can compare against.
 """

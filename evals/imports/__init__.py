@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Literal, Sequence
 
-from evalrun.evals.config_errors import ConfigError
+from evalrun.evals.files import ConfigError
 from evalrun.evals.imports._fields import ANY_TASK, FieldMap, FieldSpec, load_field_map
 from evalrun.evals.imports._inspect import read_inspect
 from evalrun.evals.imports._lmeval import read_lmeval

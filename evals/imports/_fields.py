@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field as PydField, PrivateAttr, ValidationError, field_validator, model_validator
 
 from evalrun.contract.types import Field
-from evalrun.evals.config_errors import ConfigError, read_yaml, validation_error
+from evalrun.evals.files import ConfigError, read_yaml, validation_error
 from evalrun.tasks.base import ParamError
 from evalrun.values.registry import check_type_name, type_names, user_option_problem
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from evalrun.contract.types import Field, Generation, Item, ItemMeta
 from evalrun.contract.version import __version__
-from evalrun.evals.config_errors import ConfigError
+from evalrun.evals.files import ConfigError
 from evalrun.evals.imports._fields import FieldMap
 from evalrun.evals.imports._run import (
     Imported, clean_value, file_sha256, metric_field_options, no_outcome, scored_metrics, sha256_text,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun.contract.types import Field, Generation, Item, ItemMeta
-from evalrun.evals.config_errors import ConfigError
+from evalrun.evals.files import ConfigError
 from evalrun.evals.imports._fields import FieldMap
 from evalrun.evals.imports._lmeval_results import Results, read_results
 from evalrun.evals.imports._run import (

@@ -11,7 +11,7 @@ from typing import Any, Iterable, Protocol
 
 from evalrun.contract.types import Generation
 from evalrun.contract.version import __version__
-from evalrun.evals.config_errors import ConfigError
+from evalrun.evals.files import ConfigError
 from evalrun.evals.imports._run import file_sha256
 
 # what says which model ran, compared across the results files of one import

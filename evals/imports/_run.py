@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from evalrun.contract.types import Generation, Item
-from evalrun.evals.config_errors import ConfigError
-from evalrun.evals.source_metric import SOURCE_METRIC, is_pass_fail
+from evalrun.evals.files import ConfigError
+from evalrun.evals.scoring import SOURCE_METRIC, is_pass_fail
 
 
 @dataclass

@@ -26,10 +26,8 @@ from typing import Any, Callable, Sequence
 from pydantic import BaseModel
 
 from evalrun.contract.manifest import SCHEMA_VERSION, RunManifest
-from evalrun.evals import jsonl
-from evalrun.evals.config_errors import ConfigError
+from evalrun.evals.files import ConfigError, jsonl, write_atomic
 from evalrun.evals.imports._run import Imported
-from evalrun.evals.atomic import write_atomic
 from evalrun.evals.store import RunStore, run_key
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")

@@ -1,7 +1,7 @@
 """The one view model every report renders (see reports/view/model.py).
 
 `build_view(report)` computes it from a `CompareReport` (evals.api): the
-verdicts as evals.verdict made them, per-pack and paired per-field tables, the
+verdicts as evals.gate made them, per-pack and paired per-field tables, the
 noise floor, the speed-accuracy table, heatmaps and the item browser's data.
 """
 
@@ -11,10 +11,9 @@ import dataclasses
 from datetime import datetime, timezone
 from typing import Any
 
-from evalrun.evals.capacity import CapacityInputs
-from evalrun.evals.pairing import Comparison
-from evalrun.evals.speed_table import EMULATED_NOTE, SpeedTable, speed_table
-from evalrun.evals.verdict import Verdict, overall_exit_code, overall_status
+from evalrun.evals.speed import CapacityInputs, EMULATED_NOTE, SpeedTable, speed_table
+from evalrun.evals.compare import Comparison
+from evalrun.evals.gate import Verdict, overall_exit_code, overall_status
 from evalrun.reports.view.pictures import pictures
 from evalrun.reports.view.browser import MAX_TEXT_BYTES, browser_data, listed_flips
 from evalrun.reports.view.heatmaps import heatmaps

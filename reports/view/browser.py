@@ -11,7 +11,7 @@ The item browser is data for a small script in the page, kept compact so that
   the item) or [value, outcome index, sub-code index, flip (1 harmful, -1
   helpful, 0 none), diff ops]. Diff ops are flat [tag, gold start, gold end,
   value start, value end, ...] (UTF-16 offsets, as the page's strings count)
-  with tag 1 replace, 2 insert, 3 delete (`evals.diffs.opcodes`), or 0.
+  with tag 1 replace, 2 insert, 3 delete (`evals.compare.diffs.opcodes`), or 0.
 - What a row shows only when expanded is gzipped and base64-encoded in
   `ReportData.texts_blob`: JSON {"texts": [unique strings], "details": [per
   item: head text index, tail text index, baseline output text index,
@@ -34,14 +34,11 @@ import json
 from typing import Any, Callable
 
 from evalrun.contract.types import ItemMeta, flip
-from evalrun.evals import diffs
-from evalrun.evals.pairing import Comparison, display_value
-from evalrun.evals.runs import RunResult
-from evalrun.evals.field_table import candidate_outcome
+from evalrun.evals.compare import Comparison, candidate_outcome, diffs, display_value
+from evalrun.evals.results import RunResult
 from evalrun.evals.scoring import ScoredItem
-from evalrun.evals.verdict import Verdict
-from evalrun.reports import units
-from evalrun.reports.safe_text import safe_tree
+from evalrun.evals.gate import Verdict
+from evalrun.reports.text import safe_tree, units
 from evalrun.reports.view.model import NOSCRIPT_FLIPS, OUTCOMES, BrowserData, ListedFlip, LONG_DOCUMENT_CHARS
 
 OP_TAGS = {"replace": 1, "insert": 2, "delete": 3}

@@ -1,14 +1,13 @@
 """Accuracy heatmaps, context length x depth, with colour-blind-safe fills.
 
 Columns are the exact context lengths when a pack has a few (at most 12),
-else the buckets of evals.buckets: the same edges as the speed-by-length table.
+else the buckets of evals.compare: the same edges as the speed-by-length table.
 """
 
 from __future__ import annotations
 
 from evalrun.contract.types import CORRECT_OUTCOMES
-from evalrun.evals.buckets import length_bucket
-from evalrun.evals.field_table import candidate_outcome
+from evalrun.evals.compare import candidate_outcome, length_bucket
 from evalrun.evals.scoring import ScoredItem
 from evalrun.reports.view.model import HeatCell, Heatmap, HeatmapSet
 

@@ -1,8 +1,8 @@
 """The view model: every number any report shows, computed once from a `CompareReport`.
 
 Terminal, Markdown, JUnit, JSON and HTML all render a `ReportView`, so they
-cannot disagree. The verdict is evals.verdict's own (`Verdict`, `RuleResult`,
-`Gap`) and the flips are evals.pairing's `Flip`: the view adds only what a
+cannot disagree. The verdict is evals.gate's own (`Verdict`, `RuleResult`,
+`Gap`) and the flips are evals.compare's `Flip`: the view adds only what a
 reader needs beside them (rows with intervals in points, the noise floor in
 one sentence, heatmaps, the item browser's data).
 """
@@ -13,12 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalrun.contract.types import OUTCOMES as CONTRACT_OUTCOMES
-from evalrun.evals import diffs
+from evalrun.evals.compare import Comparison, FieldDelta, Flip, diffs
 from evalrun.evals.drift import Drift
-from evalrun.evals.field_table import FieldDelta
-from evalrun.evals.pairing import Comparison, Flip
-from evalrun.evals.speed_table import SpeedRow, SpeedTable
-from evalrun.evals.verdict import Verdict
+from evalrun.evals.speed import SpeedRow, SpeedTable
+from evalrun.evals.gate import Verdict
 
 # the contract's outcomes, and the browser's own state of an item a run did not answer
 OUTCOMES = [*CONTRACT_OUTCOMES, "unanswered"]
@@ -131,7 +129,7 @@ class ListedFlip:
     baseline_value: str | None
     candidate_value: str | None
     gold_segments: list[diffs.Segment] | None = None
-    status: str = "counted"  # how the gate took it: counted, confirmed, or noise (reports.units.flip_status)
+    status: str = "counted"  # how the gate took it: counted, confirmed, or noise (reports.text.units.flip_status)
 
 
 @dataclass

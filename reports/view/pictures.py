@@ -1,7 +1,7 @@
 """The HTML report's speed pictures, laid out from the report and its speed table: the
 speed-accuracy scatter (one point per candidate and pack, the gate's region shaded) and
 the TTFT/TPOT distributions of the baseline and each candidate. Sweeps draw their
-latency-throughput curves with the same charts (reports/load_sweep.py)."""
+latency-throughput curves with the same charts (reports/sweep/_tables.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,9 @@ from typing import Any
 
 from markupsafe import Markup
 
-from evalrun.evals.speed_table import SpeedTable
-from evalrun.evals.speedups import pair_timings, speedup
-from evalrun.reports.view.charts import (
-    DistributionSeries, GateRegion, ScatterPoint, latency_distribution, speed_accuracy_scatter,
-)
+from evalrun.evals.speed import SpeedTable
+from evalrun.evals.timing import pair_timings, speedup
+from evalrun.reports.charts import DistributionSeries, GateRegion, ScatterPoint, latency_distribution, speed_accuracy_scatter
 
 SCATTER_METRIC = "e2el_p50"
 

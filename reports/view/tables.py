@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalrun.evals.pairing import Comparison, PackComparison
-from evalrun.evals.runs import RunResult
-from evalrun.evals.speed_table import effects_facts, method_label
-from evalrun.evals.verdict import Verdict
+from evalrun.evals.compare import Comparison, PackComparison
+from evalrun.evals.results import RunResult
+from evalrun.evals.speed import effects_facts, method_label
+from evalrun.evals.gate import Verdict
 from evalrun.reports.view.model import FieldRow, NoiseFloor, PackRow, RunInfo
 
 
@@ -77,7 +77,7 @@ def pack_row(pc: PackComparison, verdict: Verdict | None, aa: PackComparison | N
 
 
 def field_rows(comparison: Comparison) -> list[FieldRow]:
-    """The comparison's paired per-field table (computed in evals.field_table), pack by pack."""
+    """The comparison's paired per-field table (computed in evals.compare), pack by pack."""
     return [row for pc in comparison.packs for row in pc.fields]
 
 

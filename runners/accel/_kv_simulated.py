@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from transformers.cache_utils import Cache, DynamicLayer
 
-from evalrun.runners.kv_layout import KVLayout
+from evalrun.runners.accel.kv_layout import KVLayout
 
 SCALE_BITS = 32  # a 16-bit scale and a 16-bit zero point per group
 

@@ -52,7 +52,7 @@ class Capabilities:
       outputs discarded, and tells each method how long that took (`warmed_up`): a method that
       compiles pays its compile time there, reported apart from the generation timings (every
       method's `observe` sees that batch too).
-    continuous_batching: the method works under `batching: {mode: continuous}` (runners/hf_continuous.py),
+    continuous_batching: the method works under `batching: {mode: continuous}` (runners/hf/_continuous.py),
       where transformers' paged cache and scheduler replace the cache object and the `generate` call: it
       needs no cache of its own, no `generate_kwargs` and no padded batch, and its hooks take packed
       inputs (every request's tokens in one row, no attention_mask); `observe` is called once per
@@ -138,7 +138,7 @@ class Acceleration:
     def forced_in_one_pass(self, answer_tokens: int) -> str | None:
         """Why a teacher-forced answer of `answer_tokens` tokens must be read step by step (None: this method
         acts on the answer's tokens in one chunk after the prompt's prefill exactly as it does while decoding,
-        runners/forced_read.py). By default a method is assumed to act on each decode step."""
+        runners/hf/forced_read.py). By default a method is assumed to act on each decode step."""
         return f"{self.name} acts on each decode step"
 
     def key_extras(self) -> dict[str, Any]:

@@ -18,14 +18,15 @@ _FOLDER = Path(__file__).resolve().parent
 _PACKAGE = __name__.rpartition(".")[0]
 
 
-def subclasses(base: type[T]) -> list[type[T]]:
-    """Every concrete subclass of `base` with its own `name`, defined in a module of this folder,
-    in module-name order."""
+def subclasses(base: type[T], package: str = _PACKAGE) -> list[type[T]]:
+    """Every concrete subclass of `base` with its own `name`, defined in a public module of `package`
+    (this folder by default; the eviction policies are in accel/evict/), in module-name order."""
     found: list[type[T]] = []
-    for info in sorted(pkgutil.iter_modules([str(_FOLDER)]), key=lambda m: m.name):
+    folder = _FOLDER if package == _PACKAGE else Path(next(iter(importlib.import_module(package).__path__)))
+    for info in sorted(pkgutil.iter_modules([str(folder)]), key=lambda m: m.name):
         if info.ispkg or info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"{_PACKAGE}.{info.name}")
+        module = importlib.import_module(f"{package}.{info.name}")
         for obj in vars(module).values():
             if (isinstance(obj, type) and issubclass(obj, base) and obj is not base
                     and obj.__module__ == module.__name__ and "name" in vars(obj)):

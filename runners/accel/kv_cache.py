@@ -13,7 +13,7 @@ from pydantic import Field, field_validator, model_validator
 
 from evalrun.runners.accel import quanto_ext
 from evalrun.runners.accel.base import MAX_TOKEN_GROUP, AccelSettings, Acceleration, Capabilities, cache_kwarg
-from evalrun.runners.accel.kv_evict import EvictSettings, Evictor, policies
+from evalrun.runners.accel.evict import EvictSettings, Evictor, policies
 from evalrun.runners.accel.kv_quant import KVQuantizer, check_quant
 
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from evalrun.runners.preparing import preparing
+from evalrun.runners.models import preparing
 
 INSTALL = "pip install 'evalrun[quanto]'"
 # the extension a device's unpacking uses (quanto registers the CUDA and Metal ones only where they can run)

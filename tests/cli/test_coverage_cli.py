@@ -15,7 +15,7 @@ from typing import Iterator
 import pytest
 
 from evalrun.contract.types import Generation
-from evalrun.evals.verdict import NO_RULE
+from evalrun.evals.gate import NO_RULE
 from tests.cli.exact_server import ExactBackend, items_of, served_config
 from tests.conftest import run_cli
 from tests.runners.openai_server import OpenAITestServer

@@ -76,9 +76,9 @@ def test_injected_digit_changes_are_detected_at_the_predicted_rate(runs: Path) -
 
     from evalrun.evals.api import score
     from evalrun.evals.gate import GateConfig, evaluate
-    from evalrun.evals.pairing import pair
-    from evalrun.evals.runs import RunResult
-    from evalrun.evals.stability import stability
+    from evalrun.evals.compare import pair
+    from evalrun.evals.results import RunResult
+    from evalrun.evals.scoring import stability
     from tests.conftest import ROOT
 
     sys.path.insert(0, str(ROOT / "benchmarks"))

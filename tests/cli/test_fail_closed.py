@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalrun.evals.verdict import NOTHING_COULD_FAIL
+from evalrun.evals.gate import NOTHING_COULD_FAIL
 from evalrun.values.registry import typed_names
 from tests.conftest import run_cli, tiny_config
 

@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.model, pytest.mark.slow]
 DOCS_ONLY = [{"pack": "doc_fields", "mode": "per_field", "documents": 4, "lengths": [600],
               "fields": ["total", "subtotal", "tax", "monthly_fee", "revenue", "due_date", "setup_fee"], "decoys": 1}]
 # a real lever in the noisy setting: quanto int4 KV in bf16 flips a few right answers (measured: 4 document fields)
-# what a flip rule says when its scope has no field right in all baseline replicates (evals/flip_rules.py)
+# what a flip rule says when its scope has no field right in all baseline replicates (evals/gate/_flip_rules.py)
 NOTHING_TO_TEST = "no field right in all"
 
 
@@ -86,7 +86,7 @@ def test_report_finds_the_stored_replicates(aa: tuple[Path, api.CompareReport]) 
     again = api.report([report.baseline.dir, report.candidates[0].dir], log=lambda m: None)
     assert len(again.replicates) == 2 and again.verdicts[0].status == report.verdicts[0].status
     assert again.verdicts[0].noise_flips == report.verdicts[0].noise_flips
-    from evalrun.reports.summary import report_json
+    from evalrun.reports.formats import report_json
     from evalrun.reports.view import build_view
 
     data = report_json(build_view(again, html=False))

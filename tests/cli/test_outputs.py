@@ -11,9 +11,8 @@ import pytest
 import yaml
 
 from evalrun.cli_outputs import Outputs
-from evalrun.evals.config import ConfigError
-from evalrun.evals.speed_table import speed_table
-from evalrun.reports.output import write_atomic
+from evalrun.evals.files import ConfigError, write_atomic
+from evalrun.evals.speed import speed_table
 from tests.conftest import run_cli, tiny_config
 from tests.conftest import make_report
 

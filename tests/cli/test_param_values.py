@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evalrun.cli_catalog import _parse_params
-from evalrun.evals.config import ConfigError
+from evalrun.evals.files import ConfigError
 from tests.conftest import run_cli
 
 

@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from evalrun.cli_outputs import Outputs
-from evalrun.evals.config import ConfigError
-from evalrun.evals.execute import RunFailed
-from evalrun.evals.speed_table import speed_table
+from evalrun.evals.files import ConfigError
+from evalrun.evals.run import RunFailed
+from evalrun.evals.speed import speed_table
 from tests.conftest import ROOT, make_report, run_cli, write_runs
 from tests.reports.test_safe_output import RAW, hostile_report
 
@@ -116,7 +116,7 @@ def test_a_usage_error_after_the_claim_leaves_no_report(tmp_path: Path) -> None:
 
 
 def test_one_output_failing_to_render_costs_that_file_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import evalrun.reports.html as html
+    from evalrun.reports.formats import html
 
     def broken(*_: object) -> str:
         raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import get_args
 
 from evalrun.contract.types import CORRECT_OUTCOMES, FIELD_OUTCOMES, OUTCOMES, Outcome
-from evalrun.evals.fields import OUTCOMES as SCORER_OUTCOMES
+from evalrun.evals.scoring import OUTCOMES as SCORER_OUTCOMES
 from evalrun.reports.view import OUTCOMES as BROWSER_OUTCOMES
 
 

@@ -118,7 +118,7 @@ _REPO_PATH = re.compile(r"(?<![\w./<>-])((?:contract|values|tasks|runners|evals|
 
 
 def test_every_repository_path_the_manual_names_exists() -> None:
-    """Files named in the README, the manual and the results (`evals/gate.py`, `python
+    """Files named in the README, the manual and the results (`evals/gate/_gate.py`, `python
     benchmarks/kv_backends.py`, `configs/int4kv.yaml`) exist, so a moved module or a renamed
     config cannot leave the documentation pointing at nothing."""
     named = 0

@@ -8,7 +8,7 @@ from typing import Callable
 
 from evalrun.contract import Generation, Item
 from evalrun.evals.config import parse_config
-from evalrun.evals.runs import PreparedRun
+from evalrun.evals.results import PreparedRun
 from evalrun.runners.base import Runner
 from evalrun.runners.models import ModelSource
 from tests.conftest import needle_items, tiny_config

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from evalrun.evals.config import ConfigError, load_config
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import load_config
 from tests.conftest import BASE_CONFIG as BASE, CONFIGS, run_cli
 
 

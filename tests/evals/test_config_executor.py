@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from evalrun.evals.config import ConfigError, load_config, ray_variant
-from evalrun.evals.execute import key_payload, prepare
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import load_config, ray_variant
+from evalrun.evals.run import key_payload, prepare
 from evalrun.evals.store import run_key
 from tests.conftest import BASE_CONFIG as BASE
 

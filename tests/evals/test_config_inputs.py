@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from evalrun.evals import api
-from evalrun.evals.config import ConfigError, load_config
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import load_config
 from tests.conftest import run_cli, tiny_config
 from tests.machine import timed, within
 

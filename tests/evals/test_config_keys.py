@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from evalrun.evals.config import load_config
-from evalrun.evals.execute import key_payload
+from evalrun.evals.run import key_payload
 from evalrun.evals.store import run_key
 from evalrun.runners.models import ModelSource
 from tests.conftest import ROOT

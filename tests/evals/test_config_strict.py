@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalrun.evals.config import ConfigError, _read_yaml, load_config, load_config_variant
+from evalrun.evals.files import ConfigError, read_yaml as _read_yaml
+from evalrun.evals.config import load_config, load_config_variant
 from evalrun.evals.gate import load_gate_file
 from tests.conftest import BASE_CONFIG as BASE, CONFIGS, run_cli
 

@@ -8,9 +8,11 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from evalrun.contract.validation import first_error
-from evalrun.evals.config import AnyRunConfig, ConfigError, HFRunConfig, OpenAIRunConfig, load_config
-from evalrun.evals.slo import SLO
-from evalrun.evals.speed_rules import GoodputBound
+from evalrun.evals.config._config import AnyRunConfig
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import HFRunConfig, OpenAIRunConfig, load_config
+from evalrun.evals.timing import SLO
+from evalrun.evals.gate._speed_rules import GoodputBound
 from evalrun.runners.accel import build_accelerations
 from evalrun.runners.accel.kv_cache import KVCacheSettings
 from evalrun.runners.hf_settings import HFSettings

@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 
 from evalrun.contract.types import Reask
-from evalrun.evals import confirm
+from evalrun.evals.run import confirm
 from evalrun.evals.gate import GateConfig, evaluate
-from evalrun.evals.pairing import Comparison, pair
+from evalrun.evals.compare import Comparison, pair
 from evalrun.evals.scoring import score_run
-from evalrun.evals.runs import RunResult
+from evalrun.evals.results import RunResult
 from tests.conftest import BASE_WRONG, CAND_WRONG, make_run, needle_items
 
 
@@ -74,7 +74,7 @@ def _exact_runs(lost: set[int], n: int = 6):  # type: ignore[no-untyped-def]
     """A baseline right on n amounts in each of 3 identical replicates (A/A 0 flips), a candidate losing `lost`."""
     from tests.evals.test_stability import _run
 
-    from evalrun.evals.stability import stability
+    from evalrun.evals.scoring import stability
 
     base = _run(set(), n)
     stab = stability([base, _run(set(), n), _run(set(), n)])
@@ -115,7 +115,7 @@ def test_confirmed_flips_within_the_limit_and_refuted_flips_pass() -> None:
 
 
 def test_each_noise_test_states_from_how_many_flips_it_can_reject() -> None:
-    from evalrun.evals.power import FlipTest
+    from evalrun.evals.stats import FlipTest
 
     comp, stab = _exact_runs({1, 4})
     v = evaluate(comp, GateConfig(), stab=stab)

@@ -1,4 +1,4 @@
-"""Coverage against the baseline's plan (evals/coverage.py): a candidate that asks less than the
+"""Coverage against the baseline's plan (evals/gate/_coverage.py): a candidate that asks less than the
 baseline (a dropped pack, narrower parameters, a --limit run on either side), a baseline whose
 generation raised, and a pack no rule applies to are INCOMPLETE, never a pass; --subset judges
 the shared items and says SUBSET. Synthetic runs (tests/conftest.py): no model."""
@@ -8,9 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from evalrun.evals import api
-from evalrun.evals.gate import load_gate
-from evalrun.evals.runs import RunResult
-from evalrun.evals.verdict import NO_RULE, SUBSET_TEXT
+from evalrun.evals.gate import NO_RULE, SUBSET_TEXT, load_gate
+from evalrun.evals.results import RunResult
 from tests.conftest import DEPTHS, LENGTHS, doc_items, make_run, needle_items
 
 ITEMS = needle_items() + doc_items()

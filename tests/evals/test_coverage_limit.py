@@ -12,8 +12,8 @@ import pytest
 from evalrun.contract.manifest import SCHEMA_VERSION, RunManifest
 from evalrun.evals import api
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
-from evalrun.evals.runs import RunResult
+from evalrun.evals.run import execute, prepare
+from evalrun.evals.results import RunResult
 from tests.conftest import tiny_config
 
 

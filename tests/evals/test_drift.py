@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evalrun.evals import dists_store
+from evalrun.evals.store import dists as dists_store
 from evalrun.evals.drift import token_drift
 from evalrun.runners.logprobs import ForcedDists, TokenDists
 

@@ -11,12 +11,12 @@ import pytest
 
 from evalrun.contract.types import Generation, Item, ItemMeta
 from evalrun.evals import api
-from evalrun.evals.config import ConfigError
+from evalrun.evals.files import ConfigError
 from evalrun.evals.drift import Drift, TokenDrift
-from evalrun.evals.drift_rules import evaluate_drift
+from evalrun.evals.drift.rules import evaluate_drift
 from evalrun.evals.gate import check_gate, load_gate
-from evalrun.evals.runs import RunResult
-from evalrun.evals.verdict import EXIT_CODES
+from evalrun.evals.results import RunResult
+from evalrun.evals.gate._verdict import EXIT_CODES
 
 
 def _drift(kls: list[list[float]], top1: list[list[bool]] | None = None, pack: str = "p") -> tuple[Drift, dict[str, str]]:

@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalrun.evals.config import load_config
-from evalrun.evals.engine_facts import engine_label, flag_changes
-from evalrun.evals.speed_table import method_label
+from evalrun.evals.speed import engine_label, flag_changes, method_label
 from tests.conftest import CONFIGS
 
 

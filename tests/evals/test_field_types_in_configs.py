@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 import yaml
 
-from evalrun.evals.config import ConfigError, load_config
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import load_config
 from evalrun.evals.gate import DEFAULT_MAX_HARMFUL, GateConfig, PackRule, check_gate, evaluate, load_gate
 from evalrun.evals.imports import load_field_map
-from evalrun.evals.pairing import pair
+from evalrun.evals.compare import pair
 from evalrun.evals.scoring import ScoredItem
 from evalrun.contract.types import FieldScore
 from evalrun.values.registry import field_type, type_names, typed_names

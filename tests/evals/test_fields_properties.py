@@ -1,4 +1,4 @@
-"""Property tests for evals.fields: formatting invariance, totality, reflexivity."""
+"""Property tests for evals.scoring.fields: formatting invariance, totality, reflexivity."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from evalrun.evals.fields import KINDS, OUTCOMES, SUBCODES, score_field
+from evalrun.values import KINDS
+from evalrun.evals.scoring import OUTCOMES, SUBCODES, score_field
 from evalrun.contract.types import FieldScore
 from evalrun.values.absent import is_absent
 

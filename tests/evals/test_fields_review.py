@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from evalrun.evals.fields import AMBIGUOUS, NAMED, REFUSAL, score_field
+from evalrun.evals.scoring import AMBIGUOUS, NAMED, REFUSAL, score_field
 from evalrun.values import gold_value
 from evalrun.values.dates import DateParts
 

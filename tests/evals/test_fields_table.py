@@ -1,8 +1,8 @@
-"""Table-driven spec for evals.fields.score_field.
+"""Table-driven spec for evals.scoring.fields.score_field.
 
 Each row is (id, kind, gold, pred, expected outcome, expected sub-code, options),
 written from the scoring rules in DESIGN.md "Field scoring" and the decisions
-documented in evals/fields.py, not from the implementation's output.
+documented in evals/scoring/fields.py, not from the implementation's output.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from evalrun.evals.fields import AMBIGUOUS, OUTCOMES, SUBCODES, score_field
+from evalrun.evals.scoring import AMBIGUOUS, OUTCOMES, SUBCODES, score_field
 
 
 def C(id_: str, kind: str, gold: Any, pred: Any, outcome: str, sub: str | None = None, **opts: Any):

@@ -17,11 +17,11 @@ import pytest
 
 import evalrun
 from evalrun.contract import Generation
-from evalrun.evals import latency
-from evalrun.evals.config import ConfigError
-from evalrun.evals.execute import RunFailed
+from evalrun.evals.timing import latency
+from evalrun.evals.files import ConfigError
+from evalrun.evals.run import RunFailed
 from evalrun.evals.frames import COLUMNS, FIELD_COLUMNS, SAMPLE_COLUMNS, frame_bytes, read_csv
-from evalrun.evals.runs import RunResult
+from evalrun.evals.results import RunResult
 from tests.conftest import ROOT, make_report, write_runs
 
 HOSTILE = ["<script>alert(1)</script>", "a | b || c", "line one\nline two\r\nthree\r", "=cmd|' /C calc'!A0",

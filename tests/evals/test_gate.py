@@ -9,15 +9,16 @@ from pathlib import Path
 import pytest
 
 from evalrun.evals import api
-from evalrun.evals.config import ConfigError
-from evalrun.evals.gate import DEFAULT_MAX_HARMFUL, GateConfig, PackRule, evaluate, load_gate, load_gate_file
-from evalrun.evals.pairing import pair
+from evalrun.evals.files import ConfigError
+from evalrun.evals.gate import (
+    DEFAULT_MAX_HARMFUL, GateConfig, NOTHING_COULD_FAIL, PackRule, RuleResult, Verdict, evaluate, load_gate,
+    load_gate_file, overall_exit_code, untestable_gaps, worst,
+)
+from evalrun.evals.compare import pair
 from evalrun.evals.scoring import ScoredItem
-from evalrun.evals.verdict import NOTHING_COULD_FAIL, RuleResult, Verdict, overall_exit_code, untestable_gaps, worst
 from evalrun.contract.types import FieldScore
-from evalrun.reports.junit import render_junit
-from evalrun.reports.markdown import render_markdown
-from evalrun.reports.units import rule_text
+from evalrun.reports.formats import render_junit, render_markdown
+from evalrun.reports.text import rule_text
 from tests.conftest import DEPTHS, LENGTHS, doc_items, make_run, needle_items
 
 
@@ -268,7 +269,7 @@ def test_one_field_name_with_two_types_is_judged_per_type() -> None:
 
 def test_rates_in_a_rules_text_are_plain_percentages() -> None:
     """A 1-of-1 flip rate once printed as "1e+02%"."""
-    from evalrun.evals.flip_rules import _pct
+    from evalrun.evals.gate._flip_rules import _pct
 
     assert [_pct(1, 1), _pct(1, 3), _pct(0, 12), _pct(1, 49), _pct(0, 0)] == \
         ["1/1 (100%)", "1/3 (33.3%)", "0/12 (0%)", "1/49 (2.04%)", "0/0"]
@@ -277,9 +278,9 @@ def test_rates_in_a_rules_text_are_plain_percentages() -> None:
 def test_a_scope_with_no_field_right_in_every_replicate_is_described_not_crashed() -> None:
     """Seen with noisy bf16 replicates on one thread: no date field was right in all three
     replicates (n = 0), and wording the Fisher p of nothing raised TypeError (exit 3)."""
-    from evalrun.evals.flip_rules import _detail
-    from evalrun.evals.power import FlipTest
-    from evalrun.evals.stability import Stability
+    from evalrun.evals.gate._flip_rules import _detail
+    from evalrun.evals.stats import FlipTest
+    from evalrun.evals.scoring import Stability
 
     test = FlipTest(limit=0, alpha=0.05, aa_flips=1, aa_trials=1)
     text = _detail("field type", "date", 0, 0, test, Stability(replicates=3), 0, 0, 0, 0, None)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalrun.evals import api
-from evalrun.evals.config_errors import ConfigError
+from evalrun.evals.files import ConfigError
 from evalrun.evals.imports import import_runs, load_field_map, read_logs
 from tests.conftest import ROOT
 

@@ -12,10 +12,10 @@ import pytest
 
 import evalrun
 from evalrun.evals import api
-from evalrun.evals.config_errors import ConfigError
+from evalrun.evals.files import ConfigError
 from evalrun.evals.imports import FieldMap, import_runs, load_field_map, read_logs
-from evalrun.evals.pairing import PairingError
-from evalrun.evals.source_metric import outcome_of
+from evalrun.evals.compare import PairingError
+from evalrun.evals.scoring import outcome_of
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data" / "lmeval"

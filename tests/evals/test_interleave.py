@@ -12,10 +12,9 @@ import pytest
 from evalrun.contract.types import Item, ItemMeta
 from evalrun.evals import api
 from evalrun.evals.config import parse_config
-from evalrun.evals.interleave import interleaved_of, sample_batches
-from evalrun.evals.speed_table import speed_table
+from evalrun.evals.speed import interleaved_of, sample_batches, speed_table
 from evalrun.evals.store import RunStore
-from evalrun.reports import units
+from evalrun.reports.text import units
 from evalrun.runners.batch_plan import plan_batches
 from tests.conftest import tiny_config
 

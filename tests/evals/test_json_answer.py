@@ -1,4 +1,4 @@
-"""Tests for evals.json_answer.parse_json_answer: the fixed parse order, the
+"""Tests for evals.scoring.parse_json_answer: the fixed parse order, the
 truncation suspect, and that no input makes it raise."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalrun.evals.json_answer import PARSE_STATUSES, JsonAnswer, parse_json_answer
+from evalrun.evals.scoring import PARSE_STATUSES, JsonAnswer, parse_json_answer
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("FIELDS_HYPOTHESIS_EXAMPLES", "300")),

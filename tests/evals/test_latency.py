@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from evalrun.contract.types import Generation
-from evalrun.evals import latency
-from evalrun.evals.slo import SLO, SLOError, parse_slo, slo_from_mapping
+from evalrun.evals.timing import SLO, SLOError, latency, parse_slo, slo_from_mapping
 
 
 def req(i: int, start: float, ttft: float, gaps: list[float], tokens_per_chunk: int = 1,

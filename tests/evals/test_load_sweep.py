@@ -11,18 +11,13 @@ import pytest
 import yaml
 
 from evalrun.contract.types import Generation
-from evalrun.evals.config import ConfigError, parse_config
-from evalrun.evals.load_knobs import (
-    check_knob,
-    config_slo,
-    parse_load,
-    parse_workload,
-    point_config,
-    with_workload,
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import (
+    check_knob, config_slo, parse_config, parse_load, parse_workload, point_config, with_workload,
 )
-from evalrun.evals.load_sweep import LoadCurve, LoadPoint, LoadSweep, best_index, load_sweep, make_curve, point_metrics
-from evalrun.evals.slo import parse_slo
-from evalrun.reports.load_sweep import load_sweep_markdown, load_table
+from evalrun.evals.run import LoadCurve, LoadPoint, LoadSweep, best_index, load_sweep, make_curve, point_metrics
+from evalrun.evals.timing import parse_slo
+from evalrun.reports.sweep import load_sweep_markdown, load_table
 from tests.conftest import run_cli
 
 TASKS = [{"pack": "needle_numbers", "lengths": [128], "depths": [0.0], "values": ["integer"]}]
@@ -151,7 +146,7 @@ def test_untrusted_names_are_escaped_in_every_table() -> None:
     console = Console(record=True, width=200)
     console.print(load_table(curve))
     assert "[bold red]boom[/]" in console.export_text()
-    from evalrun.reports.load_sweep_html import load_sweep_html
+    from evalrun.reports.sweep import load_sweep_html
 
     page = load_sweep_html(LoadSweep(knob="batch_size", values=[1, 4, 8], curves=[curve]))
     assert "<script>x" not in page and "&lt;script&gt;x" in page

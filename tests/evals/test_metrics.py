@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalrun.evals.metrics import pack_metrics
-from evalrun.evals.pairing import PairingError, pair
-from evalrun.evals.scoring import ScoredItem, score_item
+from evalrun.evals.scoring import ScoredItem, pack_metrics, score_item
+from evalrun.evals.compare import PairingError, pair
 from evalrun.contract.types import Field, FieldScore, Generation, Item
 
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from evalrun.evals.power import FlipTest, Scope, detectable_rate, fisher_greater, items_needed, pack_power
+from evalrun.evals.stats import FlipTest, Scope, detectable_rate, fisher_greater, items_needed, pack_power
 
 
 def _hypergeom_tail(x: int, n: int, y: int, m: int) -> float:

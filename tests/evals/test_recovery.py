@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from evalrun.contract.manifest import AccelEffects
-from evalrun.evals.config import ConfigError
+from evalrun.evals.files import ConfigError
 from evalrun.evals.gate import GateConfig, acceptance_rule, check_acceptance, evaluate, load_gate
-from evalrun.evals.recovery import bootstrap_recovery, recovery
+from evalrun.evals.stats import bootstrap_recovery, recovery
 from tests.evals.test_gate import _rule, _runs
 
 
@@ -39,7 +39,7 @@ def test_min_recovery_is_decided_on_the_lower_bound() -> None:
 
 def test_min_recovery_on_a_baseline_that_scored_nothing_is_not_testable() -> None:
     from tests.evals.test_gate import _item
-    from evalrun.evals.pairing import pair
+    from evalrun.evals.compare import pair
 
     base = [_item(i, {"total": ("amount", "wrong_value", None)}) for i in range(5)]
     gate = GateConfig.model_validate({"packs": {"*": {"min_recovery": 90}}})

@@ -11,11 +11,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from evalrun.evals import api, capacity, speed
-from evalrun.evals.buckets import length_bucket
-from evalrun.evals.runs import RunResult
+from evalrun.evals import api
+from evalrun.evals.speed import EMULATED_NOTE, NOT_COMPARABLE_NOTE, _speed as speed, capacity, speed_table
+from evalrun.evals.compare import length_bucket
+from evalrun.evals.results import RunResult
 from evalrun.evals.stats import bootstrap_ratio_of_medians
-from evalrun.evals.speed_table import EMULATED_NOTE, NOT_COMPARABLE_NOTE, speed_table
 from evalrun.contract.types import Field, Generation, Item
 
 
@@ -236,7 +236,7 @@ def test_speedup_interval_does_not_depend_on_the_order_runs_were_read() -> None:
     from dataclasses import replace
 
     from evalrun.evals import api
-    from evalrun.evals.speed_table import speed_table
+    from evalrun.evals.speed import speed_table
     from tests.conftest import doc_items, make_run, needle_items
 
     items = needle_items() + doc_items()

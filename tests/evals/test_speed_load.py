@@ -15,14 +15,13 @@ import pytest
 from rich.console import Console
 
 from evalrun.contract.manifest import RunManifest
-from evalrun.evals import api, speed_load
+from evalrun.evals import api
+from evalrun.evals.timing import RunLoad, Snapshot, load as speed_load, measured, run_load, sequential_warning
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
-from evalrun.evals.speed_load import RunLoad, Snapshot, measured, run_load, sequential_warning
-from evalrun.evals.speed_table import speed_table
-from evalrun.reports import units
-from evalrun.reports.markdown import render_speed_markdown
-from evalrun.reports.terminal import render_speed
+from evalrun.evals.run import execute, prepare
+from evalrun.evals.speed import speed_table
+from evalrun.reports.text import units
+from evalrun.reports.formats import render_speed, render_speed_markdown
 from tests.conftest import tiny_config
 
 # a busy loop that ends by itself even if the test dies before killing it

@@ -10,12 +10,10 @@ import pytest
 
 from evalrun.contract.types import Generation, Item, ItemMeta
 from evalrun.evals import api
-from evalrun.evals.config import ConfigError
-from evalrun.evals.gate import load_gate
-from evalrun.evals.runs import RunResult
-from evalrun.evals.slo import SLO
-from evalrun.evals.speed_rules import requests_needed, share_lower_bound
-from evalrun.evals.speedups import speedup
+from evalrun.evals.files import ConfigError
+from evalrun.evals.gate import load_gate, requests_needed, share_lower_bound
+from evalrun.evals.results import RunResult
+from evalrun.evals.timing import SLO, speedup
 
 
 def _run(name: str, scale: float, n: int = 12, emulated: list[str] | None = None, jitter: float = 0.05) -> RunResult:

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from evalrun.contract.types import FieldScore
 from evalrun.evals.gate import GateConfig, evaluate
-from evalrun.evals.pairing import pair
-from evalrun.evals.scoring import ScoredItem
-from evalrun.evals.stability import stability
+from evalrun.evals.compare import pair
+from evalrun.evals.scoring import ScoredItem, stability
 
 
 def _item(i: int, right: bool, value: str = "EUR 10.00", pack: str = "docs") -> ScoredItem:
@@ -137,7 +136,7 @@ def test_a_candidate_answering_like_the_baseline_on_unstable_fields_passes() -> 
 def test_the_stratified_tail_is_exact() -> None:
     from math import comb
 
-    from evalrun.evals.unstable_rates import lower_tail
+    from evalrun.evals.stats import lower_tail
 
     # one field right in 2 of 3 replicates, the candidate 0 of 4: of the hypergeometric's counts only those
     # that leave the baseline between 0 and 3 right (candidate 0 or 1) could have made the field unstable
@@ -154,7 +153,7 @@ def test_noisy_a_a_rarely_fails_the_rate_test() -> None:
     gets right rarely fails it well under alpha (5%) of the time."""
     import random
 
-    from evalrun.evals.unstable_rates import lower_tail
+    from evalrun.evals.stats import lower_tail
 
     rng = random.Random(1)
     fails = trials = 0
@@ -171,7 +170,7 @@ def test_noisy_a_a_rarely_fails_the_rate_test() -> None:
 
 
 def test_unstable_fields_in_a_rules_scope_are_reasked() -> None:
-    from evalrun.evals import confirm
+    from evalrun.evals.run import confirm
 
     _, stab, comp = _usually_right(set())  # no flip at all: the unstable fields alone are re-asked
     assert confirm.to_confirm(comp, GateConfig().flip_limits(), stab) == [f"docs/{i}" for i in range(4)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import key_payload
+from evalrun.evals.run import key_payload
 from evalrun.evals.store import RunStore, run_key
 from evalrun.contract.types import Generation
 from evalrun.runners.models import ModelSource

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from evalrun.evals.execute import RunFailed
-from evalrun.evals.generate import execute_run
+from evalrun.evals.run import RunFailed, execute_run
 from tests.evals.fake_runs import GoldRunner, gold_run
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names an fd's file through /proc")
@@ -74,7 +73,7 @@ def test_enospc_before_generating_names_the_items_file(tmp_path: Path, monkeypat
 
 def test_a_manifest_that_cannot_be_rewritten_in_place_says_so(tmp_path: Path) -> None:
     """In-place rewriting never grows the file (that would need new blocks): refused, file untouched."""
-    from evalrun.evals import store_files
+    from evalrun.evals.files import store_files
 
     path = tmp_path / "manifest.json"
     path.write_bytes(b"{}")

@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ["evalrun.evals.gate", "evalrun.evals.scoring", "evalrun.evals.verdict", "evalrun.evals.config",
+HEAVY = ["evalrun.evals.gate", "evalrun.evals.scoring", "evalrun.evals.stats", "evalrun.evals.compare", "evalrun.evals.config",
          "evalrun.values", "evalrun.runners.openai", "httpx", "scipy", "torch", "rapidfuzz"]
 
 

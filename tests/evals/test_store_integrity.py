@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalrun.evals import api, jsonl
-from evalrun.evals.config import ConfigError
+from evalrun.evals import api
+from evalrun.evals.files import ConfigError, jsonl
 from evalrun.evals.store import RunStore, items_sha256
 from evalrun.contract.types import Field, Generation, Item
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from evalrun.evals import api
-from evalrun.evals.config import ConfigError, parse_config
-from evalrun.evals.execute import execute, prepare
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import parse_config
+from evalrun.evals.run import execute, prepare
 from evalrun.evals.store import RunStore, items_sha256, v1_items_sha256
 from evalrun.contract.types import Generation, Item
 from tests.conftest import tiny_config

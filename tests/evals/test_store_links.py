@@ -16,11 +16,10 @@ import pytest
 from evalrun.contract import Generation
 from evalrun.contract.types import Reask, Retiming
 from evalrun.evals import api
-from evalrun.evals.config import ConfigError
-from evalrun.evals.execute import execute
-from evalrun.evals.run_lock import run_lock
-from evalrun.evals.runs import RunResult
-from evalrun.evals.store import RunStore
+from evalrun.evals.files import ConfigError
+from evalrun.evals.run import execute
+from evalrun.evals.store import RunStore, run_lock
+from evalrun.evals.results import RunResult
 from tests.conftest import make_report, run_cli, write_runs
 from tests.evals.fake_runs import gold_run
 
@@ -128,7 +127,7 @@ def test_a_link_as_interleaved_is_refused(run_dir: Path) -> None:
 
 def test_a_torn_tail_is_never_moved_into_a_linked_side_file(run_dir: Path) -> None:
     """The side file for a torn tail is created new (O_EXCL): a link already at a name is skipped."""
-    from evalrun.evals import store_files
+    from evalrun.evals.files import store_files
 
     side, victim = _plant(run_dir, "samples.jsonl.torn-x")
     assert store_files.create_new(side, b"torn bytes") is False

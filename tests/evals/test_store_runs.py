@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalrun.evals.config import ConfigError, parse_config
-from evalrun.evals.execute import execute, prepare
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import parse_config
+from evalrun.evals.run import execute, prepare
 from tests.conftest import run_cli, tiny_config
 
 WIDE = {"COLUMNS": "2000"}  # one warning per terminal line, whatever the tmp path's length

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalrun.evals.config import ConfigError
-from evalrun.evals.sweep import parse_set, sweep_points
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import parse_set, sweep_points
 from tests.conftest import run_cli
 
 

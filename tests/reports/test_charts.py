@@ -11,21 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalrun.reports.view.charts import (
-    Curve,
-    CurvePoint,
-    DistributionSeries,
-    GateRegion,
-    ScatterPoint,
-    format_latency,
-    latency_distribution,
-    latency_throughput_curves,
-    log_ticks,
-    nice_ticks,
-    scatter_scales,
-    speed_accuracy_scatter,
+from evalrun.reports.charts import (
+    Curve, CurvePoint, DistributionSeries, GateRegion, ScatterPoint, format_latency, latency_distribution,
+    latency_throughput_curves, log_ticks, nice_ticks, scatter_scales, speed_accuracy_scatter, tick_labels,
 )
-from evalrun.reports.view.svg import tick_labels
 
 NS = "{http://www.w3.org/2000/svg}"
 HOSTILE = ["<script>alert(1)</script>", '" onmouseover="x', "&amp;", "\"><b>"]

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from evalrun.reports.view import build_view as build_report_data
-from evalrun.reports.html import json_for_script, render_html
+from evalrun.reports.formats.html import json_for_script, render_html
 from tests.conftest import ROOT, run_cli
 from tests.conftest import HOSTILE_GOLD, HOSTILE_OUTPUT, make_report, write_runs
 
@@ -213,7 +213,7 @@ def test_replicates_noise_and_power_in_the_page(browser, tmp_path: Path) -> None
     report = compare_results(base, [(cand, None)], replicates=[rep])
     comp = report.comparisons[0]
     total = next(f for f in comp.harmful if f.item_id == "docs/INV1/total")
-    total.confirmations = (0, 3)  # a re-ask result, as evals.confirm.apply records one
+    total.confirmations = (0, 3)  # a re-ask result, as evals.run.confirm.apply records one
     report.verdicts[0] = evaluate(comp, GateConfig(), stab=report.stability)
     path = render_html(build_report_data(report), tmp_path / "noise.html")
     page, state = _open(browser, path, javascript=False)

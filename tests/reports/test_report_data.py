@@ -13,7 +13,7 @@ import json
 import pytest
 
 from evalrun.evals import api
-from evalrun.evals.diffs import diffable, opcodes, segments
+from evalrun.evals.compare import diffable, opcodes, segments
 from evalrun.reports.view import EMULATED_NOTE, OUTCOMES, build_view as build_report_data
 from tests.conftest import DOC, DOC_SOURCE, HOSTILE_OUTPUT, make_report
 
@@ -202,7 +202,7 @@ def test_non_bmp_text_offsets_are_utf16() -> None:
     ((2, 6, 3, 8), 0, 4, "2 (med 4.5)"),
 ])
 def test_the_first_divergent_token_reads_earliest_and_median(first: tuple, identical: int, n: int, cell: str) -> None:
-    from evalrun.reports import units
+    from evalrun.reports.text import units
 
     assert units.divergence_cell(first, identical, n) == cell
 

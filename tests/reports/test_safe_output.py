@@ -18,8 +18,8 @@ import pytest
 
 from evalrun.contract import Field, Generation, Item
 from evalrun.evals import api
-from evalrun.evals.runs import RunResult
-from evalrun.evals.speed_table import speed_table
+from evalrun.evals.results import RunResult
+from evalrun.evals.speed import speed_table
 from tests.reports.test_html_report import browser  # noqa: F401  (the headless Chromium fixture)
 
 # what must never come out (written here on its own, not imported from the code under test)
@@ -79,7 +79,7 @@ def _raw_in(texts: Iterator[str]) -> list[str]:
 
 def _terminal(report: "api.CompareReport", capsys: pytest.CaptureFixture[str]) -> str:
     from evalrun.cli_app import _console
-    from evalrun.reports.terminal import render_view
+    from evalrun.reports.formats import render_view
     from evalrun.reports.view import build_view
 
     render_view(_console(), build_view(report, speed=speed_table(report), html=False))
@@ -89,7 +89,7 @@ def _terminal(report: "api.CompareReport", capsys: pytest.CaptureFixture[str]) -
 
 
 def _markdown(report: "api.CompareReport") -> str:
-    from evalrun.reports.markdown import render_markdown
+    from evalrun.reports.formats import render_markdown
     from evalrun.reports.view import build_view
 
     text = render_markdown(build_view(report, html=False))
@@ -103,7 +103,7 @@ def _markdown(report: "api.CompareReport") -> str:
 
 
 def _junit(report: "api.CompareReport") -> str:
-    from evalrun.reports.junit import junit_xml
+    from evalrun.reports.formats import junit_xml
     from evalrun.reports.view import build_view
 
     text = junit_xml(build_view(report, html=False))
@@ -114,7 +114,7 @@ def _junit(report: "api.CompareReport") -> str:
 
 def _html(report: "api.CompareReport") -> list[str]:
     """The page as written, the item browser's rows and its texts, decoded as the page's script does."""
-    from evalrun.reports.html import render_html_text
+    from evalrun.reports.formats.html import render_html_text
     from evalrun.reports.view import build_view
 
     page = render_html_text(build_view(report))
@@ -151,7 +151,7 @@ def test_no_renderer_lets_a_hostile_character_through(renderer: str, kind: str, 
 
 
 def test_the_neutraliser_keeps_offsets_lines_and_markup_out() -> None:
-    from evalrun.reports.safe_text import safe_text, safe_tree
+    from evalrun.reports.text import safe_text, safe_tree
 
     assert safe_text("a\x1b[31mb") == "a\u241b[31mb"
     assert safe_text("x\x01\x7f\x85\u202e\ud800y") == "x\u2401\u2421\ufffd\ufffd\ufffdy"
@@ -168,7 +168,7 @@ def test_the_page_shows_visible_marks_in_a_browser(browser, tmp_path: Path,  # t
                                                    kind: str) -> None:
     """In headless Chromium: the item browser decodes its rows and texts and shows every opened
     output with the marks, never the characters, and the page's script runs without an error."""
-    from evalrun.reports.html import render_html
+    from evalrun.reports.formats.html import render_html
     from evalrun.reports.view import build_view
     from tests.reports.test_html_report import _open
 

@@ -13,12 +13,9 @@ from html import unescape
 from rich.console import Console
 
 from evalrun.evals import api
-from evalrun.evals.verdict import NOTHING_COULD_FAIL
-from evalrun.reports.html import render_html_text
-from evalrun.reports.junit import junit_xml
-from evalrun.reports.markdown import render_markdown
-from evalrun.reports.summary import report_json
-from evalrun.reports.terminal import render_view
+from evalrun.evals.gate import NOTHING_COULD_FAIL
+from evalrun.reports.formats import junit_xml, render_markdown, render_view, report_json
+from evalrun.reports.formats.html import render_html_text
 from evalrun.reports.view import build_view
 from tests.conftest import DEPTHS, LENGTHS, doc_items, make_run, needle_items
 

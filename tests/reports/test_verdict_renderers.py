@@ -16,11 +16,11 @@ from rich.console import Console
 
 from evalrun.evals import api
 from evalrun.cli_outputs import Outputs
-from evalrun.evals.runs import RunResult
-from evalrun.evals.speed_table import speed_table
-from evalrun.evals.verdict import STATUS_TEXT, Gap, RuleResult, Verdict, worst
-from evalrun.reports import units
-from evalrun.reports.terminal import render_view
+from evalrun.evals.results import RunResult
+from evalrun.evals.speed import speed_table
+from evalrun.evals.gate import STATUS_TEXT, Gap, RuleResult, Verdict, worst
+from evalrun.reports.text import units
+from evalrun.reports.formats import render_view
 from evalrun.reports.view import build_view
 from tests.conftest import doc_items, needle_items, make_run
 
@@ -115,7 +115,7 @@ def _expected(report: "api.CompareReport") -> dict[tuple[str, str], dict[str, ob
 
 
 def _as_text(e: dict[str, object]) -> dict[str, str]:
-    """The figures as the text renderers spell them (reports.units)."""
+    """The figures as the text renderers spell them (reports.text.units)."""
     return {"items": str(e["items"]), "baseline": units.pct(e["baseline"]), "candidate": units.pct(e["candidate"]),
             "delta": units.num(e["delta"], 1, True), "ci": units.ci(e["low"], e["high"]),
             "harmful": str(e["harmful"]), "identical": units.pct(e["identical"] / e["items"], 0),

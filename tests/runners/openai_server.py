@@ -87,7 +87,7 @@ class HFBackend:
     """Greedy generation with the hf runner's model, tokenizer and chat template, token by token."""
 
     def __init__(self, model: str = "smollm2-135m"):
-        from evalrun.runners.hf import HFRunner
+        from evalrun.runners.hf.runner import HFRunner
         from evalrun.runners.models import resolve_model
 
         self.runner = HFRunner(resolve_model(model), "cpu", "float32", {}, [], batch_size=1)

@@ -9,7 +9,7 @@ from pathlib import Path
 def assert_served_logprobs(run_dir: Path) -> None:
     """The engine's top-k logprobs are stored as the in-process runner's are: token ids that decode to
     each answer, so the first divergent token and drift work on served runs too."""
-    from evalrun.evals import dists_store
+    from evalrun.evals.store import dists as dists_store
     from evalrun.runners.logprobs import TokenDists
 
     manifest = json.loads((run_dir / "manifest.json").read_text())

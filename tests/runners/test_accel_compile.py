@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from evalrun.evals.config import ConfigError, parse_config
-from evalrun.evals.execute import execute, prepare
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import parse_config
+from evalrun.evals.run import execute, prepare
 from tests.conftest import tiny_config
 
 

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from evalrun.runners.accel import Capabilities, all_methods, build_accelerations, validate_accelerations
-from evalrun.runners.accel.kv_evict import policies
+from evalrun.runners.accel.evict import policies
 from tests.conftest import ROOT
 
 

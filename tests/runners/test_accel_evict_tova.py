@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from evalrun.runners.accel import build_accelerations, validate_accelerations
-from evalrun.runners.accel.evict_tova import Tova
-from evalrun.runners.accel.kv_evict import ScoreInput, policies
+from evalrun.runners.accel.evict.tova import Tova
+from evalrun.runners.accel.evict import ScoreInput, policies
 from tests.runners.conftest import eager_prefill, generate_with, token_ids
 
 

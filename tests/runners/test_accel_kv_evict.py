@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from evalrun.evals.config import ConfigError, parse_config
-from evalrun.evals.execute import execute, prepare
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import parse_config
+from evalrun.evals.run import execute, prepare
 from evalrun.runners.accel import build_accelerations, validate_accelerations
-from evalrun.runners.accel.evict_snapkv import snapkv_scores
-from evalrun.runners.accel.kv_evict import window_attention
-from evalrun.runners.accel._kv_evict_cache import EvictingCache
+from evalrun.runners.accel.evict.snapkv import snapkv_scores
+from evalrun.runners.accel.evict import window_attention
+from evalrun.runners.accel.evict._cache import EvictingCache
 from tests.conftest import tiny_config
 from tests.runners.conftest import eager_prefill, generate_with, token_ids
 

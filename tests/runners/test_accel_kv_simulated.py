@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
+from evalrun.evals.run import execute, prepare
 from evalrun.runners.accel import validate_accelerations
 from evalrun.runners.accel._kv_simulated import SimulatedQuantCache, bytes_per_token, fake_quantize
 

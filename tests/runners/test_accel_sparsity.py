@@ -11,7 +11,7 @@ import torch
 
 import evalrun.runners.accel.sparsity as sp
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
+from evalrun.evals.run import execute, prepare
 from evalrun.runners.accel import validate_accelerations
 from tests.conftest import tiny_config
 
@@ -231,7 +231,7 @@ def _run(model_dir: Path, out: Path, prepared_hook=None, **over):
 
 @pytest.mark.slow
 def test_run_records_effects_and_leaves_the_shared_model_clean(tiny_model_dir: Path, tmp_path: Path) -> None:
-    from evalrun.runners.models import _LOADED
+    from evalrun.runners.models._models import _LOADED
 
     base = _run(tiny_model_dir, tmp_path / "base")
     recorded: list[torch.Tensor] = []

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from evalrun.evals.config import load_config, parse_config
-from evalrun.evals.execute import RunFailed, execute, prepare
+from evalrun.evals.run import RunFailed, execute, prepare
 from evalrun.runners.accel import validate_accelerations
 from evalrun.runners.accel.speculative import SpeculativeDecoding
 from evalrun.runners.models import load_model

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
+from evalrun.evals.run import execute, prepare
 from evalrun.runners.models import load_model, resolve_model
 
 

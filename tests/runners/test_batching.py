@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
+from evalrun.evals.run import execute, prepare
 from evalrun.runners.batch_plan import PLAN
-from evalrun.runners.hf import AUTO_START, HFRunner, auto_batch_size
+from evalrun.runners.hf.runner import AUTO_START, HFRunner, auto_batch_size
 from tests.conftest import tiny_config
 
 
@@ -93,7 +93,7 @@ def test_auto_estimate_on_cuda_scales_with_free_memory(tiny_model_dir: Path, mon
 
 @pytest.mark.slow
 def test_runs_in_one_process_share_one_model_load(tiny_model_dir: Path, tmp_path: Path) -> None:
-    from evalrun.runners.models import _LOADED
+    from evalrun.runners.models._models import _LOADED
 
     base = execute(prepare(parse_config(tiny_config(tiny_model_dir, name="a")), tmp_path), log=lambda _: None)
     loaded = len(_LOADED)

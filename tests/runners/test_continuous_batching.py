@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from evalrun.evals.config import ConfigError, parse_config
-from evalrun.evals.execute import execute, key_payload, prepare
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import parse_config
+from evalrun.evals.run import execute, key_payload, prepare
 from evalrun.runners.accel import all_methods
 from evalrun.runners.models import ModelSource
 from tests.conftest import BASE_CONFIG, tiny_config

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import numpy as np
 
-from evalrun.evals import api, dists_store, drift_runs
+from evalrun.evals import api
+from evalrun.evals.store import dists as dists_store
+from evalrun.evals.drift import runs as drift_runs
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
-from evalrun.reports.html import render_html_text
-from evalrun.reports.markdown import render_markdown
-from evalrun.reports.summary import report_json
+from evalrun.evals.run import execute, prepare
+from evalrun.reports.formats import render_markdown, report_json
+from evalrun.reports.formats.html import render_html_text
 from evalrun.reports.view import build_view
 from evalrun.runners.logprobs import ForcedDists, TokenDists
 from tests.conftest import tiny_config

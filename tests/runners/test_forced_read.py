@@ -1,4 +1,4 @@
-"""Teacher forcing in two forward passes per batch (runners/forced_read.py) gives the decode path's
+"""Teacher forcing in two forward passes per batch (runners/hf/forced_read.py) gives the decode path's
 values: batched one-pass forcing and one-by-one forcing through `generate` agree to 1e-5 in KL (fp32),
 for a plain candidate and for each method that declares the one-pass read equivalent; methods that do
 not (an eviction policy, a cache quantizing inside the answer, activation sparsity) keep the decode path."""
@@ -10,13 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evalrun.evals import teacher_force
+from evalrun.evals.drift import teacher_force, token_drift
 from evalrun.evals.config import parse_config
-from evalrun.evals.drift import token_drift
-from evalrun.evals.execute import execute, prepare
-from evalrun.runners import forced_read
+from evalrun.evals.run import execute, prepare
+from evalrun.runners.hf import forced_read
 from evalrun.runners.accel.accelerations import build_accelerations, validate_accelerations
-from evalrun.runners.forced_read import one_pass_blocker
+from evalrun.runners.hf.forced_read import one_pass_blocker
 from tests.conftest import tiny_config
 
 METHODS = {

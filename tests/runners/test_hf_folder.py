@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalrun.runners.hf_folder import MARKER, is_complete, write_hf_folder
-from evalrun.runners.hf_folder_cli import main
-from evalrun.runners.models import resolve_model
+from evalrun.runners.models import MARKER, is_complete, resolve_model, write_hf_folder
+from evalrun.runners.models.hf_folder_cli import main
 
 
 def test_marker_names_the_gguf_and_dtype(tmp_path: Path) -> None:

@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 from evalrun.cli import app
 from evalrun.contract.types import Generation
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
-from evalrun.evals.speed_table import effects_facts
-from evalrun.runners.openai_http import context_refusal
+from evalrun.evals.run import execute, prepare
+from evalrun.evals.speed import effects_facts
+from evalrun.runners.openai import context_refusal
 from tests.runners.openai_server import OpenAITestServer, ScriptedBackend, ServerState, needle_answer
 
 TASKS = [{"pack": "needle_numbers", "lengths": [96, 200], "depths": [0.0, 0.5, 1.0], "values": ["integer"]}]

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evalrun.runners.openai_logprobs import MAX_TOP, ServedDists, TokenIds, request_fields, token_dists, tokens_of
+from evalrun.runners.openai._logprobs import MAX_TOP, ServedDists, TokenIds, request_fields, token_dists, tokens_of
 
 
 @pytest.fixture(scope="module")

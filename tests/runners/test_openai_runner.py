@@ -20,11 +20,12 @@ from typer.testing import CliRunner
 
 from evalrun.evals import api
 from evalrun.cli import app
-from evalrun.evals.config import ConfigError, load_config, parse_config
-from evalrun.evals.execute import RunFailed, execute, key_payload, prepare
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import load_config, parse_config
+from evalrun.evals.run import RunFailed, execute, key_payload, prepare
 from evalrun.evals.store import run_key
 from evalrun.runners.models import ModelSource
-from evalrun.runners.retry import backoff_seconds, retry_after_seconds, retry_wait
+from evalrun.runners.openai import backoff_seconds, retry_after_seconds, retry_wait
 from tests.conftest import CONFIGS, run_cli, write_config
 from tests.runners.openai_server import HFBackend, OpenAITestServer, ServerState
 
@@ -91,7 +92,7 @@ def test_run_sync_works_inside_a_running_event_loop() -> None:
 def test_sse_parser_joins_data_lines_and_skips_comments() -> None:
     import asyncio
 
-    from evalrun.runners.sse import sse_data
+    from evalrun.runners.openai import sse_data
 
     async def lines() -> Any:
         for line in [": keep-alive", "data: {\"a\":", "data: 1}", "", "event: x", "data:[DONE]", ""]:

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalrun.cli import app
-from evalrun.runners.api_key import key_forms, key_problem, readable_variable, scrub
+from evalrun.runners.openai import key_forms, key_problem, readable_variable, scrub
 from tests.runners.openai_server import OpenAITestServer, ScriptedBackend, ServerState
 
 KEY = "sk-live-7Hq2+/x9Zr41abcDEF"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
+from evalrun.evals.run import execute, prepare
 
 
 def _doc_config(model: str, **over) -> dict:
@@ -74,7 +74,7 @@ def test_shared_prefix_matches_on_the_default_model(tmp_path: Path) -> None:
 def test_the_split_comes_from_the_given_context_not_from_the_wording() -> None:
     """The document quotes the question word for word: the split is still where the context ends."""
     from evalrun.contract.types import CONTEXT_SEPARATOR, Item
-    from evalrun.runners.prefix import split_at_question
+    from evalrun.runners.hf.prefix import split_at_question
 
     question = "Question: What is the total?"
     context = f"Read this.\n\n{question} Someone asked this before; the total is 5.\n\nMore text."

@@ -172,7 +172,7 @@ def test_the_progress_line_names_a_first_use_compile_and_its_estimate(monkeypatc
                                                                       tmp_path: Path) -> None:
     from evalrun.cli_app import _PlainProgress
     from evalrun.runners.accel import quanto_ext
-    from evalrun.runners.preparing import listening
+    from evalrun.runners.models import listening
 
     out = io.StringIO()
     progress = _PlainProgress(interval=3600, stream=out)

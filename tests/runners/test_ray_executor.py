@@ -13,8 +13,8 @@ import pytest
 import ray
 
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import RunFailed, execute, prepare
-from evalrun.runners import ray_executor
+from evalrun.evals.run import RunFailed, execute, prepare
+from evalrun.runners.ray import executor as ray_executor
 from tests.conftest import tiny_config
 
 RAY = {"actors": 2, "cpus_per_actor": 1}

@@ -15,7 +15,7 @@ import pytest
 
 from evalrun.evals import api
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
+from evalrun.evals.run import execute, prepare
 from tests.conftest import ROOT, tiny_config
 
 
@@ -95,7 +95,7 @@ def test_a_failing_batch_is_retried_item_by_item_and_errors_are_kept(
 ) -> None:
     """One item raises whenever it is generated (as some KV backends do at some lengths):
     its batch-mates still succeed, it is stored with its error, the run goes on."""
-    from evalrun.runners.hf import HFRunner
+    from evalrun.runners.hf.runner import HFRunner
 
     real = HFRunner._generate_batch
     bad_id = "needle_numbers/L160-D1.00-integer"
@@ -116,8 +116,8 @@ def test_a_failing_batch_is_retried_item_by_item_and_errors_are_kept(
 
 
 def test_every_item_failing_is_a_run_failure(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
-    from evalrun.evals.execute import RunFailed
-    from evalrun.runners.hf import HFRunner
+    from evalrun.evals.run import RunFailed
+    from evalrun.runners.hf.runner import HFRunner
 
     def broken(self, items):
         raise RuntimeError("backend unavailable")

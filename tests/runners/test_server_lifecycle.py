@@ -26,8 +26,9 @@ import psutil
 import pytest
 import yaml
 
-from evalrun.evals.config import ConfigError, load_config
-from evalrun.evals.execute import prepare
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import load_config
+from evalrun.evals.run import prepare
 from tests.conftest import ROOT, run_cli
 from tests.runners.served_records import assert_served_logprobs
 

@@ -1,7 +1,7 @@
 """The speed metrics are accurate: the real openai runner against a real loopback server whose
 timings are injected (tests/runners/timed_server.py), and the hf runner on a model whose
 forward calls take a known time (tests/runners/paced_model.py). No mocks: real HTTP, real SSE,
-real sleeps, the metrics read back from the run store by `evals.latency.request_metrics`.
+real sleeps, the metrics read back from the run store by `evals.timing.latency.request_metrics`.
 
 Every figure is held to 5% or 2 ms (whichever is larger) at p50, p90, p95 and p99, both
 against the schedule the server meant and against what it actually sent (the runner's own
@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import prepare
-from evalrun.evals.slo import SLO
+from evalrun.evals.run import prepare
+from evalrun.evals.timing import SLO
 from evalrun.evals.stats import percentile
 from tests.machine import loaded, skip_if_loaded
 from tests.runners.noise_probe import scheduling_noise

@@ -22,8 +22,7 @@ import yaml
 
 from evalrun.evals import api
 from evalrun.evals.config import parse_config
-from evalrun.runners.hf_folder import write_hf_folder
-from evalrun.runners.models import resolve_model
+from evalrun.runners.models import resolve_model, write_hf_folder
 from tests.conftest import CONFIGS, ROOT
 from tests.runners.served_records import assert_served_logprobs
 

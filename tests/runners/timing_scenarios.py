@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from evalrun.contract.types import Generation, Item
-from evalrun.evals import latency
+from evalrun.evals.timing import METRICS, PERCENTILES, SLO, latency, pkey, request_metrics
 from evalrun.evals.config import parse_config
-from evalrun.evals.execute import execute, prepare
-from evalrun.evals.latency import METRICS, PERCENTILES, pkey, request_metrics
-from evalrun.evals.slo import SLO
+from evalrun.evals.run import execute, prepare
 from tests.runners.timed_server import StreamRecord, TimedState, Timing, timed_server
 
 REL_TOL = 0.05
@@ -141,7 +139,7 @@ class Row:
 
 
 def percentile_rows(run: ServedRun, percentiles: tuple[float, ...] = PERCENTILES) -> list[Row]:
-    """TTFT, TPOT, ITL and E2EL at every percentile, from `evals.latency.request_metrics` and from the truth."""
+    """TTFT, TPOT, ITL and E2EL at every percentile, from `evals.timing.latency.request_metrics` and from the truth."""
     measured = request_metrics(run.generations, percentiles, run.scenario.slo)
     rows = []
     for metric in METRICS:

@@ -157,7 +157,7 @@ def test_formats_vary_between_documents_but_not_within() -> None:
 
 
 def test_rendered_values_score_as_their_gold() -> None:
-    from evalrun.evals.fields import score_field
+    from evalrun.evals.scoring import score_field
 
     value = Decimal("14851.20")
     for cur in T.CURRENCIES:

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from evalrun.evals.config import ConfigError, load_config, parse_config
-from evalrun.evals.execute import key_payload
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import load_config, parse_config
+from evalrun.evals.run import key_payload
 from evalrun.evals.store import run_key
 from evalrun.runners.models import ModelSource
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from evalrun.contract.types import Item
-from evalrun.evals import jsonl
+from evalrun.evals.files import jsonl
 from evalrun.tasks import BuildOptions, get_pack
 
 ROWS = [

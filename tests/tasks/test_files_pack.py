@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from evalrun.evals.config import ConfigError, load_config
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import load_config
 from evalrun.evals.scoring import score_item
 from evalrun.contract.types import Generation
 from evalrun.tasks import get_pack

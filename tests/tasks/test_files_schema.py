@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from evalrun.evals.config import ConfigError, load_config
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import load_config
 
 ROW = {"ref": "a1", "text": "Invoice A-17. Total due: EUR 5.00.", "total_due": "EUR 5.00", "due": "2024-05-04",
        "number": "A-17"}

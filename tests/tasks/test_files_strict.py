@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalrun.evals.config import ConfigError, load_config
-from evalrun.evals.execute import prepare
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import load_config
+from evalrun.evals.run import prepare
 from evalrun.tasks import BuildOptions, PackDataError, get_pack
 from evalrun.tasks.files._fit import count_within
 from tests.conftest import run_cli

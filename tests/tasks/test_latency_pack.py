@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from evalrun.evals.buckets import length_bucket
+from evalrun.evals.compare import length_bucket
 
 from evalrun.evals import api
-from evalrun.evals.config import ConfigError, parse_config
-from evalrun.evals.execute import execute, prepare
-from evalrun.evals.speed_table import speed_table
+from evalrun.evals.files import ConfigError
+from evalrun.evals.config import parse_config
+from evalrun.evals.run import execute, prepare
+from evalrun.evals.speed import speed_table
 from evalrun.tasks import get_pack
 from tests.conftest import tiny_config
 

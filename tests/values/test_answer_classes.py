@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from evalrun.contract.types import CONTEXT_SEPARATOR, Field, Generation, Item
-from evalrun.evals.fields import COPIED, score_field
-from evalrun.evals.scoring import _options, score_item
+from evalrun.evals.scoring import COPIED, score_field, score_item
+from evalrun.evals.scoring._scoring import _options
 
 
 def prompt(document: str, question: str) -> str:
@@ -238,7 +238,7 @@ def test_babble_on_decoys_is_a_harmful_flip_the_gate_fails() -> None:
     baseline had (it said "not stated"): harmful flips, and `max_drop` fails."""
     from evalrun.evals import api
     from evalrun.evals.gate import GateConfig, PackRule
-    from evalrun.evals.runs import RunResult
+    from evalrun.evals.results import RunResult
 
     items = []
     for i in range(20):

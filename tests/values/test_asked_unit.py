@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from evalrun.contract.types import CONTEXT_SEPARATOR
-from evalrun.evals.fields import score_field
+from evalrun.evals.scoring import score_field
 
 DOC = "Jahresabrechnung Strom\nVerbrauch 4.215 kWh\nEnergiepreis 4.215 kWh x 24,85 Cent/kWh 1.047,43 €"
 PRICE = "What is the energy price in cents per kWh? Answer with the number only."

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from evalrun.evals.fields import score_field
+from evalrun.evals.scoring import score_field
 from evalrun.values.kinds import gold_value
 from evalrun.values.registry import user_option_problem
 

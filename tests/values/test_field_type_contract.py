@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from evalrun.evals.fields import OUTCOMES, score_field
+from evalrun.evals.scoring import OUTCOMES, score_field
 from evalrun.values.docs import DEFAULT_PATH, render
 from evalrun.values.registry import field_type, option_problem, type_names, user_option_problem
 from tests.conftest import ROOT

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from evalrun.evals.fields import score_field
+from evalrun.evals.scoring import score_field
 from evalrun.values.currencies import currency_mentions, stated_currency
 
 CUR = {"allowed": ["CAD", "USD", "EUR", "CHF", "JPY", "KRW", "INR", "KWD", "GBP"]}

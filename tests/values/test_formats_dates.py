@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from evalrun.evals.fields import score_field
+from evalrun.evals.scoring import score_field
 from evalrun.values.dates import DateParts, extract_dates, mask_dates
 from evalrun.values.hijri import to_gregorian
 from evalrun.values.months import MONTHS

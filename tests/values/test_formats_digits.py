@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from evalrun.evals.fields import score_field
+from evalrun.evals.scoring import score_field
 from evalrun.values.text import prep
 
 CREDIT: list[tuple[str, str, str, dict[str, Any]]] = [

@@ -13,8 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from evalrun.contract.types import Generation
-from evalrun.evals.fields import score_field
-from evalrun.evals.scoring import score_item
+from evalrun.evals.scoring import score_field, score_item
 from evalrun.tasks import get_pack
 from evalrun.tasks.base import ParamError
 from evalrun.values.dates import read_date_order

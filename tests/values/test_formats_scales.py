@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from evalrun.evals.fields import score_field
+from evalrun.evals.scoring import score_field
 from evalrun.values.amounts import extract_amounts
 
 CREDIT: list[tuple[str, str, str, dict[str, Any]]] = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from evalrun.contract.types import CONTEXT_SEPARATOR
-from evalrun.evals.fields import LOOPING, score_field
+from evalrun.evals.scoring import LOOPING, score_field
 from evalrun.values.loops import mask_loops
 
 # (kind, gold, answer): answers from the audit set's lossy candidates, each a loop

@@ -169,7 +169,7 @@ def test_is_absent_value_by_kind() -> None:
     ("number", "30", "Payable within 30 Tage.", "correct"),
 ])
 def test_a_span_of_time_is_no_amount(kind: str, gold: str, answer: str, outcome: str) -> None:
-    from evalrun.evals.fields import score_field
+    from evalrun.evals.scoring import score_field
 
     s = score_field(kind, gold, answer, field="value")
     assert s.outcome == outcome, s

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from evalrun.evals.fields import score_field
+from evalrun.evals.scoring import score_field
 
 
 @pytest.mark.parametrize(("gold", "pred", "outcome", "sub", "opts"), [

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from evalrun.contract.types import CONTEXT_SEPARATOR
-from evalrun.evals.fields import OTHER_SHAPE, score_field
+from evalrun.evals.scoring import OTHER_SHAPE, score_field
 
 DOC = "Sample document.\nTotal: EUR 10.00"
 

@@ -4,7 +4,7 @@ A type says how it reads a gold, how it finds candidate values in an answer (wit
 their spans), how a gold and a candidate compare (outcome, sub-code, detail), which
 options it takes (a pydantic model: a misspelt or malformed option is an error
 naming it), and the examples that prove each of its sub-codes reachable. The scorer
-(`evalrun.evals.fields`) and the packs that check golds before a run
+(`evalrun.evals.scoring.fields`) and the packs that check golds before a run
 (`evalrun.tasks.files._gold`) both go through the type, so they never disagree.
 """
 

@@ -1,0 +1,160 @@
+"""What a load sweep turns: the knob (`batch_size` for the hf runner, `concurrency` or
+`request_rate` for the openai runner), its values, the workload every point runs and the
+config of one point. Everything here is checked before any model is loaded, so a knob
+that does not apply to a config is one ConfigError naming the file and the key."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, TypeVar, Union
+
+from pydantic import BaseModel, ValidationError
+
+from evalrun.evals.files import ConfigError, validation_error
+from evalrun.evals.config._config import OpenAIRunConfig, RunConfig, TaskRef
+from evalrun.evals.timing import SLO
+from evalrun.runners.openai import OpenAISettings
+from evalrun.tasks import get_pack
+from evalrun.tasks.latency import PRESETS, LatencyShape
+
+Number = Union[int, float]
+
+# knob -> (runner it applies to, its key in the config, the values' type)
+KNOBS: dict[str, tuple[str, str, type]] = {
+    "batch_size": ("hf", "batch_size", int),
+    "concurrency": ("openai", "openai.concurrency", int),
+    "request_rate": ("openai", "openai.request_rate", float),
+}
+DEFAULT_COUNT = 8
+
+
+def parse_load(option: str) -> tuple[str, list[Number]]:
+    """`KNOB=V1,V2,...` -> (knob, values ascending); ConfigError for an unknown knob, a value
+    that is not a number of the knob's type, or a value given twice."""
+    knob, sep, raw = option.partition("=")
+    knob = knob.strip()
+    if not sep or not knob or not raw.strip():
+        raise ConfigError(f"--load {option!r}: expected KNOB=V1,V2,... e.g. batch_size=1,2,4,8", path="--load")
+    if knob not in KNOBS:
+        raise ConfigError(f"--load {knob!r}: unknown knob; the knobs are {', '.join(KNOBS)}", path="--load")
+    kind = KNOBS[knob][2]
+    values: list[Number] = []
+    for text in (v.strip() for v in raw.split(",")):
+        try:
+            value = int(text) if kind is int else float(text)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise ConfigError(f"--load {option!r}: {text!r} is not {what}", path="--load") from None
+        if value in values:
+            raise ConfigError(f"--load {option!r}: {text!r} is given twice", path="--load")
+        values.append(value)
+    return knob, sorted(values)
+
+
+def check_knob(config: RunConfig, knob: str) -> str:
+    """The config key the knob sets; ConfigError naming the file and key when the knob is not
+    for this config's runner."""
+    if knob not in KNOBS:
+        raise ConfigError(f"unknown load knob {knob!r}; the knobs are {', '.join(KNOBS)}", path="--load")
+    runner, key, _ = KNOBS[knob]
+    if config.runner == runner:
+        return key
+    if runner == "openai":
+        why = (f"--load {knob} sets `{key}`, which only the openai runner reads (this config's runner is "
+               f"{config.runner}; sweep batch_size instead)")
+    else:
+        why = (f"--load {knob} sets `{key}`, which only the hf runner reads (this config's runner is "
+               f"{config.runner}; sweep concurrency or request_rate instead)")
+    raise ConfigError(why, file=config.source or None, path=key)
+
+
+def value_label(value: Number) -> str:
+    """2, 2.5: how a knob value reads in names, tables and sentences."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def point_name(config: RunConfig, knob: str, value: Number) -> str:
+    return f"{config.name}-{knob}-" + (re.sub(r"[^A-Za-z0-9_.-]+", "_", value_label(value)).strip("_") or "x")
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _revalidated(model: M, update: dict[str, Any]) -> M:
+    """A copy of a validated model with some fields changed and validated again (model_copy would not)."""
+    return type(model).model_validate({name: getattr(model, name) for name in type(model).model_fields} | update)
+
+
+def point_config(config: RunConfig, knob: str, value: Number, name: str | None = None) -> RunConfig:
+    """The config at one load: the knob's key set to `value` (validated as the config file's
+    would be: exit 2 naming the key for a value out of range) and a name of its own."""
+    check_knob(config, knob)
+    file = config.source or "<config>"
+    update: dict[str, Any] = {"name": name or point_name(config, knob, value)}
+    try:
+        if knob == "batch_size":
+            update["batch_size"] = value
+        else:
+            assert isinstance(config, OpenAIRunConfig)  # check_knob: concurrency and request_rate are openai's
+            update["openai"] = _revalidated(config.openai, {knob: value})
+    except ValidationError as exc:
+        raise validation_error(exc, file, "openai", OpenAISettings) from None
+    try:
+        return _revalidated(config, update)
+    except ValidationError as exc:
+        raise validation_error(exc, file, "", type(config)) from None
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The latency pack at these shapes, `count` items each, in place of every config's tasks."""
+
+    shapes: tuple[str | LatencyShape, ...]
+    count: int = DEFAULT_COUNT
+
+    def text(self) -> str:
+        names = [s if isinstance(s, str) else f"{s.name}:{s.input_tokens}:{s.output_tokens}" for s in self.shapes]
+        return f"latency pack: {', '.join(names)} x {self.count}"
+
+
+def parse_workload(option: str, count: int = DEFAULT_COUNT) -> Workload:
+    """`short,long` (the presets) or your own `NAME:INPUT_TOKENS:OUTPUT_TOKENS`, e.g. `chat:500:150`."""
+    shapes: list[str | LatencyShape] = []
+    for part in (p.strip() for p in option.split(",")):
+        if part in PRESETS:
+            shapes.append(part)
+            continue
+        bits = part.split(":")
+        try:
+            if len(bits) != 3:
+                raise ValueError
+            shapes.append(LatencyShape(name=bits[0], input_tokens=int(bits[1]), output_tokens=int(bits[2])))
+        except (ValueError, ValidationError):
+            raise ConfigError(f"--workload {option!r}: {part!r} is neither a preset ({', '.join(PRESETS)}) nor "
+                              "NAME:INPUT_TOKENS:OUTPUT_TOKENS (input 32 or more, output 1 or more)",
+                              path="--workload") from None
+    workload = Workload(tuple(shapes), count)
+    workload_tasks(workload)  # repeated names, a bad count: exit 2 now
+    return workload
+
+
+def workload_tasks(workload: Workload) -> list[TaskRef]:
+    spec = get_pack("latency")
+    try:
+        params = spec.params.model_validate({"shapes": list(workload.shapes), "count": workload.count})
+    except ValidationError as exc:
+        raise validation_error(exc, "--workload", "", spec.params) from None
+    return [TaskRef(pack=spec.name, params=params)]
+
+
+def with_workload(config: RunConfig, workload: Workload | None) -> RunConfig:
+    """The config with its tasks replaced by the workload's (unchanged without one)."""
+    if workload is None:
+        return config
+    return _revalidated(config, {"tasks": workload_tasks(workload)})
+
+
+def config_slo(config: RunConfig) -> SLO | None:
+    """The config's own `slo:` section (validated when the config was loaded); None without one."""
+    return config.slo

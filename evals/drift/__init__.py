@@ -1,0 +1,11 @@
+"""Teacher-forced drift: a candidate reading the baseline's answers under its own acceleration, and how far its
+next-token distributions moved."""
+
+from __future__ import annotations
+
+from evalrun.evals.drift._drift import Drift, Figure, PackDrift, token_drift
+from evalrun.evals.drift._drift import TokenDrift
+
+__all__ = [
+    "Drift", "Figure", "PackDrift", "TokenDrift", "token_drift",
+]

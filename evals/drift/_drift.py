@@ -1,0 +1,198 @@
+"""Teacher-forced drift: how far a candidate's next-token distribution moved from the baseline's,
+on every token of the baseline's answers (not only where an answer flipped).
+
+Per token t, with the baseline's stored top-k ids S, its probabilities p_b(i) (i in S) and rest mass
+r_b = 1 - sum_S p_b, and the candidate's probabilities p_c(i) at the same ids and its mass r_c outside S:
+
+    KL_t = sum_{i in S} p_b(i) log(p_b(i) / p_c(i)) + r_b log(r_b / r_c)
+
+the exact KL(baseline || candidate) between the two distributions coarsened to k + 1 outcomes (the
+top-k ids and "anything else"). By the log-sum inequality it never exceeds the full KL: a lower bound,
+exact when the candidate's distribution over the rest is proportional to the baseline's; the gap is at
+most r_b times the KL between the two renormalised rest distributions, so it is small where the top-k
+holds nearly all the mass (k = 20: typically r_b < 1e-3 on greedy answers). Also per token: whether
+the candidate's top-1 is the baseline's, and dp = p_c(x_t) - p_b(x_t) of the baseline's token x_t.
+
+An item's figures are over its tokens; a pack's mean KL, same-top-1 share and mean dp are means of the
+items' means, with a percentile-bootstrap interval over items (evals.stats.paired_bootstrap against 0);
+p99 and max are over all the pack's tokens (no interval).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import numpy as np
+
+from evalrun.evals import stats
+from evalrun.evals.compare import Comparison, Flip
+from evalrun.contract.types import Generation, Item
+from evalrun.runners.logprobs import ForcedDists, TokenDists
+
+FRAGILE_MARGIN = 0.2  # baseline top-1 minus top-2 probability below this: the flip happened where it was unsure
+_FLOOR = -1e4  # log of a mass that underflowed to 0 in fp32 (keeps the sum finite; exp(-1e4) is 0 anyway)
+
+
+@dataclass
+class TokenDrift:
+    """One item's per-token figures (aligned with the baseline's answer tokens)."""
+
+    kl: np.ndarray
+    same_top1: np.ndarray
+    dp: np.ndarray
+    margin: np.ndarray  # baseline's top-1 minus top-2 probability
+
+
+def token_drift(base: TokenDists, cand: ForcedDists) -> TokenDrift:
+    """The estimator above, in float64 from the stored fp32 logprobs."""
+    n = len(cand)
+    lb = base.top_logprobs[:n].astype(np.float64)
+    lc = np.maximum(cand.at_base_top.astype(np.float64), _FLOOR)
+    rb = base.rest_logprob[:n].astype(np.float64)
+    rc = np.maximum(cand.rest_logprob.astype(np.float64), _FLOOR)
+    pb = np.exp(lb)
+    rest = np.where(np.isfinite(rb) & (rb > _FLOOR), np.exp(rb) * (rb - rc), 0.0)
+    kl = np.maximum((pb * (lb - lc)).sum(axis=1) + rest, 0.0)
+    second = np.exp(lb[:, 1]) if lb.shape[1] > 1 else np.zeros(n)
+    return TokenDrift(
+        kl=kl,
+        same_top1=cand.top1_id == base.top_ids[:n, 0],
+        dp=np.exp(cand.token_logprob.astype(np.float64)) - np.exp(base.logprob[:n].astype(np.float64)),
+        margin=pb[:, 0] - second,
+    )
+
+
+@dataclass
+class Figure:
+    """A mean over items with its bootstrap interval (low, high)."""
+
+    value: float
+    low: float
+    high: float
+
+
+@dataclass
+class PackDrift:
+    pack: str
+    items: int
+    tokens: int
+    mean_kl: Figure
+    p99_kl: float
+    max_kl: float
+    same_top1: Figure  # share of tokens, 0-1
+    mean_dp: Figure
+
+
+@dataclass
+class FlipNote:
+    """A harmful flip explained by the baseline's confidence where the answers first parted."""
+
+    item_id: str
+    field: str
+    position: int | None  # first divergent token, None when the answers' tokens never part
+    baseline_top1: float | None
+    baseline_top2: float | None
+    kl: float | None
+    fragile: bool | None
+
+    @property
+    def text(self) -> str:
+        if self.position is None or self.baseline_top1 is None:
+            return "no divergent token with a stored distribution"
+        kl = f", KL {self.kl:.3g} there" if self.kl is not None else ""
+        if self.fragile:
+            return f"fragile: baseline {self.baseline_top1:.2f} vs {self.baseline_top2:.2f} at token {self.position}{kl}"
+        return f"confident: baseline {self.baseline_top1:.2f} at token {self.position}, candidate chose another token{kl}"
+
+
+@dataclass
+class Drift:
+    """One candidate's drift against the baseline, by pack and overall, and its flips explained."""
+
+    candidate: str
+    packs: list[PackDrift]
+    overall: PackDrift | None
+    flips: list[FlipNote] = field(default_factory=list)
+    per_item: dict[str, TokenDrift] = field(default_factory=dict)
+    missing: int = 0  # paired items without a usable baseline or candidate record
+    notes: list[str] = field(default_factory=list)  # what could not be vouched for, one line each
+    seconds: float | None = None  # teacher-forced scoring time
+    generation_seconds: float | None = None  # the candidate's own generation time
+    # the A/A drift floor: a baseline replicate (other batches) read on the baseline's answers, its mean KL
+    # per pack ("all" too) with its interval; empty when no replicate was forced (evals/drift/runs.py)
+    floor: dict[str, Figure] = field(default_factory=dict)
+    floor_run: str | None = None
+    effective: Any = None  # an evals.drift._effective_length.EffectiveLength (that module reads this one)
+
+    def floor_of(self, pack: str) -> Figure | None:
+        return self.floor.get(pack)
+
+    def flip_note(self, flip: Flip) -> FlipNote | None:
+        return next((n for n in self.flips if (n.item_id, n.field) == flip.key), None)
+
+
+def _mean_interval(values: list[float], confidence: float) -> Figure:
+    x = np.asarray(values, dtype=float)
+    iv = stats.paired_bootstrap(np.zeros_like(x), x, confidence=confidence)
+    return Figure(iv.delta, iv.low, iv.high)
+
+
+def pack_drift(pack: str, rows: list[TokenDrift], confidence: float) -> PackDrift:
+    rows = [r for r in rows if r.kl.size]
+    tokens = np.concatenate([r.kl for r in rows]) if rows else np.zeros(0)
+    return PackDrift(
+        pack=pack, items=len(rows), tokens=int(tokens.size),
+        mean_kl=_mean_interval([float(r.kl.mean()) for r in rows], confidence),
+        p99_kl=stats.percentile(tokens, 99.0) or 0.0,
+        max_kl=float(tokens.max()) if tokens.size else 0.0,
+        same_top1=_mean_interval([float(r.same_top1.mean()) for r in rows], confidence),
+        mean_dp=_mean_interval([float(r.dp.mean()) for r in rows], confidence),
+    )
+
+
+def _first_divergence(a: list[int], b: list[int]) -> int | None:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return min(len(a), len(b)) if len(a) != len(b) else None
+
+
+def flip_note(flip: Flip, base: TokenDists | None, row: TokenDrift | None,
+              base_gen: Generation | None, cand_gen: Generation | None) -> FlipNote:
+    pos = None
+    if base_gen is not None and cand_gen is not None:
+        pos = _first_divergence(list(base_gen.output_ids or []), list(cand_gen.output_ids or []))
+    if pos is None or base is None or row is None or pos >= row.kl.size:
+        return FlipNote(flip.item_id, flip.field, pos, None, None, None, None)
+    top = np.exp(base.top_logprobs[pos].astype(np.float64))
+    top2 = float(top[1]) if top.size > 1 else 0.0
+    return FlipNote(flip.item_id, flip.field, pos, float(top[0]), top2, float(row.kl[pos]),
+                    bool(top[0] - top2 < FRAGILE_MARGIN))
+
+
+def compute(candidate: str, items: Iterable[Item], base: dict[str, TokenDists], forced: dict[str, ForcedDists],
+            comparison: Comparison, base_gens: dict[str, Generation], cand_gens: dict[str, Generation],
+            confidence: float = 0.95) -> Drift:
+    """Drift over the items both runs answered; an item without both records counts as missing."""
+    paired = [it for it in items if it.id in base_gens and it.id in cand_gens and base_gens[it.id].error is None]
+    per_item: dict[str, TokenDrift] = {}
+    by_pack: dict[str, list[TokenDrift]] = {}
+    missing = 0
+    for it in paired:
+        b, c = base.get(it.id), forced.get(it.id)
+        if b is None or c is None or len(c) != len(b):
+            missing += 1
+            continue
+        per_item[it.id] = row = token_drift(b, c)
+        by_pack.setdefault(it.pack, []).append(row)
+    packs = [pack_drift(p, rows, confidence) for p, rows in by_pack.items()]
+    overall = pack_drift("all", [r for rows in by_pack.values() for r in rows], confidence) if per_item else None
+    flips = [flip_note(f, base.get(f.item_id), per_item.get(f.item_id), base_gens.get(f.item_id),
+                       cand_gens.get(f.item_id)) for f in comparison.harmful]
+    notes = [f"drift: {missing} of {len(paired)} paired items have no usable teacher-forced record (measured on "
+             f"{len(per_item)})"] if missing else []
+    return Drift(candidate, packs, overall, flips, per_item, missing, notes)
+
+
+__all__ = ["Drift", "Figure", "FlipNote", "PackDrift", "TokenDrift", "compute", "token_drift"]

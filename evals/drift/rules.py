@@ -1,0 +1,102 @@
+"""Drift rules decided on a candidate's teacher-forced drift: the rules as read from the gate
+(evals/gate/_drift_rules.py), each decided on its bootstrap interval over items, never on the
+point estimate; see that module for what each rule says."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from scipy import stats as _sps
+
+from evalrun.evals.drift._drift import Drift, TokenDrift
+from evalrun.evals.gate import ALL_PACKS, DriftRule, RuleResult
+
+N_RESAMPLES = 2000
+
+
+def _p99_kl(rows: list[TokenDrift]) -> float:
+    return float(np.percentile(np.concatenate([r.kl for r in rows]), 99.0))
+
+
+def _statistic(rule: DriftRule) -> tuple[Callable[[list[TokenDrift]], float], str]:
+    """The rule's figure over a list of items' records, and what it is, in words."""
+    if rule.kind == "max_kl":
+        if rule.bound.on == "mean":
+            return (lambda rows: float(np.mean([r.kl.mean() for r in rows])),
+                    "mean KL (mean over items of each item's per-token mean)")
+        return _p99_kl, "p99 KL (99th percentile of the per-token KL, all the scope's tokens)"
+    if rule.bound.on == "mean":
+        return (lambda rows: float(np.mean([r.same_top1.mean() for r in rows])),
+                "same-top-1 share (mean over items)")
+    return (lambda rows: float(np.percentile([r.same_top1.mean() for r in rows], 1.0)),
+            "same-top-1 share that 99% of items reach (1st percentile over items)")
+
+
+def interval(rows: list[TokenDrift], stat: Callable[[list[TokenDrift]], float],
+             confidence: float) -> tuple[float, float, float]:
+    """(value, low, high): the percentile bootstrap over items (scipy.stats.bootstrap, seeded)."""
+    value = stat(rows)
+    idx = np.arange(len(rows))
+    res = _sps.bootstrap((idx,), lambda i: stat([rows[int(j)] for j in i]), vectorized=False, paired=False,
+                         confidence_level=confidence, n_resamples=N_RESAMPLES, method="percentile",
+                         random_state=np.random.default_rng(0))
+    return value, float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def _where(gate: Any, i: int, rule: DriftRule) -> str:
+    return f"{gate._file}: {gate.where(f'drift[{i}].{rule.kind}')}"
+
+
+def _one(gate: Any, i: int, rule: DriftRule, cand: str, drift: Drift | None, why_none: str | None,
+         packs: dict[str, str]) -> RuleResult:
+    b = rule.bound
+    pack = b.pack or ALL_PACKS
+    stat, what = _statistic(rule)
+    limit = b.value
+    if drift is None:
+        reason = why_none or "drift not measured (compare --drift teacher-forces each candidate)"
+        return RuleResult(cand, pack, rule.name(), float("nan"), limit, False,
+                          f"{_where(gate, i, rule)}: {reason}; this rule cannot be vouched for", "gate",
+                          evaluated=False)
+    rows = [r for k, r in drift.per_item.items() if r.kl.size and (b.pack is None or packs.get(k) == b.pack)]
+    if len(rows) < 2:
+        return RuleResult(cand, pack, rule.name(), stat(rows) if rows else float("nan"), limit, False,
+                          f"{what}: {len(rows)} item(s) with teacher-forced records; an interval needs at least 2",
+                          "gate", evaluated=bool(rows), on_fail="incomplete", items_needed=2)
+    value, low, high = interval(rows, stat, gate.confidence)
+    text = f"{what}: {value:.4g} [{low:.4g}, {high:.4g}] over {len(rows)} items ({gate.confidence:.0%} bootstrap)"
+    if rule.kind == "max_kl":
+        passed, failed = high <= limit, low > limit
+    else:
+        passed, failed = low >= limit, high < limit
+    if passed:
+        verdict = "the whole interval is within the limit"
+    elif failed:
+        verdict = "the whole interval is beyond the limit"
+    else:
+        verdict = f"inconclusive: the interval straddles {limit:g} (more items narrow it)"
+    return RuleResult(cand, pack, rule.name(), float(f"{value:.4g}"), limit, passed, f"{text}; {verdict}", "gate",
+                      on_fail="fail" if failed else "incomplete")
+
+
+def evaluate_drift(gate: Any, cand: str, drift: Drift | None, why_none: str | None, packs: dict[str, str],
+                   stopped: bool = False) -> list[RuleResult]:
+    """Each drift rule of `gate` (a GateConfig) on the candidate's drift; `packs`: item id -> pack."""
+    out = [_one(gate, i, rule, cand, drift, why_none, packs) for i, rule in enumerate(gate.drift)]
+    if stopped:
+        for r in out:
+            if r.evaluated and r.status in ("pass", "fail"):
+                r.evaluated = False
+                r.detail += "; not decided: the candidate stopped early"
+    return out
+
+
+def gate_report(report: Any) -> None:
+    """Each candidate of an evals.api.CompareReport judged by its gate's drift rules (after evals.drift.runs)."""
+    for result, chosen, verdict in zip(report.candidates, report.gates, report.verdicts):
+        verdict.rules += evaluate_drift(chosen, result.name, report.drift.get(result.name), report.drift_note,
+                                        {it.id: it.pack for it in result.items}, bool(verdict.stopped))
+
+
+__all__ = ["evaluate_drift", "gate_report", "interval"]

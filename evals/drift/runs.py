@@ -1,0 +1,91 @@
+"""Drift for a comparison's stored runs: the baseline's distributions, each run's teacher-forced
+records against them (evals/drift/teacher_force.py wrote them), and the figures (evals/drift/_drift.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from evalrun.evals.store import dists as dists_store
+from evalrun.evals.drift import teacher_force
+from evalrun.evals.drift._drift import Drift, compute
+from evalrun.evals.drift._effective_length import effective_length
+from evalrun.evals.compare import Comparison
+from evalrun.evals.results import PreparedRun, RunResult
+from evalrun.runners.logprobs import ForcedDists, TokenDists
+
+NO_LOGPROBS = "no logprobs stored with the baseline: drift not measured"
+NOT_MEASURED = "drift not measured (compare --drift teacher-forces each candidate on the baseline's answers)"
+
+
+def force_all(baseline: RunResult, runs: list[tuple[PreparedRun, RunResult]],
+              log: Callable[[str], None]) -> dict[Path, float]:
+    """Teacher-force every run (candidates, replicates) on the baseline's answers where not stored
+    yet; the seconds each took, by run directory."""
+    base, _problems = teacher_force.baseline_dists(baseline, log)
+    if not base:
+        log(f"{baseline.name}: {NO_LOGPROBS}")
+        return {}
+    seconds: dict[Path, float] = {}
+    for prepared, result in runs:
+        scored = teacher_force.score(prepared, result, baseline, base, log)
+        if scored.reason:
+            log(f"{prepared.label}: drift not measured: {scored.reason}")
+        if scored.scored_now:
+            seconds[result.dir] = scored.seconds
+    return seconds
+
+
+def drift_of(baseline: RunResult, run: RunResult, comparison: Comparison, confidence: float,
+             log: Callable[[str], None], seconds: float | None = None) -> Drift | None:
+    """`run`'s drift against `baseline` from the stored records; None when it has none for this baseline."""
+    stored = dists_store.read(run.dir, ForcedDists, dists_store.forced_name(baseline.manifest.key or baseline.dir.name),
+                              warn=log)
+    if not stored.present:
+        return None
+    base, problems = teacher_force.baseline_dists(baseline, lambda _m: None)
+    sha = {k: dists_store.encode_sha(v) for k, v in base.items()}
+    forced = {k: r for k, r in stored.records.items() if stored.lines[k].baseline_sha256 == sha.get(k)}
+    drift = compute(run.name, run.items, base, forced, comparison, baseline.generations, run.generations, confidence)
+    drift.notes += [*problems, *stored.problems]
+    drift.seconds = seconds
+    drift.generation_seconds = sum(s.seconds or 0.0 for s in run.manifest.sessions) or None
+    return drift
+
+
+def add_drift(report: Any, seconds: dict[Path, float]) -> None:
+    """Each run of an evals.api.CompareReport (the noise floor, the candidates) gets its drift
+    against the baseline where its records are stored; a report with none says why."""
+    runs = [(report.noise_floor_run, report.noise_floor)] if report.noise_floor_run is not None else []
+    runs += list(zip(report.candidates, report.comparisons))
+    for run, comparison in runs:
+        if run is not None and comparison is not None:
+            found = drift_of(report.baseline, run, comparison, 0.95, lambda _m: None, seconds.get(run.dir))
+            if found is not None:
+                report.drift[run.name] = found
+    if not report.drift:
+        report.drift_note = NOT_MEASURED if baseline_has_logprobs(report.baseline) else NO_LOGPROBS
+    floor = report.drift.get(report.noise_floor_run.name) if report.noise_floor_run is not None else None
+    for run in report.candidates:
+        found = report.drift.get(run.name)
+        if found is None:
+            continue
+        if floor is not None:
+            attach_floor(found, floor)
+        found.effective = effective_length(run.name, report.scored.get(run.name, []),
+                                           report.scored.get(report.baseline.name, []), found)
+
+
+def attach_floor(drift: Drift, aa: Drift) -> None:
+    """The A/A drift (a baseline replicate read on the baseline's answers) as `drift`'s noise floor."""
+    drift.floor = {p.pack: p.mean_kl for p in aa.packs}
+    if aa.overall is not None:
+        drift.floor["all"] = aa.overall.mean_kl
+    drift.floor_run = aa.candidate
+
+
+def baseline_has_logprobs(baseline: RunResult) -> bool:
+    return bool(dists_store.read(baseline.dir, TokenDists).records)
+
+
+__all__ = ["NO_LOGPROBS", "NOT_MEASURED", "add_drift", "attach_floor", "baseline_has_logprobs", "drift_of", "force_all"]

@@ -1,0 +1,94 @@
+"""Teacher-forced scoring: a candidate reads the baseline's answers under its own acceleration.
+
+The candidate's runner generates each item again with every token forced to the baseline's
+(runners/logprobs.force_processor), through the same `generate` call, batches and methods as its
+own run: the prompt is prefilled under the method and the answer read through the decode path, so
+a quantized cache, an eviction policy or sparsity act on the answer tokens as in generation (or, where
+every method declares a chunk equivalent to decode steps, in two forward passes: runners/hf/forced_read.py).
+Speculative decoding: the target's logits are what count, and transformers verifies a drafted
+block in one forward pass, so the forced answer is read a block at a time, as when generating.
+What the candidate assigned is stored beside its run in `forced-<baseline key>.{bin,jsonl}`
+(evals/store/dists.py): its generations are never touched. The forced generations are discarded.
+
+Only the in-process hf runner with static batches can do this; a served engine (openai), Ray
+actors and continuous batching say why they cannot, and the comparison shows no drift for them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from evalrun.evals.store import dists as dists_store, run_lock
+from evalrun.evals.results import PreparedRun, RunResult
+from evalrun.runners.logprobs import ForcedDists, TokenDists
+
+
+@dataclass
+class Scored:
+    """Where a candidate's teacher-forced records stand against one baseline."""
+
+    records: dict[str, ForcedDists] = field(default_factory=dict)
+    scored_now: int = 0
+    seconds: float = 0.0  # spent now (0 when every record was stored already)
+    reason: str | None = None  # why there are none: no baseline distributions, a runner that cannot
+
+
+def baseline_dists(baseline: RunResult, warn: Callable[[str], None]) -> tuple[dict[str, TokenDists], list[str]]:
+    """The baseline's usable records: those whose tokens are its stored generation's."""
+    answers = {k: list(g.output_ids or []) for k, g in baseline.generations.items() if g.error is None}
+    stored = dists_store.read(baseline.dir, TokenDists, warn=warn, answers=answers)
+    usable = {k: r for k, r in stored.records.items() if k in answers}
+    problems = list(stored.problems)
+    return usable, problems
+
+
+def cannot(runner: object) -> str | None:
+    """Why this runner cannot read tokens teacher-forced (None: it can)."""
+    if not hasattr(runner, "forced"):
+        return f"{type(runner).__name__} cannot read an answer teacher-forced (a served engine or Ray actors)"
+    if getattr(runner, "continuous", None) is not None:
+        return "continuous batching cannot read an answer teacher-forced (its scheduler owns the decode loop)"
+    return None
+
+
+def score(cand: PreparedRun, result: RunResult, baseline: RunResult, base: dict[str, TokenDists],
+          log: Callable[[str], None]) -> Scored:
+    """The candidate's records against `baseline`, teacher-forcing the items it answered that
+    have none stored yet."""
+    name = dists_store.forced_name(baseline.manifest.key or baseline.dir.name)
+    if not base:
+        return Scored(reason="no logprobs stored with the baseline")
+    wanted = [it for it in cand.items if it.id in base and it.id in result.generations]
+    stored = dists_store.read(cand.dir, ForcedDists, name, warn=log)
+    sha = {k: dists_store.encode_sha(v) for k, v in base.items()}
+    done = {k: r for k, r in stored.records.items() if stored.lines[k].baseline_sha256 == sha.get(k)}
+    todo = [it for it in wanted if it.id not in done]
+    if not todo:
+        return Scored(records=done)
+    reason = cannot(cand.runner)
+    if reason is not None:
+        return Scored(records=done, reason=reason)
+    runner = cand.runner
+    writer = dists_store.DistWriter(cand.dir, name)
+    log(f"{cand.label}: teacher-forced scoring of {len(todo)} items on {baseline.name}'s answers")
+    with run_lock(cand.dir, log, cand.label):
+        runner.forced = {it.id: base[it.id] for it in todo}
+
+        def keep(item_id: str, rec: ForcedDists) -> None:
+            writer.append(item_id, rec, sha[item_id])
+            done[item_id] = rec
+
+        runner.on_forced = keep
+        runner.run_items = cand.items
+        start = time.perf_counter()
+        try:
+            runner.run(todo, lambda _gen: None)  # the forced answers are not the candidate's: discarded
+        finally:
+            runner.forced, runner.on_forced = None, None
+        seconds = time.perf_counter() - start
+    return Scored(records=done, scored_now=len(todo), seconds=seconds)
+
+
+__all__ = ["Scored", "baseline_dists", "cannot", "score"]

@@ -1,0 +1,65 @@
+"""The one error every configuration problem ends in, and the two common ways to
+make one: from a pydantic validation error, and from a YAML file that cannot be
+read. Kept apart from config.py so the gate's loaders (evals/gate/_gate.py), which
+config.py itself calls, can raise it without importing config.py back.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from evalrun.evals.files._yaml import YamlProblem, load_strict
+from evalrun.contract.validation import first_error
+
+
+class ConfigError(Exception):
+    """A user-facing configuration problem: file, key path, what is allowed."""
+
+    def __init__(self, message: str, file: str | Path | None = None, path: str | None = None):
+        self.message = message
+        self.file = str(file) if file is not None else None
+        self.path = path
+        where = ""
+        if self.file:
+            where = f"{self.file}: "
+        if path:
+            where += f"{path}: "
+        super().__init__(f"{where}{message}")
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """One YAML file as a mapping; duplicate keys and non-finite numbers are ConfigErrors.
+    (A config and a gate file are read alike.)"""
+    if not path.exists():
+        raise ConfigError("file not found", file=path)
+    try:
+        data = load_strict(path.read_text(encoding="utf-8"))
+    except YamlProblem as exc:
+        raise ConfigError(exc.message, file=path, path=exc.path) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"YAML syntax error{line}: {problem}", file=path) from None
+    except RecursionError:
+        raise ConfigError("YAML nested too deeply", file=path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read file: {exc}", file=path) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"expected a mapping of keys at the top level, got {type(data).__name__}", file=path)
+    return data
+
+
+def validation_error(exc: ValidationError, file: Path | str, prefix: str, model: type[BaseModel]) -> ConfigError:
+    """Turn the first pydantic error into a ConfigError naming the full key path."""
+    loc, message = first_error(exc, model)
+    return ConfigError(message, file=file, path=".".join(p for p in (prefix, loc) if p))
+
+
+__all__ = ["ConfigError", "read_yaml", "validation_error"]

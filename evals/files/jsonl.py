@@ -1,0 +1,180 @@
+"""JSON Lines that survive any text, read without ever losing a valid record.
+
+A record is one line ending in b"\\n", and nothing else separates records:
+str.splitlines() and bytes.splitlines() also split on U+2028, U+0085, \\r or
+\\x0c, which documents and model outputs do contain. Lines are written with
+every non-ASCII character escaped (json ensure_ascii), so no raw separator can
+ever appear inside a record and lone surrogates round-trip. Lines are decoded
+with json.loads and then validated: pydantic's own JSON parser rejects a lone
+surrogate escape.
+
+Reading skips a line it cannot read with a warning naming the file and line,
+and keeps every line before and after it. Files are opened through
+evals.files.store_files: never through a symbolic link.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Generic, Sequence, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from evalrun.contract.validation import first_error
+import evalrun.evals.files.store_files as store_files
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of a file: its 1-based number, its byte offset, its bytes without the newline."""
+
+    number: int
+    start: int
+    raw: bytes
+
+
+@dataclass
+class Scan:
+    """A file cut on b"\\n": its complete lines, and what follows the last newline (if anything)."""
+
+    lines: list[Line]
+    tail: Line | None
+    size: int
+
+
+def scan(raw: bytes) -> Scan:
+    """Split on b"\\n" only; blank lines are dropped, numbering is kept."""
+    lines: list[Line] = []
+    pos = 0
+    number = 0
+    while pos < len(raw):
+        end = raw.find(b"\n", pos)
+        number += 1
+        if end < 0:
+            tail = Line(number, pos, raw[pos:])
+            return Scan(lines, tail if tail.raw.strip() else None, len(raw))
+        if raw[pos:end].strip():
+            lines.append(Line(number, pos, raw[pos:end]))
+        pos = end + 1
+    return Scan(lines, None, len(raw))
+
+
+def encode(record: BaseModel | dict[str, Any]) -> bytes:
+    """One line, ASCII only (every other character escaped), ending in the one separator."""
+    data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
+    return json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def canonical(record: BaseModel | dict[str, Any]) -> str:
+    """The record's content independent of how it was formatted on disk (for hashes and comparisons);
+    a line's JSON object has the canonical form of the record written on it."""
+    data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
+    return json.dumps(data, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+
+
+def _known_keys(model: type[BaseModel]) -> set[str]:
+    return set(model.model_fields) | set(model.model_computed_fields)
+
+
+def _reason(exc: Exception, raw: bytes) -> str:
+    if b"\x00" in raw:
+        return "contains NUL bytes"
+    if isinstance(exc, ValidationError):
+        loc, message = first_error(exc)
+        return f"not a valid record: {loc or 'record'}: {message}"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON: {exc.msg} at column {exc.colno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    return str(exc)
+
+
+@dataclass
+class Parsed(Generic[M]):
+    """The record on one line (None when unreadable) and what the reader should be told about it."""
+
+    record: M | None
+    problem: str | None = None
+    ignored_keys: list[str] = field(default_factory=list)
+
+
+def parse(line: Line, model: type[M]) -> Parsed[M]:
+    """Decode and validate one line. Keys the model does not know (a newer writer's) are
+    dropped here and reported, instead of the whole line being refused by extra="forbid"."""
+    try:
+        data = json.loads(line.raw)
+        if not isinstance(data, dict):
+            return Parsed(None, "not a JSON object")
+        unknown = sorted(set(data) - _known_keys(model))
+        if unknown:
+            data = {k: v for k, v in data.items() if k not in unknown}
+        return Parsed(model.model_validate(data), None, unknown)
+    except (ValueError, TypeError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, ValidationError
+        return Parsed(None, _reason(exc, line.raw))
+
+
+def line_warning(path: Path, line: Line, parsed: Parsed[Any]) -> str | None:
+    """One warning line naming the file and line number, or None when the line was read cleanly."""
+    if parsed.problem is not None:
+        return f"warning: {path}:{line.number}: unreadable line skipped ({parsed.problem}); every other line is kept"
+    if parsed.ignored_keys:
+        return (f"warning: {path}:{line.number}: unknown key(s) {', '.join(parsed.ignored_keys)} ignored "
+                "(written by a newer evalrun?); the rest of the line is read")
+    return None
+
+
+def read(path: Path, model: type[M], warn: Callable[[str], None]) -> tuple[list[tuple[Line, M]], Scan]:
+    """Every readable record with its line, and the scan (for the caller to judge the tail).
+    A complete last line without its newline is a record; a torn one is left to the caller."""
+    found = scan(store_files.read_bytes(path) or b"")
+    out: list[tuple[Line, M]] = []
+    for line in found.lines:
+        parsed = parse(line, model)
+        message = line_warning(path, line, parsed)
+        if message:
+            warn(message)
+        if parsed.record is not None:
+            out.append((line, parsed.record))
+    if found.tail is not None:
+        parsed = parse(found.tail, model)
+        if parsed.record is not None:
+            message = line_warning(path, found.tail, parsed)
+            if message:
+                warn(message)
+            out.append((found.tail, parsed.record))
+            found.tail = None  # complete, only its newline is missing: append() supplies one
+    return out, found
+
+
+def move_tail_aside(path: Path, found: Scan) -> Path | None:
+    """Move a torn last line to `<file>.torn-<stamp>` (bytes kept exactly), then cut it from `path`
+    so appends start on a clean line. Call only while holding the run's lock; does nothing if the
+    file changed since it was scanned."""
+    tail = found.tail
+    if tail is None or store_files.size(path) != found.size:
+        return None
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    side = path.with_name(f"{path.name}.torn-{stamp}")
+    n = 0
+    while not store_files.create_new(side, tail.raw):  # a name taken (by anything, a link too) is never reused
+        n += 1
+        side = path.with_name(f"{path.name}.torn-{stamp}-{n}")
+    if not store_files.truncate(path, tail.start, found.size):
+        return None  # changed since the scan: the copy stays beside it, the file as it is
+    return side
+
+
+def append(path: Path, records: Sequence[BaseModel], sync: bool = False) -> None:
+    """Append records after the last byte; if the file does not end in a newline, start on a fresh
+    line first so the bytes already there stay as they are (their own line)."""
+    store_files.append(path, b"".join(encode(r) for r in records), sync)
+
+
+def write_atomic(path: Path, records: Sequence[BaseModel]) -> None:
+    """Replace a whole file (scores) so a reader never sees half of it."""
+    store_files.replace(path, b"".join(encode(r) for r in records))

@@ -1,0 +1,203 @@
+"""The gate's harmful-flip rules (`max_harmful_flips`), noise-aware, with the power
+of each pack's rules.
+
+A flip is counted only where it can mean a regression: on a field the baseline
+got right in every replicate (evals.scoring), and, when the gate re-asked the
+flipped items (`confirm`), only if it reproduced in the majority of re-asks. The
+rest are listed as noise. A flip the re-asks confirmed is a loss, not a guess:
+confirmed flips beyond the limit fail the rule with no further test. What
+confirmation did not settle (flips not re-asked) is decided with
+evals.stats.FlipTest: more flips than the limit and, when replicates measured the
+noise, a flip rate beyond the A/A rate at the gate's confidence; the rule's
+detail says from how many flips that test can reject at all (with 2 replicates
+and no A/A flip, two flips among a handful of fields never can). Fields right in
+only some replicates are judged by their rates (evals.stats).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from evalrun.evals.compare import Flip, PackComparison
+from evalrun.evals.stats import FlipTest, RateTest, Scope, Stratum, detectable_rate, items_needed, rate_test
+from evalrun.evals.scoring import Stability
+from evalrun.evals.gate._verdict import RuleResult
+
+
+@dataclass
+class PackPower:
+    """What a pack's harmful-flip rules can catch: the smallest harmful flip rate (a share of the
+    gated fields) they detect with probability `power`, None when no rate would be."""
+
+    pack: str
+    items: int
+    fields: int  # gated fields over every harmful-flip rule of the pack
+    power: float
+    rate: float | None
+    noise_aware: bool
+    scopes: list[Scope] = field(default_factory=list, repr=False)
+    confirmed: bool = False  # the gate re-asks flips: a real change that reproduces counts without the noise test
+
+    def needed(self, rate: float) -> int | None:
+        """Paired items a pack like this would need to detect `rate` with this power."""
+        return items_needed(self.scopes, self.items, rate, self.power)
+
+    @property
+    def sentence(self) -> str:
+        test = ("(confirmed flips count, a real change reproducing when re-asked)" if self.confirmed else
+                "beyond the A/A rate (one-sided Fisher)" if self.noise_aware else "(every flip counts)")
+        if self.rate is None:
+            return (f"{self.pack}: {self.items} paired items give its harmful-flip rules {self.fields} field(s) to "
+                    f"catch a flip on: no flip rate can be detected with {self.power:.0%} probability")
+        return (f"{self.pack}: at {self.items} paired items ({self.fields} fields right at baseline) its harmful-flip "
+                f"rules detect a harmful flip rate of {100 * self.rate:.2g}% with {self.power:.0%} probability {test}")
+
+
+@dataclass
+class FlipFindings:
+    """The harmful-flip rules of one pack, the flips they did not count, and their power."""
+
+    rules: list[RuleResult]
+    noise: list[Flip]  # on fields unstable at baseline
+    unconfirmed: list[Flip]  # re-asked, and the flip did not reproduce
+    power: PackPower
+
+
+def rule_key(name: str, kind: str, limits: dict[str, tuple[int, str]], field_names: set[str]) -> str | None:
+    """The rule a flip on field `name` of type `kind` counts against: its field's own limit when the
+    gate names the field, else its type's (the more specific rule wins); None when neither applies."""
+    if name in limits and name in field_names:
+        return name
+    own = {k for k in limits if k in field_names}
+    return kind if kind in limits and name not in own else None
+
+
+def _scope(pc: PackComparison, key: str, by_field: bool, own: set[str]) -> set[tuple[str, str]]:
+    """The (field name, type) pairs a rule looks at."""
+    return {(n, k) for n, k in pc.field_paired if (n == key if by_field else k == key and n not in own)}
+
+
+def _gated(stab: Stability | None, item_id: str, name: str) -> bool:
+    return stab is None or stab.gated(item_id, name)
+
+
+def _pct(x: int, n: int) -> str:
+    return f"{x}/{n} ({100 * x / n:.3g}%)" if n else f"{x}/0"  # .3g: 100%, never 1e+02%
+
+
+def reach(test: FlipTest, n: int) -> str:
+    """What the noise test can reject at all on n fields, in words."""
+    at = test.critical(n)
+    aa = f"with A/A {test.aa_flips}/{test.aa_trials}"
+    if at is None:
+        return f"{aa} the test rejects no flip count of {n} field(s)"
+    return f"{aa} the test rejects only from {at} flip(s) of {n}"
+
+
+def _detail(what: str, key: str, x: int, n: int, test: FlipTest, stab: Stability | None, noise: int,
+            unconfirmed: int, confirmed: int, limit: int, rates: RateTest | None) -> str:
+    if test.noise_aware and stab is not None:
+        p = test.p_value(x, n)
+        if p is None:  # no field of this scope was right in every replicate: nothing a flip could be counted on
+            text = (f"{what} {key}: no field right in all {stab.replicates} baseline replicates, so no flip to "
+                    "test against A/A")
+        else:
+            text = (f"{what} {key}: flips on the {n} fields right in all {stab.replicates} baseline replicates, "
+                    f"{_pct(x, n)} against A/A {_pct(test.aa_flips, test.aa_trials)}, one-sided Fisher p = "
+                    f"{p:.3g} (fails only below {test.alpha:.3g}; {reach(test, n)})")
+    else:
+        text = f"{what} {key}: correct at baseline, not in the candidate"
+    if confirmed:
+        verdict = "beyond the limit: FAIL without the noise test" if confirmed > limit else "within the limit"
+        text += f"; {confirmed} flip(s) confirmed by re-asking count as losses ({verdict})"
+    if noise:
+        text += f"; {noise} flip(s) on fields unstable at baseline listed as noise"
+    if unconfirmed:
+        text += f"; {unconfirmed} flip(s) did not reproduce when re-asked"
+    if rates is not None:
+        text += f"; {rates.text}"
+    return text
+
+
+def _strata(pc: PackComparison, stab: Stability | None, scope: set[tuple[str, str]]) -> list[Stratum]:
+    """(baseline right, replicates, candidate right, candidate answers) of each unstable field in scope
+    that the baseline got right in some replicates; the candidate's answers include its re-asks."""
+    if stab is None or not stab.rated:
+        return []
+    paired = set(pc.item_ids)
+    right = {(i, n) for i, n, _ in pc.right_fields}
+    harmful = {f.key for f in pc.harmful}
+    helpful = {f.key for f in pc.helpful}
+    out: list[Stratum] = []
+    for key, (pack, kind, k, reps) in stab.rated.items():
+        if pack != pc.pack or key[0] not in paired or (key[1], kind) not in scope:
+            continue
+        cand_right = (key not in harmful) if key in right else (key in helpful)
+        again, asked = pc.reasked.get(key, (0, 0))
+        out.append((k, reps, int(cand_right) + again, 1 + asked))
+    return out
+
+
+def flip_rules(limits: dict[str, tuple[int, str]], confidence: float, power: float, pc: PackComparison, cand: str,
+               stab: Stability | None = None, confirm: int = 0) -> FlipFindings:
+    """The rules of `limits` (GateConfig.flip_limits) on one pack; `power` for its detectable rate;
+    `confirm`: the gate re-asks flips, so its power is that of counting confirmed flips."""
+    own = {k for k in limits if k in pc.field_names}
+    counted: Counter = Counter()
+    confirmed: Counter = Counter()
+    noise: Counter = Counter()
+    refuted: Counter = Counter()
+    noise_flips: list[Flip] = []
+    unconfirmed: list[Flip] = []
+    for f in pc.harmful:
+        key = rule_key(f.field, f.kind, limits, pc.field_names)
+        if key is None:
+            continue
+        if not _gated(stab, f.item_id, f.field):
+            noise[key] += 1
+            noise_flips.append(f)
+        elif f.confirmed is False:
+            refuted[key] += 1
+            unconfirmed.append(f)
+        elif f.confirmed:
+            confirmed[key] += 1
+        else:
+            counted[key] += 1
+    alpha = 1.0 - confidence
+    rules: list[RuleResult] = []
+    scopes: list[Scope] = []
+    for key, (limit, origin) in limits.items():
+        by_field = key in pc.field_names
+        scope = _scope(pc, key, by_field, own)
+        if not scope:
+            continue  # no such field or type here, or each field of the type is judged by its own limit
+        paired = sum(pc.field_paired[nk] for nk in scope)
+        n = sum(1 for i, name, kind in pc.right_fields if (name, kind) in scope and _gated(stab, i, name))
+        y, m = stab.aa_counts([(pc.pack, nm, k) for nm, k in scope]) if stab and stab.measured else (0, 0)
+        test = FlipTest(limit, alpha, y, m)
+        c = confirmed[key]
+        x = counted[key] + c  # confirmed flips are real: the noise test weighs them with the rest
+        rates = rate_test(_strata(pc, stab, scope), alpha)
+        fails = c > limit or test.fails(x, n) or (rates is not None and rates.fails)
+        what = "field" if by_field else "field type"
+        rule = f"max_harmful_flips[{key}]"
+        detail = _detail(what, key, x, n, test, stab, noise[key], refuted[key], c, limit, rates)
+        rules.append(RuleResult(cand, pc.pack, rule, float(x), float(limit), not fails, detail, origin,
+                                baseline_right=n + (rates.fields if rates else 0), in_scope=paired,
+                                p_value=test.p_value(x, n), aa_flips=y if m else None, aa_trials=m or None))
+        scopes.append(Scope(rule, FlipTest(limit, alpha) if confirm else test, n))
+    found = PackPower(pc.pack, pc.n, sum(s.fields for s in scopes), power, detectable_rate(scopes, power),
+                      any(s.test.noise_aware for s in scopes), scopes, confirmed=bool(confirm))
+    return FlipFindings(rules, noise_flips, unconfirmed, found)
+
+
+def detect_rate_rule(rate: float, power: PackPower, cand: str) -> RuleResult:
+    """`detect_rate`: a pack too small to detect `rate` is refused a pass (incomplete, not a regression)."""
+    needed = power.needed(rate)
+    need = f"about {needed} paired items would" if needed else "no number of items like these would"
+    detail = (f"smallest harmful flip rate (%) the pack's flip rules detect with {power.power:.0%} probability at "
+              f"{power.items} paired items; {need} detect {100 * rate:g}%")
+    measured = float("nan") if power.rate is None else round(100 * power.rate, 3)
+    ok = power.rate is not None and power.rate <= rate
+    return RuleResult(cand, power.pack, "detect_rate", measured, 100 * rate, ok, detail, "gate",
+                      on_fail="incomplete", items_needed=needed)

@@ -1,0 +1,188 @@
+"""Speed rules in the gate: a candidate that is not faster where it claims to be fails.
+
+    gate:
+      speed:
+        - min_speedup: {metric: tpot_p50, value: 1.3}             # every pack
+        - min_speedup: {metric: ttft_p50, value: 1.1, shape: long}
+        - max_regression: {metric: ttft_p99, value: 0.10}         # at most 10% slower
+        - min_goodput: {value: 0.9}                               # share meeting the SLO
+
+Each rule stands on the paired interval (evals/timing/speedups.py), never on a point
+estimate: `min_speedup` passes only when the interval's lower bound reaches
+the value; `max_regression` only when the candidate's slowdown, at the
+interval's worst end, stays within it; `min_goodput` only when the one-sided
+Clopper-Pearson lower bound of the candidate's share meeting the SLO reaches
+the value. A rule that cannot be measured honestly (an emulated method, another
+device, too few timed requests, sequential timings on a machine that measured
+itself busy: evals/timing/load.py) is not evaluated: incomplete, never a pass. A
+scope too small for the bound ever to reach the value is "too small to vouch
+for", with the requests it would need.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from evalrun.contract.types import Generation, Item
+from evalrun.evals.timing import (
+    ConfiguredSLO, SLO, Speedup, latency, load as speed_load, pair_timings, parse_metric, speedup,
+)
+from evalrun.evals.gate._verdict import ALL_PACKS, RuleResult
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class _Scope(_Strict):
+    pack: str | None = None
+    shape: str | None = None  # a latency shape (items' meta.shape)
+
+
+class SpeedBound(_Scope):
+    metric: str
+    value: float = Field(gt=0)
+
+    @field_validator("metric")
+    @classmethod
+    def _metric(cls, v: str) -> str:
+        parse_metric(v)
+        return v
+
+
+class GoodputBound(_Scope):
+    value: float = Field(gt=0, le=1)
+    slo: ConfiguredSLO = None  # default: the comparison's SLO (--slo, or the config's `slo:`)
+
+
+class SpeedRule(_Strict):
+    """One rule: exactly one of its keys."""
+
+    min_speedup: SpeedBound | None = None
+    max_regression: SpeedBound | None = None
+    min_goodput: GoodputBound | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> "SpeedRule":
+        if sum(v is not None for v in (self.min_speedup, self.max_regression, self.min_goodput)) != 1:
+            raise ValueError("each speed rule has exactly one of min_speedup, max_regression, min_goodput")
+        return self
+
+    @property
+    def kind(self) -> Literal["min_speedup", "max_regression", "min_goodput"]:
+        return "min_speedup" if self.min_speedup else "max_regression" if self.max_regression else "min_goodput"
+
+    @property
+    def bound(self) -> SpeedBound | GoodputBound:
+        bound = self.min_speedup or self.max_regression or self.min_goodput
+        assert bound is not None, "a speed rule has exactly one key (checked when it was read)"
+        return bound
+
+    def name(self) -> str:
+        """'min_speedup[tpot_p50]', 'min_goodput[short]': how every output names the rule."""
+        b = self.bound
+        parts = [getattr(b, "metric", None), f"shape {b.shape}" if b.shape else None]
+        inner = ", ".join(p for p in parts if p)
+        return f"{self.kind}[{inner}]" if inner else self.kind
+
+
+def _scope_ids(rule: SpeedRule, items: list[Item]) -> list[str]:
+    b = rule.bound
+    return [it.id for it in items if (b.pack is None or it.pack == b.pack) and (b.shape is None or it.meta.shape == b.shape)]
+
+
+def _no_claim(run: Any, base: Any) -> str | None:
+    m, bm = run.manifest, base.manifest
+    if m.emulated:
+        return f"{', '.join(m.emulated)} is emulated without real kernels: no speed claim can be checked"
+    if (m.device, m.dtype) != (bm.device, bm.dtype):
+        return f"ran on {m.device} {m.dtype}, the baseline on {bm.device} {bm.dtype}: not comparable"
+    return None
+
+
+def _interval_text(sp: Speedup) -> str:
+    return f"{sp.value:.2f}x [{sp.low:.2f}, {sp.high:.2f}] over {sp.n} paired requests ({sp.basis})"
+
+
+def _speed_result(rule: SpeedRule, cand: str, pack: str, base: Any, run: Any, ids: list[str],
+                  confidence: float) -> RuleResult:
+    b = rule.bound
+    assert isinstance(b, SpeedBound)
+    metric = b.metric
+    b_gens, c_gens, basis = pair_timings(base, run)
+    sp = speedup(b_gens, c_gens, metric, ids, confidence, basis)
+    if rule.kind == "min_speedup":
+        threshold, what = b.value, f"{metric} speedup (baseline / candidate)"
+    else:
+        threshold, what = 1.0 / (1.0 + b.value), f"{metric} speedup (at most {b.value:.0%} slower)"
+    if sp is None:
+        return RuleResult(cand, pack, rule.name(), float("nan"), threshold, False,
+                          f"{what}: fewer than 2 requests timed in both runs", "gate", evaluated=False)
+    passed = sp.low >= threshold
+    verdict = "supported" if passed else f"not shown: the interval's lower end {sp.low:.2f}x is below {threshold:.2f}x"
+    timing = speed_load.timing(base, run, basis)
+    if timing.warning and speed_load.busy_runs(base, run):
+        # sequential timings measured on a busy machine: the interval is the load's as much as the candidate's
+        return RuleResult(cand, pack, rule.name(), round(sp.value, 3), round(threshold, 3), False,
+                          f"{what}: {_interval_text(sp)}; not vouched for: {timing.warning}", "gate", evaluated=False)
+    warned = f" ({timing.warning})" if timing.warning else ""
+    return RuleResult(cand, pack, rule.name(), round(sp.value, 3), round(threshold, 3), passed,
+                      f"{what}: {_interval_text(sp)}; {verdict}{warned}", "gate")
+
+
+def share_lower_bound(good: int, n: int, confidence: float) -> float:
+    """One-sided Clopper-Pearson lower bound of a share: the least the true share can be."""
+    from scipy import stats as _sps  # lazy: importing scipy.stats takes ~1 s
+    return 0.0 if good == 0 else float(_sps.beta.ppf(1.0 - confidence, good, n - good + 1))
+
+
+def requests_needed(value: float, confidence: float) -> int:
+    """Fewest requests at which even all good could bound the share at `value` (value**n <= 1 - confidence)."""
+    return 1 if value <= 1.0 - confidence else math.ceil(math.log(1.0 - confidence) / math.log(value) - 1e-12)
+
+
+def _goodput_result(rule: SpeedRule, cand: str, pack: str, run: Any, ids: list[str], slo: SLO | None,
+                    confidence: float) -> RuleResult:
+    b = rule.bound
+    assert isinstance(b, GoodputBound)
+    chosen = b.slo or slo
+    if chosen is None or not chosen.given():
+        return RuleResult(cand, pack, rule.name(), float("nan"), b.value, False,
+                          "no SLO given (--slo, the config's `slo:`, or the rule's own `slo:`)", "gate", evaluated=False)
+    gens: list[Generation] = [run.generations[i] for i in ids if i in run.generations]
+    good = sum(latency.meets(g, chosen) for g in gens)
+    n = len(gens)
+    low = share_lower_bound(good, n, confidence) if n else 0.0
+    need = requests_needed(b.value, confidence) if b.value < 1 else None
+    text = (f"share of requests meeting {chosen.text()}: {good} of {n}; its {confidence:.0%} lower bound "
+            f"{low:.3f}")
+    short = n == 0 or (need is not None and n < need) or b.value == 1
+    result = RuleResult(cand, pack, rule.name(), round(good / n, 4) if n else float("nan"), b.value,
+                        low >= b.value, text, "gate", evaluated=n > 0)
+    if short and not result.passed:
+        result.on_fail = "incomplete"
+        result.items_needed = need
+        result.detail += (f"; {n} requests cannot bound it at {b.value:g}" +
+                          (f" (needs at least {need})" if need else ""))
+    return result
+
+
+def evaluate_speed(rules: list[SpeedRule], cand: str, base: Any, run: Any, slo: SLO | None,
+                   confidence: float) -> list[RuleResult]:
+    """Each speed rule measured on the candidate against the baseline."""
+    out = []
+    for rule in rules:
+        pack = rule.bound.pack or ALL_PACKS
+        ids = _scope_ids(rule, run.items)
+        reason = _no_claim(run, base) if rule.kind != "min_goodput" else None
+        if reason is not None:
+            out.append(RuleResult(cand, pack, rule.name(), float("nan"), rule.bound.value, False, reason, "gate",
+                                  evaluated=False))
+        elif rule.kind == "min_goodput":
+            out.append(_goodput_result(rule, cand, pack, run, ids, slo, confidence))
+        else:
+            out.append(_speed_result(rule, cand, pack, base, run, ids, confidence))
+    return out

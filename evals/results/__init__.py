@@ -1,0 +1,15 @@
+"""What a run is to the stages after generation: a prepared run and its stored form, the served engine of an
+`openai` config, and which baseline replicates measure the noise."""
+
+from __future__ import annotations
+
+from evalrun.evals.results._runs import (
+    Interleaved, PreparedRun, RunResult, StoredRows, load_rows, load_stored, manifest_model,
+    stored_replicates,
+)
+from evalrun.evals.results.served import openai_runner
+
+__all__ = [
+    "Interleaved", "PreparedRun", "RunResult", "StoredRows", "load_rows", "load_stored", "manifest_model",
+    "openai_runner", "stored_replicates",
+]

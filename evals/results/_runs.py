@@ -1,0 +1,170 @@
+"""What a run is to the stages after generation: a prepared run (config, items,
+key, directory) and a stored run read back (items, generations, manifest).
+Data only, so the speed figures and the manifest can use them without
+importing the executor that makes them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import ValidationError
+
+from evalrun.contract.manifest import RunManifest
+from evalrun.contract.validation import first_error
+from evalrun.contract.types import Generation, Item
+from evalrun.evals.files import ConfigError, store_files
+from evalrun.evals.config import RunConfig
+from evalrun.evals.store import RunStore
+from evalrun.runners.models import ModelSource
+
+
+@dataclass
+class PreparedRun:
+    """A config resolved to its items, its cache key and its directory."""
+
+    config: RunConfig
+    source: ModelSource
+    device: str
+    dtype: str
+    items: list[Item]
+    key: str
+    dir: Path
+    runner: Any = field(repr=False, default=None)
+    replicate: int = 0
+    role: str | None = None  # "replicate": a repeat of the baseline the gate measures the noise with
+    limit: int | None = None  # --limit N: only the first N items of each pack
+
+    @property
+    def store(self) -> RunStore:
+        return RunStore(self.dir)
+
+    @property
+    def label(self) -> str:
+        """The config's name, marked with the replicate for repeated runs (A/A)."""
+        return self.config.name + (f"~r{self.replicate}" if self.replicate else "")
+
+
+@dataclass
+class Interleaved:
+    """A sample of batches of the baseline and of this candidate re-timed alternately (A B A B)
+    in one process (evals/speed/interleave.py): the timings a speedup should use."""
+
+    baseline: str  # the baseline's label
+    base: dict[str, Generation]
+    cand: dict[str, Generation]
+    batches: int  # batch pairs timed
+
+    @property
+    def basis(self) -> str:
+        return f"interleaved re-timing ({self.batches} batch pairs, A B A B)"
+
+
+@dataclass
+class RunResult:
+    """A stored run as the later stages see it; built by `execute` or read back from disk."""
+
+    name: str
+    dir: Path
+    items: list[Item]
+    generations: dict[str, Generation]
+    manifest: RunManifest
+    reused: bool = True
+    generated: int = 0
+    # what reading the store found (skipped lines, unknown keys, a rebuilt manifest)
+    warnings: list[str] = field(default_factory=list)
+    interleaved: Interleaved | None = None
+    # --limit N: the items are each pack's first N, not the config's whole plan (evals.gate)
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        # builders (tests, scripts) may pass the manifest as the JSON dict it is on disk
+        if isinstance(self.manifest, dict):
+            self.manifest = RunManifest.model_validate(self.manifest)
+
+    @classmethod
+    def load(cls, run_dir: str | Path, trust_edited_items: bool = False,
+             log: Callable[[str], None] | None = None) -> "RunResult":
+        """Read a run directory (no model): its items, generations and manifest. An unreadable
+        manifest or edited items.jsonl is refused (ConfigError) unless `trust_edited_items`;
+        every problem found on the way is passed to `log` and kept in `warnings`."""
+        store = RunStore(run_dir, log=log)
+        data, items = store.read_checked(trust_edited_items)
+        manifest = manifest_model(data, store.manifest_path)
+        name = manifest.label or store.dir.name
+        generations = store.read_samples()
+        return cls(name, store.dir, items, dict(generations), manifest, warnings=store.warnings,
+                   limit=manifest.limit)
+
+
+def _run_store(run_dir: str | Path, log: Callable[[str], None] | None = None) -> RunStore:
+    """A directory without manifest.json and items.jsonl is refused (ConfigError naming it)
+    before anything is read, never taken for an empty run."""
+    store = RunStore(run_dir, log=log)
+    if not store.exists() or not store_files.exists(store.items_path):
+        raise ConfigError("not a run directory (needs manifest.json and items.jsonl)", file=run_dir)
+    return store
+
+
+def load_stored(run_dir: str | Path, trust_edited_items: bool = False,
+                log: Callable[[str], None] | None = print) -> RunResult:
+    """A stored run read back for scoring."""
+    _run_store(run_dir)
+    return RunResult.load(run_dir, trust_edited_items, log)
+
+
+@dataclass
+class StoredRows:
+    """A stored run as a table of its generations needs it: each item's (id, pack, fields asked)
+    in the run's order, and the generations (always read and validated line by line)."""
+
+    name: str
+    dir: Path
+    manifest: RunManifest
+    items: list[tuple[str, str, int]]
+    generations: dict[str, Generation]
+
+
+def load_rows(run_dir: str | Path, trust_edited_items: bool = False,
+              log: Callable[[str], None] | None = print) -> StoredRows:
+    """`load_stored` without building Items when their recorded hash vouches for every line
+    (RunStore.vouched_item_rows); anything else is read and checked by `load_stored` itself."""
+    store = _run_store(run_dir, log)
+    try:
+        data = store.read_manifest()
+    except ConfigError:
+        data = {}
+    rows = store.vouched_item_rows(data) if data else None
+    if rows is None:
+        run = RunResult.load(run_dir, trust_edited_items, log)
+        return StoredRows(run.name, run.dir, run.manifest, [(it.id, it.pack, len(it.fields)) for it in run.items],
+                          run.generations)
+    manifest = manifest_model(data, store.manifest_path)
+    return StoredRows(manifest.label or store.dir.name, store.dir, manifest,
+                      [(r["id"], r["pack"], len(r.get("fields") or [])) for r in rows], store.read_samples())
+
+
+def manifest_model(data: dict[str, Any], path: Path) -> RunManifest:
+    """A stored manifest's dict as the typed model; one that does not fit the schema is
+    refused like unreadable JSON (ConfigError naming the file)."""
+    try:
+        return RunManifest.model_validate(data)
+    except ValidationError as exc:
+        where, message = first_error(exc, RunManifest)
+        raise ConfigError(f"the run's manifest does not fit its schema at {where or '(top level)'}: {message}",
+                          file=path) from None
+
+
+def stored_replicates(baseline: RunResult, trust_edited_items: bool = False,
+                      log: Callable[[str], None] = print) -> list[RunResult]:
+    """The baseline's replicates stored beside it (`<dir>-r1`, `-r2`, ... recorded as replicates)."""
+    out = []
+    for j in range(1, 1000):
+        d = baseline.dir.with_name(f"{baseline.dir.name}-r{j}")
+        if not (d / "manifest.json").exists():
+            break
+        run = RunResult.load(d, trust_edited_items, log)
+        if run.manifest.role == "replicate" and run.manifest.key == baseline.manifest.key:
+            out.append(run)
+    return out

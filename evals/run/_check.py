@@ -1,0 +1,130 @@
+"""A dry run of a prepared run (`evalrun check`): what it would generate, and what is stored.
+
+Everything here works from a `PreparedRun` (items built with the tokenizer, no
+weights loaded) and the run store: per pack the item count, the prompt's tokens
+as the model would read them (chat template applied) against the room the
+context leaves, the fields by type; the run directory and how much of it is
+stored; and the expected generation time (evals.speed).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import median
+from typing import Literal
+
+from evalrun.contract.types import Item
+from evalrun.evals.speed import Estimate, estimate, reference_model
+from evalrun.evals.results import PreparedRun
+from evalrun.evals.store import RunStore
+
+StoredState = Literal["complete", "partial", "none"]
+
+
+@dataclass
+class PackCheck:
+    """One pack's items as a run would ask them."""
+
+    pack: str
+    items: int
+    prompt_tokens_min: int
+    prompt_tokens_median: float
+    prompt_tokens_max: int
+    fields: dict[str, int]  # field type -> fields asked
+    decoys: int  # fields whose gold is absent from the document
+
+    def fields_text(self) -> str:
+        """'amount 12, date 12, id 12; 3 decoys' (types alphabetical)."""
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.fields.items())) or "no scored fields"
+        return kinds + (f"; {self.decoys} decoy{'s' if self.decoys != 1 else ''}" if self.decoys else "")
+
+
+@dataclass
+class Stored:
+    """How much of the run directory's work is done."""
+
+    state: StoredState
+    stored: int
+    total: int
+
+    def text(self) -> str:
+        if self.state == "complete":
+            return f"complete ({self.total} items stored; reused without generating)"
+        if self.state == "partial":
+            return f"{self.stored} of {self.total} items stored (the rest would be generated)"
+        return "none"
+
+
+@dataclass
+class CheckResult:
+    """What `evalrun check` reports for one config."""
+
+    label: str
+    config_file: str
+    model: str
+    device: str
+    dtype: str
+    context: int | None  # the model's context in tokens (None: unknown, e.g. a remote server)
+    max_new_tokens: int
+    key: str
+    run_dir: Path
+    packs: list[PackCheck]
+    stored: Stored
+    estimate: Estimate
+    prepared: PreparedRun = field(repr=False)
+
+    @property
+    def items(self) -> int:
+        return sum(p.items for p in self.packs)
+
+    @property
+    def prompt_room(self) -> int | None:
+        """The most prompt tokens the context leaves beside max_new_tokens."""
+        return self.context - self.max_new_tokens if self.context else None
+
+
+def prompt_tokens(prepared: PreparedRun) -> dict[str, int]:
+    """Each item's tokens as the model reads it (the chat template applied), by item id."""
+    runner = prepared.runner
+    return {it.id: runner.count_tokens(runner.render(it)) for it in prepared.items}
+
+
+def pack_checks(items: list[Item], tokens: dict[str, int]) -> list[PackCheck]:
+    """Per pack, in the order the packs first appear."""
+    by_pack: dict[str, list[Item]] = {}
+    for it in items:
+        by_pack.setdefault(it.pack, []).append(it)
+    out = []
+    for pack, group in by_pack.items():
+        counts = [tokens[it.id] for it in group]
+        kinds = Counter(f.kind for it in group for f in it.fields)
+        decoys = sum(1 for it in group for f in it.fields if f.gold is None)
+        out.append(PackCheck(pack, len(group), min(counts), median(counts), max(counts), dict(kinds), decoys))
+    return out
+
+
+def stored_state(prepared: PreparedRun) -> tuple[Stored, set[str]]:
+    """The run directory's state and the ids still to generate. Read only: a torn line is
+    reported by the run that repairs it, not moved here."""
+    wanted = [it.id for it in prepared.items]
+    store = RunStore(prepared.dir)
+    done = store.read_samples()  # {} when there is none; a link there is refused
+    missing = {i for i in wanted if i not in done}
+    stored = len(wanted) - len(missing)
+    state: StoredState = "complete" if not missing else ("partial" if stored else "none")
+    return Stored(state, stored, len(wanted)), missing
+
+
+def inspect_run(prepared: PreparedRun, out: str | Path) -> CheckResult:
+    """Everything `check` reports about one prepared run; loads no weights."""
+    tokens = prompt_tokens(prepared)
+    stored, missing = stored_state(prepared)
+    config = prepared.config
+    max_new = config.generation.max_new_tokens
+    guess = estimate(prepared.items, tokens, max_new, missing, reference_model(prepared, out))
+    runner = prepared.runner
+    return CheckResult(prepared.label, config.source, config.model, prepared.device, prepared.dtype,
+                       runner.max_context(), max_new, prepared.key, prepared.dir,
+                       pack_checks(prepared.items, tokens), stored, guess, prepared)

@@ -1,0 +1,124 @@
+"""Confirming harmful flips by asking the candidate again (the gate's `confirm: N`).
+
+Only the flipped items are re-asked, so the cost is proportional to the flips,
+not to the pack. Each attempt runs in another batch composition: the first at
+batch size 1, the others in shuffled batches of the flipped items at the run's
+batch size. A flip counts when it reproduces in the majority of the N re-asks
+(evals.compare.Flip.confirmed); a noise flip, which depends on its neighbours in
+the batch, rarely does. Re-asks are stored in the candidate's run directory
+(`confirmations.jsonl`, apart from its samples, which they never replace) and
+reused by the next compare or report.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Callable
+
+from evalrun.contract.types import Generation, Item, Reask
+from evalrun.evals.compare import Comparison
+from evalrun.evals.store import run_lock
+from evalrun.evals.results import PreparedRun
+from evalrun.evals.scoring import ScoredItem, Stability, score_item
+from evalrun.evals.gate import rule_key
+
+RESHUFFLE_SEED = 1000  # attempt k >= 2 runs shuffled with seed RESHUFFLE_SEED + k
+
+
+def attempt_plan(attempt: int, batch_size: int) -> tuple[int, int | None]:
+    """(batch size, batch seed) of re-ask `attempt`: batch 1 first, then shuffled batches."""
+    return (1, None) if attempt == 1 else (batch_size, RESHUFFLE_SEED + attempt)
+
+
+def reask(prepared: PreparedRun, item_ids: list[str], attempts: int,
+          log: Callable[[str], None] = print) -> dict[str, list[Reask]]:
+    """Re-ask `item_ids` until each has `attempts` stored re-asks; returns every stored re-ask."""
+    store = prepared.store
+    by_id = {it.id: it for it in prepared.items}
+    runner = prepared.runner
+    with run_lock(prepared.dir, log, prepared.label):
+        have = store.read_confirmations()
+        asked = 0
+        started = time.perf_counter()
+        for attempt in range(1, attempts + 1):
+            need = [by_id[i] for i in item_ids if i in by_id and all(r.attempt != attempt for r in have.get(i, []))]
+            if not need:
+                continue
+            configured = getattr(runner, "batch_size", 1)
+            size, seed = attempt_plan(attempt, configured)
+            saved = (configured, runner.batch_seed)
+            if hasattr(runner, "batch_size"):
+                runner.batch_size = min(size, configured)
+            runner.batch_seed = seed
+            runner.run_items = prepared.items
+
+            wanted = {it.id for it in need}
+            fillers: list[Item] = []
+            if seed is not None and len(need) < configured:
+                # a batch of fewer flipped items than the run's batch size gets neighbours from the run,
+                # so the re-ask sees another composition than batch 1 (their outputs are not kept)
+                others = [it for it in prepared.items if it.id not in wanted]
+                fillers = random.Random(seed).sample(others, min(len(others), configured - len(need)))
+
+            def keep(gen: Generation, attempt: int = attempt, seed: int | None = seed,
+                     wanted: set[str] = wanted) -> None:
+                if gen.item_id in wanted:
+                    store.append_confirmation(Reask(attempt=attempt, batch_size=gen.batch_size, seed=seed,
+                                                    generation=gen))
+
+            try:
+                runner.run(need + fillers, keep)
+            finally:
+                if hasattr(runner, "batch_size"):
+                    runner.batch_size = saved[0]
+                runner.batch_seed = saved[1]
+            asked += len(need)
+        if asked:
+            log(f"{prepared.label}: confirmed {len(item_ids)} flipped item(s) with {asked} re-ask(s) in "
+                f"{time.perf_counter() - started:.1f} s")
+        return store.read_confirmations()
+
+
+def to_confirm(comparison: Comparison, limits: dict[str, tuple[int, str]], stab: Stability | None) -> list[str]:
+    """The items whose harmful flips a rule of `limits` counts (on gated fields), then the items with a
+    field in a rule's scope that the baseline got right in only some replicates (the candidate's rate
+    there is compared with the baseline's, evals.stats), in item order, each once."""
+    out: dict[str, None] = {}
+    for pc in comparison.packs:
+        for f in pc.harmful:
+            if rule_key(f.field, f.kind, limits, pc.field_names) and (stab is None or stab.gated(f.item_id, f.field)):
+                out[f.item_id] = None
+    if stab is not None:
+        for pc in comparison.packs:
+            paired = set(pc.item_ids)
+            for (item_id, name), (pack, kind, _, _) in stab.rated.items():
+                if pack == pc.pack and item_id in paired and rule_key(name, kind, limits, pc.field_names):
+                    out[item_id] = None
+    return list(out)
+
+
+def apply(comparison: Comparison, reasks: dict[str, list[Reask]], items: list[Item], attempts: int) -> None:
+    """Set each harmful flip's confirmations (reproduced, asked) from the first `attempts` stored re-asks."""
+    if attempts <= 0:
+        return
+    by_id = {it.id: it for it in items}
+    scored: dict[str, list[ScoredItem]] = {}
+    for flip in comparison.harmful:
+        item = by_id.get(flip.item_id)
+        tries = [r for r in reasks.get(flip.item_id, []) if r.attempt <= attempts]
+        if item is None or not tries:
+            continue
+        if flip.item_id not in scored:
+            scored[flip.item_id] = [score_item(item, r.generation) for r in tries]
+        flip.confirmations = (sum(not s.field_right(flip.field) for s in scored[flip.item_id]), len(tries))
+    for pc in comparison.packs:
+        for item_id in pc.item_ids:
+            item = by_id.get(item_id)
+            tries = [r for r in reasks.get(item_id, []) if r.attempt <= attempts]
+            if item is None or not tries:
+                continue
+            if item_id not in scored:
+                scored[item_id] = [score_item(item, r.generation) for r in tries]
+            for name in scored[item_id][0].kinds:
+                pc.reasked[(item_id, name)] = (sum(s.field_right(name) for s in scored[item_id]), len(tries))

@@ -1,0 +1,100 @@
+"""Interleaved timing: speed ratios that survive a machine whose load changes.
+
+Timing the baseline, then the candidate, compares two states of the machine when
+another tenant, a background job or thermal throttling comes or goes between
+them. Here a sample of the run's own batches (evenly spaced over the runner's
+plan, runners/batch_plan.py: by prompt tokens, longest first) is re-timed with
+both runners loaded in one process, the two sides of each pair back to back and
+the order alternating (A B, then B A) so a steady drift cancels too. A stored baseline is refreshed this way at the cost
+of the sample only, so CI still pays mostly for the candidate's own run.
+
+The re-timings are kept apart from the samples (interleaved.jsonl in the
+candidate's run, keyed by the baseline's run key): a stored generation is never
+rewritten. Both models are in memory at once while this runs.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from evalrun.contract.types import Generation, Item, Retiming
+from evalrun.evals.config import HFRunConfig
+from evalrun.evals.results import Interleaved, PreparedRun, RunResult
+from evalrun.runners.batch_plan import plan_batches
+
+
+def sample_batches(items: list[Item], batch_size: int, batches: int,
+                   tokens: Callable[[Item], int]) -> list[list[Item]]:
+    """`batches` of the batches the runner plans for `items` (by `tokens`, their rendered prompts'
+    lengths, at most `batch_size` each), evenly spaced over the plan: the batches the run timed."""
+    chunks = plan_batches(items, tokens, batch_size)
+    if len(chunks) <= batches:
+        return chunks
+    step = len(chunks) / batches
+    return [chunks[int(k * step)] for k in range(batches)]
+
+
+def _timed(prepared: PreparedRun, batch: list[Item]) -> list[Generation]:
+    out: list[Generation] = []
+    prepared.runner.run(batch, out.append)
+    return out
+
+
+def retime(base: PreparedRun, cand: PreparedRun, batches: int, log: Callable[[str], None] = print,
+           on_pair: Callable[[int, int], None] | None = None) -> list[Retiming]:
+    """Time the sampled batches on both runners, alternating, and store the re-timings with the candidate;
+    `on_pair(done, total)` is told before each pair (progress)."""
+    # a served engine batches its own way: its items go in the sizes the hf runner's default (4) makes
+    configured = cand.config.batch_size if isinstance(cand.config, HFRunConfig) else 4
+    size = max(1, int(configured) if configured != "auto" else 1)
+    chosen = sample_batches(cand.items, size, batches, cand.runner.prompt_tokens)
+    log(f"{cand.label}: interleaved timing against {base.label}: {len(chosen)} batch pairs of {size}, "
+        "both models loaded, the order alternating (A B, B A)")
+    started = time.perf_counter()
+    records: list[Retiming] = []
+    for pair, batch in enumerate(chosen):
+        if on_pair is not None:
+            on_pair(pair, len(chosen))
+        sides = [("baseline", base), ("candidate", cand)]
+        if pair % 2:
+            sides.reverse()
+        for k, (side, prepared) in enumerate(sides):
+            for g in _timed(prepared, batch):
+                records.append(Retiming(baseline_key=base.key, pair=pair, side=side, first=k == 0, generation=g))
+        elapsed = time.perf_counter() - started
+        log(f"{cand.label}: interleaved pair {pair + 1}/{len(chosen)}, elapsed {elapsed:.0f} s, "
+            f"ETA {elapsed / (pair + 1) * (len(chosen) - pair - 1):.0f} s")
+    cand.store.append_interleaved(records)
+    log(f"{cand.label}: interleaved timing done in {time.perf_counter() - started:.1f} s")
+    return records
+
+
+def interleaved_of(records: list[Retiming], baseline_key: str) -> Interleaved | None:
+    """The re-timings as paired timings (the last complete set for that baseline); None if there are none."""
+    base: dict[str, Generation] = {}
+    cand: dict[str, Generation] = {}
+    pairs = set()
+    for r in records:
+        if r.baseline_key != baseline_key or r.generation.error is not None:
+            continue
+        (base if r.side == "baseline" else cand)[r.generation.item_id] = r.generation
+        pairs.add(r.pair)
+    if not base or not cand:
+        return None
+    return Interleaved(baseline_key, base, cand, len(pairs))
+
+
+def attach(result: RunResult, baseline: RunResult) -> None:
+    """Give a candidate result the interleaved timings stored with it against this baseline."""
+    from evalrun.evals.store import RunStore
+
+    key = baseline.manifest.key
+    if key:
+        result.interleaved = interleaved_of(RunStore(result.dir).read_interleaved(key), key)
+
+
+def wanted(cand: PreparedRun, has_speed_rules: bool) -> bool:
+    """Whether this candidate is timed interleaved: asked for, or `auto` with speed rules in its gate."""
+    mode = cand.config.timing
+    return mode == "interleaved" or (mode == "auto" and has_speed_rules)

@@ -1,0 +1,11 @@
+"""The run store: one directory per run, one writer at a time, and the per-token
+distributions stored beside the generations. A light import (no scorer, gate or scipy)."""
+
+from __future__ import annotations
+
+from evalrun.evals.store._store import RunStore, SCORES, items_sha256, run_key, v1_items_sha256
+from evalrun.evals.store._lock import run_lock
+
+__all__ = [
+    "RunStore", "SCORES", "items_sha256", "run_key", "run_lock", "v1_items_sha256",
+]

@@ -1,0 +1,195 @@
+"""How busy the machine was while a run was timed, and whether its sequential speedups can be trusted.
+
+Timing the baseline, then the candidate, compares two states of the machine: a
+speedup from such runs follows the load of everything else on it as much as the
+candidate. Each run's session records what the machine did meanwhile, read from
+/proc at the session's start and end (no sampling thread, no cost while it runs):
+
+- `others_share`: the CPU time every other process used, as a share of all the
+  machine's CPUs over the session (busy time from /proc/stat less this process's
+  own, os.times, its reaped children included); the load average counts this
+  run's own threads, so it is recorded but not judged.
+- `steal_share`: time the hypervisor gave to other virtual machines.
+
+A speedup from sequential timings carries a warning (`sequential_warning`) when
+either run saw other processes use QUIET_OTHERS or more of the CPUs, or steal
+reach QUIET_STEAL, or when a run's load was not recorded; a speedup from
+interleaved re-timing (evals/speed/interleave.py) needs none: both sides shared each
+moment's load. The work of a remote server or of Ray actors runs in other
+processes (or machines) than the one measured, so their load is "not measured".
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from evalrun.evals.timing.speedups import STORED_RUNS
+
+QUIET_OTHERS = 0.10  # share of the machine's CPUs other processes may use while a run is timed
+QUIET_STEAL = 0.05
+PROC_STAT = Path("/proc/stat")
+PROC_LOADAVG = Path("/proc/loadavg")
+ADVICE = "re-time them side by side with --timing interleaved (or `timing: interleaved` in the candidate's config)"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The machine's CPU counters (seconds, summed over CPUs) and this process's CPU time at one moment."""
+
+    wall: float
+    total: float
+    busy: float
+    steal: float
+    own: float
+    loadavg: tuple[float, float, float] | None
+
+
+def _cpu_line(stat: Path) -> list[int] | None:
+    try:
+        with stat.open(encoding="ascii") as f:
+            head = f.readline().split()
+    except OSError:
+        return None
+    if not head or head[0] != "cpu" or len(head) < 5:
+        return None
+    return [int(x) for x in head[1:9]]  # user nice system idle iowait irq softirq steal (guest is inside user)
+
+
+def _loadavg(path: Path) -> tuple[float, float, float] | None:
+    try:
+        one, five, fifteen = path.read_text(encoding="ascii").split()[:3]
+        return float(one), float(five), float(fifteen)
+    except (OSError, ValueError):
+        return None
+
+
+def snapshot(stat: Path = PROC_STAT, loadavg: Path = PROC_LOADAVG) -> Snapshot | None:
+    """The counters now; None where /proc/stat cannot be read (not Linux)."""
+    fields = _cpu_line(stat)
+    if fields is None:
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    fields += [0] * (8 - len(fields))
+    idle = fields[3] + fields[4]
+    t = os.times()
+    return Snapshot(wall=time.monotonic(), total=sum(fields) / tick, busy=(sum(fields) - idle) / tick,
+                    steal=fields[7] / tick, own=t.user + t.system + t.children_user + t.children_system,
+                    loadavg=_loadavg(loadavg))
+
+
+def measured(start: Snapshot | None, end: Snapshot | None) -> dict[str, Any] | None:
+    """What the machine did between two snapshots, as a session records it; None when unmeasured."""
+    if start is None or end is None or end.total <= start.total:
+        return None
+    total = end.total - start.total
+    busy, own = end.busy - start.busy, end.own - start.own
+    return {
+        "cpus": os.cpu_count(),
+        "seconds": round(end.wall - start.wall, 3),
+        "others_share": round(min(max(busy - own, 0.0) / total, 1.0), 4),
+        "steal_share": round(max(end.steal - start.steal, 0.0) / total, 4),
+        "own_share": round(min(own / total, 1.0), 4),
+        "loadavg_start": list(start.loadavg) if start.loadavg else None,
+        "loadavg_end": list(end.loadavg) if end.loadavg else None,
+    }
+
+
+@dataclass(frozen=True)
+class RunLoad:
+    """The busiest of a run's generating sessions (`None` figures: some session did not record its load)."""
+
+    others_share: float | None
+    steal_share: float | None
+    loadavg: tuple[float, float] | None  # 1-minute load average at the start and the end of that session
+    where: str | None = None  # why the load cannot be measured here ("a remote server", "Ray actors")
+
+
+def run_load(manifest: Any) -> RunLoad:
+    """A run's load from its manifest's sessions (those that generated items, whose timings it keeps)."""
+    if manifest.device == "remote":
+        return RunLoad(None, None, None, "a server whose machine evalrun does not measure")
+    if (manifest.to_dict().get("config") or {}).get("executor") == "ray":
+        return RunLoad(None, None, None, "Ray actors, outside the process whose load is measured")
+    records = [s.machine for s in manifest.sessions if s.generated]
+    if not records or any(r is None for r in records):
+        return RunLoad(None, None, None)
+    busiest = max(records, key=lambda r: (r.others_share or 0.0) + (r.steal_share or 0.0))
+    avg = (busiest.loadavg_start[0], busiest.loadavg_end[0]) \
+        if busiest.loadavg_start and busiest.loadavg_end else None
+    return RunLoad(busiest.others_share, busiest.steal_share, avg)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def _load_text(name: str, load: RunLoad) -> str:
+    text = f"{_pct(load.others_share or 0.0)} during {name}"
+    extra = []
+    if (load.steal_share or 0.0) >= 0.005:
+        extra.append(f"steal {_pct(load.steal_share or 0.0)}")
+    if load.loadavg:
+        extra.append(f"load average {load.loadavg[0]:.1f} -> {load.loadavg[1]:.1f}")
+    return text + (f" ({', '.join(extra)})" if extra else "")
+
+
+def busy(load: RunLoad) -> bool:
+    return (load.others_share or 0.0) >= QUIET_OTHERS or (load.steal_share or 0.0) >= QUIET_STEAL
+
+
+def busy_runs(base: Any, cand: Any) -> bool:
+    """Whether either run (RunResults) measured a busy machine while it was timed."""
+    return busy(run_load(base.manifest)) or busy(run_load(cand.manifest))
+
+
+def sequential_warning(runs: Sequence[tuple[str, RunLoad]]) -> str | None:
+    """Why speedups between these sequentially timed runs (name, load) follow the machine; None when
+    every run recorded a quiet machine."""
+    where = [f"{name} ran on {load.where}" for name, load in runs if load.where]
+    if where:
+        return (f"sequential timings, load not measured ({'; '.join(where)}): the ratios may follow that machine's "
+                f"load as much as the candidate; {ADVICE}")
+    unrecorded = [name for name, load in runs if load.others_share is None]
+    if unrecorded:
+        return (f"sequential timings, and the machine's load was not recorded for {' and '.join(unrecorded)}, "
+                f"stored before evalrun measured it or timed without /proc to read: the ratios may follow the load; "
+                f"{ADVICE}")
+    if not any(busy(load) for _, load in runs):
+        return None
+    times = [_load_text(name, load) for name, load in runs]
+    times[0] = times[0].replace(" during ", " of the CPU time during ", 1)
+    return (f"sequential timings on a busy machine: other processes took {' and '.join(times)}, where quiet is "
+            f"under {_pct(QUIET_OTHERS)}: the ratios follow the machine's load, not only the candidate; {ADVICE}")
+
+
+def quiet_text(runs: Sequence[tuple[str, RunLoad]]) -> str:
+    """What made sequential timings trustworthy: the most other processes used in any of the runs."""
+    most = max((load.others_share or 0.0) for _, load in runs)
+    return f"sequential timings on a quiet machine (other processes used at most {_pct(most)} of the CPUs)"
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How a candidate's speedups were timed, in the words every output shows beside them."""
+
+    label: str  # "interleaved" or "sequential"
+    warning: str | None  # why the figures follow the machine (sequential timings only)
+    note: str  # one sentence for the reader
+
+
+def timing(base: Any, cand: Any, basis: str) -> Timing:
+    """Judge the speedups of `cand` over `base` (RunResults) timed on `basis` (evals.timing.speedups.pair_timings)."""
+    if basis != STORED_RUNS:
+        pairs = getattr(getattr(cand, "interleaved", None), "batches", 0)
+        cancels = ("so a load that changes between pairs cancels" if pairs > 1 else
+                   "but one pair cannot cancel a load that changed between its two sides")
+        return Timing("interleaved", None, f"speedups from {basis}: both sides were timed back to back in one "
+                                           f"process, the order alternating, {cancels}")
+    runs = [(base.name, run_load(base.manifest)), (cand.name, run_load(cand.manifest))]
+    warning = sequential_warning(runs)
+    return Timing("sequential", warning, f"WARNING: speedups from {warning}" if warning else
+                  f"speedups from {quiet_text(runs)}")

@@ -1,0 +1,113 @@
+"""A load sweep's curves as a terminal table and as Markdown, one table per config: a row per
+knob value with request and output throughput, TTFT/TPOT/ITL/E2EL at p50 and p99 (every
+percentile is in the JSON), goodput when an SLO is given, and the best setting marked.
+Config names and notes are untrusted text: escaped for rich markup and for Markdown/HTML."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from evalrun.evals.timing import METRICS
+from evalrun.evals.config import value_label
+from evalrun.evals.run import LoadCurve, LoadPoint, LoadSweep
+from evalrun.reports.text import units
+from evalrun.reports.formats import md_cell
+
+PCTS = ("p50", "p99")
+BEST = "★"
+_LABEL = {"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL", "e2el": "E2EL"}
+
+COLUMNS_NOTE = ("req/s and out tok/s: completed requests and output tokens over the point's wall clock; "
+                "TTFT: time to first token; TPOT: (E2EL - TTFT) / (output tokens - 1) per request; ITL: every "
+                "gap between output chunks; E2EL: time to the last token (vLLM bench serve definitions); "
+                "good: requests meeting every SLO (share of all, and per second).")
+
+
+def sig(x: float | None) -> str:
+    """A rate to three significant figures (0.0042, 2.27, 83.8), whole numbers from 100 on."""
+    if x is None:
+        return units.DASH
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def _columns(curve: LoadCurve) -> list[str]:
+    cols = [curve.knob, "requests", "req/s", "out tok/s"]
+    cols += [f"{_LABEL[m]} {q}" for m in METRICS for q in PCTS]
+    if curve.slo:
+        cols += ["good %", "good req/s"]
+    return cols
+
+
+def _cells(curve: LoadCurve, i: int, p: LoadPoint) -> list[str]:
+    """Plain text cells (no markup) for one point, in _columns' order."""
+    failed = f" ({p.failed} failed)" if p.failed else ""
+    mark = f" {BEST}" if curve.best == i else ""
+    cells = [value_label(p.value) + mark, f"{p.requests}{failed}", sig(p.request_throughput), sig(p.output_throughput)]
+    cells += [units.seconds(getattr(getattr(p, m), q)) for m in METRICS for q in PCTS]
+    if curve.slo:
+        g = p.goodput
+        cells += [units.pct(g.share, 0) if g else units.DASH, sig(g.rate) if g else units.DASH]
+    return cells
+
+
+def notes(curve: LoadCurve) -> list[str]:
+    """Where a point ran at less than the load asked: one line each, under the table."""
+    return [f"{curve.knob} {value_label(p.value)}: {p.note}" for p in curve.points if p.note]
+
+
+def title(curve: LoadCurve) -> str:
+    return f"load sweep of {curve.config}: throughput and latency against {curve.knob}"
+
+
+def sentence(curve: LoadCurve) -> str:
+    """The per-config line, e.g. 'latency: best batch_size 4: 3.1 req/s, 2.9 good req/s under ttft<=500ms'."""
+    return f"{curve.config}: {curve.summary}"
+
+
+def load_table(curve: LoadCurve) -> Table:
+    table = Table(title=escape(title(curve)), title_justify="left",
+                  caption=escape(f"{BEST} best: the most good req/s under the SLO ({curve.slo})" if curve.slo else
+                                 f"{BEST} best: the highest req/s (no SLO given)"),
+                  caption_justify="left")
+    for col in _columns(curve):
+        table.add_column(escape(col), justify="right", no_wrap=True)
+    for i, p in enumerate(curve.points):
+        cells = [escape(c) for c in _cells(curve, i, p)]
+        table.add_row(*cells, style="bold green" if curve.best == i else None)
+    return table
+
+
+def render_load_sweep(console: Console, sweep: LoadSweep) -> None:
+    """Each config's table and its sentence; the columns' meaning once at the end."""
+    for curve in sweep.curves:
+        console.print()
+        console.print(load_table(curve))
+        for line in notes(curve):
+            console.print(f"note: {escape(line)}")
+        style = "yellow" if curve.best is None else "bold"
+        console.print(f"[{style}]{escape(sentence(curve))}[/]")
+    if sweep.workload:
+        console.print(f"workload: {escape(sweep.workload)}")
+    console.print(f"[dim]{escape(COLUMNS_NOTE)}[/]")
+
+
+def load_sweep_markdown(sweep: LoadSweep) -> str:
+    """A section per config: its table and its sentence."""
+    lines = [f"## Load sweep: {md_cell(sweep.knob)}", ""]
+    if sweep.workload:
+        lines += [f"Workload: {md_cell(sweep.workload, 200)}", ""]
+    for curve in sweep.curves:
+        cols = _columns(curve)
+        lines += [f"### {md_cell(curve.config)}", "", f"SLO: {md_cell(curve.slo)}; {BEST} best: the most good req/s"
+                  if curve.slo else f"No SLO given: {BEST} best is the highest request throughput.", ""]
+        lines += ["| " + " | ".join(md_cell(c) for c in cols) + " |", "|" + "|".join("---:" for _ in cols) + "|"]
+        for i, p in enumerate(curve.points):
+            cells = [md_cell(c, 120) for c in _cells(curve, i, p)]
+            if curve.best == i:
+                cells = [f"**{c}**" if c else c for c in cells]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines += ["", *(f"- {md_cell(n, 400)}" for n in notes(curve)), "", md_cell(sentence(curve), 400), ""]
+    lines += [md_cell(COLUMNS_NOTE, 1000), ""]
+    return "\n".join(lines)

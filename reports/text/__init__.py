@@ -1,0 +1,13 @@
+"""What every renderer shares: untrusted text made safe, one way numbers read, drift figures as text, the console
+commands print with, and where a report file may go."""
+
+from __future__ import annotations
+
+from evalrun.reports.text._safe_text import safe_text, safe_tree
+from evalrun.reports.text.units import rule_text, seconds
+from evalrun.reports.text._output import output_problem
+from evalrun.reports.text._console import SafeConsole
+
+__all__ = [
+    "SafeConsole", "output_problem", "rule_text", "safe_text", "safe_tree", "seconds",
+]

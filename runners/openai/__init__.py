@@ -1,0 +1,24 @@
+"""The `openai` runner: any OpenAI-compatible server, with its settings, HTTP client, streamed answers, retries,
+API keys, and the engine process a config's `server:` launches. The runner itself is `runner`."""
+
+from __future__ import annotations
+
+from evalrun.runners.openai._api_key import (
+    key_forms, key_problem, readable_variable, scrub, scrub_known, variable_words,
+)
+from evalrun.runners.openai._retry import backoff_seconds, retry_after_seconds, retry_wait
+from evalrun.runners.openai._sse import sse_data
+from evalrun.runners.openai._settings import EngineInfo, KeyUnusable, OpenAISettings, api_key_from_env
+from evalrun.runners.openai._http import context_refusal, run_sync
+from evalrun.runners.openai._server_settings import (
+    ServerSettings, VersionUnknown, engine_version, placeholders_in,
+)
+from evalrun.runners.openai._server_process import ServerProcess
+from evalrun.runners.openai._settings import OpenAIRunnerSettings
+
+__all__ = [
+    "EngineInfo", "KeyUnusable", "OpenAIRunnerSettings", "OpenAISettings", "ServerProcess", "ServerSettings",
+    "VersionUnknown", "api_key_from_env", "backoff_seconds", "context_refusal", "engine_version", "key_forms",
+    "key_problem", "placeholders_in", "readable_variable", "retry_after_seconds", "retry_wait", "run_sync",
+    "scrub", "scrub_known", "sse_data", "variable_words",
+]

@@ -1,0 +1,172 @@
+"""`executor: ray`: a run's planned work spread over Ray actors, the driver the store's one writer.
+
+The driver plans the run exactly as the in-process runner would (runners/hf/runner.py:
+`plan_units`: the same batches, the same document groups), hands whole units to
+actors (runners/ray/_worker.py), and emits each unit's generations as it comes
+back, so `execute` stores them under its one lock with every check it applies in
+process. Batch composition, and therefore every output, does not depend on the
+executor. An actor that dies has its unfinished units re-queued on the others;
+a unit's results are emitted once, when it comes back whole, so nothing is lost
+or stored twice. Actors are shared by every run of the process (a pool per
+device and shape): each loads a model once and keeps one engine per run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RESTART_WAIT_SECONDS = 600  # how long a restarting actor (a model to load again, a node to replace) is waited for
+INSTALL_HINT = "pip install 'evalrun[ray]' (or pip install 'ray>=2.9')"
+
+
+class RaySettings(BaseModel):
+    """Where the actors run and how many; none of it is part of the run key (outputs do not depend on it)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    # None: RAY_ADDRESS when set, else a local instance on this machine; "local" always starts one
+    address: str | None = None
+    # "auto": one per GPU (device cuda) or one per `cpus_per_actor` cores of the cluster
+    actors: int | Literal["auto"] = "auto"
+    cpus_per_actor: int = Field(1, ge=1, le=1024)
+    gpus_per_actor: float = Field(1.0, gt=0.0, le=16.0)  # used when the device is cuda
+    # restarts Ray grants a dead actor (its model is loaded again); its unfinished units are re-queued either way
+    max_restarts: int = Field(0, ge=0, le=100)
+    # units queued at an actor beyond the one it is generating (hides the driver's round trip)
+    prefetch: int = Field(1, ge=0, le=64)
+
+
+class RayUnavailable(RuntimeError):
+    """Ray is not installed, or the cluster cannot hold the actors asked for."""
+
+
+def require_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable(f"executor: ray needs Ray, which is not installed: {INSTALL_HINT}") from None
+    return ray
+
+
+def connect(settings: RaySettings) -> dict[str, float]:
+    """Join (or start) the Ray instance once per process; its resources (CPU, GPU counts)."""
+    ray = require_ray()
+    if not ray.is_initialized():
+        address = settings.address or os.environ.get("RAY_ADDRESS") or "local"
+        kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
+                                  "log_to_driver": False}
+        if address == "local":
+            ray.init(address="local", num_cpus=os.cpu_count() or 1, **kwargs)
+        else:
+            ray.init(address=address, **kwargs)
+    return dict(ray.cluster_resources())
+
+
+def cluster_device(settings: RaySettings, device: str) -> str:
+    """`device: auto` under Ray is the cluster's: cuda when it has GPUs, wherever the driver runs."""
+    if device != "auto":
+        return device
+    return "cuda" if connect(settings).get("GPU", 0) > 0 else "cpu"
+
+
+@dataclass
+class Actor:
+    handle: Any
+    name: str
+    info: dict[str, Any]
+    runs: set[str] = field(default_factory=set)  # run ids registered with it
+    alive: bool = True
+    inflight: int = 0
+    restarts: int = 0
+
+
+class Pool:
+    """The actors of one device and shape, shared by every run of this process."""
+
+    def __init__(self, settings: RaySettings, device: str) -> None:
+        ray = require_ray()
+        from evalrun.runners.ray._worker import Worker
+
+        resources = connect(settings)
+        gpus = settings.gpus_per_actor if device.startswith("cuda") else 0.0
+        if gpus:
+            have, unit = resources.get("GPU", 0.0), gpus
+        else:
+            have, unit = resources.get("CPU", 0.0), float(settings.cpus_per_actor)
+        fits = int(have // unit)
+        count = fits if settings.actors == "auto" else settings.actors
+        what = f"{unit:g} {'GPU' if gpus else 'CPU'}"
+        if count < 1 or count > fits:
+            raise RayUnavailable(f"ray.actors: {count} actor(s) of {what} each do not fit the Ray cluster's "
+                                 f"{have:g} {'GPU' if gpus else 'CPU'}(s): lower ray.actors or "
+                                 f"ray.{'gpus' if gpus else 'cpus'}_per_actor")
+        remote = ray.remote(Worker).options(num_cpus=settings.cpus_per_actor, num_gpus=gpus,
+                                            max_restarts=settings.max_restarts, max_task_retries=0)
+        threads = None if gpus else settings.cpus_per_actor
+        handles = [remote.remote(threads) for _ in range(count)]
+        infos = ray.get([h.describe.remote(device) for h in handles])
+        self.device = device
+        self.actors = [Actor(h, f"actor-{i}", info) for i, (h, info) in enumerate(zip(handles, infos))]
+
+    def alive(self) -> list[Actor]:
+        return [a for a in self.actors if a.alive]
+
+    def check(self, actor: Actor) -> bool:
+        """After a failed unit: is the actor back (restarted, its engines gone) or dead for good?"""
+        ray = require_ray()
+        restarting = getattr(ray.exceptions, "ActorUnavailableError", ())
+        deadline = time.monotonic() + RESTART_WAIT_SECONDS
+        while True:
+            try:
+                actor.info = ray.get(actor.handle.describe.remote(self.device), timeout=RESTART_WAIT_SECONDS)
+                break
+            except restarting:  # Ray is bringing it back (max_restarts): ask again
+                if time.monotonic() > deadline:
+                    actor.alive = False
+                    return False
+                time.sleep(0.5)
+            except Exception:  # noqa: BLE001 - any other failure to answer is a dead actor
+                actor.alive = False
+                return False
+        actor.runs.clear()
+        actor.restarts += 1
+        return True
+
+
+_POOLS: dict[tuple[Any, ...], Pool] = {}
+
+
+def pool_for(settings: RaySettings, device: str) -> Pool:
+    """The actors for runs of this shape; runs go one after another, so another shape's idle actors
+    are stopped first (they would hold the CPUs or GPUs the new ones wait for)."""
+    key = (settings.address, settings.actors, settings.cpus_per_actor, settings.gpus_per_actor,
+           settings.max_restarts, device)
+    if key not in _POOLS:
+        close_pools()
+        _POOLS[key] = Pool(settings, device)
+    return _POOLS[key]
+
+
+def close_pools() -> None:
+    """Stop every actor this process started (their models go with them)."""
+    if not _POOLS:
+        return
+    ray = require_ray()
+    for key, pool in list(_POOLS.items()):
+        for actor in pool.actors:
+            with contextlib.suppress(Exception):  # an actor already gone is what we want
+                ray.kill(actor.handle, no_restart=True)
+        del _POOLS[key]
+
+
+def actor_errors() -> tuple[type[BaseException], ...]:
+    ex = require_ray().exceptions
+    return tuple(getattr(ex, n) for n in ("RayActorError", "ActorUnavailableError", "WorkerCrashedError",
+                                          "OutOfMemoryError", "NodeDiedError") if hasattr(ex, n))
