@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
-from scipy import stats as _sps
 
 from evalrun.evals.drift._drift import Drift, TokenDrift
 from evalrun.evals.gate import ALL_PACKS, DriftRule, RuleResult
@@ -36,6 +35,8 @@ def _statistic(rule: DriftRule) -> tuple[Callable[[list[TokenDrift]], float], st
 def interval(rows: list[TokenDrift], stat: Callable[[list[TokenDrift]], float],
              confidence: float) -> tuple[float, float, float]:
     """(value, low, high): the percentile bootstrap over items (scipy.stats.bootstrap, seeded)."""
+    from scipy import stats as _sps  # lazy: importing scipy.stats takes ~1 s
+
     value = stat(rows)
     idx = np.arange(len(rows))
     res = _sps.bootstrap((idx,), lambda i: stat([rows[int(j)] for j in i]), vectorized=False, paired=False,
