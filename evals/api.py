@@ -72,7 +72,7 @@ def run(
     """Generate (or resume, or reuse) one configuration's run; `fresh` sets a stored run aside first;
     `keep_servers` leaves a server launched for it (`server:`) up when the run ends."""
     prepared = _prepare(config, out, limit, replicate)
-    served.keep_servers([prepared], keep_servers, log)
+    served.before_runs([prepared], keep_servers, log)
     return execute_run(prepared, progress, log, fresh)
 
 
@@ -283,7 +283,7 @@ def compare(
     check_gates([gate, *(c.gate for c in candidates)], [it for p in plan for it in p.items])
     for cand in candidates:
         check_acceptance(gate or cand.gate, cand.name, cand.accelerations())
-    served.keep_servers(plan, keep_servers, log)
+    served.before_runs(plan, keep_servers, log)
 
     def progress() -> Progress | None:
         return progress_factory() if progress_factory else None

@@ -104,8 +104,31 @@ def openai_runner(config: OpenAIRunConfig) -> tuple[Runner, ModelSource, str, st
     return runner, source, "remote", "server"
 
 
-def keep_servers(plan: list[PreparedRun], keep: bool, log: Callable[[str], None]) -> None:
-    """--keep-servers: each launched server stays up after its run (for debugging; nobody stops it)."""
+def shared_keys(plan: list[PreparedRun]) -> list[str]:
+    """A line for each pair of compared served configs whose runs have one key although they reach
+    different servers: what differs between those servers is nowhere in the key, so a later change of
+    either server's flags would reuse a stored run of the old one."""
+    out = []
+    seen: dict[str, PreparedRun] = {}
+    for p in plan:
+        if p.replicate or not isinstance(p.config, OpenAIRunConfig) or p.config.openai is None:
+            continue
+        first = seen.setdefault(p.key, p)
+        there, here = first.config, p.config
+        assert isinstance(there, OpenAIRunConfig) and there.openai is not None
+        if first is not p and there.openai.base_url != p.config.openai.base_url:
+            out.append(f"WARNING: {there.name} and {here.name} have the same run key ({p.key[:12]}) but reach different "
+                       f"servers ({there.openai.base_url}, {p.config.openai.base_url}): the key cannot tell their "
+                       "engines apart; record each server's flags under `engine:` (or let evalrun launch it with "
+                       "`server:`) so a change of flags is a new run, not a stored one reused")
+    return out
+
+
+def before_runs(plan: list[PreparedRun], keep: bool, log: Callable[[str], None]) -> None:
+    """What the plan's served runs need said or set before any runs: served configs that share a run key
+    (shared_keys), and --keep-servers (each launched server stays up after its run, for debugging)."""
+    for line in shared_keys(plan):
+        log(line)
     for p in plan:
         server = getattr(p.runner, "server", None)
         if server is not None and keep:
@@ -114,4 +137,4 @@ def keep_servers(plan: list[PreparedRun], keep: bool, log: Callable[[str], None]
                 f"{label}: server left up at {url} (process group {pid}; stop it with kill -TERM -- -{pid})")
 
 
-__all__ = ["keep_servers", "launched_server", "openai_runner"]
+__all__ = ["before_runs", "launched_server", "openai_runner", "shared_keys"]
