@@ -66,7 +66,7 @@ class CheckResult:
     model: str
     device: str
     dtype: str
-    context: int | None  # the model's context in tokens (None: unknown, e.g. a remote server)
+    context: int | None  # the model's or the server's context in tokens (None: unknown)
     max_new_tokens: int
     key: str
     run_dir: Path
@@ -125,6 +125,7 @@ def inspect_run(prepared: PreparedRun, out: str | Path) -> CheckResult:
     max_new = config.generation.max_new_tokens
     guess = estimate(prepared.items, tokens, max_new, missing, reference_model(prepared, out))
     runner = prepared.runner
+    served = getattr(runner, "served_context", lambda: None)()  # a server's, where it says (or its config)
     return CheckResult(prepared.label, config.source, config.model, prepared.device, prepared.dtype,
-                       runner.max_context(), max_new, prepared.key, prepared.dir,
+                       runner.max_context() or (served[0] if served else None), max_new, prepared.key, prepared.dir,
                        pack_checks(prepared.items, tokens), stored, guess, prepared)

@@ -124,9 +124,10 @@ class OpenAIRunner(Runner):
         """The served context in tokens and where it was learnt (the config's, else /models'); None: unknown."""
         if self.settings.max_model_len:
             return self.settings.max_model_len, "openai.max_model_len"
-        reported = (self.server_model or {}).get("max_model_len")
-        if isinstance(reported, int) and not isinstance(reported, bool) and reported > 0:
-            return reported, "max_model_len from GET /models"
+        for reported, where in (((self.server_model or {}).get("max_model_len"), "max_model_len from GET /models"),
+                                ((self.engine_props or {}).get("n_ctx"), "n_ctx from llama.cpp's GET /props")):
+            if isinstance(reported, int) and not isinstance(reported, bool) and reported > 0:
+                return reported, where
         return None
 
     def clock(self) -> str:
@@ -154,15 +155,16 @@ class OpenAIRunner(Runner):
             self.http.gone = self.server.gone
             if self.server.launches != launches or self.server_model is None:
                 self.probe()
-                self.engine_props = run_sync(self._props())
             yield
     # -- identity ---------------------------------------------------------------------------------------
 
     def probe(self) -> None:
         """Ask the server which models it serves, so the run records (and is keyed by) what actually answers.
 
-        A server without a /models endpoint (404) is accepted; one that refuses the key stops here."""
+        A server without a /models endpoint (404) is accepted; one that refuses the key stops here.
+        llama.cpp's /props is read too: the context it serves (vLLM says it in /models)."""
         run_sync(self._probe())
+        self.engine_props = run_sync(self._props())
 
     def server_identity(self) -> dict[str, Any] | None:
         """The server-reported facts that tell two deployments apart (not its timestamps)."""

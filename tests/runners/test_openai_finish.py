@@ -193,3 +193,16 @@ def test_a_known_context_refuses_long_prompts_before_sending(
     assert len(state.records) == 2 and all(r.status == 200 for r in state.records), "long prompts never sent"
     assert result.manifest["server"]["context"]["tokens"] == 200
     assert result.manifest["items_error"] == 2
+
+
+def test_check_flags_prompts_past_the_context_the_server_reports(scripted: ScriptedBackend, tmp_path: Path) -> None:
+    """`check` sizes prompts against the served context where the server says it (vLLM's /models
+    max_model_len here), as it does against a local model's, and marks a pack whose prompts cannot fit."""
+    with OpenAITestServer(scripted, ServerState(context_length=200, report_context=True)) as srv:
+        f = tmp_path / "served.yaml"
+        f.write_text(json.dumps(_config(srv.base_url, tasks=LONG)))
+        res = CliRunner().invoke(app, ["check", str(f), "--out", str(tmp_path / "runs")], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.stdout
+    flat = " ".join(res.stdout.split())
+    assert "context 200 tokens: prompts up to 184 beside max_new_tokens 16" in flat, flat
+    assert "(over 184)" in flat
