@@ -328,7 +328,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
         failure = _failed_session(prepared, store, manifest.with_session(
             rm.session_entry(started_at, emit.generated, emit.errors, time.perf_counter() - started, waited, "failed",
                              speed_load.measured(load_at_start, speed_load.snapshot())),
-            rm.runner_extras(runner) | {"status": "failed", "failure": scrub_known(f"{type(exc).__name__}: {exc}"),
+            rm.runner_extras(runner, manifest.server) | {"status": "failed", "failure": scrub_known(f"{type(exc).__name__}: {exc}"),
                                         "updated": rm.now()}), exc, sum(1 for k in wanted if k in done), emit.generated)
         if failure is exc:
             raise
@@ -343,7 +343,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     effects = runner.effects()
     record = _early_stop_record(prepared, watch, len(stored), len(wanted), elapsed, emit.generated, log) \
         if stopped else {}
-    manifest = manifest.merged(rm.runner_extras(runner), drop=("failure", "early_stop")).with_session(
+    manifest = manifest.merged(rm.runner_extras(runner, manifest.server), drop=("failure", "early_stop")).with_session(
         rm.session_entry(started_at, emit.generated, emit.errors, elapsed, waited, "stopped" if stopped else "complete",
                          machine),
         {

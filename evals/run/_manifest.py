@@ -80,9 +80,32 @@ def describe(prepared: "PreparedRun", stored: RunManifest | None = None) -> dict
     }
 
 
-def runner_extras(runner: Runner) -> dict[str, Any]:
-    """What a runner reports about itself beyond accelerations (a remote server's answers, retries)."""
-    return runner.manifest_extras()
+# a served run's counters that every session adds to: a resumed run reports all its sessions' requests
+_SUMMED = ("requests", "streamed", "not_streamed", "item_errors")
+
+
+def runner_extras(runner: Runner, before: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What a runner reports about itself beyond accelerations (a remote server's answers, retries);
+    `before`: the run's `server` record from its earlier sessions, which this session's counts add to."""
+    extras = runner.manifest_extras()
+    server = extras.get("server")
+    if not isinstance(server, dict):
+        return extras
+    old = before or {}
+    for k in _SUMMED:
+        server[k] = int(old.get(k) or 0) + int(server.get(k) or 0)
+    retries: dict[str, int] = dict(old.get("retries") or {})
+    for reason, n in (server.get("retries") or {}).items():
+        retries[reason] = retries.get(reason, 0) + n
+    server["retries"] = dict(sorted(retries.items()))
+    server["max_in_flight"] = max(int(old.get("max_in_flight") or 0), int(server.get("max_in_flight") or 0))
+    lp, old_lp = server.get("logprobs"), old.get("logprobs") or {}
+    if isinstance(lp, dict):
+        for k in ("answers_with", "answers_without"):
+            lp[k] = int(old_lp.get(k) or 0) + int(lp.get(k) or 0)
+        lp["first_without"] = old_lp.get("first_without") or lp.get("first_without")
+    server["sessions"] = int(old.get("sessions") or (1 if old else 0)) + 1
+    return extras
 
 
 def run_speed(prepared: "PreparedRun", generations: list[Generation], runner: Runner, effects: dict[str, Any],

@@ -299,7 +299,12 @@ def test_refused_key_stops_with_exit_3_keeps_answers_and_resumes(
     assert len(resent) == len(reference) - 2 and not {r.key for r in resent} & answered, "completed items not re-sent"
     lines = (run_dir / "samples.jsonl").read_text().splitlines()
     assert sorted(json.loads(line)["item_id"] for line in lines) == sorted(reference)
-    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "complete"
+    final = json.loads((run_dir / "manifest.json").read_text())
+    assert final["status"] == "complete"
+    # the server's counts add up over the sessions: the resumed run reports the first session's requests too
+    assert final["server"]["sessions"] == 2 and manifest["server"]["sessions"] == 1
+    assert final["server"]["requests"] >= manifest["server"]["requests"] + len(resent)
+    assert final["server"]["retries"].keys() >= manifest["server"]["retries"].keys()
     _assert_key_nowhere(tmp_path)
 
 
