@@ -62,7 +62,7 @@ def test_valid_config_prints_the_figures_and_exits_0(tmp_path: Path, cfg_file, s
 
 @pytest.mark.slow
 def test_no_weights_are_loaded(tmp_path: Path, cfg_file, monkeypatch: pytest.MonkeyPatch) -> None:
-    import evalrun.runners.hf as hf
+    import evalrun.runners.hf.runner as hf
 
     def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise AssertionError("check loaded model weights")
