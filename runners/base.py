@@ -11,10 +11,31 @@ without touching the pipeline.
 from __future__ import annotations
 
 import abc
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar
 
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel.base import Acceleration
+
+
+T = TypeVar("T")
+
+
+class Delegated(Generic[T]):
+    """An attribute of a runner that lives on a part of it (`self.<holder>.<same name>`), read and set
+    there: the pipeline sets a runner's knobs by the in-process runner's names, whatever holds them."""
+
+    def __init__(self, holder: str) -> None:
+        self.holder = holder
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> T:
+        return getattr(getattr(obj, self.holder), self.name)
+
+    def __set__(self, obj: Any, value: T) -> None:
+        setattr(getattr(obj, self.holder), self.name, value)
 
 
 class Runner(abc.ABC):
@@ -69,4 +90,4 @@ class Runner(abc.ABC):
         return None
 
 
-__all__ = ["Runner"]
+__all__ = ["Delegated", "Runner"]

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator
 
 from evalrun.contract.types import Generation, Item
-from evalrun.runners.base import Runner
+from evalrun.runners.base import Delegated, Runner
 from evalrun.runners.models import ModelSource, load_tokenizer, say
 from evalrun.runners.openai._answer import Answer, read_json, read_stream
 from evalrun.runners.openai._http import ItemFailed, ServerClient, ServerError, run_sync
@@ -89,22 +89,9 @@ class OpenAIRunner(Runner):
         self.engine_props: dict[str, Any] | None = None  # llama.cpp's GET /props, when the server has it
         self.dists = ServedDists(self.tokenizer)  # each answer's top-k logprobs, when the server returns them
 
-    # the in-process runner's names for them (the config's `logprobs`; evals/dists_store.attach's writer)
-    @property
-    def top_k(self) -> int:
-        return self.dists.top_k
-
-    @top_k.setter
-    def top_k(self, k: int) -> None:
-        self.dists.top_k = k
-
-    @property
-    def on_distribution(self) -> Callable[[str, TokenDists], None] | None:
-        return self.dists.on_distribution
-
-    @on_distribution.setter
-    def on_distribution(self, write: Callable[[str, TokenDists], None] | None) -> None:
-        self.dists.on_distribution = write
+    # the in-process runner's names for them (the config's `logprobs`; evals/store/dists.attach's writer)
+    top_k = Delegated[int]("dists")
+    on_distribution = Delegated["Callable[[str, TokenDists], None] | None"]("dists")
 
     # -- the runner interface -------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ import uuid
 from typing import Any, Callable
 
 from evalrun.contract.types import Generation, Item
-from evalrun.runners.base import Runner
+from evalrun.runners.base import Delegated, Runner
 from evalrun.runners.batch_plan import PaddingTally, WorkUnit
 from evalrun.runners.ray.executor import Actor, RaySettings, actor_errors, pool_for, require_ray
 from evalrun.runners.ray._worker import EngineSpec, UnitResult
@@ -47,29 +47,9 @@ class RayRunner(Runner):
         self.on_unit: Callable[[str, int], None] | None = None  # tests: (actor, units done) after each unit
 
     # the plan's knobs live on the driver's runner: confirm and replicates set them there
-    @property
-    def batch_size(self) -> int:
-        return self.local.batch_size
-
-    @batch_size.setter
-    def batch_size(self, value: int) -> None:
-        self.local.batch_size = value
-
-    @property
-    def batch_seed(self) -> int | None:
-        return self.local.batch_seed
-
-    @batch_seed.setter
-    def batch_seed(self, value: int | None) -> None:
-        self.local.batch_seed = value
-
-    @property
-    def run_items(self) -> list[Item] | None:
-        return self.local.run_items
-
-    @run_items.setter
-    def run_items(self, value: list[Item] | None) -> None:
-        self.local.run_items = value
+    batch_size = Delegated[int]("local")
+    batch_seed = Delegated["int | None"]("local")
+    run_items = Delegated["list[Item] | None"]("local")
 
     @property
     def load_seconds(self) -> float:
