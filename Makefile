@@ -65,7 +65,7 @@ typecheck: $(VENV)/.installed-dev
 
 # the unit tier: no real model, nothing marked slow (under a minute); `make test` runs everything
 test-fast: $(VENV)/.installed-dev
-	$(PY) -m pytest -q -m "not model and not slow" --durations=5
+	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not model and not slow" --durations=5
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .mypy_cache site

@@ -79,6 +79,7 @@ def test_asking_for_quanto_without_the_extra_exits_2_naming_file_key_and_install
     assert not (tmp_path / "runs").exists() or not list((tmp_path / "runs").glob("*/samples.jsonl"))
 
 
+@pytest.mark.slow  # a CLI run in a subprocess: about 6 s
 def test_without_quanto_the_default_kv_backend_runs(tiny_model_dir: Path, tmp_path: Path) -> None:
     """Nothing imports optimum-quanto unless a config asks for it: the default backend runs without it."""
     cfg = _write(tmp_path / "int4-default.yaml", tiny_config(
@@ -147,6 +148,7 @@ def test_a_live_compile_is_waited_for_and_its_lock_cleared_if_it_dies(tmp_path: 
     assert said[-1].startswith("removed a stale lock left by an interrupted compile")
 
 
+@pytest.mark.slow  # a CLI run in a subprocess: about 6 s
 def test_a_quanto_run_goes_past_a_stale_lock(tiny_model_dir: Path, tmp_path: Path) -> None:
     """The reported hang: an interrupted compile's lock in quanto's build dir made every later quanto
     run wait forever. Here the built extension is copied to a temporary build dir holding such a lock."""
