@@ -67,6 +67,10 @@ class Runner(abc.ABC):
     def max_context(self) -> int | None:
         """The most tokens the model attends to (prompt and answer); None when unknown."""
 
+    def served_context(self) -> tuple[int, str] | None:
+        """A server's context in tokens and where it was learnt; None here, where `max_context` says it."""
+        return None
+
     @abc.abstractmethod
     def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
         """Generate every item, handing each Generation to `emit` as soon as it exists; an item

@@ -132,7 +132,9 @@ class Drift:
         return next((n for n in self.flips if (n.item_id, n.field) == flip.key), None)
 
 
-def _mean_interval(values: list[float], confidence: float) -> Figure:
+def mean_interval(values: list[float], confidence: float) -> Figure:
+    """The mean of per-item values with its bootstrap interval over items: the drift table's and the
+    drift rules' one interval for a mean, so a rule never shows other bounds than the table."""
     x = np.asarray(values, dtype=float)
     iv = stats.paired_bootstrap(np.zeros_like(x), x, confidence=confidence)
     return Figure(iv.delta, iv.low, iv.high)
@@ -143,11 +145,11 @@ def pack_drift(pack: str, rows: list[TokenDrift], confidence: float) -> PackDrif
     tokens = np.concatenate([r.kl for r in rows]) if rows else np.zeros(0)
     return PackDrift(
         pack=pack, items=len(rows), tokens=int(tokens.size),
-        mean_kl=_mean_interval([float(r.kl.mean()) for r in rows], confidence),
+        mean_kl=mean_interval([float(r.kl.mean()) for r in rows], confidence),
         p99_kl=stats.percentile(tokens, 99.0) or 0.0,
         max_kl=float(tokens.max()) if tokens.size else 0.0,
-        same_top1=_mean_interval([float(r.same_top1.mean()) for r in rows], confidence),
-        mean_dp=_mean_interval([float(r.dp.mean()) for r in rows], confidence),
+        same_top1=mean_interval([float(r.same_top1.mean()) for r in rows], confidence),
+        mean_dp=mean_interval([float(r.dp.mean()) for r in rows], confidence),
     )
 
 

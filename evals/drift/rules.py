@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from evalrun.evals.drift._drift import Drift, TokenDrift
+from evalrun.evals.drift._drift import Drift, TokenDrift, mean_interval
 from evalrun.evals.gate import ALL_PACKS, DriftRule, RuleResult
 
 N_RESAMPLES = 2000
@@ -33,8 +33,13 @@ def _statistic(rule: DriftRule) -> tuple[Callable[[list[TokenDrift]], float], st
 
 
 def interval(rows: list[TokenDrift], stat: Callable[[list[TokenDrift]], float],
-             confidence: float) -> tuple[float, float, float]:
-    """(value, low, high): the percentile bootstrap over items (scipy.stats.bootstrap, seeded)."""
+             confidence: float, rule: DriftRule | None = None) -> tuple[float, float, float]:
+    """(value, low, high): a mean rule's is the drift table's interval of the same figure (mean_interval);
+    a p99 rule's, which no table computes, the percentile bootstrap over items (scipy.stats.bootstrap, seeded)."""
+    if rule is not None and rule.bound.on == "mean":
+        per_item = [float((r.kl if rule.kind == "max_kl" else r.same_top1).mean()) for r in rows]
+        fig = mean_interval(per_item, confidence)
+        return fig.value, fig.low, fig.high
     from scipy import stats as _sps  # lazy: importing scipy.stats takes ~1 s
 
     value = stat(rows)
@@ -65,7 +70,7 @@ def _one(gate: Any, i: int, rule: DriftRule, cand: str, drift: Drift | None, why
         return RuleResult(cand, pack, rule.name(), stat(rows) if rows else float("nan"), limit, False,
                           f"{what}: {len(rows)} item(s) with teacher-forced records; an interval needs at least 2",
                           "gate", evaluated=bool(rows), on_fail="incomplete", items_needed=2)
-    value, low, high = interval(rows, stat, gate.confidence)
+    value, low, high = interval(rows, stat, gate.confidence, rule)
     text = f"{what}: {value:.4g} [{low:.4g}, {high:.4g}] over {len(rows)} items ({gate.confidence:.0%} bootstrap)"
     if rule.kind == "max_kl":
         passed, failed = high <= limit, low > limit

@@ -125,7 +125,7 @@ def inspect_run(prepared: PreparedRun, out: str | Path) -> CheckResult:
     max_new = config.generation.max_new_tokens
     guess = estimate(prepared.items, tokens, max_new, missing, reference_model(prepared, out))
     runner = prepared.runner
-    served = getattr(runner, "served_context", lambda: None)()  # a server's, where it says (or its config)
+    served = runner.served_context()  # a server's, where it says it (or its config)
     return CheckResult(prepared.label, config.source, config.model, prepared.device, prepared.dtype,
                        runner.max_context() or (served[0] if served else None), max_new, prepared.key, prepared.dir,
                        pack_checks(prepared.items, tokens), stored, guess, prepared)
