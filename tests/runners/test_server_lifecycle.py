@@ -104,6 +104,14 @@ def _engine_config(tmp_path: Path, source: str, mark: str, name: str | None = No
     return _write(tmp_path / f"{data['name']}.yaml", data)
 
 
+def _never_started(proc: subprocess.Popen[str]) -> str:
+    """Why the test saw no server: evalrun's own output when it exited before starting one."""
+    if proc.poll() is None:
+        return "the server never started (evalrun still running)"
+    stdout, stderr = proc.communicate()
+    return f"the server never started: evalrun exited {proc.returncode} first:\n{stdout[-2000:]}{stderr[-3000:]}"
+
+
 def _samples(run_dir: Path) -> list[dict[str, Any]]:
     path = run_dir / "samples.jsonl"
     return [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()] if path.exists() else []
@@ -305,7 +313,7 @@ def test_ctrl_c_leaves_no_process(tmp_path: Path) -> None:
         deadline = time.monotonic() + 300
         while not _marked(mark) and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
-        assert _marked(mark), "the server never started"
+        assert _marked(mark), _never_started(proc)
         time.sleep(1.0)  # loading its weights
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=120)
@@ -390,7 +398,7 @@ def test_a_signal_while_the_server_loads_leaves_no_process(tmp_path: Path, sig: 
         deadline = time.monotonic() + 120
         while not _marked(mark) and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
-        assert _marked(mark), "the server never started"
+        assert _marked(mark), _never_started(proc)
         proc.send_signal(sig)
         stdout, stderr = proc.communicate(timeout=60)
     finally:
