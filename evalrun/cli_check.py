@@ -59,6 +59,8 @@ def render_check(result: "CheckResult") -> None:
     console.print(f"  run directory: {escape(str(result.run_dir))} (key {result.key[:12]}); stored run: "
                   f"{escape(result.stored.text())}")
     console.print(f"  {escape(_estimate_line(result))}")
+    for note in result.notes:
+        console.print(f"  note: {escape(note)}")
 
 
 def check(

@@ -71,6 +71,12 @@ class Runner(abc.ABC):
         """A server's context in tokens and where it was learnt; None here, where `max_context` says it."""
         return None
 
+    def preflight(self) -> str | None:
+        """For `check` (nothing generated): ask a server what it serves, so its context is known before a
+        run and a URL that cannot be the server is an error now; a note on what could not be asked.
+        None here: an in-process model has nothing to ask."""
+        return None
+
     @abc.abstractmethod
     def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
         """Generate every item, handing each Generation to `emit` as soon as it exists; an item

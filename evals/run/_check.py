@@ -16,6 +16,7 @@ from statistics import median
 from typing import Literal
 
 from evalrun.contract.types import Item
+from evalrun.evals.files import ConfigError
 from evalrun.evals.speed import Estimate, estimate, reference_model
 from evalrun.evals.results import PreparedRun
 from evalrun.evals.store import RunStore
@@ -74,6 +75,7 @@ class CheckResult:
     stored: Stored
     estimate: Estimate
     prepared: PreparedRun = field(repr=False)
+    notes: list[str] = field(default_factory=list)  # what could not be asked (a server not up yet)
 
     @property
     def items(self) -> int:
@@ -125,7 +127,23 @@ def inspect_run(prepared: PreparedRun, out: str | Path) -> CheckResult:
     max_new = config.generation.max_new_tokens
     guess = estimate(prepared.items, tokens, max_new, missing, reference_model(prepared, out))
     runner = prepared.runner
+    note = preflight(prepared)
     served = runner.served_context()  # a server's, where it says it (or its config)
     return CheckResult(prepared.label, config.source, config.model, prepared.device, prepared.dtype,
                        runner.max_context() or (served[0] if served else None), max_new, prepared.key, prepared.dir,
-                       pack_checks(prepared.items, tokens), stored, guess, prepared)
+                       pack_checks(prepared.items, tokens), stored, guess, prepared, [note] if note else [])
+
+
+# the config key a server's refusal of GET /models points at
+_REFUSED_KEY = {401: "openai.api_key_env", 403: "openai.api_key_env", 404: "openai.base_url", 405: "openai.base_url"}
+
+
+def preflight(prepared: PreparedRun) -> str | None:
+    """The runner's question to its server (runners/base.py `preflight`); a refusal is the config's error."""
+    from evalrun.runners.openai import ServerError
+
+    try:
+        return prepared.runner.preflight()
+    except ServerError as exc:
+        key = _REFUSED_KEY.get(exc.status or 0, "model" if exc.status is None else "openai.base_url")
+        raise ConfigError(str(exc), file=prepared.config.source, path=key) from None

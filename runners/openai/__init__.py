@@ -9,7 +9,7 @@ from evalrun.runners.openai._api_key import (
 from evalrun.runners.openai._retry import backoff_seconds, retry_after_seconds, retry_wait
 from evalrun.runners.openai._sse import sse_data
 from evalrun.runners.openai._settings import EngineInfo, KeyUnusable, OpenAISettings, api_key_from_env
-from evalrun.runners.openai._http import context_refusal, run_sync
+from evalrun.runners.openai._http import ServerError, context_refusal, run_sync
 from evalrun.runners.openai._server_settings import (
     ServerSettings, VersionUnknown, engine_version, placeholders_in,
 )
@@ -17,7 +17,7 @@ from evalrun.runners.openai._server_process import ServerProcess
 from evalrun.runners.openai._settings import OpenAIRunnerSettings
 
 __all__ = [
-    "EngineInfo", "KeyUnusable", "OpenAIRunnerSettings", "OpenAISettings", "ServerProcess", "ServerSettings",
+    "EngineInfo", "KeyUnusable", "OpenAIRunnerSettings", "OpenAISettings", "ServerError", "ServerProcess", "ServerSettings",
     "VersionUnknown", "api_key_from_env", "backoff_seconds", "context_refusal", "engine_version", "key_forms",
     "key_problem", "placeholders_in", "readable_variable", "retry_after_seconds", "retry_wait", "run_sync",
     "scrub", "scrub_known", "sse_data", "variable_words",

@@ -33,7 +33,7 @@ from evalrun.contract.types import Generation, Item
 from evalrun.runners.base import Delegated, Runner
 from evalrun.runners.models import ModelSource, load_tokenizer, say
 from evalrun.runners.openai._answer import Answer, read_json, read_stream
-from evalrun.runners.openai._http import ItemFailed, ServerClient, ServerError, run_sync
+from evalrun.runners.openai._http import ItemFailed, ServerClient, ServerError, Transient, run_sync
 from evalrun.runners.logprobs import TokenDists
 from evalrun.runners.openai._logprobs import ServedDists
 from evalrun.runners.openai._settings import EngineInfo, OpenAISettings, api_key_from_env
@@ -201,7 +201,21 @@ class OpenAIRunner(Runner):
         return {k: data[k] for k in ("build_info", "model_path", "total_slots") if k in data} | (
             {"n_ctx": ctx} if isinstance(ctx, int) else {})
 
-    async def _probe(self) -> None:
+    def preflight(self) -> str | None:
+        """One GET /models, no retries: a URL whose models endpoint answers 404 is refused here (the base
+        URL usually lacks /v1), though a run accepts it and records the answers' `model`. A server that is
+        not up yet, or one evalrun launches, is a note: its context is read when the run starts."""
+        if self.server is not None:
+            return ("the server is launched at run time (server:): its context is read once it is up "
+                    "(openai.max_model_len states it now)")
+        try:
+            run_sync(self._probe(strict=True))
+        except Transient as exc:
+            return f"server {self.settings.base_url} not reachable now ({exc.reason}): its context is unknown"
+        return None
+
+    async def _probe(self, strict: bool = False) -> None:
+        """`strict` (check): one attempt, a transient failure raised as Transient, a 404/405 refused."""
         async def read(resp: Any, _start: float) -> dict[str, Any] | None:
             try:
                 data = json.loads(await resp.aread())
@@ -211,10 +225,10 @@ class OpenAIRunner(Runner):
 
         async with self.http.client() as client:
             try:
-                listing = await self.http.with_retries(lambda: self.http.send(client, "GET", "models", None, read, "GET /models"),
-                                                   "GET /models")
+                once = lambda: self.http.send(client, "GET", "models", None, read, "GET /models")  # noqa: E731
+                listing = await (once() if strict else self.http.with_retries(once, "GET /models"))
             except ServerError as exc:
-                if exc.status in (404, 405):
+                if exc.status in (404, 405) and not strict:
                     return  # a server without a model list: the responses' `model` fields are recorded instead
                 raise
         entries = [e for e in (listing or {}).get("data") or [] if isinstance(e, dict) and "id" in e]

@@ -206,3 +206,17 @@ def test_check_flags_prompts_past_the_context_the_server_reports(scripted: Scrip
     flat = " ".join(res.stdout.split())
     assert "context 200 tokens: prompts up to 184 beside max_new_tokens 16" in flat, flat
     assert "(over 184)" in flat
+
+
+@pytest.mark.parametrize("listing", ["absent", "wrong path"])
+def test_check_refuses_a_base_url_the_models_endpoint_denies(scripted: ScriptedBackend, tmp_path: Path,
+                                                               listing: str) -> None:
+    """A run accepts a server without GET /models (its answers' `model` is recorded), but `check` is the
+    preflight: a 404 there almost always means a base URL without /v1, so it is exit 2 naming the key."""
+    with OpenAITestServer(scripted, ServerState(list_models=listing == "wrong path")) as srv:
+        f = tmp_path / "served.yaml"
+        f.write_text(json.dumps(_config(srv.base_url.replace("/v1", "/api") if listing == "wrong path" else srv.base_url)))
+        res = CliRunner().invoke(app, ["check", str(f), "--out", str(tmp_path / "runs")], env={"COLUMNS": "200"})
+    assert res.exit_code == 2, res.stdout
+    said = " ".join((res.stdout + res.stderr).split())
+    assert f"{f}: openai.base_url:" in said and "answered 404" in said and "/v1" in said, said
