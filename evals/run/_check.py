@@ -135,7 +135,7 @@ def inspect_run(prepared: PreparedRun, out: str | Path) -> CheckResult:
 
 
 # the config key a server's refusal of GET /models points at
-_REFUSED_KEY = {401: "openai.api_key_env", 403: "openai.api_key_env", 404: "openai.base_url", 405: "openai.base_url"}
+_REFUSED_KEY = {401: "openai.api_key_env", 403: "openai.api_key_env"}
 
 
 def preflight(prepared: PreparedRun) -> str | None:
@@ -145,5 +145,5 @@ def preflight(prepared: PreparedRun) -> str | None:
     try:
         return prepared.runner.preflight()
     except ServerError as exc:
-        key = _REFUSED_KEY.get(exc.status or 0, "model" if exc.status is None else "openai.base_url")
+        key = _REFUSED_KEY.get(exc.status or 0, "model" if exc.status is None else "openai.base_url")  # 404, 405
         raise ConfigError(str(exc), file=prepared.config.source, path=key) from None
