@@ -124,8 +124,19 @@ def effects_facts(manifest: dict[str, Any]) -> list[str]:
     """What each acceleration measured, as the short facts its method chooses for a headline,
     where a Ray run's items were generated (per actor, and over the run's wall clock), and how many
     answers the engine cut at max_new_tokens."""
-    return (accel.headlines(manifest.get("effects") or {}) + executor_facts(manifest.get("executor") or {})
-            + length_facts(manifest.get("finish_reasons") or {}))
+    return (accel.headlines(manifest.get("effects") or {}) + served_kv_facts(manifest)
+            + executor_facts(manifest.get("executor") or {}) + length_facts(manifest.get("finish_reasons") or {}))
+
+
+def served_kv_facts(manifest: dict[str, Any]) -> list[str]:
+    """A launched engine's own word on the cache it built (its log): the proof a KV flag took effect."""
+    from evalrun.runners.openai import kv_text
+
+    launched = (manifest.get("server") or {}).get("launched")
+    if not isinstance(launched, dict):
+        return []
+    said = kv_text(launched.get("kv") or {})
+    return [f"engine log: {said}"] if said else ["engine log: no KV cache facts found in server.log"]
 
 
 def length_facts(reasons: dict[str, int]) -> list[str]:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from evalrun.runners.models import ModelError
+from evalrun.runners.openai._engine_log import kv_facts
 from evalrun.runners.openai._server_settings import ServerSettings, filled
 
 HOST = "127.0.0.1"
@@ -79,6 +80,7 @@ class ServerProcess:
         self.port: int | None = None
         self.ready_seconds: float | None = None
         self.launches = 0
+        self.kv: dict[str, Any] = {}  # the cache the engine says it built (runners/openai/_engine_log.py)
 
     # -- what the rest of the run sees -----------------------------------------------------------------
 
@@ -93,7 +95,7 @@ class ServerProcess:
         """For the manifest: how it was launched and how long it took to be ready."""
         return {"command": self.command(), "env": sorted(self.settings.env), "ready": self.settings.ready,
                 "ready_seconds": self.ready_seconds, "launches": self.launches, "log": str(self.log_path),
-                "pid": self.proc.pid if self.proc else None, "port": self.port, "kept": self.keep}
+                "pid": self.proc.pid if self.proc else None, "port": self.port, "kept": self.keep, "kv": self.kv}
 
     def gone(self) -> str | None:
         """Why the server can no longer answer (it exited), with its log's last lines; None while it runs."""
@@ -171,6 +173,7 @@ class ServerProcess:
                 with contextlib.suppress(httpx.HTTPError):
                     if client.get(url).status_code == 200:
                         self.ready_seconds = round(time.monotonic() - started, 2)
+                        self.kv = self._logged_kv()
                         return
                 if elapsed >= s.startup_timeout:
                     raise ServerFailed(self._failure(f"not ready after {s.startup_timeout:g} s (startup_timeout): "
@@ -181,6 +184,14 @@ class ServerProcess:
                         + (f"; log: {tail[0][-120:]}" if tail else ""))
                     next_note = elapsed + 5.0
                 time.sleep(0.2)
+
+    def _logged_kv(self) -> dict[str, Any]:
+        """The cache facts of this launch's log (the lines after its own start marker)."""
+        try:
+            text = self.log_path.read_bytes().decode("utf-8", errors="replace") if self.log_path else ""
+        except OSError:
+            return {}
+        return kv_facts(text.rsplit("=== evalrun ", 1)[-1] if "=== evalrun " in text else text)
 
     def stop(self) -> None:
         """SIGTERM to the group, SIGKILL to whatever is left after the grace period; idempotent."""
