@@ -1,0 +1,68 @@
+"""The item browser's per-token KL strip: the baseline's answer, token by token, shaded by each candidate's KL.
+
+Stored in the item's entry of the browser's gzipped texts (browser.py, `details[i][8]`), which the page
+unpacks only when a row is opened, and drawn there by browser.js: nothing is pre-rendered per item, so
+10,000 items cost their numbers alone. Layout: -1 (no candidate has a drift record for the item), else
+[tokens, total tokens, [per candidate: None (no record) or [kl, not_top1, first divergent token or -1,
+[[field, flip note], ...]]]]. `tokens` are the baseline's answer as text pieces (evals/drift/tokens.py;
+model output: the page sets them as text, never markup), the first STRIP_TOKENS of them; `kl` the KL of
+each to 2 significant digits; `not_top1` the positions where the candidate's top-1 is another token;
+the flip notes are those of the item's harmful flips (evals/drift/_drift.py FlipNote), with the first
+token where the candidate's answer parted from the baseline's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalrun.evals.drift import Drift
+from evalrun.reports.view.heatmaps import KL_HIGH, KL_LOW, KL_STOPS
+
+STRIP_TOKENS = 256  # an answer's first tokens shown in its strip: a long answer costs no more
+
+
+def _kl(x: float) -> float:
+    return float(f"{x:.2g}")
+
+
+def kl_scale(drifts: list[Drift | None]) -> dict[str, Any]:
+    """The strip's colours (the KL heatmaps' scale) and, where the tokenizer was missing, why ids show."""
+    note = next((d.tokens_note for d in drifts if d is not None and d.tokens_note), None)
+    return {"stops": KL_STOPS, "low": KL_LOW, "high": KL_HIGH, "note": note, "max_tokens": STRIP_TOKENS}
+
+
+class Strips:
+    """The strip of each item, for the candidates in the browser's order (None: no drift measured)."""
+
+    def __init__(self, drifts: list[Drift | None]) -> None:
+        self.drifts = drifts
+        self.notes: list[dict[str, list[Any]]] = []
+        for d in drifts:
+            by_item: dict[str, list[Any]] = {}
+            for n in d.flips if d is not None else []:
+                by_item.setdefault(n.item_id, []).append(n)
+            self.notes.append(by_item)
+
+    def _cand(self, k: int, item_id: str) -> list[Any] | None:
+        d = self.drifts[k]
+        row = d.per_item.get(item_id) if d is not None else None
+        if row is None:
+            return None
+        n = min(int(row.kl.size), STRIP_TOKENS)
+        notes = self.notes[k].get(item_id, [])
+        first = min((x.position for x in notes if x.position is not None), default=-1)
+        return [[_kl(float(v)) for v in row.kl[:n]], [int(i) for i in (~row.same_top1[:n]).nonzero()[0]], first,
+                [[x.field, x.text] for x in notes]]
+
+    def of(self, item_id: str) -> list[Any] | int:
+        cands = [self._cand(k, item_id) for k in range(len(self.drifts))]
+        if all(c is None for c in cands):
+            return -1
+        total = next(int(d.per_item[item_id].kl.size) for d in self.drifts if d is not None and item_id in d.per_item)
+        tokens = next((d.tokens[item_id] for d in self.drifts if d is not None and item_id in d.tokens), None)
+        if tokens is None or len(tokens) < total:  # no decoded answer: one blank per token, still shaded
+            tokens = ["·"] * total
+        return [tokens[:STRIP_TOKENS], total, cands]
+
+
+__all__ = ["STRIP_TOKENS", "Strips", "kl_scale"]
