@@ -277,7 +277,10 @@
     var box = el("div", "kl-strip-box"), s = data[2][c], tokens = data[0];
     box.appendChild(el("h4", null, "Drift of " + D.candidates[c] + " on the baseline's answer: KL per token"));
     if (!s) { box.appendChild(el("p", "none", "no drift record of this candidate for this item")); return box; }
-    var kl = s[0], other = {};
+    var S = D.kl_scale, other = {};
+    var kl = s[0].map(function (code) {  // reports/view/strip.py kl_code
+      return code === null ? null : (code === 0 ? 0 : Math.pow(10, code / S.steps + S.smallest));
+    });
     s[1].forEach(function (i) { other[i] = true; });
     var line = el("div", "kl-strip");
     tokens.forEach(function (tok, i) {
@@ -286,7 +289,7 @@
       var fill = klFill(kl[i]);
       span.style.backgroundColor = "rgb(" + fill.join(",") + ")";
       span.style.color = inkOn(fill);
-      span.title = "token " + i + ": KL " + kl[i] + (other[i] ? " · the candidate's top-1 is another token" : "") +
+      span.title = "token " + i + ": KL " + (kl[i] === null ? "not finite" : (kl[i] === 0 ? "\u2264 1e-10" : "\u2248 " + kl[i].toPrecision(2))) + (other[i] ? " · the candidate's top-1 is another token" : "") +
         (i === s[2] ? " · first token where the candidate's answer parts from the baseline's" : "") +
         (tok ? "" : " · part of a character the next token completes");
       line.appendChild(span);

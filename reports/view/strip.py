@@ -6,13 +6,14 @@ unpacks only when a row is opened, and drawn there by browser.js: nothing is pre
 [tokens, total tokens, [per candidate: None (no record) or [kl, not_top1, first divergent token or -1,
 [[field, flip note], ...]]]]. `tokens` are the baseline's answer as text pieces (evals/drift/tokens.py;
 model output: the page sets them as text, never markup), the first STRIP_TOKENS of them; `kl` the KL of
-each to 2 significant digits; `not_top1` the positions where the candidate's top-1 is another token;
-the flip notes are those of the item's harmful flips (evals/drift/_drift.py FlipNote), with the first
-token where the candidate's answer parted from the baseline's.
+each as a code (`kl_code`: 20 steps a decade; None: not finite); `not_top1` the positions where the
+candidate's top-1 is another token; the flip notes are those of the item's harmful flips (evals/drift/_drift.py
+FlipNote), with the first token where the candidate's answer parted from the baseline's.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from evalrun.evals.drift import Drift
@@ -21,14 +22,28 @@ from evalrun.reports.view.heatmaps import KL_HIGH, KL_LOW, KL_STOPS
 STRIP_TOKENS = 256  # an answer's first tokens shown in its strip: a long answer costs no more
 
 
-def _kl(x: float) -> float:
-    return float(f"{x:.2g}")
+KL_STEPS = 20  # codes per decade: a token's KL is shown to within 12%
+KL_SMALLEST = -10  # log10 of the smallest KL with a code of its own; at or below it (0 included): code 0
+
+
+def kl_code(x: float) -> int | None:
+    """A token's KL as a small integer, round(KL_STEPS * (log10 KL - KL_SMALLEST)), 0 at or below 1e-10: three
+    digits where the decimal would take seven, for 10,000 answers. None: not finite (JSON has no NaN)."""
+    if not math.isfinite(x):
+        return None
+    return max(0, round(KL_STEPS * (math.log10(x) - KL_SMALLEST))) if x > 0 else 0
+
+
+def kl_value(code: int) -> float:
+    """What the page shows for a code (browser.js computes the same)."""
+    return 0.0 if code == 0 else 10 ** (code / KL_STEPS + KL_SMALLEST)
 
 
 def kl_scale(drifts: list[Drift | None]) -> dict[str, Any]:
     """The strip's colours (the KL heatmaps' scale) and, where the tokenizer was missing, why ids show."""
     note = next((d.tokens_note for d in drifts if d is not None and d.tokens_note), None)
-    return {"stops": KL_STOPS, "low": KL_LOW, "high": KL_HIGH, "note": note, "max_tokens": STRIP_TOKENS}
+    return {"stops": KL_STOPS, "low": KL_LOW, "high": KL_HIGH, "steps": KL_STEPS, "smallest": KL_SMALLEST,
+            "note": note, "max_tokens": STRIP_TOKENS}
 
 
 class Strips:
@@ -51,7 +66,7 @@ class Strips:
         n = min(int(row.kl.size), STRIP_TOKENS)
         notes = self.notes[k].get(item_id, [])
         first = min((x.position for x in notes if x.position is not None), default=-1)
-        return [[_kl(float(v)) for v in row.kl[:n]], [int(i) for i in (~row.same_top1[:n]).nonzero()[0]], first,
+        return [[kl_code(float(v)) for v in row.kl[:n]], [int(i) for i in (~row.same_top1[:n]).nonzero()[0]], first,
                 [[x.field, x.text] for x in notes]]
 
     def of(self, item_id: str) -> list[Any] | int:
@@ -65,4 +80,4 @@ class Strips:
         return [tokens[:STRIP_TOKENS], total, cands]
 
 
-__all__ = ["STRIP_TOKENS", "Strips", "kl_scale"]
+__all__ = ["KL_STEPS", "STRIP_TOKENS", "Strips", "kl_code", "kl_scale", "kl_value"]

@@ -15,12 +15,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evalrun.evals.drift import Drift, Figure, TokenDrift
-from evalrun.evals.drift._drift import FlipNote
+from evalrun.evals.drift import Drift, Figure, FlipNote, TokenDrift
 from evalrun.reports.formats.html import render_html_text
 from evalrun.reports.view import build_view
 from evalrun.reports.view.heatmaps import KL_STOPS, kl_fill
-from evalrun.reports.view.strip import STRIP_TOKENS
+from evalrun.reports.view.strip import STRIP_TOKENS, kl_code, kl_value
 from tests.conftest import make_report
 
 HOSTILE_TOKEN = "<script>window.pwned=true</script>"
@@ -106,8 +105,12 @@ def test_the_browser_item_json_carries_the_strip() -> None:
     strip = details[ids.index(FLIPPED)][8]
     tokens, total, (int4, sparse) = strip
     assert tokens == ["The", " number", HOSTILE_TOKEN, "\n"] and total == 4 and sparse is None
-    assert int4 == [[0.0, 0.2, 1.0, 0.4], [2], 2, [["value", "fragile: baseline 0.52 vs 0.47 at token 2, KL 1 there"]]]
-    assert details[ids.index("needle/L512-D0.50-0")][8][2][0][0] == [0.004, 0.002]
+    codes, other, first, notes = int4
+    assert other == [2] and first == 2 and notes == [["value", "fragile: baseline 0.52 vs 0.47 at token 2, KL 1 there"]]
+    assert codes == [0, 186, 200, 192]  # round(20 * (log10 KL + 10)): 3 digits a token
+    assert [kl_value(c) for c in codes] == pytest.approx([0.0, 0.2, 1.0, 0.4], rel=0.06)  # within half a step
+    assert [kl_value(c) for c in details[ids.index("needle/L512-D0.50-0")][8][2][0][0]] == pytest.approx(
+        [0.004, 0.002], rel=0.06)
     assert details[ids.index("docs/INV1/total")][8] == -1  # no candidate has a record: nothing stored
     # the rows stay as they were: the strip lives in the texts, unpacked when an item is opened
     assert "KL" not in json.dumps(view.browser.rows)
@@ -126,4 +129,11 @@ def test_a_long_answer_is_cut_to_the_strip_budget() -> None:
     ids = [it[0] for it in view.browser.items]
     tokens, total, (int4, _sparse) = _details(view)[1][ids.index(FLIPPED)][8]
     assert total == n and len(tokens) == len(int4[0]) == STRIP_TOKENS and tokens[0] == "·"  # no decoded text: blanks
-    assert int4[0][0] == 1e-7 and int4[1] == [] and int4[2] == -1
+    assert kl_value(int4[0][0]) == pytest.approx(1e-7) and int4[1] == [] and int4[2] == -1
+
+
+def test_kl_codes_round_trip_and_stay_json() -> None:
+    for x in (1e-9, 3.3e-6, 0.0123, 0.5, 7.0, 40.0):
+        assert kl_value(kl_code(x) or 0) == pytest.approx(x, rel=0.06)
+    assert kl_code(0.0) == 0 and kl_code(1e-12) == 0 and kl_value(0) == 0.0
+    assert kl_code(float("nan")) is None and kl_code(float("inf")) is None  # JSON has no NaN

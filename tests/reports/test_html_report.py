@@ -281,7 +281,7 @@ def test_kl_strip_opens_with_the_item_and_stays_text(browser, tmp_path: Path) ->
     strip = page.locator("tr.detail .kl-strip")
     tokens = strip.locator("span.tok")
     assert tokens.count() == 4 and tokens.nth(2).inner_text() == HOSTILE_TOKEN
-    assert "KL 1" in (tokens.nth(2).get_attribute("title") or "")
+    assert "KL ≈ 1.0" in (tokens.nth(2).get_attribute("title") or "")
     assert strip.locator(".other-top1").count() == 1 and strip.locator(".first-diff").count() == 1
     assert tokens.nth(0).evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(255, 247, 236)"  # KL 0
     assert "fragile: baseline 0.52 vs 0.47 at token 2" in page.locator("tr.detail .flip-note").inner_text()
