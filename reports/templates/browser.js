@@ -250,7 +250,7 @@
       outs.appendChild(col);
     });
     box.appendChild(outs);
-    var st = strip(d[8], c);
+    var st = strip(d[8], texts, c);
     if (st) { box.appendChild(st); }
     return box;
   }
@@ -272,9 +272,10 @@
   }
 
   // the baseline's answer token by token, shaded by candidate c's KL (layout: reports/view/strip.py)
-  function strip(data, c) {
+  function strip(data, texts, c) {
     if (!data || data === -1) { return null; }
-    var box = el("div", "kl-strip-box"), s = data[2][c], tokens = data[0];
+    var box = el("div", "kl-strip-box"), s = data[3][c], text = texts[data[0]], tokens = [], at = 0;
+    data[1].forEach(function (n) { tokens.push(text.slice(at, at + n)); at += n; });
     box.appendChild(el("h4", null, "Drift of " + D.candidates[c] + " on the baseline's answer: KL per token"));
     if (!s) { box.appendChild(el("p", "none", "no drift record of this candidate for this item")); return box; }
     var S = D.kl_scale, other = {};
@@ -295,8 +296,8 @@
       line.appendChild(span);
     });
     box.appendChild(line);
-    if (data[1] > tokens.length) {
-      box.appendChild(el("p", "meta", "the first " + tokens.length + " of " + data[1] + " tokens"));
+    if (data[2] > tokens.length) {
+      box.appendChild(el("p", "meta", "the first " + tokens.length + " of " + data[2] + " tokens"));
     }
     s[3].forEach(function (n) { box.appendChild(el("p", "note flip-note", "harmful flip, " + n[0] + ": " + n[1])); });
     box.appendChild(el("p", "meta", "KL(baseline \u2016 candidate) per token, light \u2264 " + D.kl_scale.low +

@@ -316,7 +316,7 @@ def browser_data(report: Any, max_text_bytes: int = MAX_TEXT_BYTES) -> tuple[Bro
         heads.append((head, _spans(head, _highlight_strings(item.meta, names)), names))
         cand_items = [cs.get(item.id) for cs in cand_scored]
         details.append([-1, texts.add(tail) if tail else -1, _output(texts, b), [_output(texts, c) for c in cand_items],
-                        _info(item.meta), [], 0, -1, strips.of(item.id)])
+                        _info(item.meta), [], 0, -1, strips.of(item.id, texts.add)])
         item_rows, as_written, n_flips = _item_rows(ix, item, b, cand_items, len(items))
         items.append([item.id, ix.of(ix.packs, item.pack)])
         rows += item_rows

@@ -3,9 +3,11 @@
 Stored in the item's entry of the browser's gzipped texts (browser.py, `details[i][8]`), which the page
 unpacks only when a row is opened, and drawn there by browser.js: nothing is pre-rendered per item, so
 10,000 items cost their numbers alone. Layout: -1 (no candidate has a drift record for the item), else
-[tokens, total tokens, [per candidate: None (no record) or [kl, not_top1, first divergent token or -1,
-[[field, flip note], ...]]]]. `tokens` are the baseline's answer as text pieces (evals/drift/tokens.py;
-model output: the page sets them as text, never markup), the first STRIP_TOKENS of them; `kl` the KL of
+[text index, token lengths, total tokens, [per candidate: None (no record) or [kl, not_top1, first
+divergent token or -1, [[field, flip note], ...]]]]. The text (in the browser's table of texts: the same
+string as the baseline's output is stored once) is the baseline's answer, the first STRIP_TOKENS of its
+tokens (evals/drift/tokens.py; model output: the page sets it as text, never markup), cut into tokens
+by their lengths (UTF-16 units, as the page's strings count); `kl` the KL of
 each as a code (`kl_code`: 20 steps a decade; None: not finite); `not_top1` the positions where the
 candidate's top-1 is another token; the flip notes are those of the item's harmful flips (evals/drift/_drift.py
 FlipNote), with the first token where the candidate's answer parted from the baseline's.
@@ -14,7 +16,7 @@ FlipNote), with the first token where the candidate's answer parted from the bas
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 from evalrun.evals.drift import Drift
 from evalrun.reports.view.heatmaps import KL_HIGH, KL_LOW, KL_STOPS
@@ -69,7 +71,8 @@ class Strips:
         return [[kl_code(float(v)) for v in row.kl[:n]], [int(i) for i in (~row.same_top1[:n]).nonzero()[0]], first,
                 [[x.field, x.text] for x in notes]]
 
-    def of(self, item_id: str) -> list[Any] | int:
+    def of(self, item_id: str, add_text: Callable[[str], int]) -> list[Any] | int:
+        """The item's strip; `add_text` stores a text in the browser's table and gives its index."""
         cands = [self._cand(k, item_id) for k in range(len(self.drifts))]
         if all(c is None for c in cands):
             return -1
@@ -77,7 +80,13 @@ class Strips:
         tokens = next((d.tokens[item_id] for d in self.drifts if d is not None and item_id in d.tokens), None)
         if tokens is None or len(tokens) < total:  # no decoded answer: one blank per token, still shaded
             tokens = ["·"] * total
-        return [tokens[:STRIP_TOKENS], total, cands]
+        tokens = tokens[:STRIP_TOKENS]
+        return [add_text("".join(tokens)), [_utf16_len(t) for t in tokens], total, cands]
+
+
+def _utf16_len(text: str) -> int:
+    """The length the page's strings give `text` (characters past the BMP count twice)."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
 __all__ = ["KL_STEPS", "STRIP_TOKENS", "Strips", "kl_code", "kl_scale", "kl_value"]

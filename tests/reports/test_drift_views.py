@@ -18,6 +18,7 @@ import pytest
 from evalrun.evals.drift import Drift, Figure, FlipNote, TokenDrift
 from evalrun.reports.formats.html import render_html_text
 from evalrun.reports.view import build_view
+from evalrun.reports.view.drift_maps import length_kl_map
 from evalrun.reports.view.heatmaps import KL_STOPS, kl_fill
 from evalrun.reports.view.strip import STRIP_TOKENS, kl_code, kl_value
 from tests.conftest import make_report
@@ -101,15 +102,15 @@ def test_the_browser_item_json_carries_the_strip() -> None:
     view = build_view(drift_report())
     assert view.browser.kl_scale["stops"] == KL_STOPS and view.browser.candidates == ["int4kv", "sparse"]
     ids = [it[0] for it in view.browser.items]
-    _texts, details = _details(view)
-    strip = details[ids.index(FLIPPED)][8]
-    tokens, total, (int4, sparse) = strip
-    assert tokens == ["The", " number", HOSTILE_TOKEN, "\n"] and total == 4 and sparse is None
+    texts, details = _details(view)
+    text, lengths, total, (int4, sparse) = details[ids.index(FLIPPED)][8]
+    assert texts[text] == "The number" + HOSTILE_TOKEN + "\n" and lengths == [3, 7, len(HOSTILE_TOKEN), 1]
+    assert total == 4 and sparse is None
     codes, other, first, notes = int4
     assert other == [2] and first == 2 and notes == [["value", "fragile: baseline 0.52 vs 0.47 at token 2, KL 1 there"]]
     assert codes == [0, 186, 200, 192]  # round(20 * (log10 KL + 10)): 3 digits a token
     assert [kl_value(c) for c in codes] == pytest.approx([0.0, 0.2, 1.0, 0.4], rel=0.06)  # within half a step
-    assert [kl_value(c) for c in details[ids.index("needle/L512-D0.50-0")][8][2][0][0]] == pytest.approx(
+    assert [kl_value(c) for c in details[ids.index("needle/L512-D0.50-0")][8][3][0][0]] == pytest.approx(
         [0.004, 0.002], rel=0.06)
     assert details[ids.index("docs/INV1/total")][8] == -1  # no candidate has a record: nothing stored
     # the rows stay as they were: the strip lives in the texts, unpacked when an item is opened
@@ -127,8 +128,10 @@ def test_a_long_answer_is_cut_to_the_strip_budget() -> None:
     report.drift["int4kv"] = Drift("int4kv", [], None, per_item={FLIPPED: _row([1e-7] * n)})
     view = build_view(report)
     ids = [it[0] for it in view.browser.items]
-    tokens, total, (int4, _sparse) = _details(view)[1][ids.index(FLIPPED)][8]
-    assert total == n and len(tokens) == len(int4[0]) == STRIP_TOKENS and tokens[0] == "·"  # no decoded text: blanks
+    texts, details = _details(view)
+    text, lengths, total, (int4, _sparse) = details[ids.index(FLIPPED)][8]
+    assert total == n and len(lengths) == len(int4[0]) == STRIP_TOKENS
+    assert texts[text] == "·" * STRIP_TOKENS  # no decoded answer: a blank per token, still shaded
     assert kl_value(int4[0][0]) == pytest.approx(1e-7) and int4[1] == [] and int4[2] == -1
 
 
@@ -137,3 +140,21 @@ def test_kl_codes_round_trip_and_stay_json() -> None:
         assert kl_value(kl_code(x) or 0) == pytest.approx(x, rel=0.06)
     assert kl_code(0.0) == 0 and kl_code(1e-12) == 0 and kl_value(0) == 0.0
     assert kl_code(float("nan")) is None and kl_code(float("inf")) is None  # JSON has no NaN
+
+
+def test_a_pack_without_accuracy_heatmaps_gets_mean_kl_by_length_bucket() -> None:
+    report = drift_report()
+    base, cand = report.scored["baseline"], report.scored["int4kv"]
+    m = length_kl_map("needle", base, cand, report.drift["int4kv"])  # called directly: one row by bucket
+    assert m is not None and m.heatmap.rows == ["all items"] and m.heatmap.cols == ["<=512", "<=1k"]
+    [[short, long]] = m.heatmap.cells
+    assert short is not None and short.n == 4 and short.value == pytest.approx((0.2 + 0.4 + 0.003 + 0.001) / 4)
+    assert long is not None and long.n == 1 and long.value == pytest.approx(0.02)
+    assert length_kl_map("docs", base, cand, report.drift["int4kv"]) is None  # one bucket: the drift table says it
+
+
+def test_token_lengths_count_as_the_page_does() -> None:
+    """The page cuts the stored answer by UTF-16 lengths: a character past the BMP counts twice."""
+    from evalrun.reports.view.strip import _utf16_len
+
+    assert [_utf16_len(t) for t in ("😀", "a", "é", "")] == [2, 1, 1, 0]
