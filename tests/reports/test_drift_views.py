@@ -158,3 +158,14 @@ def test_token_lengths_count_as_the_page_does() -> None:
     from evalrun.reports.view.strip import _utf16_len
 
     assert [_utf16_len(t) for t in ("😀", "a", "é", "")] == [2, 1, 1, 0]
+
+
+def test_many_items_share_the_strip_budget() -> None:
+    """All strips together hold at most STRIP_CODES KL codes: with many items each shows fewer tokens."""
+    from evalrun.reports.view.strip import STRIP_CODES, Strips
+
+    drift = Drift("int4kv", [], None, per_item={"a": _row([0.1] * 100)}, tokens={"a": ["x"] * 100})
+    few, many = Strips([drift, None], items=10), Strips([drift, None], items=STRIP_CODES // 20)
+    assert len(few.of("a", lambda _t: 0)[1]) == 100  # type: ignore[index]
+    text, lengths, total, (cand, none) = many.of("a", lambda _t: 7)  # type: ignore[misc]
+    assert (text, len(lengths), total, len(cand[0]), none) == (7, 20, 100, 20, None)
