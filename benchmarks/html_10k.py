@@ -11,6 +11,7 @@ until the item browser's first page exists. Targets: under 10 MB, under 3 s.
 
     python benchmarks/html_10k.py [--items 10000] [--candidates 3] [--out reports-out/html_10k.html] [--strict]
     python benchmarks/html_10k.py --needles 0 --json-docs 1   # worst case for rows: 8 fields on every item
+    python benchmarks/html_10k.py --drift   # with teacher-forced drift: KL heatmaps, a KL strip per item
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import numpy as np  # noqa: E402
+
 from evalrun.evals import api  # noqa: E402
+from evalrun.evals.drift import Drift, FlipNote, TokenDrift  # noqa: E402
 from evalrun.evals.results import RunResult  # noqa: E402
 from evalrun.reports.view import build_view  # noqa: E402
 from evalrun.contract.types import Field, Generation, Item  # noqa: E402
@@ -165,6 +169,26 @@ def synthetic_report(n_items: int, n_candidates: int, seed: int = 0, needles: fl
     return api.compare_results(base, cands)
 
 
+def synthetic_drift(report, seed: int = 0) -> None:  # type: ignore[no-untyped-def]
+    """Drift for every candidate on every item, as `compare --drift` would attach it: each answer cut into
+    its `new_tokens` pieces, a per-token KL (log-normal, larger for a more damaging candidate), about 3% of
+    tokens with another top-1, and a flip note per harmful flip."""
+    rng = np.random.default_rng(seed)
+    tokens: dict[str, list[str]] = {}
+    for item_id, g in report.baseline.generations.items():
+        text, n = g.output or "", max(1, g.new_tokens)
+        cuts = [round(k * len(text) / n) for k in range(n + 1)]
+        tokens[item_id] = [text[a:b] for a, b in zip(cuts, cuts[1:])]
+    for k, (run, comp) in enumerate(zip(report.candidates, report.comparisons)):
+        per_item = {}
+        for item_id, pieces in tokens.items():
+            n = len(pieces)
+            per_item[item_id] = TokenDrift(kl=rng.lognormal(-7 + 2 * k, 2.0, n), same_top1=rng.random(n) > 0.03,
+                                           dp=rng.normal(0, 0.01, n), margin=rng.random(n))
+        notes = [FlipNote(f.item_id, f.field, 3, 0.9, 0.06, 1.3, False) for f in comp.harmful]
+        report.drift[run.name] = Drift(run.name, [], None, flips=notes, per_item=per_item, tokens=tokens)
+
+
 def chromium_load_seconds(path: Path, repeats: int = 3) -> tuple[list[float], dict[str, float]]:
     """Seconds from navigation to the item browser's first page, per fresh page; plus interaction timings."""
     from playwright.sync_api import sync_playwright
@@ -192,6 +216,7 @@ def chromium_load_seconds(path: Path, repeats: int = 3) -> tuple[list[float], di
                 page.click("#item-rows tr button")
                 page.wait_for_selector("tr.detail pre", timeout=30_000)
                 extra["first expand (inflate all texts) s"] = time.perf_counter() - t
+                extra["KL strip tokens in the opened item"] = float(page.locator("tr.detail .kl-strip span").count())
             page.close()
         browser.close()
     return loads, extra
@@ -206,10 +231,13 @@ def main() -> int:
                         help="share of JSON-answer documents with 8 fields each (default 0.2; 1.0: 80,000 field rows)")
     parser.add_argument("--out", type=Path, default=Path("reports-out/html_10k.html"))
     parser.add_argument("--no-browser", action="store_true", help="only build and measure the file")
+    parser.add_argument("--drift", action="store_true", help="attach synthetic drift to every candidate and item")
     parser.add_argument("--strict", action="store_true", help="exit 1 when over a target")
     args = parser.parse_args()
     t = time.perf_counter()
     report = synthetic_report(args.items, args.candidates, needles=args.needles, json_docs=args.json_docs)
+    if args.drift:
+        synthetic_drift(report)
     t_compare = time.perf_counter() - t
     t = time.perf_counter()
     data = build_view(report)

@@ -3,9 +3,9 @@ next-token distributions moved."""
 
 from __future__ import annotations
 
-from evalrun.evals.drift._drift import Drift, Figure, PackDrift, token_drift
+from evalrun.evals.drift._drift import Drift, Figure, FlipNote, PackDrift, token_drift
 from evalrun.evals.drift._drift import TokenDrift
 
 __all__ = [
-    "Drift", "Figure", "PackDrift", "TokenDrift", "token_drift",
+    "Drift", "Figure", "FlipNote", "PackDrift", "TokenDrift", "token_drift",
 ]

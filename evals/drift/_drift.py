@@ -124,6 +124,10 @@ class Drift:
     floor: dict[str, Figure] = field(default_factory=dict)
     floor_run: str | None = None
     effective: Any = None  # an evals.drift._effective_length.EffectiveLength (that module reads this one)
+    # the baseline's answer tokens as text, one piece per token of `per_item` (evals/drift/tokens.py), for the
+    # browser's per-token KL strip; shared by every candidate of a report. `tokens_note`: why they are ids instead
+    tokens: dict[str, list[str]] = field(default_factory=dict)
+    tokens_note: str | None = None
 
     def floor_of(self, pack: str) -> Figure | None:
         return self.floor.get(pack)

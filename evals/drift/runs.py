@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from evalrun.evals.store import dists as dists_store
-from evalrun.evals.drift import teacher_force
+from evalrun.evals.drift import teacher_force, tokens
 from evalrun.evals.drift._drift import Drift, compute
 from evalrun.evals.drift._effective_length import effective_length
 from evalrun.evals.compare import Comparison
@@ -65,6 +65,7 @@ def add_drift(report: Any, seconds: dict[Path, float]) -> None:
                 report.drift[run.name] = found
     if not report.drift:
         report.drift_note = NOT_MEASURED if baseline_has_logprobs(report.baseline) else NO_LOGPROBS
+    attach_tokens(report.baseline, list(report.drift.values()))
     floor = report.drift.get(report.noise_floor_run.name) if report.noise_floor_run is not None else None
     for run in report.candidates:
         found = report.drift.get(run.name)
@@ -74,6 +75,16 @@ def add_drift(report: Any, seconds: dict[Path, float]) -> None:
             attach_floor(found, floor)
         found.effective = effective_length(run.name, report.scored.get(run.name, []),
                                            report.scored.get(report.baseline.name, []), found)
+
+
+def attach_tokens(baseline: RunResult, drifts: list[Drift]) -> None:
+    """The baseline's answer tokens as text (one decoding, shared) on every drift with per-item records."""
+    ids = {i for d in drifts for i in d.per_item}
+    if not ids:
+        return
+    texts, note = tokens.answer_pieces(baseline, sorted(ids))
+    for d in drifts:
+        d.tokens, d.tokens_note = texts, note
 
 
 def attach_floor(drift: Drift, aa: Drift) -> None:
@@ -88,4 +99,5 @@ def baseline_has_logprobs(baseline: RunResult) -> bool:
     return bool(dists_store.read(baseline.dir, TokenDists).records)
 
 
-__all__ = ["NO_LOGPROBS", "NOT_MEASURED", "add_drift", "attach_floor", "baseline_has_logprobs", "drift_of", "force_all"]
+__all__ = ["NO_LOGPROBS", "NOT_MEASURED", "add_drift", "attach_floor", "attach_tokens", "baseline_has_logprobs",
+           "drift_of", "force_all"]

@@ -250,6 +250,60 @@
       outs.appendChild(col);
     });
     box.appendChild(outs);
+    var st = strip(d[8], texts, c);
+    if (st) { box.appendChild(st); }
+    return box;
+  }
+
+  // the KL colour scale of the heatmaps (D.kl_scale: stops, low, high), log between low and high
+  function rgb(hexColour) {
+    return [1, 3, 5].map(function (i) { return parseInt(hexColour.slice(i, i + 2), 16); });
+  }
+  function klFill(kl) {
+    var S = D.kl_scale, stops = S.stops;
+    if (!(kl > S.low)) { return rgb(stops[0]); }
+    var t = Math.min(1, Math.log(kl / S.low) / Math.log(S.high / S.low)) * (stops.length - 1);
+    var i = Math.min(Math.floor(t), stops.length - 2), f = t - i, a = rgb(stops[i]), b = rgb(stops[i + 1]);
+    return [0, 1, 2].map(function (k) { return Math.round(a[k] + (b[k] - a[k]) * f); });
+  }
+  function inkOn(c) {
+    var lum = 0.2126 * Math.pow(c[0] / 255, 2.2) + 0.7152 * Math.pow(c[1] / 255, 2.2) + 0.0722 * Math.pow(c[2] / 255, 2.2);
+    return lum > 0.2 ? "#000000" : "#ffffff";
+  }
+
+  // the baseline's answer token by token, shaded by candidate c's KL (layout: reports/view/strip.py)
+  function strip(data, texts, c) {
+    if (!data || data === -1) { return null; }
+    var box = el("div", "kl-strip-box"), s = data[3][c], text = texts[data[0]], tokens = [], at = 0;
+    data[1].forEach(function (n) { tokens.push(text.slice(at, at + n)); at += n; });
+    box.appendChild(el("h4", null, "Drift of " + D.candidates[c] + " on the baseline's answer: KL per token"));
+    if (!s) { box.appendChild(el("p", "none", "no drift record of this candidate for this item")); return box; }
+    var S = D.kl_scale, other = {};
+    var kl = s[0].map(function (code) {  // reports/view/strip.py kl_code
+      return code === null ? null : (code === 0 ? 0 : Math.pow(10, code / S.steps + S.smallest));
+    });
+    s[1].forEach(function (i) { other[i] = true; });
+    var line = el("div", "kl-strip");
+    tokens.forEach(function (tok, i) {
+      var cls = "tok" + (other[i] ? " other-top1" : "") + (i === s[2] ? " first-diff" : "") + (tok ? "" : " part");
+      var span = el("span", cls, tok.replace(/\n/g, "\u21b5"));
+      var fill = klFill(kl[i]);
+      span.style.backgroundColor = "rgb(" + fill.join(",") + ")";
+      span.style.color = inkOn(fill);
+      span.title = "token " + i + ": KL " + (kl[i] === null ? "not finite" : (kl[i] === 0 ? "\u2264 1e-10" : "\u2248 " + kl[i].toPrecision(2))) + (other[i] ? " · the candidate's top-1 is another token" : "") +
+        (i === s[2] ? " · first token where the candidate's answer parts from the baseline's" : "") +
+        (tok ? "" : " · part of a character the next token completes");
+      line.appendChild(span);
+    });
+    box.appendChild(line);
+    if (data[2] > tokens.length) {
+      box.appendChild(el("p", "meta", "the first " + tokens.length + " of " + data[2] + " tokens"));
+    }
+    s[3].forEach(function (n) { box.appendChild(el("p", "note flip-note", "harmful flip, " + n[0] + ": " + n[1])); });
+    box.appendChild(el("p", "meta", "KL(baseline \u2016 candidate) per token, light \u2264 " + D.kl_scale.low +
+      " to dark \u2265 " + D.kl_scale.high + " (log scale); underlined: the candidate's top-1 is another token; " +
+      "boxed: the first token where its answer parts from the baseline's."));
+    if (D.kl_scale.note) { box.appendChild(el("p", "meta", D.kl_scale.note)); }
     return box;
   }
 

@@ -16,11 +16,14 @@ from evalrun.evals.compare import Comparison
 from evalrun.evals.gate import Verdict, overall_exit_code, overall_status
 from evalrun.reports.view.pictures import pictures
 from evalrun.reports.view.browser import MAX_TEXT_BYTES, browser_data, listed_flips
+from evalrun.reports.view.drift_maps import kl_heatmap, length_kl_map
 from evalrun.reports.view.heatmaps import heatmaps
 from evalrun.reports.view.model import (
     OUTCOMES,
     CandidateSection,
     FieldRow,
+    HeatmapSet,
+    KLMap,
     NoiseFloor,
     PackRow,
     ReportView,
@@ -44,12 +47,18 @@ def _section(report: Any, run: Any, comp: Any, verdict: Any, role: str) -> Candi
 
 def _page_section(report: Any, run: Any, section: CandidateSection) -> CandidateSection:
     base_scored, cand_scored = report.scored[report.baseline.name], report.scored[run.name]
-    comp = section.comparison
-    return dataclasses.replace(
-        section,
-        heatmaps=[h for pc in comp.packs
-                  if (h := heatmaps(pc.pack, base_scored, cand_scored, run.name, report.baseline.name))],
-        flips=listed_flips(comp, base_scored, cand_scored, section.verdict))
+    comp, drift = section.comparison, section.drift
+    sets: list[HeatmapSet] = []
+    kl_maps: list[KLMap] = []
+    for pc in comp.packs:
+        hs = heatmaps(pc.pack, base_scored, cand_scored, run.name, report.baseline.name)
+        if hs is not None:
+            hs.kl = kl_heatmap(pc.pack, base_scored, cand_scored, drift) if drift is not None else None
+            sets.append(hs)
+        elif drift is not None and (m := length_kl_map(pc.pack, base_scored, cand_scored, drift)) is not None:
+            kl_maps.append(m)
+    return dataclasses.replace(section, heatmaps=sets, kl_maps=kl_maps,
+                               flips=listed_flips(comp, base_scored, cand_scored, section.verdict))
 
 
 def build_view(report: Any, title: str | None = None, speed: SpeedTable | None = None,

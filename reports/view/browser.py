@@ -17,7 +17,7 @@ The item browser is data for a small script in the page, kept compact so that
   item: head text index, tail text index, baseline output text index,
   [candidate output text index per candidate], info line, highlights,
   characters cut from the head, text index of a JSON object {field: gold as
-  written} or -1]}. A prompt is stored as its head (up to its last blank
+  written} or -1, the per-token KL strip (reports/view/strip.py) or -1]}. A prompt is stored as its head (up to its last blank
   line: the document, shared by items that ask about it) and its tail (the
   question). Highlights are [start, end, field index; -1 the needle, -2 a
   distractor] in the head. Text index -1 is "none". The page inflates the blob
@@ -40,6 +40,7 @@ from evalrun.evals.scoring import ScoredItem
 from evalrun.evals.gate import Verdict
 from evalrun.reports.text import safe_tree, units
 from evalrun.reports.view.model import NOSCRIPT_FLIPS, OUTCOMES, BrowserData, ListedFlip, LONG_DOCUMENT_CHARS
+from evalrun.reports.view.strip import Strips, kl_scale
 
 OP_TAGS = {"replace": 1, "insert": 2, "delete": 3}
 VALUE_CHARS = 200  # a value longer than this is clipped in the rows (the full output is in the texts)
@@ -301,6 +302,8 @@ def browser_data(report: Any, max_text_bytes: int = MAX_TEXT_BYTES) -> tuple[Bro
     base_scored = {s.item_id: s for s in report.scored[base_run.name]}
     cand_scored = [{s.item_id: s for s in report.scored[c.name]} for c in cands]
     ix, texts = _Index(), _Texts()
+    drifts = [getattr(report, "drift", {}).get(c.name) for c in cands]
+    strips = Strips(drifts, len(base_run.items))
     items: list[list[Any]] = []
     details: list[list[Any]] = []
     heads: list[tuple[str, list[list[int]], list[str]]] = []  # per item, for the size budget
@@ -313,7 +316,7 @@ def browser_data(report: Any, max_text_bytes: int = MAX_TEXT_BYTES) -> tuple[Bro
         heads.append((head, _spans(head, _highlight_strings(item.meta, names)), names))
         cand_items = [cs.get(item.id) for cs in cand_scored]
         details.append([-1, texts.add(tail) if tail else -1, _output(texts, b), [_output(texts, c) for c in cand_items],
-                        _info(item.meta), [], 0, -1])
+                        _info(item.meta), [], 0, -1, strips.of(item.id, texts.add)])
         item_rows, as_written, n_flips = _item_rows(ix, item, b, cand_items, len(items))
         items.append([item.id, ix.of(ix.packs, item.pack)])
         rows += item_rows
@@ -326,7 +329,7 @@ def browser_data(report: Any, max_text_bytes: int = MAX_TEXT_BYTES) -> tuple[Bro
         baseline=base_run.name, candidates=[c.name for c in cands], packs=list(ix.packs), fields=list(ix.fields),
         kinds=[ix.kinds.get(n, "") for n in ix.fields], outcomes=OUTCOMES,
         subcodes=list(ix.subcodes), items=items, rows=rows, run_dirs=[str(base_run.dir), *(str(c.dir) for c in cands)],
-        flips=flips,
+        flips=flips, kl_scale=kl_scale(drifts),
     )
     return browser, blob, len({d[0] for d in details if d[6]})
 

@@ -6,6 +6,10 @@ else the buckets of evals.compare: the same edges as the speed-by-length table.
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from typing import Callable
+
 from evalrun.contract.types import CORRECT_OUTCOMES
 from evalrun.evals.compare import candidate_outcome, length_bucket
 from evalrun.evals.scoring import ScoredItem
@@ -17,6 +21,11 @@ _CIVIDIS = ["#00224e", "#123570", "#3b496c", "#575d6d", "#707173", "#8a8779", "#
 # blue (gain) - light grey - orange (loss), colour-blind-safe diverging; index 0 = -1 (loss), 8 = +1 (gain)
 _DIVERGING = ["#b35806", "#e08214", "#fdb863", "#fee0b6", "#f2f2f2", "#c6dbef", "#6baed6", "#2171b5", "#08306b"]
 DIFF_SATURATION_POINTS = 25.0
+# KL per token, light to dark on a log scale from KL_LOW (at or below: the lightest) to KL_HIGH (at or
+# above: the darkest); ColorBrewer OrRd, sequential: read by lightness, no hues to tell apart. The KL
+# heatmaps and the browser's per-token strip (BrowserData.kl_scale) share it.
+KL_STOPS = ["#fff7ec", "#fee8c8", "#fdd49e", "#fdbb84", "#fc8d59", "#ef6548", "#d7301f", "#b30000", "#7f0000"]
+KL_LOW, KL_HIGH = 1e-4, 1.0
 
 
 def _hex(c: str) -> tuple[int, int, int]:
@@ -45,12 +54,30 @@ def difference_fill(points: float) -> str:
     return _lerp(_DIVERGING, 0.5 + points / (2 * DIFF_SATURATION_POINTS))
 
 
-def _slices(item: ScoredItem, name: str) -> tuple[int | None, float | None]:
-    """(context length, depth) of one gold field, from the item's metadata."""
+def kl_fill(kl: float) -> str:
+    if not kl > KL_LOW:
+        return KL_STOPS[0]
+    return _lerp(KL_STOPS, math.log10(kl / KL_LOW) / math.log10(KL_HIGH / KL_LOW))
+
+
+def ink(fill: str) -> str:
+    """Black or white, whichever reads on `fill`."""
+    return _ink(fill)
+
+
+def item_length(item: ScoredItem) -> int | None:
+    """The item's context length: the length its pack aimed for, else the one it measured."""
     meta = item.meta
     length = meta.get("target_tokens")
     if not isinstance(length, int):
         length = meta.get("context_tokens") if isinstance(meta.get("context_tokens"), int) else None
+    return length
+
+
+def _slices(item: ScoredItem, name: str) -> tuple[int | None, float | None]:
+    """(context length, depth) of one gold field, from the item's metadata."""
+    meta = item.meta
+    length = item_length(item)
     depth = meta.get("depth", meta.get("field_depth"))
     fields_meta = meta.get("fields")
     if not isinstance(depth, (int, float)) and isinstance(fields_meta, dict):
@@ -86,41 +113,82 @@ def _accuracy_map(kind: str, run: str, idx: int, grid: dict[tuple[str, str], lis
                    legend=legend)
 
 
-def heatmaps(pack: str, base: list[ScoredItem], cand: list[ScoredItem], cand_name: str,
-              base_name: str) -> HeatmapSet | None:
-    """Field accuracy by context length x depth, for fields whose items carry both (needles, document fields)."""
-    cand_by_id = {s.item_id: s for s in cand}
-    cells: list[tuple[int, float, bool, bool]] = []
+@dataclass
+class Layout:
+    """Rows (depth) and columns (context length) of a pack's heatmaps, and the cell each field falls in:
+    the accuracy maps and the KL map beside them share it."""
+
+    rows: list[str]
+    cols: list[str]
+    row_of: Callable[[float], str]
+    col_of: Callable[[int], str]
+
+    def cell(self, length: int, depth: float) -> tuple[str, str]:
+        return self.row_of(depth), self.col_of(length)
+
+
+def field_slices(pack: str, base: list[ScoredItem]) -> list[tuple[ScoredItem, str, int, float]]:
+    """(item, field, context length, depth) of every gold field of `pack` whose item records both."""
+    out = []
     for b in base:
-        c = cand_by_id.get(b.item_id)
-        if b.pack != pack or c is None:
+        if b.pack != pack:
             continue
-        for name, bscore in b.fields.items():
+        for name in b.fields:
             if b.golds.get(name) is None:
                 continue
             length, depth = _slices(b, name)
-            if length is None or depth is None:
-                continue
-            c_out = candidate_outcome(c, name)
-            cells.append((length, depth, bscore.outcome in CORRECT_OUTCOMES, c_out in CORRECT_OUTCOMES))
-    lengths = sorted({x[0] for x in cells})
-    depths = sorted({x[1] for x in cells})
-    if len(cells) < 2 or (len(lengths) < 2 and len(depths) < 2):
-        return None
-    exact_len = len(lengths) <= 12
+            if length is not None and depth is not None:
+                out.append((b, name, length, depth))
+    return out
+
+
+def layout(lengths: set[int], depths: set[float]) -> Layout:
+    """Exact lengths when a pack has at most 12, else the length buckets; depths as they are, or five bins."""
+    lens, deps = sorted(lengths), sorted(depths)
+    exact_len = len(lens) <= 12
     len_key = (lambda n: _length_label(n, True)) if exact_len else (lambda n: length_bucket(n))
-    col_labels = list(dict.fromkeys(len_key(n) for n in lengths))
-    if len(depths) <= 11:
+    cols = list(dict.fromkeys(len_key(n) for n in lens))
+    if len(deps) <= 11:
         dep_key = lambda d: f"{d:.2f}"  # noqa: E731
-        row_labels = [f"{d:.2f}" for d in depths]
+        rows = [f"{d:.2f}" for d in deps]
     else:  # continuous depths (field positions): five bins
         edges = [0.2, 0.4, 0.6, 0.8, 1.01]
         names = ["0.0–0.2", "0.2–0.4", "0.4–0.6", "0.6–0.8", "0.8–1.0"]
         dep_key = lambda d: names[next(i for i, e in enumerate(edges) if d < e)]  # noqa: E731
-        row_labels = [n for n in names if any(dep_key(d) == n for d in depths)]
+        rows = [n for n in names if any(dep_key(d) == n for d in deps)]
+    return Layout(rows, cols, dep_key, len_key)
+
+
+def paired_slices(pack: str, base: list[ScoredItem],
+                  cand: list[ScoredItem]) -> list[tuple[ScoredItem, str, int, float, ScoredItem]]:
+    """`field_slices` of the items the candidate answered too, each with the candidate's item."""
+    cand_by_id = {s.item_id: s for s in cand}
+    return [(b, name, length, depth, cand_by_id[b.item_id]) for b, name, length, depth in field_slices(pack, base)
+            if b.item_id in cand_by_id]
+
+
+def pack_layout(pack: str, base: list[ScoredItem], cand: list[ScoredItem]) -> Layout | None:
+    """The layout of `pack`'s heatmaps for this pairing; None when its fields vary in neither length nor
+    depth (no heatmap)."""
+    slices = paired_slices(pack, base, cand)
+    lengths, depths = {x[2] for x in slices}, {x[3] for x in slices}
+    if len(slices) < 2 or (len(lengths) < 2 and len(depths) < 2):
+        return None
+    return layout(lengths, depths)
+
+
+def heatmaps(pack: str, base: list[ScoredItem], cand: list[ScoredItem], cand_name: str,
+              base_name: str) -> HeatmapSet | None:
+    """Field accuracy by context length x depth, for fields whose items carry both (needles, document fields)."""
+    lay = pack_layout(pack, base, cand)
+    if lay is None:
+        return None
+    row_labels, col_labels = lay.rows, lay.cols
+    cells = [(length, depth, b.fields[name].outcome in CORRECT_OUTCOMES, candidate_outcome(c, name) in CORRECT_OUTCOMES)
+             for b, name, length, depth, c in paired_slices(pack, base, cand)]
     grid: dict[tuple[str, str], list[int]] = {}
     for length, depth, b_ok, c_ok in cells:
-        g = grid.setdefault((dep_key(depth), len_key(length)), [0, 0, 0])
+        g = grid.setdefault(lay.cell(length, depth), [0, 0, 0])
         g[0] += 1
         g[1] += b_ok
         g[2] += c_ok

@@ -98,6 +98,7 @@ class HeatCell:
     tooltip: str
     fill: str
     ink: str  # text colour readable on `fill`
+    marked: bool = False  # KL maps: at or under the A/A floor (outlined)
 
 
 @dataclass
@@ -117,6 +118,16 @@ class HeatmapSet:
     baseline: Heatmap
     candidate: Heatmap
     difference: Heatmap
+    kl: Heatmap | None = None  # the candidate's mean KL per cell (reports/view/drift_maps.py), where drift was measured
+
+
+@dataclass
+class KLMap:
+    """A candidate's mean KL by context-length bucket, for a pack without accuracy heatmaps."""
+
+    pack: str
+    unit: str
+    heatmap: Heatmap
 
 
 @dataclass
@@ -143,6 +154,7 @@ class CandidateSection:
     heatmaps: list[HeatmapSet] = field(default_factory=list)
     flips: list[ListedFlip] = field(default_factory=list)  # the first NOSCRIPT_FLIPS harmful flips
     drift: Drift | None = None  # teacher-forced drift against the baseline, where measured
+    kl_maps: list[KLMap] = field(default_factory=list)  # mean KL by length, packs without accuracy heatmaps
 
     @property
     def status(self) -> str:
@@ -178,6 +190,8 @@ class BrowserData:
     rows: list[list[Any]]
     run_dirs: list[str]  # baseline first, then the candidates: where the full prompts live
     flips: int  # harmful + helpful cells over all candidates
+    # the per-token KL strip's colours (reports/view/heatmaps.py KL_STOPS, KL_LOW, KL_HIGH): one scale, two views
+    kl_scale: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -262,3 +262,29 @@ def test_speed_pictures_are_inline_svg_labelled_and_escaped(browser, tmp_path: P
         assert page.locator("#speed svg script").count() == 0 and page.evaluate("window.pwned") is None
         assert state["errors"] == [] and all(r.startswith("file:") for r in state["requests"])
         page.context.close()
+
+
+def test_kl_strip_opens_with_the_item_and_stays_text(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Opening a flipped item draws its per-token KL strip from the stored texts: the baseline's tokens as
+    text (a `<script>` token runs nothing), shaded, the other top-1 and first divergent token marked,
+    the flip note beside; the KL heatmap sits beside the accuracy heatmaps."""
+    from tests.reports.test_drift_views import FLIPPED, HOSTILE_TOKEN, drift_report
+
+    path = render_html(build_report_data(drift_report()), tmp_path / "drift.html")
+    page, state = _open(browser, path)
+    assert page.locator("#heatmaps figure.kl svg").count() == 1  # int4kv's needle pack; sparse has no drift
+    assert "int4kv: mean KL per token" in page.locator("#heatmaps").inner_text()
+    page.select_option("#f-cand", label="int4kv")
+    row = page.locator("#item-rows tr", has_text=FLIPPED).first
+    row.locator("button").click()
+    page.wait_for_selector("tr.detail .kl-strip")
+    strip = page.locator("tr.detail .kl-strip")
+    tokens = strip.locator("span.tok")
+    assert tokens.count() == 4 and tokens.nth(2).inner_text() == HOSTILE_TOKEN
+    assert "KL ≈ 1.0" in (tokens.nth(2).get_attribute("title") or "")
+    assert strip.locator(".other-top1").count() == 1 and strip.locator(".first-diff").count() == 1
+    assert tokens.nth(0).evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(255, 247, 236)"  # KL 0
+    assert "fragile: baseline 0.52 vs 0.47 at token 2" in page.locator("tr.detail .flip-note").inner_text()
+    assert page.locator("#items script, #items img").count() == 0 and page.evaluate("window.pwned") is None
+    assert state["errors"] == [] and state["dialogs"] == []
+    page.context.close()

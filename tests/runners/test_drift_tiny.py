@@ -74,6 +74,15 @@ def test_teacher_forced_drift(tiny_model_dir: Path, tmp_path: Path) -> None:
     assert data["overall"]["mean_kl"]["value"] == int2.overall.mean_kl.value and data["overall"]["tokens"] == 48
     page = render_html_text(build_view(report))
     assert "int2: drift on the baseline&#39;s answers" in page or "int2: drift on the baseline's answers" in page
+    # the browser's strip: the baseline's answer decoded with its own tokenizer, one piece per token
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(tiny_model_dir))
+    assert int2.tokens is same.tokens and int2.tokens_note is None and set(int2.tokens) == set(int2.per_item)
+    for item_id, pieces in int2.tokens.items():
+        ids = report.baseline.generations[item_id].output_ids
+        assert len(pieces) == int2.per_item[item_id].kl.size == len(ids or [])
+        assert "".join(pieces) == tok.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
 
 
 def test_no_logprobs_stored_is_said(tiny_model_dir: Path, tmp_path: Path) -> None:
