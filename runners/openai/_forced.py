@@ -95,7 +95,7 @@ def _entry(raw: Any) -> dict[int, tuple[float, int | None]] | None:
         lp, rank = value.get("logprob"), value.get("rank")
         if not isinstance(lp, (int, float)):
             return None
-        out[int(key)] = (float(lp) if lp is not None else -math.inf, rank if isinstance(rank, int) else None)
+        out[int(key)] = (float(lp), rank if isinstance(rank, int) else None)
     return out
 
 
