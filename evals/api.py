@@ -165,7 +165,7 @@ def compare_results(
     replicates_origin: str = "",
     subset: bool = False,
     drift: bool = True,
-    drift_seconds: dict[Path, float] | None = None,
+    drift_seconds: dict[Path, float] | None = None, drift_reasons: dict[Path, str] | None = None,
 ) -> CompareReport:
     """Score, pair and gate stored results; no model is involved from here on.
 
@@ -225,7 +225,7 @@ def compare_results(
         report.comparisons.append(comparison)
         report.verdicts.append(verdict)
     if drift:
-        drift_runs.add_drift(report, drift_seconds or {})
+        drift_runs.add_drift(report, drift_seconds or {}, drift_reasons)
     drift_rules.gate_report(report)
     return report
 
@@ -302,11 +302,11 @@ def compare(
     for result, chosen in results:  # so that `report` of these runs gates them the same way
         replicate_choice.record(result, base_runs[0], base_runs[1:], chosen.confirm, log)
     origin = f"--replicates {replicates}" if replicates > 1 else "not asked for"
-    forced = drift_runs.force_all(base_runs[0], [*zip(plan[1:2], base_runs[1:2]),
-                                                 *zip(plan[replicates:], [r for r, _ in results])], log) if drift else {}
+    read = [*zip(plan[1:2], base_runs[1:2]), *zip(plan[replicates:], [r for r, _ in results])]
+    forced = drift_runs.force_all(base_runs[0], read, log) if drift else drift_runs.Forced()
     return compare_results(base_runs[0], results, replicates=base_runs[1:], scored=scored,
                            slo=slo or baseline.slo, replicates_origin=origin, subset=subset,
-                           drift_seconds=forced)
+                           drift_seconds=forced.seconds, drift_reasons=forced.reasons)
 
 
 def _interleave(base: PreparedRun, base_run: RunResult, cand: PreparedRun, result: RunResult,

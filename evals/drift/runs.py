@@ -3,6 +3,7 @@ records against them (evals/drift/teacher_force.py wrote them), and the figures 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -18,22 +19,31 @@ NO_LOGPROBS = "no logprobs stored with the baseline: drift not measured"
 NOT_MEASURED = "drift not measured (compare --drift teacher-forces each candidate on the baseline's answers)"
 
 
+@dataclass
+class Forced:
+    """What teacher forcing did now, by run directory: the seconds it took, and why a run has no records."""
+
+    seconds: dict[Path, float] = field(default_factory=dict)
+    reasons: dict[Path, str] = field(default_factory=dict)
+
+
 def force_all(baseline: RunResult, runs: list[tuple[PreparedRun, RunResult]],
-              log: Callable[[str], None]) -> dict[Path, float]:
-    """Teacher-force every run (candidates, replicates) on the baseline's answers where not stored
-    yet; the seconds each took, by run directory."""
+              log: Callable[[str], None]) -> Forced:
+    """Teacher-force every run (candidates, replicates) on the baseline's answers where not stored yet."""
+    out = Forced()
     base, _problems = teacher_force.baseline_dists(baseline, log)
     if not base:
         log(f"{baseline.name}: {NO_LOGPROBS}")
-        return {}
-    seconds: dict[Path, float] = {}
+        return out
     for prepared, result in runs:
         scored = teacher_force.score(prepared, result, baseline, base, log)
         if scored.reason:
-            log(f"{prepared.label}: drift not measured: {scored.reason}")
+            log(f"{prepared.label}: {scored.reason}: drift not measured" if not scored.records
+                else f"{prepared.label}: {scored.reason}: drift measured on {len(scored.records)} items only")
+            out.reasons[result.dir] = scored.reason
         if scored.scored_now:
-            seconds[result.dir] = scored.seconds
-    return seconds
+            out.seconds[result.dir] = scored.seconds
+    return out
 
 
 def drift_of(baseline: RunResult, run: RunResult, comparison: Comparison, confidence: float,
@@ -53,9 +63,10 @@ def drift_of(baseline: RunResult, run: RunResult, comparison: Comparison, confid
     return drift
 
 
-def add_drift(report: Any, seconds: dict[Path, float]) -> None:
+def add_drift(report: Any, seconds: dict[Path, float], reasons: dict[Path, str] | None = None) -> None:
     """Each run of an evals.api.CompareReport (the noise floor, the candidates) gets its drift
-    against the baseline where its records are stored; a report with none says why."""
+    against the baseline where its records are stored; a report with none says why, and so does
+    one with a run that could not be read (`reasons`, from force_all: an engine without prompt logprobs)."""
     runs = [(report.noise_floor_run, report.noise_floor)] if report.noise_floor_run is not None else []
     runs += list(zip(report.candidates, report.comparisons))
     for run, comparison in runs:
@@ -63,7 +74,11 @@ def add_drift(report: Any, seconds: dict[Path, float]) -> None:
             found = drift_of(report.baseline, run, comparison, 0.95, lambda _m: None, seconds.get(run.dir))
             if found is not None:
                 report.drift[run.name] = found
-    if not report.drift:
+    unread = [f"{run.name}: {(reasons or {})[run.dir]}: drift not measured" for run, _c in runs
+              if run is not None and run.name not in report.drift and run.dir in (reasons or {})]
+    if unread:
+        report.drift_note = "; ".join(unread)
+    elif not report.drift:
         report.drift_note = NOT_MEASURED if baseline_has_logprobs(report.baseline) else NO_LOGPROBS
     attach_tokens(report.baseline, list(report.drift.values()))
     floor = report.drift.get(report.noise_floor_run.name) if report.noise_floor_run is not None else None
@@ -99,5 +114,5 @@ def baseline_has_logprobs(baseline: RunResult) -> bool:
     return bool(dists_store.read(baseline.dir, TokenDists).records)
 
 
-__all__ = ["NO_LOGPROBS", "NOT_MEASURED", "add_drift", "attach_floor", "attach_tokens", "baseline_has_logprobs",
-           "drift_of", "force_all"]
+__all__ = ["Forced", "NO_LOGPROBS", "NOT_MEASURED", "add_drift", "attach_floor", "attach_tokens",
+           "baseline_has_logprobs", "drift_of", "force_all"]

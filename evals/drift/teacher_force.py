@@ -10,8 +10,10 @@ block in one forward pass, so the forced answer is read a block at a time, as wh
 What the candidate assigned is stored beside its run in `forced-<baseline key>.{bin,jsonl}`
 (evals/store/dists.py): its generations are never touched. The forced generations are discarded.
 
-Only the in-process hf runner with static batches can do this; a served engine (openai), Ray
-actors and continuous batching say why they cannot, and the comparison shows no drift for them.
+A served engine (the openai runner) reads them too, as a prefill of prompt and answer through vLLM's
+`prompt_logprobs` (runners/openai/_forced.py); an engine that returns none says so, and what was not
+read is reported. Ray actors and continuous batching say why they cannot, and the comparison shows no
+drift for them.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def baseline_dists(baseline: RunResult, warn: Callable[[str], None]) -> tuple[di
 def cannot(runner: object) -> str | None:
     """Why this runner cannot read tokens teacher-forced (None: it can)."""
     if not hasattr(runner, "forced"):
-        return f"{type(runner).__name__} cannot read an answer teacher-forced (a served engine or Ray actors)"
+        return f"{type(runner).__name__} cannot read an answer teacher-forced (Ray actors)"
     if getattr(runner, "continuous", None) is not None:
         return "continuous batching cannot read an answer teacher-forced (its scheduler owns the decode loop)"
     return None
@@ -88,7 +90,11 @@ def score(cand: PreparedRun, result: RunResult, baseline: RunResult, base: dict[
         finally:
             runner.forced, runner.on_forced = None, None
         seconds = time.perf_counter() - start
-    return Scored(records=done, scored_now=len(todo), seconds=seconds)
+    # a served engine learns only while reading that it cannot (no prompt logprobs), or skips an item
+    for skipped in getattr(runner, "forced_skipped", None) or []:
+        log(f"{cand.label}: teacher-forced read without a record: {skipped}")
+    problem = getattr(runner, "forced_problem", None)
+    return Scored(records=done, scored_now=len(todo), seconds=seconds, reason=problem)
 
 
 __all__ = ["Scored", "baseline_dists", "cannot", "score"]

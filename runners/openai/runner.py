@@ -34,7 +34,8 @@ from evalrun.runners.base import Delegated, Runner
 from evalrun.runners.models import ModelSource, load_tokenizer, say
 from evalrun.runners.openai._answer import Answer, read_json, read_stream
 from evalrun.runners.openai._http import ItemFailed, ServerClient, ServerError, Transient, run_sync
-from evalrun.runners.logprobs import TokenDists
+from evalrun.runners.logprobs import ForcedDists, TokenDists
+from evalrun.runners.openai._forced import ServedForcing
 from evalrun.runners.openai._logprobs import ServedDists
 from evalrun.runners.openai._settings import EngineInfo, OpenAISettings, api_key_from_env
 from evalrun.runners._quiet_gc import frozen_heap
@@ -88,10 +89,15 @@ class OpenAIRunner(Runner):
         self.server = server
         self.engine_props: dict[str, Any] | None = None  # llama.cpp's GET /props, when the server has it
         self.dists = ServedDists(self.tokenizer)  # each answer's top-k logprobs, when the server returns them
+        self.forcing = ServedForcing()  # teacher forcing: reading another run's answers (runners/openai/_forced.py)
 
     # the in-process runner's names for them (the config's `logprobs`; evals/store/dists.attach's writer)
     top_k = Delegated[int]("dists")
     on_distribution = Delegated["Callable[[str, TokenDists], None] | None"]("dists")
+    forced = Delegated["dict[str, TokenDists] | None"]("forcing")  # set: `run` reads these answers instead
+    on_forced = Delegated["Callable[[str, ForcedDists], None] | None"]("forcing")
+    forced_problem = Delegated["str | None"]("forcing")  # why the reading stopped (teacher_force reports it)
+    forced_skipped = Delegated["list[str]"]("forcing")  # items read without a record, each with why
 
     # -- the runner interface -------------------------------------------------------------------------
 
@@ -123,10 +129,11 @@ class OpenAIRunner(Runner):
                 "(not streamed: no TTFT, TPOT or ITL)")
 
     def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
-        """Send every item (at most `concurrency` at once) and emit each answer as it arrives."""
+        """Send every item (at most `concurrency` at once) and emit each answer as it arrives; in teacher
+        forcing (`forced`), read those answers instead and hand each record to `on_forced` (emits nothing)."""
         if items:
             with self.served(), frozen_heap():
-                run_sync(self._run_all(items, emit))
+                run_sync(self.forcing.read_all(self, items) if self.forced is not None else self._run_all(items, emit))
 
     @contextlib.contextmanager
     def served(self) -> Iterator[None]:

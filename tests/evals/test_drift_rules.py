@@ -114,6 +114,18 @@ def test_a_gate_with_drift_rules_and_no_drift_exits_4() -> None:
     assert report.exit_code == 4
 
 
+def test_a_candidate_whose_engine_could_not_read_says_why_in_the_note_and_the_gate() -> None:
+    """Teacher forcing found the reason only while reading (a served engine without prompt logprobs):
+    the report's note names the candidate and the reason, and a drift rule is incomplete with it."""
+    base, cand = _speed_only_run("base"), _speed_only_run("cand")
+    gate = load_gate({"drift": [{"max_kl": {"mean": 0.05}}]}, file="g.yaml")
+    report = api.compare_results(base, [(cand, gate)], drift_reasons={cand.dir: "the engine returns no prompt logprobs"})
+    assert report.drift == {} and report.drift_note == "cand: the engine returns no prompt logprobs: drift not measured"
+    rule = next(r for r in report.verdicts[0].rules if r.rule == "max_kl[mean]")
+    assert rule.status == "incomplete" and "the engine returns no prompt logprobs" in rule.detail
+    assert report.exit_code == 4
+
+
 @pytest.mark.parametrize(("rule", "key", "says"), [
     ({"max_kl": {"mean": 0.05, "median": 0.1}}, "gate.drift[0].max_kl.median", "unknown key; allowed: mean, p99, pack"),
     ({"max_kl": {"mean": 0.05, "p99": 0.5}}, "gate.drift[0].max_kl", "exactly one of `mean` or `p99`"),
