@@ -33,6 +33,7 @@ from evalrun.contract.types import Generation, Item
 from evalrun.runners.base import Delegated, Runner
 from evalrun.runners.models import ModelSource, load_tokenizer, say
 from evalrun.runners.openai._answer import Answer, read_json, read_stream
+from evalrun.runners.openai._engine_timings import EngineTimings
 from evalrun.runners.openai._http import ItemFailed, ServerClient, ServerError, run_sync
 from evalrun.runners.logprobs import TokenDists
 from evalrun.runners.openai._logprobs import ServedDists
@@ -88,6 +89,7 @@ class OpenAIRunner(Runner):
         self.server = server
         self.engine_props: dict[str, Any] | None = None  # llama.cpp's GET /props, when the server has it
         self.dists = ServedDists(self.tokenizer)  # each answer's top-k logprobs, when the server returns them
+        self.engine_timings = EngineTimings()  # the engine's own clock, where it reports one
 
     # the in-process runner's names for them (the config's `logprobs`; evals/store/dists.attach's writer)
     top_k = Delegated[int]("dists")
@@ -125,13 +127,22 @@ class OpenAIRunner(Runner):
     def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
         """Send every item (at most `concurrency` at once) and emit each answer as it arrives."""
         if items:
-            with self.served(), frozen_heap():
-                run_sync(self._run_all(items, emit))
+            with self.serving(), frozen_heap():
+                run_sync(self._run_window(items, emit))
+
+    async def _run_window(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
+        """`_run_all` with the engine's /metrics scraped before and after (also when a failure stops it:
+        the answers stored before it were timed too)."""
+        before, answered = await self.engine_timings.scrape(self.root()), self.streamed + self.not_streamed
+        try:
+            await self._run_all(items, emit)
+        finally:
+            await self.engine_timings.window_end(self.root(), before, self.streamed + self.not_streamed - answered)
 
     @contextlib.contextmanager
-    def served(self) -> Iterator[None]:
-        """The launched server up for the block (a URL-only config: nothing to do); a fresh launch is
-        probed again, so what it reports is what answered."""
+    def serving(self) -> Iterator[None]:
+        """The launched server up for the block (a URL-only config: nothing to do), however many `run`s it
+        holds; a fresh launch is probed again, so what it reports is what answered."""
         if self.server is None:
             yield
             return
@@ -180,17 +191,21 @@ class OpenAIRunner(Runner):
                 "context": None if (ctx := self.served_context()) is None else {"tokens": ctx[0], "from": ctx[1]},
                 "item_errors": self.item_errors,
                 "logprobs": self.dists.facts(),
+                "engine_timings": self.engine_timings.facts(),
             }
         }
+
+    def root(self) -> str:
+        """The server's root URL (its base URL without the API path), where /props and /metrics are."""
+        return (self.settings.base_url or "").rsplit(self.server.settings.api_path if self.server else "/v1", 1)[0]
 
     async def _props(self) -> dict[str, Any] | None:
         """llama.cpp's GET /props (build, model file, context), when the server has it; None otherwise."""
         import httpx
 
-        root = (self.settings.base_url or "").rsplit(self.server.settings.api_path if self.server else "/v1", 1)[0]
         try:
             async with httpx.AsyncClient(timeout=10.0) as client:
-                resp = await client.get(f"{root}/props")
+                resp = await client.get(f"{self.root()}/props")
             data = resp.json() if resp.status_code == 200 else None
         except (httpx.HTTPError, ValueError):
             return None
@@ -261,6 +276,7 @@ class OpenAIRunner(Runner):
             answer = read_json(await resp.aread(), self.settings.endpoint)
             self.not_streamed += 1
         self.response_models |= answer.models
+        self.engine_timings.response(answer.timings)
         return self._generation(item, answer, start)
 
     def _generation(self, item: Item, answer: Answer, start: float) -> Generation:

