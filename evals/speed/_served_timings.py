@@ -52,23 +52,24 @@ def server_timings(server: dict[str, Any] | None) -> ServerTimings | None:
 
 
 def note(rows: list[tuple[str, ServerTimings | None]]) -> str | None:
-    """Where each served run's engine timings come from, in one sentence; None when no run is served."""
-    parts = []
+    """Where each served run's engine timings come from, in one sentence (runs grouped by source); None when
+    no run is served."""
+    by_source: dict[str, list[str]] = {}
     for run, t in rows:
         if t is None:
             continue
         if t.source is None:
-            parts.append(f"{run}: {t.note or 'the server reports no timings'}")
+            by_source.setdefault(t.note or "the server reports no timings", []).append(run)
             continue
         other = "" if t.requests_answered in (None, t.requests) else \
-            f" (the client had {t.requests_answered} answered: another client's requests, or a lost scrape)"
-        parts.append(f"{run}: {t.source}, {t.requests} requests{other}")
-    if not parts:
+            f", the client counted {t.requests_answered} answered: another client's requests, or a lost scrape"
+        by_source.setdefault(t.source, []).append(f"{run} ({t.requests} requests{other})")
+    if not by_source:
         return None
     return ("Server timings are the engine's own clock, means over the requests it timed (not p50: a histogram "
             "gives sums and counts), without the network and HTTP the client's figures include; TTFT falls back "
             "to the engine's prompt processing time and TPOT to its inter-token latency where it reports only "
-            "those. " + "; ".join(parts) + ".")
+            "those. " + "; ".join(f"{', '.join(runs)}: {source}" for source, runs in by_source.items()) + ".")
 
 
 __all__ = ["ServerTimings", "note", "server_timings"]

@@ -131,13 +131,15 @@ class OpenAIRunner(Runner):
                 run_sync(self._run_window(items, emit))
 
     async def _run_window(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
-        """`_run_all` with the engine's /metrics scraped before and after (also when a failure stops it:
-        the answers stored before it were timed too)."""
+        """`_run_all` with the engine's /metrics scraped before and after (also when a failure stops it: the
+        answers stored before it were timed too; not after Ctrl-C, which stops at once)."""
         before, answered = await self.engine_timings.scrape(self.root()), self.streamed + self.not_streamed
         try:
             await self._run_all(items, emit)
-        finally:
+        except Exception:
             await self.engine_timings.window_end(self.root(), before, self.streamed + self.not_streamed - answered)
+            raise
+        await self.engine_timings.window_end(self.root(), before, self.streamed + self.not_streamed - answered)
 
     @contextlib.contextmanager
     def serving(self) -> Iterator[None]:

@@ -249,7 +249,9 @@ def test_the_speed_tables_server_cells_and_note() -> None:
     assert units.server_cell(_row(vllm), "e2e") == "250 ms"
     assert units.server_cell(_row(llama)) == "prefill 41 ms / 9 ms"  # llama.cpp times its prompt, not a TTFT
     assert units.server_cell(_row(silent)) == units.DASH and units.server_cell(_row(None)) == units.DASH
-    said = note([("vllm-auto", vllm), ("llamacpp-f16", silent), ("hf", None)]) or ""
-    assert "means" in said and f"vllm-auto: {VLLM_SOURCE}, 2 requests" in said
+    said = note([("vllm-auto", vllm), ("llamacpp-f16", silent), ("vllm-fp8kv", vllm), ("hf", None)]) or ""
+    assert "means" in said and f"vllm-auto (2 requests), vllm-fp8kv (2 requests): {VLLM_SOURCE}" in said
     assert "llamacpp-f16: the server reports no timings" in said and "hf" not in said.split(". ", 1)[1]
+    shared = server_timings({"engine_timings": record(VLLM_SOURCE, {"e2e": {"sum": 3.0, "count": 3.0}}, sent=2)})
+    assert "3 requests, the client counted 2 answered" in (note([("shared", shared)]) or "")
     assert note([("hf", None)]) is None
