@@ -11,7 +11,8 @@ without touching the pipeline.
 from __future__ import annotations
 
 import abc
-from typing import Any, Callable, Generic, TypeVar
+import contextlib
+from typing import Any, Callable, Generic, Iterator, TypeVar
 
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel.base import Acceleration
@@ -81,6 +82,12 @@ class Runner(abc.ABC):
     def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
         """Generate every item, handing each Generation to `emit` as soon as it exists; an item
         that fails is an `error` Generation, and only a run that cannot go on raises."""
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[None]:
+        """Whatever `run` needs up (a launched server) kept up for the whole block, so several `run`s share
+        it (interleaved timing: both sides' servers up at once); nothing to do for a model in this process."""
+        yield
 
     def manifest_extras(self) -> dict[str, Any]:
         """What the run did beyond its generations (batch sizes as run, a server's answers), for the manifest."""

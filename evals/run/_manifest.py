@@ -18,6 +18,7 @@ from evalrun.evals import speed
 import evalrun.evals.run._memory as memory
 from evalrun.contract.types import Generation
 from evalrun.runners.accel import all_methods
+from evalrun.runners.openai import combine_engine_timings
 from evalrun.tasks import get_pack
 
 if TYPE_CHECKING:
@@ -104,6 +105,8 @@ def runner_extras(runner: Runner, before: dict[str, Any] | None = None) -> dict[
         for k in ("answers_with", "answers_without"):
             lp[k] = int(old_lp.get(k) or 0) + int(lp.get(k) or 0)
         lp["first_without"] = old_lp.get("first_without") or lp.get("first_without")
+    if "engine_timings" in server:  # totals that every session adds to (a relaunched engine counts from zero)
+        server["engine_timings"] = combine_engine_timings(old.get("engine_timings"), server["engine_timings"])
     server["sessions"] = int(old.get("sessions") or (1 if old else 0)) + 1
     return extras
 

@@ -25,6 +25,8 @@ from pydantic import BaseModel, Field as PydField
 
 from evalrun.contract.manifest import PeakMemory, RunManifest
 from evalrun.evals.speed._engine_facts import engine_label
+import evalrun.evals.speed._served_timings as served_timings
+from evalrun.evals.speed._served_timings import ServerTimings
 from evalrun.evals import stats
 import evalrun.evals.speed.capacity as capacity
 from evalrun.evals.timing import latency
@@ -78,6 +80,8 @@ class SpeedRow(BaseModel):
     request_throughput: float | None = None
     output_throughput: float | None = None
     goodput: dict[str, Any] | None = None
+    # a served run's engine's own timings (means), beside the client's; None for a run in process
+    server_timings: ServerTimings | None = None
     # against the baseline, at SPEEDUP_METRICS (absent for the baseline or without an honest claim)
     speedups: dict[str, Speedup] = PydField(default_factory=dict)
     speedup_basis: str | None = None
@@ -110,6 +114,7 @@ class SpeedTable(BaseModel):
     rows: list[SpeedRow]
     spread_note: str = SPREAD_NOTE
     capacity_note: str | None = None
+    server_note: str | None = None  # where each served run's engine timings come from
     percentiles: list[float] = PydField(default_factory=lambda: list(latency.PERCENTILES))
     slo: str | None = None
 
@@ -186,7 +191,7 @@ def _row(run: Any, role: str, percentiles: Sequence[float], slo: SLO | None, bas
         batch_size=fig["batch_size_max"], concurrency=server.get("concurrency"),
         metrics=_figures(fig), duration_seconds=fig["duration_seconds"], throughput_basis=fig["throughput_basis"],
         request_throughput=fig["request_throughput"], output_throughput=fig["output_throughput"],
-        goodput=fig.get("goodput"),
+        goodput=fig.get("goodput"), server_timings=served_timings.server_timings(server),
         peak_memory_bytes=peak.bytes if peak else None, peak_memory_kind=_memory_kind(peak) if peak else None,
         kv_bytes_per_token=kv.bytes_per_token if kv else None,
         kv_bytes_at_longest=kv.bytes_at_longest_context if kv else None,
@@ -269,7 +274,8 @@ def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None,
     if base_row.request_throughput:
         note = capacity.assumptions(inputs, base_row.batch_size, base_row.concurrency, base_row.device)
     return SpeedTable(rows=rows, spread_note=_spread_note(base, base_row, rows, extra), capacity_note=note,
-                      percentiles=list(percentiles), slo=slo.text() if slo is not None and slo.given() else None)
+                      percentiles=list(percentiles), slo=slo.text() if slo is not None and slo.given() else None,
+                      server_note=served_timings.note([(r.run, r.server_timings) for r in rows]))
 
 
 def _spread_note(base: Any, base_row: SpeedRow, rows: list[SpeedRow], extra: list[tuple[Any, Any, str]]) -> str:

@@ -10,7 +10,10 @@ of the sample only, so CI still pays mostly for the candidate's own run.
 
 The re-timings are kept apart from the samples (interleaved.jsonl in the
 candidate's run, keyed by the baseline's run key): a stored generation is never
-rewritten. Both models are in memory at once while this runs.
+rewritten. Both models are in memory at once while this runs: for configs whose
+`server:` evalrun launches, both servers are started before the first pair and
+stopped after the last (`Runner.serving`), not launched again for every batch,
+so no pair waits for a server to load and no timing includes a launch.
 """
 
 from __future__ import annotations
@@ -51,6 +54,15 @@ def retime(base: PreparedRun, cand: PreparedRun, batches: int, log: Callable[[st
     chosen = sample_batches(cand.items, size, batches, cand.runner.prompt_tokens)
     log(f"{cand.label}: interleaved timing against {base.label}: {len(chosen)} batch pairs of {size}, "
         "both models loaded, the order alternating (A B, B A)")
+    with base.runner.serving(), cand.runner.serving():  # launched servers: both up for every pair, then stopped
+        records = _pairs(base, cand, chosen, log, on_pair)
+    cand.store.append_interleaved(records)
+    return records
+
+
+def _pairs(base: PreparedRun, cand: PreparedRun, chosen: list[list[Item]], log: Callable[[str], None],
+           on_pair: Callable[[int, int], None] | None) -> list[Retiming]:
+    """Each sampled batch on both runners back to back, the order alternating."""
     started = time.perf_counter()
     records: list[Retiming] = []
     for pair, batch in enumerate(chosen):
@@ -65,7 +77,6 @@ def retime(base: PreparedRun, cand: PreparedRun, batches: int, log: Callable[[st
         elapsed = time.perf_counter() - started
         log(f"{cand.label}: interleaved pair {pair + 1}/{len(chosen)}, elapsed {elapsed:.0f} s, "
             f"ETA {elapsed / (pair + 1) * (len(chosen) - pair - 1):.0f} s")
-    cand.store.append_interleaved(records)
     log(f"{cand.label}: interleaved timing done in {time.perf_counter() - started:.1f} s")
     return records
 

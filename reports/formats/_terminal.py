@@ -163,8 +163,10 @@ def render_speed(console: Console, table: SpeedTable) -> None:
     the figures assume."""
     if not table.rows:
         return
+    served = any(r.server_timings is not None for r in table.rows)  # the engine's own clock, beside the client's
     main = _table("Speed (vLLM bench serve definitions; latency p50 / p99)",
-                  ["run", "acceleration", "load", "TTFT", "TTFT speedup", "TPOT", "TPOT speedup", "ITL p99", "E2EL",
+                  ["run", "acceleration", "load", "TTFT", "TTFT speedup", "TPOT", "TPOT speedup",
+                   *(["server TTFT / TPOT (mean)"] if served else []), "ITL p99", "E2EL",
                    "E2EL speedup", "req/s", "out tok/s", "goodput"])
     cost = _table("Speed vs accuracy: what it costs", ["run", "peak memory", "memory saved", "KV / token",
                                                        "accuracy delta (95% CI)", "harmful", "req/s / device",
@@ -175,7 +177,7 @@ def render_speed(console: Console, table: SpeedTable) -> None:
             name, escape(r.method), units.load_cell(r),
             units.latency_cell(r.metrics, "ttft"), units.speedup_cell(r, "ttft_p50", short=True),
             units.latency_cell(r.metrics, "tpot"), units.speedup_cell(r, "tpot_p50", short=True),
-            units.latency_cell(r.metrics, "itl", ("p99",)),
+            *([units.server_cell(r)] if served else []), units.latency_cell(r.metrics, "itl", ("p99",)),
             units.latency_cell(r.metrics, "e2el"), units.speedup_cell(r, "e2el_p50", short=True),
             units.rate(r.request_throughput, 2), units.rate(r.output_throughput), escape(units.goodput_cell(r.goodput)))
         cost.add_row(
@@ -198,6 +200,8 @@ def render_speed(console: Console, table: SpeedTable) -> None:
         if r.speed_note and r.role != "baseline":
             console.print(escape(f"{r.run}: {r.speed_note}"), soft_wrap=True)
     console.print(escape(table.spread_note), soft_wrap=True)
+    if table.server_note:
+        console.print(escape(table.server_note), soft_wrap=True)
     console.print(escape(units.definitions_note(table)), soft_wrap=True)
     kinds = sorted({r.peak_memory_kind for r in table.rows if r.peak_memory_kind})
     if kinds:

@@ -51,7 +51,8 @@ def _environment() -> Environment:
                        divergence=units.divergence_cell)
     env.globals.update(flip_status=units.flip_status, speedup_cell=units.speedup_cell, latency_cell=units.latency_cell,
                        goodput_cell=units.goodput_cell, load_cell=units.load_cell, definitions_note=units.definitions_note,
-                       memory_saved_cell=units.memory_saved_cell, accuracy_cell=units.accuracy_cell)
+                       memory_saved_cell=units.memory_saved_cell, accuracy_cell=units.accuracy_cell,
+                       server_cell=units.server_cell)
     return env
 
 

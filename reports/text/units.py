@@ -162,6 +162,30 @@ def latency_cell(metrics: dict, metric: str, stats: tuple[str, ...] = ("p50", "p
     return " / ".join(seconds(figs.get(s)) for s in stats)
 
 
+def server_cell(row: "SpeedRow", which: str = "both") -> str:
+    """The engine's own timings (means): 'TTFT / TPOT', or one of them ("first", "per_token", "e2e"); a
+    figure the engine gives only in another form is named ("prefill 41.2 ms", "ITL 8.1 ms"); a dash for
+    a server that reports none, or a run in process."""
+    t = row.server_timings
+    if t is None or t.source is None:
+        return DASH
+
+    def shown(found: tuple[str, float] | None, usual: str) -> str:
+        if found is None:
+            return DASH
+        name = "ITL" if found[0] == "itl" else found[0]
+        return seconds(found[1]) if found[0] == usual else f"{name} {seconds(found[1])}"
+
+    first, per = shown(t.first_token(), "ttft"), shown(t.per_token(), "tpot")
+    if which == "first":
+        return first
+    if which == "per_token":
+        return per
+    if which == "e2e":
+        return seconds(t.means.get("e2e"))
+    return f"{first} / {per}"
+
+
 def load_cell(row: "SpeedRow") -> str:
     """The load a run was timed at: its batch size (hf) or concurrency (a server)."""
     if row.concurrency:

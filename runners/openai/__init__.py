@@ -15,11 +15,13 @@ from evalrun.runners.openai._server_settings import (
 )
 from evalrun.runners.openai._engine_log import kv_facts, kv_text
 from evalrun.runners.openai._server_process import ServerProcess
+from evalrun.runners.openai._engine_timings import EngineTimings, combine as combine_engine_timings
 from evalrun.runners.openai._settings import OpenAIRunnerSettings
 
 __all__ = [
-    "EngineInfo", "KeyUnusable", "OpenAIRunnerSettings", "OpenAISettings", "ServerError", "ServerProcess", "ServerSettings",
-    "VersionUnknown", "api_key_from_env", "backoff_seconds", "context_refusal", "engine_version", "key_forms",
-    "key_problem", "kv_facts", "kv_text", "placeholders_in", "readable_variable", "retry_after_seconds", "retry_wait", "run_sync",
+    "EngineInfo", "EngineTimings", "KeyUnusable", "OpenAIRunnerSettings", "OpenAISettings", "ServerError", "ServerProcess",
+    "ServerSettings", "VersionUnknown", "api_key_from_env", "backoff_seconds", "combine_engine_timings", "context_refusal",
+    "engine_version", "key_forms", "key_problem", "kv_facts", "kv_text", "placeholders_in", "readable_variable",
+    "retry_after_seconds", "retry_wait", "run_sync",
     "scrub", "scrub_known", "sse_data", "variable_words",
 ]

@@ -44,6 +44,7 @@ class Answer:
     finish_reason: str
     models: set[str] = field(default_factory=set)
     tokens: list[ServedToken] | None = None  # each generated token's logprobs, when the server sent them
+    timings: dict[str, Any] | None = None  # the engine's own timings of it (llama.cpp's `timings`), when sent
 
 
 def text_of(choice: dict[str, Any], endpoint: Literal["chat", "completions"], streamed: bool) -> str | None:
@@ -99,8 +100,10 @@ def read_json(raw: bytes, endpoint: Literal["chat", "completions"]) -> Answer:
     except (ValueError, KeyError, IndexError, TypeError):
         raise Transient(f"malformed answer: {raw[:200]!r}") from None
     models = {str(data["model"])} if isinstance(data, dict) and data.get("model") else set()
+    timings = data.get("timings")
     return Answer(text_of(choice, endpoint, False) or "", data.get("usage"), None,
-                  finished(choice.get("finish_reason")), models, tokens_of(choice, endpoint))
+                  finished(choice.get("finish_reason")), models, tokens_of(choice, endpoint),
+                  timings if isinstance(timings, dict) else None)
 
 
 async def read_stream(lines: AsyncIterator[str], endpoint: Literal["chat", "completions"],
@@ -114,6 +117,7 @@ async def read_stream(lines: AsyncIterator[str], endpoint: Literal["chat", "comp
     count = 0
     models: set[str] = set()
     tokens: list[ServedToken] | None = None
+    timings: dict[str, Any] | None = None
     events = sse_data(lines)
     async for data in events:
         count += 1
@@ -133,6 +137,8 @@ async def read_stream(lines: AsyncIterator[str], endpoint: Literal["chat", "comp
             models.add(str(chunk["model"]))
         if chunk.get("usage"):
             usage = chunk["usage"]
+        if isinstance(chunk.get("timings"), dict):  # llama-server: in the last chunk, the whole answer's
+            timings = chunk["timings"]
         for choice in chunk.get("choices") or []:
             piece = text_of(choice, endpoint, True)
             if piece:
@@ -146,7 +152,7 @@ async def read_stream(lines: AsyncIterator[str], endpoint: Literal["chat", "comp
     if reason not in KNOWN:
         raise _cut(reason, done, count)
     assert reason is not None
-    return Answer("".join(parts), usage, stamps, reason, models, tokens)
+    return Answer("".join(parts), usage, stamps, reason, models, tokens, timings)
 
 
 __all__ = ["Answer", "FINISHED", "KNOWN", "LENGTH", "finished", "read_json", "read_stream", "text_of"]

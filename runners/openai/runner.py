@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,10 +32,12 @@ from evalrun.contract.types import Generation, Item
 from evalrun.runners.base import Delegated, Runner
 from evalrun.runners.models import ModelSource, load_tokenizer, say
 from evalrun.runners.openai._answer import Answer, read_json, read_stream
+from evalrun.runners.openai._engine_timings import EngineTimings
 from evalrun.runners.openai._http import ItemFailed, ServerClient, ServerError, Transient, run_sync
 from evalrun.runners.logprobs import ForcedDists, TokenDists
 from evalrun.runners.openai._forced import ServedForcing
 from evalrun.runners.openai._logprobs import ServedDists
+from evalrun.runners.openai._props import json_object, llama_props
 from evalrun.runners.openai._settings import EngineInfo, OpenAISettings, api_key_from_env
 from evalrun.runners._quiet_gc import frozen_heap
 from evalrun.runners.openai._server_process import ServerProcess
@@ -90,6 +91,7 @@ class OpenAIRunner(Runner):
         self.engine_props: dict[str, Any] | None = None  # llama.cpp's GET /props, when the server has it
         self.dists = ServedDists(self.tokenizer)  # each answer's top-k logprobs, when the server returns them
         self.forcing = ServedForcing()  # teacher forcing: reading another run's answers (runners/openai/_forced.py)
+        self.engine_timings = EngineTimings()  # the engine's own clock, where it reports one
 
     # the in-process runner's names for them (the config's `logprobs`; evals/store/dists.attach's writer)
     top_k = Delegated[int]("dists")
@@ -132,13 +134,24 @@ class OpenAIRunner(Runner):
         """Send every item (at most `concurrency` at once) and emit each answer as it arrives; in teacher
         forcing (`forced`), read those answers instead and hand each record to `on_forced` (emits nothing)."""
         if items:
-            with self.served(), frozen_heap():
-                run_sync(self.forcing.read_all(self, items) if self.forced is not None else self._run_all(items, emit))
+            with self.serving(), frozen_heap():
+                run_sync(self.forcing.read_all(self, items) if self.forced is not None else self._run_window(items, emit))
+
+    async def _run_window(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
+        """`_run_all` with the engine's /metrics scraped before and after (also when a failure stops it: the
+        answers stored before it were timed too; not after Ctrl-C, which stops at once)."""
+        before, answered = await self.engine_timings.scrape(self.root()), self.streamed + self.not_streamed
+        try:
+            await self._run_all(items, emit)
+        except Exception:
+            await self.engine_timings.window_end(self.root(), before, self.streamed + self.not_streamed - answered)
+            raise
+        await self.engine_timings.window_end(self.root(), before, self.streamed + self.not_streamed - answered)
 
     @contextlib.contextmanager
-    def served(self) -> Iterator[None]:
-        """The launched server up for the block (a URL-only config: nothing to do); a fresh launch is
-        probed again, so what it reports is what answered."""
+    def serving(self) -> Iterator[None]:
+        """The launched server up for the block (a URL-only config: nothing to do), however many `run`s it
+        holds; a fresh launch is probed again, so what it reports is what answered."""
         if self.server is None:
             yield
             return
@@ -158,7 +171,7 @@ class OpenAIRunner(Runner):
         A server without a /models endpoint (404) is accepted; one that refuses the key stops here.
         llama.cpp's /props is read too: the context it serves (vLLM says it in /models)."""
         run_sync(self._probe())
-        self.engine_props = run_sync(self._props())
+        self.engine_props = run_sync(llama_props(self.root()))
 
     def server_identity(self) -> dict[str, Any] | None:
         """The server-reported facts that tell two deployments apart (not its timestamps)."""
@@ -187,26 +200,13 @@ class OpenAIRunner(Runner):
                 "context": None if (ctx := self.served_context()) is None else {"tokens": ctx[0], "from": ctx[1]},
                 "item_errors": self.item_errors,
                 "logprobs": self.dists.facts(),
+                "engine_timings": self.engine_timings.facts(),
             }
         }
 
-    async def _props(self) -> dict[str, Any] | None:
-        """llama.cpp's GET /props (build, model file, context), when the server has it; None otherwise."""
-        import httpx
-
-        root = (self.settings.base_url or "").rsplit(self.server.settings.api_path if self.server else "/v1", 1)[0]
-        try:
-            async with httpx.AsyncClient(timeout=10.0) as client:
-                resp = await client.get(f"{root}/props")
-            data = resp.json() if resp.status_code == 200 else None
-        except (httpx.HTTPError, ValueError):
-            return None
-        if not isinstance(data, dict):
-            return None
-        settings = data.get("default_generation_settings")
-        ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
-        return {k: data[k] for k in ("build_info", "model_path", "total_slots") if k in data} | (
-            {"n_ctx": ctx} if isinstance(ctx, int) else {})
+    def root(self) -> str:
+        """The server's root URL (its base URL without the API path), where /props and /metrics are."""
+        return (self.settings.base_url or "").rsplit(self.server.settings.api_path if self.server else "/v1", 1)[0]
 
     def preflight(self) -> str | None:
         """One GET /models, no retries: a URL whose models endpoint answers 404 is refused here (the base
@@ -223,16 +223,9 @@ class OpenAIRunner(Runner):
 
     async def _probe(self, strict: bool = False) -> None:
         """`strict` (check): one attempt, a transient failure raised as Transient, a 404/405 refused."""
-        async def read(resp: Any, _start: float) -> dict[str, Any] | None:
-            try:
-                data = json.loads(await resp.aread())
-                return data if isinstance(data, dict) else None
-            except ValueError:
-                return None
-
         async with self.http.client() as client:
             try:
-                once = lambda: self.http.send(client, "GET", "models", None, read, "GET /models")  # noqa: E731
+                once = lambda: self.http.send(client, "GET", "models", None, json_object, "GET /models")  # noqa: E731
                 listing = await (once() if strict else self.http.with_retries(once, "GET /models"))
             except ServerError as exc:
                 if exc.status in (404, 405) and not strict:
@@ -282,6 +275,7 @@ class OpenAIRunner(Runner):
             answer = read_json(await resp.aread(), self.settings.endpoint)
             self.not_streamed += 1
         self.response_models |= answer.models
+        self.engine_timings.response(answer.timings)
         return self._generation(item, answer, start)
 
     def _generation(self, item: Item, answer: Answer, start: float) -> Generation:

