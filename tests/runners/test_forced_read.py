@@ -25,7 +25,7 @@ METHODS = {
     # pruned once after the prompt's attention, later tokens appended unpruned (one sequence a batch)
     "snapkv": {"kv_cache": {"evict": {"method": "snapkv", "ratio": 0.5, "window": 4, "kernel": 3}}},
 }
-BATCHES = {"snapkv": 6}  # eviction caps the batch at 1: six items, six batches
+BATCHES = {"snapkv": 6}  # eviction caps the batch at 1: six items, six batches (slow: twelve generate calls)
 SPARSE = {"sparsity": {"level": 0.5}}
 
 
@@ -53,7 +53,7 @@ def _agree(base, fast, slow) -> None:  # type: ignore[no-untyped-def]
         assert (fast[item_id].top1_id == slow[item_id].top1_id).mean() >= 0.75  # near-ties of a flat model
 
 
-@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("method", [pytest.param(m, marks=pytest.mark.slow) if m in BATCHES else m for m in METHODS])
 def test_one_pass_forcing_matches_the_decode_path(tiny_model_dir: Path, tmp_path: Path, method: str,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """Same batches, the two reads: the same values (a quantized cache's groups span the batch's padding,
