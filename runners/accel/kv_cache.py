@@ -116,14 +116,21 @@ class KVCache(Acceleration):
         return method
 
     def forced_in_one_pass(self, answer_tokens: int) -> str | None:
-        """A quantized cache appends new tokens to its full-precision residual window and quantizes it
-        when full: while the answer fits in the window a chunk sees what decode steps see."""
+        """A chunk of the answer after the prefill sees what decode steps see where the cache treats each new
+        token alone: an eviction policy prunes each layer once, right after the prompt's attention
+        (`EvictingLayer.compressed`), and appends every later token unpruned (scope context prefills its
+        document first: the runner's capabilities keep that on the decode path); hqq and quanto append new
+        tokens to a full-precision residual window, so only while the answer fits in it. fp8 quantizes each
+        new entry under the scale frozen at the prefill, but a chunk's rounding moves entries across fp8
+        steps (one pass measured KL off by up to 1.1e-3 on SmolLM2-135M, benchmarks/RESULTS.md)."""
         q = self.quantizer
         if q is None:
-            return "an eviction policy reads the answer token by token (its cache prunes at prefill)"
+            return None
         s = q.settings
         if s.backend in ("hqq", "quanto") and s.residual_length > answer_tokens + 1:
             return None
+        if s.backend == "fp8":
+            return "the fp8 KV cache quantizes every answer token: a chunk's rounding moves entries across fp8 steps"
         return (f"the {s.backend} KV cache quantizes within the answer (residual_length {s.residual_length}, "
                 f"{answer_tokens} answer tokens)")
 

@@ -13,8 +13,10 @@ the answer's tokens in one chunk exactly as it does one at a time, the same logi
 
 Equivalence is each method's to declare (`Acceleration.forced_in_one_pass`): weight quantization acts
 per token (activation sparsity's threshold does not survive a chunk's rounding); a quantized KV cache appends the answer's keys in full precision until
-its residual window is full, so a window longer than the answer sees the same tensors; an eviction
-policy prunes at the prefill and a drafter verifies blocks, so those read token by token as before.
+its residual window is full, so a window longer than the answer sees the same tensors (fp8 quantizes every
+new entry, and a chunk's rounding moves some across fp8 steps); an eviction policy prunes each layer once,
+after the prompt's attention, and appends the answer unpruned. A drafter verifies blocks and a document prefilled
+before its question goes through the runner's own loop, so those read token by token as before.
 A test compares this read with the decode path (KL under 1e-5 in fp32).
 """
 
