@@ -33,7 +33,7 @@ from evalrun.runners.base import Delegated, Runner
 from evalrun.runners.models import ModelSource, load_tokenizer, say
 from evalrun.runners.openai._answer import Answer, read_json, read_stream
 from evalrun.runners.openai._engine_timings import EngineTimings
-from evalrun.runners.openai._http import ItemFailed, ServerClient, ServerError, Transient, run_sync
+from evalrun.runners.openai._http import ItemFailed, ServerClient, ServerError, run_sync
 from evalrun.runners.logprobs import ForcedDists, TokenDists
 from evalrun.runners.openai._forced import ServedForcing
 from evalrun.runners.openai._logprobs import ServedDists
@@ -80,6 +80,7 @@ class OpenAIRunner(Runner):
         # what the server says it serves (its /models entry for `model`), filled by probe()
         self.server_model: dict[str, Any] | None = None
         self.models_listed: bool = False
+        self.models_refused: ServerError | None = None  # GET /models answered 404/405 (`check` refuses it)
         self.streamed = 0
         self.not_streamed = 0
         self.response_models: set[str] = set()
@@ -209,27 +210,26 @@ class OpenAIRunner(Runner):
         return (self.settings.base_url or "").rsplit(self.server.settings.api_path if self.server else "/v1", 1)[0]
 
     def preflight(self) -> str | None:
-        """One GET /models, no retries: a URL whose models endpoint answers 404 is refused here (the base
-        URL usually lacks /v1), though a run accepts it and records the answers' `model`. A server that is
-        not up yet, or one evalrun launches, is a note: its context is read when the run starts."""
+        """A URL whose models endpoint answered 404/405 when the run was prepared is refused here (the base
+        URL usually lacks /v1), though a run accepts it and records the answers' `model`. A server evalrun
+        launches is not up yet: a note, its context is read when the run starts."""
         if self.server is not None:
             return ("the server is launched at run time (server:): its context is read once it is up "
                     "(openai.max_model_len states it now)")
-        try:
-            run_sync(self._probe(strict=True))
-        except Transient as exc:
-            return f"server {self.settings.base_url} not reachable now ({exc.reason}): its context is unknown"
+        if self.models_refused is not None:
+            raise self.models_refused
         return None
 
-    async def _probe(self, strict: bool = False) -> None:
-        """`strict` (check): one attempt, a transient failure raised as Transient, a 404/405 refused."""
+    async def _probe(self) -> None:
+        self.models_refused = None
         async with self.http.client() as client:
             try:
-                once = lambda: self.http.send(client, "GET", "models", None, json_object, "GET /models")  # noqa: E731
-                listing = await (once() if strict else self.http.with_retries(once, "GET /models"))
+                listing = await self.http.with_retries(
+                    lambda: self.http.send(client, "GET", "models", None, json_object, "GET /models"), "GET /models")
             except ServerError as exc:
-                if exc.status in (404, 405) and not strict:
-                    return  # a server without a model list: the responses' `model` fields are recorded instead
+                if exc.status in (404, 405):
+                    self.models_refused = exc  # accepted: the responses' `model` fields are recorded instead
+                    return
                 raise
         entries = [e for e in (listing or {}).get("data") or [] if isinstance(e, dict) and "id" in e]
         self.models_listed = bool(entries)
