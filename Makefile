@@ -7,8 +7,10 @@ PIP    := $(PY) -m pip
 # (e.g. TORCH="torch --index-url ..." for a specific CUDA). An installed torch
 # that satisfies pyproject's range is used as it is.
 TORCH  ?= torch==2.13.0
-# pytest-xdist workers for `make test`: one per core here; test modules stay whole on one worker
-TEST_WORKERS ?= 2
+# pytest-xdist workers for `make test`, test modules whole on one worker: one more than the 2 cores here,
+# since a fifth of the suite's time is spent waiting on launched servers, Ray and timers (measured: 80% of
+# two cores busy with 2 workers), which a third worker fills; torch gets one thread a worker either way
+TEST_WORKERS ?= 3
 
 .PHONY: demo test test-fast docs typecheck install install-dev clean engines-llamacpp engines
 
@@ -52,7 +54,7 @@ test: $(VENV)/.installed-dev engines
 	@# the HTML report's browser tests use Debian's chromium; without it (or apt) they are skipped
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }; } || echo "chromium unavailable: browser tests will be skipped"
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile; code=$$?; \
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder; code=$$?; \
 	if [ $$code -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$code
 
 # the manual (docs/, mkdocs.yml) as a static site in site/; strict: a broken link or page fails

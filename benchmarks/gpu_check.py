@@ -3,7 +3,9 @@
     python benchmarks/gpu_check.py                       # CUDA, bf16, the demo packs, every lever
     python benchmarks/gpu_check.py --device cpu --limit 1  # the same script on the CPU
     python benchmarks/gpu_check.py --device cpu --limit 1 --max-new-tokens 4 \
-        --lengths needle_numbers=160,doc_fields=400        # what the test suite runs: short prompts
+        --lengths needle_numbers=160,doc_fields=400        # short prompts
+    python benchmarks/gpu_check.py --device cpu --limit 1 --model DIR   # another model: the test suite's
+                                                           # tiny random one checks the mechanics in seconds
 
 Runs the demo packs (configs/baseline.yaml) with the baseline and each lever as
 a candidate, in one `compare` (one baseline, every candidate paired with it),
@@ -152,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lengths", default=None, metavar="PACK=TOKENS,...",
                     help="prompt length per pack (default: the baseline config's); shorter prompts check the "
                          "script and every lever's effect in less time")
+    ap.add_argument("--model", default=None, help="a model other than the baseline's (alias, HF id, folder or "
+                                                      ".gguf); a tiny random model checks the script, not accuracy")
     ap.add_argument("--only", default=None, help="comma-separated lever names (default: all)")
     ap.add_argument("--skip", default=None, help="comma-separated lever names to leave out")
     ap.add_argument("--out", default=None, help="run store (default: a fresh temporary one)")
@@ -166,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     common: dict[str, Any] = {"device": args.device,
                               "dtype": args.dtype or ("bfloat16" if args.device == "cuda" else "float32")}
+    if args.model:
+        common["model"] = args.model
     if args.max_new_tokens:
         common["generation.max_new_tokens"] = args.max_new_tokens
     if args.lengths:

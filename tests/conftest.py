@@ -92,9 +92,10 @@ def model_runs(tmp_path_factory: pytest.TempPathFactory) -> ModelRuns:
     return ModelRuns(shared / "model-runs")
 
 
-def write_tiny_model(out: Path, tokenizer_dir: str) -> Path:
+def write_tiny_model(out: Path, tokenizer_dir: str, **shape: int) -> Path:
     """The tiny random Llama (seed 0) saved to `out` with the tokenizer from `tokenizer_dir`
-    (also for benchmarks that need a model whose compute is negligible)."""
+    (also for benchmarks that need a model whose compute is negligible); `shape` overrides its
+    LlamaConfig sizes (DEFAULT_MODEL_HEADS: the default model's attention shape on two layers)."""
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
@@ -111,11 +112,17 @@ def write_tiny_model(out: Path, tokenizer_dir: str) -> Path:
         eos_token_id=tok.eos_token_id,
         pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id,
     )
+    for key, value in shape.items():
+        setattr(cfg, key, value)
     torch.manual_seed(0)
     model = LlamaForCausalLM(cfg)
     model.save_pretrained(out)
     tok.save_pretrained(out)
     return out
+
+
+# SmolLM2-135M's attention shape (9 heads, 3 KV heads of 64 dims): the KV group sizes its configs use pack here too
+DEFAULT_MODEL_HEADS = {"hidden_size": 576, "num_attention_heads": 9, "num_key_value_heads": 3, "head_dim": 64}
 
 
 def tiny_config(model_dir: Path, **over) -> dict:
@@ -147,18 +154,61 @@ def cfg_file(tmp_path: Path):
 
 
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = 900,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run `evalrun` in a subprocess exactly as a user or CI would."""
+            env: dict[str, str] | None = None, fresh_process: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run `evalrun` as a user or CI would: its console entry point, its exit code, its two streams.
+
+    In this test process by default: importing torch and transformers costs each new process seconds,
+    and the suite calls the CLI over a hundred times. `fresh_process=True` runs it in a subprocess,
+    for what only a separate process shows (signals, a process group, the `-m` entry point itself)."""
     base = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
-    env = {**base, "COLUMNS": "200", "PYTHONUNBUFFERED": "1", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "evalrun.cli", *args],
-        cwd=cwd or ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    extra = {"COLUMNS": "200", "PYTHONUNBUFFERED": "1", **(env or {})}
+    if fresh_process:
+        return subprocess.run([sys.executable, "-m", "evalrun.cli", *args], cwd=cwd or ROOT, env={**base, **extra},
+                              capture_output=True, text=True, timeout=timeout)
+    return _run_in_process(list(args), cwd or ROOT, extra)
+
+
+def _run_in_process(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The entry point `evalrun.cli.main` in this process, with its streams, argv, cwd, environment and
+    signal handlers swapped in and restored afterwards (what a run changes must not leak into the next test)."""
+    import signal
+    import traceback
+
+    from click.testing import CliRunner
+
+    from evalrun import cli, cli_app
+
+    saved_env, saved_argv, saved_cwd = dict(os.environ), sys.argv, os.getcwd()
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    widths = [(c, c._width) for c in (cli_app.console, cli_app.err_console)]
+    code: int = 0
+    with CliRunner().isolation() as (out, err, _):
+        os.environ.pop("GITHUB_STEP_SUMMARY", None)
+        os.environ.update(env)
+        sys.argv = ["evalrun", *args]
+        os.chdir(cwd)
+        for c, _w in widths:
+            c.width = int(env["COLUMNS"])
+        try:
+            cli.main()
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException:  # what a process would print before dying
+            traceback.print_exc()
+            code = 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.chdir(saved_cwd)
+            sys.argv = saved_argv
+            os.environ.clear()
+            os.environ.update(saved_env)
+            for s, h in handlers.items():
+                signal.signal(s, h)
+            for c, w in widths:
+                c._width = w
+        stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+    return subprocess.CompletedProcess(["evalrun", *args], code, stdout, stderr)
 
 
 # --------------------------------------------------------------------------- synthetic runs (no model)
@@ -265,3 +315,15 @@ def write_runs(root: Path, report) -> list[Path]:  # type: ignore[no-untyped-def
         store.write_manifest(run.manifest)
         dirs.append(store.dir)
     return dirs
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules that use the real model first, then the other slow ones: `make test` hands whole modules to
+    its workers in this order (`--dist loadfile --no-loadscope-reorder`), so the long ones start at once and
+    the many short ones fill the gaps at the end, instead of a long module starting last and running alone."""
+    rank: dict[str, int] = {}
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        here = 0 if item.get_closest_marker("model") else 1 if item.get_closest_marker("slow") else 2
+        rank[module] = min(rank.get(module, 2), here)
+    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable: collection order kept within a rank

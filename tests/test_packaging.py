@@ -19,7 +19,8 @@ from tests.conftest import ROOT
 def test_wheel_installs_only_evalrun(tmp_path: Path) -> None:
     src = tmp_path / "src"
     ignore = shutil.ignore_patterns(".venv", ".git", "runs", "reports-out", "build", "*.egg-info", "__pycache__",
-                                    "test-artifacts", ".hypothesis", ".mypy_cache", "tests", "benchmarks")
+                                    "test-artifacts", ".hypothesis", ".mypy_cache", "tests", "benchmarks",
+                                    ".engines", "site")  # .engines: the engines' virtualenvs, gigabytes
     shutil.copytree(ROOT, src, ignore=ignore)
     res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
                           str(tmp_path / "dist"), str(src)], capture_output=True, text=True, timeout=300)

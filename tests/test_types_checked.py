@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import tomllib
 
+import pytest
+
 from tests.conftest import ROOT
 from tests.typecheck import package_dirs, run_mypy
 
 
+@pytest.mark.slow  # a minute or more without a mypy cache, as on a fresh clone
 def test_mypy_passes() -> None:
     res = run_mypy(timeout=900)
     errors = [line for line in res.stdout.splitlines() if ": error:" in line]

@@ -96,8 +96,8 @@ def reach(test: FlipTest, n: int) -> str:
 
 def _detail(what: str, key: str, x: int, n: int, test: FlipTest, stab: Stability | None, noise: int,
             unconfirmed: int, confirmed: int, limit: int, rates: RateTest | None) -> str:
-    if test.noise_aware and stab is not None:
-        p = test.p_value(x, n)
+    if stab is not None and stab.measured:
+        p = test.p_value(x, n) if test.noise_aware else None
         if p is None:  # no field of this scope was right in every replicate: nothing a flip could be counted on
             text = (f"{what} {key}: no field right in all {stab.replicates} baseline replicates, so no flip to "
                     "test against A/A")

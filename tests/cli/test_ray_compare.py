@@ -34,7 +34,7 @@ def test_compare_on_ray_gives_the_in_process_verdict_and_outputs(tmp_path: Path,
     # the in-process baseline is the session's (generated in process, in the same batches); on Ray, every run
     model_runs.copy(tmp_path / "inprocess", CONFIGS / "baseline.yaml", limit=1)
     here = run_cli(*args, "--out", str(tmp_path / "inprocess"))
-    there = run_cli(*args, "--out", str(tmp_path / "ray"), "--ray")
+    there = run_cli(*args, "--out", str(tmp_path / "ray"), "--ray", fresh_process=True)  # Ray in its own process
     assert there.returncode == here.returncode, there.stdout + there.stderr
     assert _verdict(there.stdout) == _verdict(here.stdout)
     mine, theirs = _outputs(tmp_path / "inprocess"), _outputs(tmp_path / "ray")

@@ -286,3 +286,18 @@ def test_a_scope_with_no_field_right_in_every_replicate_is_described_not_crashed
     text = _detail("field type", "date", 0, 0, test, Stability(replicates=3), 0, 0, 0, 0, None)
     assert text == "field type date: no field right in all 3 baseline replicates, so no flip to test against A/A"
     assert "Fisher p = " in _detail("field type", "date", 1, 4, test, Stability(replicates=3), 0, 0, 0, 0, None)
+
+
+def test_a_scope_with_no_a_a_trials_is_described_as_untested_not_as_a_flip() -> None:
+    """Seen with 2 noisy bf16 replicates: no amount field right in both, so the scope had no A/A trial
+    either, and its rule read "correct at baseline, not in the candidate" for a scope with nothing right."""
+    from evalrun.evals.gate._flip_rules import _detail
+    from evalrun.evals.stats import FlipTest
+    from evalrun.evals.scoring import Stability
+
+    no_trials = FlipTest(limit=0, alpha=0.05, aa_flips=0, aa_trials=0)
+    text = _detail("field type", "amount", 0, 0, no_trials, Stability(replicates=2), 0, 0, 0, 0, None)
+    assert text == "field type amount: no field right in all 2 baseline replicates, so no flip to test against A/A"
+    # one run: no replicates, every flip counts as it always did
+    assert _detail("field type", "amount", 1, 3, no_trials, None, 0, 0, 0, 0, None) == \
+        "field type amount: correct at baseline, not in the candidate"
