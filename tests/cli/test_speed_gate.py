@@ -15,7 +15,7 @@ from tests.conftest import CONFIGS, run_cli
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
-TASKS = [{"pack": "latency", "shapes": [{"name": "short", "input_tokens": 128, "output_tokens": 24}], "count": 4}]
+TASKS = [{"pack": "latency", "shapes": [{"name": "short", "input_tokens": 128, "output_tokens": 16}], "count": 4}]
 
 
 def _configs(tmp: Path) -> list[Path]:
@@ -50,6 +50,6 @@ def test_a_slower_candidate_fails_min_speedup_with_its_interval(tmp_path: Path) 
     manifests = [json.loads(p.read_text()) for p in out.glob("*/manifest.json")]
     for m in manifests:
         [shape] = m["speed"]["shapes"]
-        assert shape["shape"] == "short" and shape["tpot"]["p99"] > 0 and shape["itl"]["n"] == 4 * 23
+        assert shape["shape"] == "short" and shape["tpot"]["p99"] > 0 and shape["itl"]["n"] == 4 * 15
     page = (tmp_path / "r.html").read_text()
     assert page.count("<svg") >= 2 and "TPOT (time per output token)" in page
