@@ -159,7 +159,8 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 900,
 
     In this test process by default: importing torch and transformers costs each new process seconds,
     and the suite calls the CLI over a hundred times. `fresh_process=True` runs it in a subprocess,
-    for what only a separate process shows (signals, a process group, the `-m` entry point itself)."""
+    for what only a separate process shows (signals, a process group, the `-m` entry point itself);
+    `timeout` bounds that subprocess, and pytest-timeout's limit an in-process call."""
     base = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
     extra = {"COLUMNS": "200", "PYTHONUNBUFFERED": "1", **(env or {})}
     if fresh_process:
