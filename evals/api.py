@@ -288,37 +288,30 @@ def compare(
     def progress() -> Progress | None:
         return progress_factory() if progress_factory else None
 
-    base_runs = [execute_run(p, progress(), log, fresh) for p in plan[:replicates]]
+    base_runs = [execute_run(plan[0], progress(), log, fresh)]
+    watch = drift_runs.Watch(base_runs[0], log) if drift else None  # answers equal to the baseline's need no forcing
+    for p in plan[1:replicates]:
+        with drift_runs.watching(watch, p):
+            base_runs.append(execute_run(p, progress(), log, fresh))
     scored = {r.dir: score(r) for r in base_runs}
     base_scored = scored[base_runs[0].dir]
     stab = stability([scored[r.dir] for r in base_runs])
     results = []
     for p, cand in zip(plan[replicates:], candidates):
         chosen = _with_confirm(gate or cand.gate or GateConfig(), confirm_n)
-        result = run_candidate(p, base_scored, stab, chosen, early_stop, progress(), log, fresh)
+        with drift_runs.watching(watch, p):
+            result = run_candidate(p, base_scored, stab, chosen, early_stop, progress(), log, fresh)
         if interleave.wanted(p, bool(chosen.speed)) and result.manifest.status == "complete":
-            _interleave(plan[0], base_runs[0], p, result, log)
+            interleave.retime_once(plan[0], base_runs[0], p, result, log)
         results.append((result, chosen))
     for result, chosen in results:  # so that `report` of these runs gates them the same way
         replicate_choice.record(result, base_runs[0], base_runs[1:], chosen.confirm, log)
     origin = f"--replicates {replicates}" if replicates > 1 else "not asked for"
     read = [*zip(plan[1:2], base_runs[1:2]), *zip(plan[replicates:], [r for r, _ in results])]
-    forced = drift_runs.force_all(base_runs[0], read, log) if drift else drift_runs.Forced()
+    forced = drift_runs.force_all(base_runs[0], read, log, watch) if drift else drift_runs.Forced()
     return compare_results(base_runs[0], results, replicates=base_runs[1:], scored=scored,
                            slo=slo or baseline.slo, replicates_origin=origin, subset=subset,
                            drift_seconds=forced.seconds, drift_reasons=forced.reasons)
-
-
-def _interleave(base: PreparedRun, base_run: RunResult, cand: PreparedRun, result: RunResult,
-                log: Callable[[str], None]) -> None:
-    """Re-time a sample of both side by side, unless both runs are stored and already were."""
-    key = base_run.manifest.key or base.key
-    if base_run.reused and result.reused and cand.store.read_interleaved(key):
-        log(f"{cand.label}: reusing its interleaved timing against {base.label}")
-        return
-    cand.runner.run_items = cand.items
-    base.runner.run_items = base.items
-    interleave.retime(base, cand, cand.config.timing_batches, log)
 
 
 def _distinct_names(configs: list[RunConfig]) -> None:

@@ -12,10 +12,15 @@ The logits are the model's raw ones (`output_logits`: before temperature, top-p 
 so the stored distribution is the model's whatever the sampling settings. The mass outside the
 top-k is a logsumexp over the other entries (never 1 - sum, which cancels to 0 in fp32 when the
 top-k holds nearly all of it).
+
+A `ForcedDists` needs no second pass where the candidate, generating, wrote the baseline's answer
+token for token: each step's logits then came from the very prefix forcing would feed (`watched`,
+in `hand_over`). Only the answers that depart are read again.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -133,7 +138,7 @@ def capture_setup(runner: Any, items: Sequence[Any], prompt_len: int, tok: Any, 
     same with or without them) and, in teacher forcing (`runner.forced`), make each row emit its
     forced tokens; returns the answer length to generate."""
     forced = [runner.forced[it.id] for it in items] if runner.forced is not None else None
-    if forced is None and not (runner.top_k > 0 and runner.on_distribution is not None):
+    if forced is None and not (runner.top_k > 0 and runner.on_distribution is not None) and not _watched(runner, items):
         return max_new
     kwargs.update(output_logits=True, return_dict_in_generate=True)
     if forced is None:
@@ -143,15 +148,30 @@ def capture_setup(runner: Any, items: Sequence[Any], prompt_len: int, tok: Any, 
     return max([len(f) for f in forced] + [1])
 
 
+def _watched(runner: Any, items: Sequence[Any]) -> bool:
+    watched: dict[str, TokenDists] = getattr(runner, "watched", None) or {}
+    return runner.on_forced is not None and any(it.id in watched for it in items)
+
+
 def hand_over(runner: Any, items: Sequence[Any], results: Sequence[Any], logits: Any) -> None:
-    """Each item's record to the runner's `on_forced` (teacher forcing) or `on_distribution`."""
+    """Each item's record to the runner's `on_forced` (teacher forcing) or `on_distribution`; and, while
+    generating with `watched` baseline records, the forced record of each answer that came out
+    token for token as the baseline's (its logits are the ones forcing would read: same prefix)."""
     if logits is None:
         return
     for i, (item, gen) in enumerate(zip(items, results)):
         if runner.forced is not None and runner.on_forced is not None:
             runner.on_forced(item.id, forced_dists(logits, i, runner.forced[item.id]))
-        elif runner.forced is None and runner.on_distribution is not None:
+            continue
+        if runner.forced is None and runner.on_distribution is not None:
             runner.on_distribution(item.id, top_k_dists(logits, i, list(gen.output_ids or []), runner.top_k))
+        base = (getattr(runner, "watched", None) or {}).get(item.id)
+        if base is not None and runner.on_forced is not None and gen.error is None \
+                and list(gen.output_ids or []) == base.ids.tolist():
+            start = time.perf_counter()
+            record = forced_dists(logits, i, base)
+            runner.watch_seconds += time.perf_counter() - start
+            runner.on_forced(item.id, record)
 
 
 __all__ = ["capture_setup", "hand_over", "DEFAULT_TOP_K", "ForcedDists", "TokenDists", "force_processor", "forced_dists", "top_k_dists"]

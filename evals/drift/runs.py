@@ -3,9 +3,10 @@ records against them (evals/drift/teacher_force.py wrote them), and the figures 
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from evalrun.evals.store import dists as dists_store
 from evalrun.evals.drift import teacher_force, tokens
@@ -27,10 +28,35 @@ class Forced:
     reasons: dict[Path, str] = field(default_factory=dict)
 
 
+class Watch:
+    """The baseline's records, read once, for the runs that generate after it, and what recording
+    their answers equal to the baseline's cost, by run directory (teacher_force.watched)."""
+
+    def __init__(self, baseline: RunResult, log: Callable[[str], None]):
+        self.baseline = baseline
+        self.base, _problems = teacher_force.baseline_dists(baseline, log)
+        self.seconds: dict[Path, float] = {}
+
+
+@contextmanager
+def watching(watch: Watch | None, prepared: PreparedRun) -> Iterator[None]:
+    """`prepared` generating under `watch` (None: drift not asked for)."""
+    if watch is None:
+        yield
+        return
+    with teacher_force.watched(prepared, watch.baseline, watch.base) as spent:
+        try:
+            yield
+        finally:
+            if spent():
+                watch.seconds[prepared.dir] = watch.seconds.get(prepared.dir, 0.0) + spent()
+
+
 def force_all(baseline: RunResult, runs: list[tuple[PreparedRun, RunResult]],
-              log: Callable[[str], None]) -> Forced:
-    """Teacher-force every run (candidates, replicates) on the baseline's answers where not stored yet."""
-    out = Forced()
+              log: Callable[[str], None], watch: Watch | None = None) -> Forced:
+    """Teacher-force every run (candidates, replicates) on the baseline's answers where not stored yet.
+    The seconds count what the runs' own generations spent recording equal answers (`watch`)."""
+    out = Forced(seconds=dict(watch.seconds) if watch is not None else {})
     base, _problems = teacher_force.baseline_dists(baseline, log)
     if not base:
         log(f"{baseline.name}: {NO_LOGPROBS}")
@@ -42,7 +68,7 @@ def force_all(baseline: RunResult, runs: list[tuple[PreparedRun, RunResult]],
                 else f"{prepared.label}: {scored.reason}: drift measured on {len(scored.records)} items only")
             out.reasons[result.dir] = scored.reason
         if scored.scored_now:
-            out.seconds[result.dir] = scored.seconds
+            out.seconds[result.dir] = out.seconds.get(result.dir, 0.0) + scored.seconds
     return out
 
 
@@ -114,5 +140,5 @@ def baseline_has_logprobs(baseline: RunResult) -> bool:
     return bool(dists_store.read(baseline.dir, TokenDists).records)
 
 
-__all__ = ["Forced", "NO_LOGPROBS", "NOT_MEASURED", "add_drift", "attach_floor", "attach_tokens",
+__all__ = ["Forced", "Watch", "watching", "NO_LOGPROBS", "NOT_MEASURED", "add_drift", "attach_floor", "attach_tokens",
            "baseline_has_logprobs", "drift_of", "force_all"]

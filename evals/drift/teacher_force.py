@@ -7,6 +7,8 @@ a quantized cache, an eviction policy or sparsity act on the answer tokens as in
 every method declares a chunk equivalent to decode steps, in two forward passes: runners/hf/forced_read.py).
 Speculative decoding: the target's logits are what count, and transformers verifies a drafted
 block in one forward pass, so the forced answer is read a block at a time, as when generating.
+An answer the candidate wrote token for token as the baseline's is not read again: its generation's
+logits are the forced ones (same prefix), stored as they were generated (`watched`).
 What the candidate assigned is stored beside its run in `forced-<baseline key>.{bin,jsonl}`
 (evals/store/dists.py): its generations are never touched. The forced generations are discarded.
 
@@ -19,8 +21,9 @@ drift for them.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 from evalrun.evals.store import dists as dists_store, run_lock
 from evalrun.evals.results import PreparedRun, RunResult
@@ -53,6 +56,34 @@ def cannot(runner: object) -> str | None:
     if getattr(runner, "continuous", None) is not None:
         return "continuous batching cannot read an answer teacher-forced (its scheduler owns the decode loop)"
     return None
+
+
+@contextmanager
+def watched(cand: PreparedRun, baseline: RunResult, base: dict[str, TokenDists]) -> Iterator[Callable[[], float]]:
+    """While `cand` generates: each answer that comes out token for token as the baseline's is stored
+    as its forced record then (runners/logprobs.hand_over), so `score` forces only the answers that
+    depart. Yields the seconds those records have cost so far."""
+    runner = cand.runner
+    if not base or cannot(runner) is not None or not hasattr(runner, "watched"):
+        yield lambda: 0.0
+        return
+    name = dists_store.forced_name(baseline.manifest.key or baseline.dir.name)
+    sha = {k: dists_store.encode_sha(v) for k, v in base.items()}
+    stored = dists_store.read(cand.dir, ForcedDists, name)
+    done = {k for k in stored.records if stored.lines[k].baseline_sha256 == sha.get(k)}
+    writer = dists_store.DistWriter(cand.dir, name)
+
+    def keep(item_id: str, rec: ForcedDists) -> None:
+        if item_id not in done:  # a re-ask of a flipped item may write the baseline's answer again
+            writer.append(item_id, rec, sha[item_id])
+            done.add(item_id)
+
+    runner.watched, runner.on_forced = {k: v for k, v in base.items() if k not in done}, keep
+    start = runner.watch_seconds
+    try:
+        yield lambda: runner.watch_seconds - start
+    finally:
+        runner.watched, runner.on_forced = None, None
 
 
 def score(cand: PreparedRun, result: RunResult, baseline: RunResult, base: dict[str, TokenDists],
@@ -97,4 +128,4 @@ def score(cand: PreparedRun, result: RunResult, baseline: RunResult, base: dict[
     return Scored(records=done, scored_now=len(todo), seconds=seconds, reason=problem)
 
 
-__all__ = ["Scored", "baseline_dists", "cannot", "score"]
+__all__ = ["Scored", "baseline_dists", "cannot", "score", "watched"]

@@ -81,6 +81,18 @@ def _pairs(base: PreparedRun, cand: PreparedRun, chosen: list[list[Item]], log: 
     return records
 
 
+def retime_once(base: PreparedRun, base_run: RunResult, cand: PreparedRun, result: RunResult,
+                log: Callable[[str], None]) -> None:
+    """Re-time a sample of both side by side, unless both runs are stored and already were."""
+    key = base_run.manifest.key or base.key
+    if base_run.reused and result.reused and cand.store.read_interleaved(key):
+        log(f"{cand.label}: reusing its interleaved timing against {base.label}")
+        return
+    cand.runner.run_items = cand.items
+    base.runner.run_items = base.items
+    retime(base, cand, cand.config.timing_batches, log)
+
+
 def interleaved_of(records: list[Retiming], baseline_key: str) -> Interleaved | None:
     """The re-timings as paired timings (the last complete set for that baseline); None if there are none."""
     base: dict[str, Generation] = {}

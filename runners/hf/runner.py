@@ -66,6 +66,8 @@ class HFRunner(Runner):
     forced: dict[str, TokenDists] | None = None
     on_forced: Callable[[str, ForcedDists], None] | None = None
     one_pass_forcing: bool = True  # runners/hf/forced_read.py where every method allows it; False: the decode path
+    watched: dict[str, TokenDists] | None = None  # while generating: an answer equal to the baseline's gives its forced record
+    watch_seconds: float = 0.0  # spent computing those records (teacher forcing's cost, not generation's)
 
     def __init__(
         self,

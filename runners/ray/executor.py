@@ -22,6 +22,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# a Ray instance started here: its actors do the run's work, so they run at the driver's priority (Ray's
+# default starts workers at niceness 15, which leaves them only what every other process on the machine spares)
+LOCAL_SYSTEM_CONFIG: dict[str, Any] = {"worker_niceness": 0}
+_QUIET: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": False}
 RESTART_WAIT_SECONDS = 600  # how long a restarting actor (a model to load again, a node to replace) is waited for
 INSTALL_HINT = "pip install 'evalrun[ray]' (or pip install 'ray>=2.9')"
 
@@ -60,13 +64,16 @@ def connect(settings: RaySettings) -> dict[str, float]:
     ray = require_ray()
     if not ray.is_initialized():
         address = settings.address or os.environ.get("RAY_ADDRESS") or "local"
-        kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
-                                  "log_to_driver": False}
         if address == "local":
-            ray.init(address="local", num_cpus=os.cpu_count() or 1, **kwargs)
+            ray.init(**local_options(os.cpu_count() or 1))
         else:
-            ray.init(address=address, **kwargs)
+            ray.init(address=address, **_QUIET)
     return dict(ray.cluster_resources())
+
+
+def local_options(num_cpus: int) -> dict[str, Any]:
+    """`ray.init` arguments that start a Ray instance on this machine for a run."""
+    return {"address": "local", "num_cpus": num_cpus, "_system_config": LOCAL_SYSTEM_CONFIG, **_QUIET}
 
 
 def cluster_device(settings: RaySettings, device: str) -> str:

@@ -116,3 +116,33 @@ def test_aa_floor_effective_length_and_drift_rules(tiny_model_dir: Path, tmp_pat
     assert data["aa_floor"]["all"]["high"] == drift.floor["all"].high
     assert data["effective_length"]["buckets"][0]["bucket"] == "<=256"
     assert "effective length (accuracy" in render_html_text(build_view(report))
+
+
+def test_an_answer_equal_to_the_baselines_is_read_off_its_generation(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Its generation's logits came from the prefix forcing would feed: stored as generated, equal to a
+    forced read of the same config, and only the answers that depart are forced."""
+    base = _cfg(tiny_model_dir, tmp_path, name="base", batch_size=1)
+    same, later = (_cfg(tiny_model_dir, tmp_path, name=n, batch_size=1) for n in ("same", "later"))
+    int2 = _cfg(tiny_model_dir, tmp_path, name="int2", batch_size=1, acceleration=INT2)
+    logs: list[str] = []
+    report = api.compare(base, [same, int2], out=tmp_path / "runs", log=logs.append, drift=True)
+    forcing = [m for m in logs if "teacher-forced scoring" in m]
+    name = dists_store.forced_name(report.baseline.manifest.key or "")
+    gens = report.baseline.generations
+    departed = [i for i, g in report.candidates[1].generations.items() if g.output_ids != gens[i].output_ids]
+    assert not any(m.startswith("same:") for m in forcing)  # every answer equal: nothing read again
+    assert [m for m in forcing if m.startswith("int2:")] == (
+        [f"int2: teacher-forced scoring of {len(departed)} items on base's answers"] if departed else [])
+    assert report.drift["same"].seconds is not None and report.drift["same"].seconds > 0  # recording them is counted
+    watched = dists_store.read(report.candidates[0].dir, ForcedDists, name).records
+    assert len(watched) == 6 and len(dists_store.read(report.candidates[1].dir, ForcedDists, name).records) == 6
+    # the same config generated without drift, then forced: the records agree
+    api.compare(base, [later], out=tmp_path / "runs", log=lambda _m: None)
+    logs.clear()
+    api.compare(base, [later], out=tmp_path / "runs", log=logs.append, drift=True)
+    assert "later: teacher-forced scoring of 6 items on base's answers" in logs
+    forced = dists_store.read(tmp_path / "runs" / next(p.name for p in (tmp_path / "runs").iterdir()
+                                                        if p.name.startswith("later-")), ForcedDists, name).records
+    for item_id, rec in watched.items():
+        assert np.abs(rec.at_base_top - forced[item_id].at_base_top).max() < 1e-4
+        assert (rec.top1_id == forced[item_id].top1_id).all()

@@ -26,7 +26,7 @@ MANY = [{"pack": "needle_numbers", "lengths": [96, 128, 160, 200, 240, 280], "de
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        ray.init(**ray_executor.local_options(num_cpus=2))
     yield
     ray_executor.close_pools()
 
@@ -62,6 +62,8 @@ def test_ray_generates_the_in_process_batches_and_outputs(tiny_model_dir: Path, 
     assert remote.manifest["device_kind"] == local.manifest["device_kind"]
     assert prepared.runner.local.model is None  # the driver never loaded the model
     assert len(_stored_lines(remote.dir)) == len(local.generations)
+    # the actors do the work at the driver's priority (Ray's default niceness 15 starves them on a busy machine)
+    assert {os.getpriority(os.PRIO_PROCESS, a.info["pid"]) for a in prepared.runner.actors} == {os.getpriority(os.PRIO_PROCESS, 0)}
 
 
 @pytest.mark.slow
