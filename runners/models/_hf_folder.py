@@ -57,7 +57,7 @@ def write_hf_folder(gguf: Path, target: Path, identity: dict[str, Any], dtype: s
                                                  **_dequantize())
     # older transformers set a quantizer marker on a GGUF-loaded model and refuse to save it;
     # the weights are already de-quantized to float, so clearing it is safe.
-    model.hf_quantizer = None  # type: ignore[assignment]  # set by from_pretrained, undeclared on PreTrainedModel
+    model.hf_quantizer = None  # set by from_pretrained, undeclared on PreTrainedModel
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(tmp)

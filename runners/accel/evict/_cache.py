@@ -19,6 +19,9 @@ from evalrun.runners.accel.kv_layout import KVLayout
 class EvictingLayer(DynamicLayer):
     """A layer that may hold fewer entries than the tokens it has processed."""
 
+    keys: torch.Tensor | None  # DynamicLayer's (transformers is not analysed by mypy: pyproject)
+    values: torch.Tensor | None
+
     def __init__(self) -> None:
         super().__init__()
         self.cumulative_length = 0  # tokens processed, evicted or not
