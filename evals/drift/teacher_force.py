@@ -8,7 +8,9 @@ every method declares a chunk equivalent to decode steps, in two forward passes:
 Speculative decoding: the target's logits are what count, and transformers verifies a drafted
 block in one forward pass, so the forced answer is read a block at a time, as when generating.
 An answer the candidate wrote token for token as the baseline's is not read again: its generation's
-logits are the forced ones (same prefix), stored as they were generated (`watched`).
+logits are the forced ones (same prefix), stored as they were generated (`watched`). Not where a
+method makes items depend on their batch mates (`Acceleration.shares_batch_state`): forcing only the
+answers that departed would read them among other mates, so every answer is forced, in its batches.
 What the candidate assigned is stored beside its run in `forced-<baseline key>.{bin,jsonl}`
 (evals/store/dists.py): its generations are never touched. The forced generations are discarded.
 
@@ -58,13 +60,19 @@ def cannot(runner: object) -> str | None:
     return None
 
 
+def shares_batch_state(runner: object) -> bool:
+    """A method whose items depend on their batch mates (fp8's one scale per tensor): the answers that
+    depart would be forced among other mates than they were generated with, so every answer is forced."""
+    return any(a.shares_batch_state() for a in getattr(runner, "accelerations", []))
+
+
 @contextmanager
 def watched(cand: PreparedRun, baseline: RunResult, base: dict[str, TokenDists]) -> Iterator[Callable[[], float]]:
     """While `cand` generates: each answer that comes out token for token as the baseline's is stored
     as its forced record then (runners/logprobs.hand_over), so `score` forces only the answers that
     depart. Yields the seconds those records have cost so far."""
     runner = cand.runner
-    if not base or cannot(runner) is not None or not hasattr(runner, "watched"):
+    if not base or cannot(runner) is not None or not hasattr(runner, "watched") or shares_batch_state(runner):
         yield lambda: 0.0
         return
     name = dists_store.forced_name(baseline.manifest.key or baseline.dir.name)
@@ -128,4 +136,4 @@ def score(cand: PreparedRun, result: RunResult, baseline: RunResult, base: dict[
     return Scored(records=done, scored_now=len(todo), seconds=seconds, reason=problem)
 
 
-__all__ = ["Scored", "baseline_dists", "cannot", "score", "watched"]
+__all__ = ["Scored", "baseline_dists", "cannot", "score", "shares_batch_state", "watched"]

@@ -135,6 +135,12 @@ class Acceleration:
         """KV bytes stored / full precision, as measured (None: the method does not change the cache)."""
         return None
 
+    def shares_batch_state(self) -> bool:
+        """Whether an item's outputs depend on its batch mates, not only on the batch size (a quantization
+        scale spanning the batch): an answer is then read teacher-forced only among the items it was
+        generated with, never off another batch's generation (evals/drift/teacher_force.py)."""
+        return False
+
     def forced_in_one_pass(self, answer_tokens: int) -> str | None:
         """Why a teacher-forced answer of `answer_tokens` tokens must be read step by step (None: this method
         acts on the answer's tokens in one chunk after the prompt's prefill exactly as it does while decoding,

@@ -115,6 +115,9 @@ class KVCache(Acceleration):
         assert method is not None, "a kv_cache acceleration evicts or quantizes (its settings say which)"
         return method
 
+    def shares_batch_state(self) -> bool:
+        return self.quantizer is not None and self.quantizer.items_share_scales()
+
     def forced_in_one_pass(self, answer_tokens: int) -> str | None:
         """A chunk of the answer after the prefill sees what decode steps see where the cache treats each new
         token alone: an eviction policy prunes each layer once, right after the prompt's attention

@@ -202,6 +202,12 @@ class KVQuantizer:
         self._calls += 1
         self._cache = None
 
+    def items_share_scales(self) -> bool:
+        """fp8's one scale per layer tensor and hqq's axis-0 groups (strided over the whole tensor) span the
+        batch: an item's outputs then depend on its batch mates, not only on the batch size."""
+        s = self.settings
+        return bool(s.backend == "fp8" or (s.backend == "hqq" and 0 in (s.axis_key, s.axis_value)))
+
     def effects(self) -> dict[str, Any]:
         s = self.settings
         grouped = s.backend != "fp8"
@@ -223,9 +229,7 @@ class KVQuantizer:
             "max_cached_tokens": self._max_tokens,
             # the most tokens any layer held outside the quantized store when a call ended
             "max_residual_tokens": self._max_residual,
-            # fp8's one scale per layer tensor and hqq's axis-0 groups (strided over the whole tensor) span
-            # the batch: an item's outputs then depend on its batch mates, not only on the batch size
-            "items_share_scales": s.backend == "fp8" or (s.backend == "hqq" and 0 in (s.axis_key, s.axis_value)),
+            "items_share_scales": self.items_share_scales(),
             **({"simulated": True, "layout": "KIVI (keys per channel, values per token)",
                 "bytes_per_token_per_layer_as_stored": round(self._per_token, 2),
                 "bytes_per_token_per_layer_full_precision": self._per_token_full}

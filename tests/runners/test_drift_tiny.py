@@ -123,13 +123,16 @@ def test_an_answer_equal_to_the_baselines_is_read_off_its_generation(tiny_model_
     forced read of the same config, and only the answers that depart are forced."""
     base = _cfg(tiny_model_dir, tmp_path, name="base", batch_size=1)
     same, later = (_cfg(tiny_model_dir, tmp_path, name=n, batch_size=1) for n in ("same", "later"))
-    int2 = _cfg(tiny_model_dir, tmp_path, name="int2", batch_size=1, acceleration=INT2)
+    # hqq on axis 1: its groups stay within an item (axis 0 would tie items to their batch mates: next test)
+    int2 = _cfg(tiny_model_dir, tmp_path, name="int2", batch_size=1,
+                acceleration={"kv_cache": INT2["kv_cache"] | {"axis_key": 1, "axis_value": 1, "group_size": 8}})
     logs: list[str] = []
     report = api.compare(base, [same, int2], out=tmp_path / "runs", log=logs.append, drift=True)
     forcing = [m for m in logs if "teacher-forced scoring" in m]
     name = dists_store.forced_name(report.baseline.manifest.key or "")
     gens = report.baseline.generations
     departed = [i for i, g in report.candidates[1].generations.items() if g.output_ids != gens[i].output_ids]
+    assert 0 < len(departed) < 6  # some answers departed (read again), some did not (read off the generation)
     assert not any(m.startswith("same:") for m in forcing)  # every answer equal: nothing read again
     assert [m for m in forcing if m.startswith("int2:")] == (
         [f"int2: teacher-forced scoring of {len(departed)} items on base's answers"] if departed else [])
@@ -146,3 +149,14 @@ def test_an_answer_equal_to_the_baselines_is_read_off_its_generation(tiny_model_
     for item_id, rec in watched.items():
         assert np.abs(rec.at_base_top - forced[item_id].at_base_top).max() < 1e-4
         assert (rec.top1_id == forced[item_id].top1_id).all()
+
+
+def test_a_method_whose_items_share_batch_state_forces_every_answer(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """fp8's one scale per layer tensor spans the batch: a departed answer forced alone would meet other
+    batch mates, so no answer is read off the generation and all are forced in their batches."""
+    base = _cfg(tiny_model_dir, tmp_path, name="base", batch_size=2)
+    fp8 = _cfg(tiny_model_dir, tmp_path, name="fp8", batch_size=2, acceleration={"kv_cache": {"quant": "fp8"}})
+    logs: list[str] = []
+    report = api.compare(base, [fp8], out=tmp_path / "runs", log=logs.append, drift=True)
+    assert "fp8: teacher-forced scoring of 6 items on base's answers" in logs
+    assert report.drift["fp8"].overall is not None and report.drift["fp8"].missing == 0
