@@ -36,5 +36,6 @@ def apply_timing(candidates: list[RunConfig], mode: TimingMode | str | None) -> 
 drift_option = typer.Option(
     False, "--drift/--no-drift",
     help="Teacher-force each candidate (and the first replicate) on the baseline's answers and report per-token KL, "
-         "same top-1 and delta-p beside the flips, when the baseline stored its distributions (`logprobs:`). Off by "
-         "default: it costs about one more candidate generation (stored records are reused).")
+         "same top-1 and delta-p beside the flips, when the baseline stored its distributions (`logprobs:`). An answer "
+         "the candidate writes as the baseline's is read off its own generation; the others are read again (about "
+         "their generation's cost). Off by default; stored records are reused.")
