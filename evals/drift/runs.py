@@ -57,7 +57,7 @@ def force_all(baseline: RunResult, runs: list[tuple[PreparedRun, RunResult]],
     """Teacher-force every run (candidates, replicates) on the baseline's answers where not stored yet.
     The seconds count what the runs' own generations spent recording equal answers (`watch`)."""
     out = Forced(seconds=dict(watch.seconds) if watch is not None else {})
-    base, _problems = teacher_force.baseline_dists(baseline, log)
+    base = watch.base if watch is not None else teacher_force.baseline_dists(baseline, log)[0]  # read once
     if not base:
         log(f"{baseline.name}: {NO_LOGPROBS}")
         return out
