@@ -1,6 +1,8 @@
 """Early stop and confirmation on the real model (fp32 on the CPU, deterministic): int2kv's FAIL
 is decided after a few items; the full run (--no-early-stop, resuming the stopped one) fails the
-same rules and more; its flips reproduce when re-asked, so confirmation keeps them."""
+same rules and more, lists its flips field by field (a needle's number, the contract's amount) and
+writes the CI artefacts; its flips reproduce when re-asked, so confirmation keeps them. The baseline
+is the session's shared one (tests/cli/test_compare_model.py compares int4kv with it)."""
 
 from __future__ import annotations
 
@@ -29,8 +31,10 @@ def _manifest(runs: Path, name: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("early")
+def runs(tmp_path_factory: pytest.TempPathFactory, model_runs: ModelRuns) -> Path:
+    out = tmp_path_factory.mktemp("early")
+    model_runs.copy(out, CONFIGS / "baseline.yaml", limit=5)
+    return out
 
 
 def test_a_decided_fail_stops_early_and_the_full_run_agrees(runs: Path, tmp_path: Path) -> None:
@@ -47,12 +51,52 @@ def test_a_decided_fail_stops_early_and_the_full_run_agrees(runs: Path, tmp_path
     assert decided and _failing(data) == decided  # nothing else is judged on the items it happened to reach
     assert "stopped at" in (tmp_path / "early.md").read_text()
 
-    full = run_cli(*ARGS, "--out", str(runs), "--no-early-stop", "--json", str(tmp_path / "full.json"))
+    junit, md, summary = tmp_path / "j.xml", tmp_path / "s.md", tmp_path / "step-summary.md"
+    summary.write_text("earlier step\n")
+    full = run_cli(*ARGS, "--out", str(runs), "--no-early-stop", "--json", str(tmp_path / "full.json"),
+                   "--junit", str(junit), "--markdown", str(md), env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert full.returncode == 1, full.stdout + full.stderr
-    assert "resuming" in full.stderr
+    assert "resuming" in full.stderr and "baseline: reusing stored run" in full.stderr
     done = _manifest(runs, "int2kv")
     assert done["status"] == "complete" and "early_stop" not in done and done["items_total"] == 10
-    assert decided <= _failing(json.loads((tmp_path / "full.json").read_text()))
+    data = json.loads((tmp_path / "full.json").read_text())
+    assert decided <= _failing(data)
+    _full_run_lists_its_flips(full.stdout, data)
+    _ci_artefacts_show_the_failing_rules(junit, md, summary, data)
+    int2 = done["effects"]["kv_cache"]
+    # hqq packs int2 only in groups of 16 on this model (int4: 32), whose fp32 scale and zero cost what the
+    # halved codes save: it stores under a quarter of the full-precision bytes all the same
+    assert int2["quant"] == "int2" and int2["backend"] == "hqq" and 0 < int2["kv_bytes_ratio"] < 0.25
+    assert done["speed"]["kv_cache"]["bytes_per_token"] < 46080 / 4  # fp32: 2 x 30 layers x 3 heads x 64 x 4 bytes
+    assert done["key"] != _manifest(runs, "baseline")["key"]
+
+
+def _full_run_lists_its_flips(stdout: str, data: dict) -> None:
+    """Issue 3's promise on the real model: a needle's number and a document's amount, each caught field by
+    field (measured at --limit 5: the contract's monthly fee, right at baseline, and four needles)."""
+    assert "int2kv: FAIL" in stdout and "Harmful flips" in stdout and "needle_numbers/L512-D0.00-integer" in stdout
+    assert "int2kv vs baseline: fields" in stdout, "the per-field table must be shown"
+    docs = next(p for p in data["comparisons"][0]["packs"] if p["pack"] == "doc_fields")
+    assert docs["baseline_accuracy"] >= 0.2, "the 135M baseline must answer some amounts for this to mean anything"
+    amounts = [f for f in data["comparisons"][0]["harmful_flips"] if f["type"] == "amount"]
+    assert any(f["item_id"].startswith("doc_fields/") for f in amounts), amounts
+    assert all(f["item_id"] in stdout for f in amounts)  # each flip is listed
+
+
+def _ci_artefacts_show_the_failing_rules(junit: Path, md: Path, summary: Path, data: dict) -> None:
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(junit).getroot()
+    failed = [c.get("name") for c in root.iter("testcase") if c.find("failure") is not None]
+    assert "max_drop" in failed and "max_harmful_flips[number]" in failed and "max_harmful_flips[amount]" in failed
+    text = md.read_text()
+    assert "❌ FAIL" in text and "max_harmful_flips[number]" in text and "Top harmful flips" in text
+    assert "### Speed vs accuracy" in text and "prefill included" in text and "TPOT" in text
+    assert summary.read_text().startswith("earlier step\n") and "❌ FAIL" in summary.read_text()
+    assert data["passed"] is False
+    pack = next(p for p in data["comparisons"][0]["packs"] if p["pack"] == "needle_numbers")
+    assert pack["statistics"]["discordant_baseline_only"] == 4 and pack["harmful_items"] == 4
+    assert [r["run"] for r in data["speed"]["rows"]] == ["baseline", "int2kv"]
 
 
 def test_confirmation_keeps_flips_that_reproduce(runs: Path, tmp_path: Path) -> None:

@@ -57,11 +57,14 @@ def test_default_gguf_written_once_as_bf16_folder_with_chat_template(tmp_path: P
     name = "model.layers.0.self_attn.q_proj.weight"
     assert torch.equal(weights[name], reference[name].to(torch.bfloat16))
 
-    from_gguf = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    from gguf import GGUFReader
+
+    # the template as the GGUF stores it, read from its metadata (a second tokenizer conversion costs seconds)
+    stored = GGUFReader(gguf).fields["tokenizer.chat_template"].contents()
     saved = AutoTokenizer.from_pretrained(target)
-    assert saved.chat_template and saved.chat_template == from_gguf.chat_template
+    assert saved.chat_template and saved.chat_template == stored
     messages = [{"role": "user", "content": "What is 2+2?"}]
-    assert saved.apply_chat_template(messages, tokenize=False) == from_gguf.apply_chat_template(messages, tokenize=False)
+    assert "What is 2+2?" in saved.apply_chat_template(messages, tokenize=False)
 
     stamp = (target / "model.safetensors").stat().st_mtime_ns
     assert main(["smollm2-135m", str(target)]) == 0
