@@ -7,10 +7,11 @@ PIP    := $(PY) -m pip
 # (e.g. TORCH="torch --index-url ..." for a specific CUDA). An installed torch
 # that satisfies pyproject's range is used as it is.
 TORCH  ?= torch==2.13.0
-# pytest-xdist workers for `make test`, test modules whole on one worker: one more than the 2 cores here,
-# since a fifth of the suite's time is spent waiting on launched servers, Ray and timers (measured: 80% of
-# two cores busy with 2 workers), which a third worker fills; torch gets one thread a worker either way
-TEST_WORKERS ?= 3
+# pytest-xdist workers for `make test`, test modules whole on one worker: two more than the 2 cores here,
+# since part of the suite's time is spent waiting on launched servers, Ray, file locks and timers, which the
+# extra workers fill (measured on the same tree: 3 workers 15:33 with the cores 80% busy, 4 workers 13:35 at
+# 85%); torch gets one thread a worker either way
+TEST_WORKERS ?= 4
 
 .PHONY: demo test test-fast docs typecheck install install-dev clean engines-llamacpp engines
 
