@@ -25,6 +25,9 @@ $(VENV)/.installed: pyproject.toml Makefile
 
 $(VENV)/.installed-dev: $(VENV)/.installed
 	$(PIP) install -e ".[dev,ray,inspect,quanto]"
+	@# optimum-quanto compiles its CPU extension into site-packages at first use (about 2 min on 2 cores):
+	@# built here once, as an engine is, instead of inside the suite's first quanto test (or twice, in a copy)
+	$(PY) -c "from evalrun.runners.accel.quanto_ext import ensure_extension; ensure_extension('cpu', print)"
 	touch $@
 
 install: $(VENV)/.installed
