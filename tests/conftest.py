@@ -92,10 +92,11 @@ def model_runs(tmp_path_factory: pytest.TempPathFactory) -> ModelRuns:
     return ModelRuns(shared / "model-runs")
 
 
-def write_tiny_model(out: Path, tokenizer_dir: str, **shape: int) -> Path:
+def write_tiny_model(out: Path, tokenizer_dir: str, **shape: float) -> Path:
     """The tiny random Llama (seed 0) saved to `out` with the tokenizer from `tokenizer_dir`
     (also for benchmarks that need a model whose compute is negligible); `shape` overrides its
-    LlamaConfig sizes (DEFAULT_MODEL_HEADS: the default model's attention shape on two layers)."""
+    LlamaConfig settings (DEFAULT_MODEL_HEADS: the default model's attention shape on two layers;
+    initializer_range: a larger weight scale for peaked distributions)."""
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 

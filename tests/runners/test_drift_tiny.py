@@ -7,6 +7,7 @@ import hashlib
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from evalrun.evals import api
 from evalrun.evals.store import dists as dists_store
@@ -17,7 +18,7 @@ from evalrun.reports.formats import render_markdown, report_json
 from evalrun.reports.formats.html import render_html_text
 from evalrun.reports.view import build_view
 from evalrun.runners.logprobs import ForcedDists, TokenDists
-from tests.conftest import tiny_config
+from tests.conftest import tiny_config, write_tiny_model
 
 INT2 = {"kv_cache": {"quant": "int2", "backend": "hqq", "group_size": 16, "residual_length": 0}}
 
@@ -43,11 +44,20 @@ def test_storing_distributions_changes_no_output(tiny_model_dir: Path, tmp_path:
     assert not dists_store.read(runs[0].dir, TokenDists).present and runs[0].manifest["logprobs"] is None
 
 
-def test_teacher_forced_drift(tiny_model_dir: Path, tmp_path: Path) -> None:
-    base = _cfg(tiny_model_dir, tmp_path, name="base", batch_size=1)
-    cands = [_cfg(tiny_model_dir, tmp_path, name="same", batch_size=1),
-             _cfg(tiny_model_dir, tmp_path, name="int2", batch_size=1, acceleration=INT2),
-             _cfg(tiny_model_dir, tmp_path, name="pld", batch_size=1,
+@pytest.fixture(scope="module")
+def peaked_model_dir(tmp_path_factory: pytest.TempPathFactory, smol_dir: str) -> Path:
+    """The tiny Llama drawn with 5x the default weight scale. At the default 0.02 its attention and next-token
+    distributions are nearly flat, so an int2 cache moves them by about 2e-7 nats, the size of fp32 rounding
+    over a 49k vocabulary (measured: int2 2.2e-7 mean KL, prompt lookup 4e-8 from one token at 1e-6). At 0.1
+    the same cache drifts by 4.7e-4 while rounding stays under 1e-6."""
+    return write_tiny_model(tmp_path_factory.mktemp("peaked-llama"), smol_dir, initializer_range=0.1)
+
+
+def test_teacher_forced_drift(peaked_model_dir: Path, tmp_path: Path) -> None:
+    base = _cfg(peaked_model_dir, tmp_path, name="base", batch_size=1)
+    cands = [_cfg(peaked_model_dir, tmp_path, name="same", batch_size=1),
+             _cfg(peaked_model_dir, tmp_path, name="int2", batch_size=1, acceleration=INT2),
+             _cfg(peaked_model_dir, tmp_path, name="pld", batch_size=1,
                   acceleration={"speculative": {"method": "prompt_lookup"}})]
     report = api.compare(base, cands, out=tmp_path / "runs", log=lambda _m: None, drift=True)
     same, int2, pld = (report.drift[c.name] for c in cands)
@@ -58,7 +68,8 @@ def test_teacher_forced_drift(tiny_model_dir: Path, tmp_path: Path) -> None:
     # lossless: the target verifies every drafted token; in fp32 its logits match plain decoding to rounding
     assert pld.overall is not None and pld.missing == 0
     assert pld.overall.same_top1.value == 1.0 and pld.overall.max_kl < 1e-5
-    assert int2.overall.mean_kl.value > 10 * pld.overall.mean_kl.value
+    # int2's drift is far above rounding: its interval clears the lossless method's largest token
+    assert int2.overall.mean_kl.low > 10 * max(pld.overall.max_kl, same.overall.max_kl)
     # stored beside each candidate's run, its generations untouched
     cand_run = report.candidates[1]
     samples = hashlib.sha256((cand_run.dir / "samples.jsonl").read_bytes()).hexdigest()
@@ -77,7 +88,7 @@ def test_teacher_forced_drift(tiny_model_dir: Path, tmp_path: Path) -> None:
     # the browser's strip: the baseline's answer decoded with its own tokenizer, one piece per token
     from transformers import AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(str(tiny_model_dir))
+    tok = AutoTokenizer.from_pretrained(str(peaked_model_dir))
     assert int2.tokens is same.tokens and int2.tokens_note is None and set(int2.tokens) == set(int2.per_item)
     for item_id, pieces in int2.tokens.items():
         ids = report.baseline.generations[item_id].output_ids

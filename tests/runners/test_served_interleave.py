@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.runners.test_server_lifecycle import (
-    _assert_none_left, _cmdline, _ctrl_c_reaches_it, _engine_config, _marked, _run_dir, needs_engine,
+    _assert_none_left, _ctrl_c_reaches_it, _engine_config, _launched, _run_dir, needs_engine,
 )
 
 # short prompts: a server's prefill on one thread of a loaded machine is most of the test's time
@@ -44,7 +44,7 @@ def test_interleaved_timing_keeps_both_launched_servers_up_then_stops_them(tmp_p
     at_once = 0
     try:
         while proc.poll() is None:
-            live = [p for p in _marked(mark) if "llama_cpp.server" in " ".join(_cmdline(p))]
+            live = _launched(mark)
             at_once = max(at_once, len(live))
             seen |= {p.pid for p in live}
             time.sleep(0.05)

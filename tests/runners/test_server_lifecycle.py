@@ -52,6 +52,18 @@ def _marked(mark: str) -> list[psutil.Process]:
     return found
 
 
+def _launched(mark: str) -> list[psutil.Process]:
+    """The servers themselves: marked processes that lead a session of their own, as evalrun starts a server.
+    Its `version_command` carries the same environment but runs in evalrun's session and exits at once: a wait
+    that saw it would take it for the server."""
+    found = []
+    for proc in _marked(mark):
+        with contextlib.suppress(ProcessLookupError):
+            if os.getsid(proc.pid) == proc.pid:
+                found.append(proc)
+    return found
+
+
 def _cmdline(proc: psutil.Process) -> list[str]:
     try:
         return proc.cmdline()
@@ -63,7 +75,7 @@ def _assert_none_left(mark: str, within: float = 5.0) -> None:
     deadline = time.monotonic() + within
     while _marked(mark) and time.monotonic() < deadline:
         time.sleep(0.1)
-    left = [(p.pid, p.cmdline()) for p in _marked(mark)]
+    left = [(p.pid, _cmdline(p)) for p in _marked(mark)]
     assert left == [], f"processes left behind: {left}"
 
 
@@ -276,7 +288,7 @@ def test_a_server_killed_mid_run_keeps_answers_and_the_same_command_resumes(tmp_
             if dirs and len(_samples(dirs[0])) >= 2:
                 break
             time.sleep(0.05)
-        servers = _marked(mark)
+        servers = _launched(mark)
         assert servers and proc.poll() is None, "the run ended before the server could be killed"
         for server in servers:
             server.kill()
@@ -311,9 +323,9 @@ def test_ctrl_c_leaves_no_process(tmp_path: Path) -> None:
                             preexec_fn=_ctrl_c_reaches_it)
     try:
         deadline = time.monotonic() + 300
-        while not _marked(mark) and time.monotonic() < deadline and proc.poll() is None:
+        while not _launched(mark) and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
-        assert _marked(mark), _never_started(proc)
+        assert _launched(mark), _never_started(proc)
         time.sleep(1.0)  # loading its weights
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=120)
@@ -339,7 +351,7 @@ def test_compare_launches_one_at_a_time_and_reuses_the_stored_baseline(tmp_path:
                             preexec_fn=_ctrl_c_reaches_it)
     at_once = 0
     while proc.poll() is None:
-        live = [p for p in _marked(mark) if "llama_cpp.server" in " ".join(_cmdline(p))]  # not the version asks
+        live = _launched(mark)  # not the version asks
         at_once = max(at_once, len(live))
         seen |= {p.pid for p in live}
         time.sleep(0.05)
@@ -375,7 +387,7 @@ def test_keep_servers_leaves_the_server_up_and_says_where(tmp_path: Path) -> Non
     try:
         assert done.returncode == 0, done.stdout + done.stderr
         err = " ".join(done.stderr.split())
-        [server] = [p for p in _marked(mark) if "llama_cpp.server" in " ".join(_cmdline(p))]
+        [server] = _launched(mark)
         assert "server left up at http://127.0.0.1:" in err and f"kill -TERM -- -{server.pid}" in err, err
         import httpx
 
@@ -400,9 +412,9 @@ def test_a_signal_while_the_server_loads_leaves_no_process(tmp_path: Path, sig: 
                             preexec_fn=_ctrl_c_reaches_it)
     try:
         deadline = time.monotonic() + 120
-        while not _marked(mark) and time.monotonic() < deadline and proc.poll() is None:
+        while not _launched(mark) and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
-        assert _marked(mark), _never_started(proc)
+        assert _launched(mark), _never_started(proc)
         proc.send_signal(sig)
         stdout, stderr = proc.communicate(timeout=60)
     finally:
@@ -410,3 +422,37 @@ def test_a_signal_while_the_server_loads_leaves_no_process(tmp_path: Path, sig: 
             proc.kill()
     assert proc.returncode == 130, stdout + stderr
     _assert_none_left(mark)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupt_during_the_spawn_waits_until_the_pid_is_owned(sig: signal.Signals) -> None:
+    """A Ctrl-C or SIGTERM that lands inside `Popen()` would lose the server's pid (a session of its own that
+    nothing stops): it is held through the spawn and delivered once, to the handler it would have reached."""
+    from evalrun.runners.openai._server_process import _HeldInterrupts
+
+    reached: list[int] = []
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),  # a CI job may ignore it
+                signal.SIGTERM: signal.signal(signal.SIGTERM, lambda signum, _frame: reached.append(signum))}
+    try:
+        with _HeldInterrupts() as held:
+            os.kill(os.getpid(), sig)
+            time.sleep(0.05)  # Python runs the handler between bytecodes: nothing is raised in the spawn
+        assert held.held == [sig]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handlers are put back
+        if sig == signal.SIGINT:
+            with pytest.raises(KeyboardInterrupt):
+                held.deliver()
+        else:
+            held.deliver()
+            assert reached == [signal.SIGTERM]
+        held.deliver()  # once only
+        assert reached in ([], [signal.SIGTERM])
+
+        # a spawn that fails has no pid to own: the held interrupt still ends the run, not the spawn's error
+        with pytest.raises(KeyboardInterrupt), _HeldInterrupts():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            raise OSError("cannot start")
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
