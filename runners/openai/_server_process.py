@@ -139,19 +139,21 @@ class ServerProcess:
             stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             log.write(f"=== evalrun {stamp}: starting {' '.join(argv)}\n".encode())
             log.flush()
-            with _HeldInterrupts() as held:
-                try:
+            held: list[int] = []  # a Ctrl-C or SIGTERM inside Popen() would lose the pid: held until it is ours
+            try:
+                with _handling(lambda signum, _frame: held.append(signum), signal.SIGINT, signal.SIGTERM):
                     self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                                  stdin=subprocess.DEVNULL, env=env, start_new_session=True,
                                                  preexec_fn=None if self.keep else _die_with_parent)
-                except OSError as exc:
-                    self.proc = None
-                    raise ServerFailed(f"{self.config_file}: server: cannot start {argv[0]!r}: "
-                                       f"{exc.strerror or exc} (for the example engines: make engines-llamacpp)") from None
+            except OSError as exc:
+                self.proc = None
+                _deliver(held)  # nothing to own: the interrupt still ends the run
+                raise ServerFailed(f"{self.config_file}: server: cannot start {argv[0]!r}: {exc.strerror or exc} "
+                                   "(for the example engines: make engines-llamacpp)") from None
         self.launches += 1
         _LIVE.add(self)
         try:
-            held.deliver()  # a Ctrl-C or SIGTERM that came during the spawn, now that the pid is ours to stop
+            _deliver(held)  # a Ctrl-C or SIGTERM that came during the spawn, now that the pid is ours to stop
             self._wait_ready(say)
         except BaseException:
             self.stop()
@@ -217,52 +219,36 @@ class ServerProcess:
                 log.write(f"=== evalrun: stopped (exit {proc.returncode})\n".encode())
 
 
-class _HeldInterrupts:
-    """SIGINT and SIGTERM held while the server is spawned, delivered by `deliver()` once evalrun has its pid.
-
-    Raised inside `Popen()`, after the fork, KeyboardInterrupt would lose the child's pid: a server in a
-    session of its own that nothing stops until evalrun exits. Main thread only (where Python runs handlers).
-    """
-
-    def __init__(self) -> None:
-        self.held: list[int] = []
-        self._previous: dict[int, Any] = {}
-
-    def __enter__(self) -> "_HeldInterrupts":
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._previous[sig] = signal.signal(sig, lambda signum, _frame: self.held.append(signum))
-        return self
-
-    def __exit__(self, exc_type: Any, *_exc: Any) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-        self._previous.clear()
-        if exc_type is not None:
-            self.deliver()  # the spawn failed: nothing to own, the interrupt still ends the run
-
-    def deliver(self) -> None:
-        """Each held signal, once, to the handler it would have reached (Ctrl-C: KeyboardInterrupt)."""
-        held, self.held = self.held, []
-        for sig in dict.fromkeys(held):
-            signal.raise_signal(sig)
-
-
 @contextlib.contextmanager
-def _sigterm_raises() -> Iterator[None]:
-    """While a server is up, SIGTERM to evalrun (a CI timeout) unwinds like Ctrl-C, so `finally` stops it."""
+def _handling(handler: Callable[[int, Any], None], *signals: int) -> Iterator[None]:
+    """`handler` for `signals` in the block, the previous handlers after it; main thread only (where Python
+    runs handlers: elsewhere `signal.signal` raises)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-
-    def handler(signum: int, _frame: Any) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {sig: signal.signal(sig, handler) for sig in signals}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _deliver(held: list[int]) -> None:
+    """Each signal `_handling` held, once, to the handler it would have reached (Ctrl-C: KeyboardInterrupt)."""
+    signals = list(dict.fromkeys(held))
+    held.clear()
+    for sig in signals:
+        signal.raise_signal(sig)
+
+
+def _raise_interrupt(signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _sigterm_raises() -> contextlib.AbstractContextManager[None]:
+    """While a server is up, SIGTERM to evalrun (a CI timeout) unwinds like Ctrl-C, so `finally` stops it."""
+    return _handling(_raise_interrupt, signal.SIGTERM)
 
 
 @atexit.register

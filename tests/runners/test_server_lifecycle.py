@@ -428,31 +428,36 @@ def test_a_signal_while_the_server_loads_leaves_no_process(tmp_path: Path, sig: 
 def test_an_interrupt_during_the_spawn_waits_until_the_pid_is_owned(sig: signal.Signals) -> None:
     """A Ctrl-C or SIGTERM that lands inside `Popen()` would lose the server's pid (a session of its own that
     nothing stops): it is held through the spawn and delivered once, to the handler it would have reached."""
-    from evalrun.runners.openai._server_process import _HeldInterrupts
+    from evalrun.runners.openai._server_process import _deliver, _handling
 
     reached: list[int] = []
     previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),  # a CI job may ignore it
                 signal.SIGTERM: signal.signal(signal.SIGTERM, lambda signum, _frame: reached.append(signum))}
     try:
-        with _HeldInterrupts() as held:
+        held: list[int] = []
+        with _handling(lambda signum, _frame: held.append(signum), signal.SIGINT, signal.SIGTERM):
             os.kill(os.getpid(), sig)
             time.sleep(0.05)  # Python runs the handler between bytecodes: nothing is raised in the spawn
-        assert held.held == [sig]
+        assert held == [sig]
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handlers are put back
         if sig == signal.SIGINT:
             with pytest.raises(KeyboardInterrupt):
-                held.deliver()
+                _deliver(held)
         else:
-            held.deliver()
+            _deliver(held)
             assert reached == [signal.SIGTERM]
-        held.deliver()  # once only
+        _deliver(held)  # once only
         assert reached in ([], [signal.SIGTERM])
 
         # a spawn that fails has no pid to own: the held interrupt still ends the run, not the spawn's error
-        with pytest.raises(KeyboardInterrupt), _HeldInterrupts():
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.05)
-            raise OSError("cannot start")
+        with pytest.raises(KeyboardInterrupt):
+            try:
+                with _handling(lambda signum, _frame: held.append(signum), signal.SIGINT):
+                    os.kill(os.getpid(), signal.SIGINT)
+                    time.sleep(0.05)
+                    raise OSError("cannot start")
+            except OSError:
+                _deliver(held)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
