@@ -25,7 +25,7 @@ from evalrun.evals.files import ConfigError
 from evalrun.evals.imports._fields import FieldMap
 from evalrun.evals.imports._lmeval_results import Results, read_results
 from evalrun.evals.imports._run import (
-    Imported, clean_value, file_sha256, metric_field_options, no_outcome, scored_metrics, sha256_text,
+    Imported, clean_value, file_sha256, metric_field_options, no_outcome, scored_metrics, sha256_text, unknown_outcome,
 )
 
 SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
@@ -149,8 +149,13 @@ def _read_doc(task: str, where: str, data: dict[str, Any]) -> _Doc:
 
 def _merge(docs: dict[tuple[str, str], _Doc], doc: _Doc, filter_name: Any, seen: dict[tuple, str]) -> None:
     """Lines of one doc under other filters add their metrics; a doc logged twice under one filter,
-    or whose prompt or target differ between its lines, is refused."""
-    key = (doc.task, json.dumps(doc.doc_id))
+    whose prompt or target differ between its lines, or whose id is another's as text (2 and "2"),
+    is refused."""
+    key = (doc.task, str(doc.doc_id))  # what the item id is made of
+    first = docs.get(key)
+    if first is not None and json.dumps(first.doc_id) != json.dumps(doc.doc_id):
+        raise ConfigError(f"doc_id {doc.doc_id!r} of task {doc.task!r} and doc_id {first.doc_id!r} at {first.where} "
+                          f"are one item ({doc.task}/{doc.doc_id}): a log joined from two sources?", file=doc.where)
     line_key = (*key, str(filter_name))
     if line_key in seen:
         raise ConfigError(f"doc_id {doc.doc_id!r} of task {doc.task!r} (filter {filter_name}) is logged twice, "
@@ -189,8 +194,9 @@ def _build(docs: list[_Doc], mapping: FieldMap) -> tuple[list[Item], list[Genera
         fields = [typed] if typed is not None else [
             Field(name=m, kind="text", gold=d.target, options=metric_field_options(m)) for m in fields_of[d.task]]
         items.append(_item(d, fields))
+        error = unknown_outcome(fields_of[d.task], d.scores) if typed is None else None
         gens.append(Generation(item_id=items[-1].id, pack=d.task, prompt_hash=d.prompt_hash[:16], output=d.output,
-                               source_scores=d.scores))
+                               error=error, source_scores=d.scores))
     return items, gens, others
 
 

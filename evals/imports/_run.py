@@ -11,7 +11,7 @@ from typing import Any
 
 from evalrun.contract.types import Generation, Item
 from evalrun.evals.files import ConfigError
-from evalrun.evals.scoring import SOURCE_METRIC, is_pass_fail
+from evalrun.evals.scoring import SOURCE_METRIC, is_pass_fail, outcome_of
 
 
 @dataclass
@@ -56,6 +56,17 @@ def scored_metrics(per_task: dict[str, dict[str, list[Any]]]) -> tuple[dict[str,
         fields[task] = [m for m, values in metrics.items() if is_pass_fail(values)]
         others[task] = [m for m in metrics if m not in fields[task]]
     return fields, others
+
+
+def unknown_outcome(metrics: list[str], scores: dict[str, Any]) -> str | None:
+    """Why the source's verdict on this answered sample is unknown (a field's metric NaN or not
+    logged), or None. The readers store it as the generation's error, so the comparison takes the
+    path of a generation that raised: a gap at baseline (exit 4), never "wrong at baseline", which
+    would hide the candidate's losses there."""
+    unknown = [m for m in metrics if outcome_of(scores.get(m)) is None]
+    if not unknown:
+        return None
+    return f"outcome unknown: the source logged no pass/fail value for {', '.join(unknown)} (NaN or not logged)"
 
 
 def metric_field_options(metric: str) -> dict[str, Any]:
