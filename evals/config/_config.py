@@ -149,7 +149,7 @@ def _extends_chain(path: Path) -> list[tuple[Path, dict[str, Any]]]:
         if len(chain) >= MAX_EXTENDS_DEPTH:
             raise ConfigError(f"extends chain deeper than {MAX_EXTENDS_DEPTH} files (from {path.name} through "
                               f"{chain[-1][0].name}); flatten it", file=path, path="extends")
-        data = _read_yaml(current)
+        data = _read_yaml(current, (chain[-1][0], "extends") if chain else None)
         unknown = sorted(str(k) for k in set(data) - _TOP_KEYS)
         if unknown:
             raise ConfigError(f"unknown key; allowed: {', '.join(sorted(_TOP_KEYS))}", file=current, path=unknown[0])

@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from evalrun.evals.files._yaml import YamlProblem, load_strict
+from evalrun.contract.user_files import MAX_YAML_BYTES, FileRefused, read_bounded
 from evalrun.contract.validation import first_error
 
 
@@ -31,13 +32,18 @@ class ConfigError(Exception):
         super().__init__(f"{where}{message}")
 
 
-def read_yaml(path: Path) -> dict[str, Any]:
-    """One YAML file as a mapping; duplicate keys and non-finite numbers are ConfigErrors.
-    (A config and a gate file are read alike.)"""
+def read_yaml(path: Path, named_by: tuple[Path, str] | None = None) -> dict[str, Any]:
+    """One YAML file as a mapping; duplicate keys, non-finite numbers, and a file that is not regular
+    or is over MAX_YAML_BYTES (contract/user_files.py) are ConfigErrors. (A config and a gate file are
+    read alike.) `named_by`: the (file, key) that named this one, which a refused file is reported at."""
     if not path.exists():
         raise ConfigError("file not found", file=path)
     try:
-        data = load_strict(path.read_text(encoding="utf-8"))
+        data = load_strict(read_bounded(path, MAX_YAML_BYTES).decode("utf-8"))
+    except FileRefused as exc:
+        if named_by:
+            raise ConfigError(f"{path} {exc}", file=named_by[0], path=named_by[1]) from None
+        raise ConfigError(str(exc), file=path) from None
     except YamlProblem as exc:
         raise ConfigError(exc.message, file=path, path=exc.path) from None
     except yaml.YAMLError as exc:

@@ -24,6 +24,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalrun.contract.user_files import MAX_DATA_BYTES, FileRefused, read_bounded
 from evalrun.tasks.base import ParamError
 
 if TYPE_CHECKING:
@@ -176,10 +177,12 @@ def read_rows(path: str | None, dataset: str | None, split: str, max_rows: int |
     kind = SUFFIXES.get(file.suffix.lower())
     if kind is None:
         raise ParamError(f"{file.name}: unsupported file type; use one of {', '.join(SUFFIXES)}", "path")
-    try:
-        raw = file.read_bytes()
+    try:  # a regular file up to MAX_DATA_BYTES, opened once: pandas reads these bytes, not the path again
+        raw = read_bounded(file, MAX_DATA_BYTES)
     except FileNotFoundError:
         raise ParamError(f"file not found: {file}", "path") from None
+    except FileRefused as exc:
+        raise ParamError(f"{file} {exc}", "path") from None
     except OSError as exc:
         raise ParamError(f"cannot read {file}: {exc}", "path") from None
     digest = hashlib.sha256(raw).hexdigest()
@@ -194,9 +197,9 @@ def read_rows(path: str | None, dataset: str | None, split: str, max_rows: int |
 
         if kind == "csv":
             _unique_header(raw, file.name)
-            frame = pd.read_csv(file, dtype=str, keep_default_na=False, nrows=max_rows)
+            frame = pd.read_csv(io.BytesIO(raw), dtype=str, keep_default_na=False, nrows=max_rows)
             return Rows(_records(frame), digest)
-        frame = pd.read_parquet(file)
+        frame = pd.read_parquet(io.BytesIO(raw))
         if max_rows:
             frame = frame.head(max_rows)
         return Rows(_records(frame), digest)

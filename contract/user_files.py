@@ -1,0 +1,52 @@
+"""Reading a file the user names (a config, a file it extends, a gate file, a pack's data): only a
+regular file, and no more than a bound.
+
+`extends: /dev/zero` would read until memory ran out and a FIFO would block open() until a writer
+came. The file is opened non-blocking (a FIFO returns at once) and judged by fstat on that same
+descriptor (what is read is what was checked, whatever is swapped in meanwhile); reading stops one
+byte past the bound, so a file that grows while it is read is refused too. Here, below every stage,
+so the config loader (evals/files) and the files pack (tasks/files) read through the same door.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+MAX_YAML_BYTES = 1 << 20  # a config or gate file: a few kilobytes in practice
+MAX_DATA_BYTES = 256 << 20  # a pack's JSONL/JSON/CSV/Parquet data, held in memory while items are built
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+class FileRefused(ValueError):
+    """Why a file is not read, worded to follow its name ("is a FIFO, not a regular file")."""
+
+
+def read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file at `path` (links followed), at most `limit` of them; FileRefused
+    otherwise. A missing file is FileNotFoundError, other OS errors are the caller's."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((name for test, name in _KINDS if test(st.st_mode)), "a special file")
+            raise FileRefused(f"is {kind}, not a regular file")
+        if st.st_size > limit:
+            raise FileRefused(f"is {st.st_size:,} bytes, over the {limit:,} bytes such a file may be")
+        chunks, got = [], 0
+        while got <= limit:
+            chunk = os.read(fd, min(limit + 1 - got, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        if got > limit:
+            raise FileRefused(f"grew past the {limit:,} bytes such a file may be while it was read")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+__all__ = ["FileRefused", "MAX_DATA_BYTES", "MAX_YAML_BYTES", "read_bounded"]
