@@ -11,7 +11,8 @@ evals.stats.FlipTest: more flips than the limit and, when replicates measured th
 noise, a flip rate beyond the A/A rate at the gate's confidence; the rule's
 detail says from how many flips that test can reject at all (with 2 replicates
 and no A/A flip, two flips among a handful of fields never can). Fields right in
-only some replicates are judged by their rates (evals.stats).
+only some replicates are judged by their rates (evals.stats). A rule that no outcome
+could fail on fields the baseline got right is not testable (`cannot_fail`), never a pass.
 """
 
 from __future__ import annotations
@@ -94,6 +95,17 @@ def reach(test: FlipTest, n: int) -> str:
     return f"{aa} the test rejects only from {at} flip(s) of {n}"
 
 
+def cannot_fail(stab: Stability | None, can_fail: bool, n: int, test: FlipTest, rates: RateTest | None) -> str:
+    """Why no outcome could fail a noise-aware rule on the fields the baseline got right ("" when one
+    could, or when there is nothing the baseline got right: that is `baseline 0 of n`)."""
+    if can_fail or stab is None or not stab.measured or not (n or rates):
+        return ""
+    why = [f"{n} field(s) right in all {stab.replicates} replicates: {reach(test, n)}"] if n else []
+    if rates is not None:
+        why.append(f"{rates.fields} right in only some: even all answers wrong give p = {rates.smallest_p:.3g}")
+    return "no outcome could fail it; " + "; ".join(why)
+
+
 def _detail(what: str, key: str, x: int, n: int, test: FlipTest, stab: Stability | None, noise: int,
             unconfirmed: int, confirmed: int, limit: int, rates: RateTest | None) -> str:
     if stab is not None and stab.measured:
@@ -119,9 +131,10 @@ def _detail(what: str, key: str, x: int, n: int, test: FlipTest, stab: Stability
     return text
 
 
-def _strata(pc: PackComparison, stab: Stability | None, scope: set[tuple[str, str]]) -> list[Stratum]:
+def strata(pc: PackComparison, stab: Stability | None, scope: set[tuple[str, str]] | None = None) -> list[Stratum]:
     """(baseline right, replicates, candidate right, candidate answers) of each unstable field in scope
-    that the baseline got right in some replicates; the candidate's answers include its re-asks."""
+    (None: every field of the pack) that the baseline got right in some replicates; the candidate's
+    answers include its re-asks."""
     if stab is None or not stab.rated:
         return []
     paired = set(pc.item_ids)
@@ -130,7 +143,7 @@ def _strata(pc: PackComparison, stab: Stability | None, scope: set[tuple[str, st
     helpful = {f.key for f in pc.helpful}
     out: list[Stratum] = []
     for key, (pack, kind, k, reps) in stab.rated.items():
-        if pack != pc.pack or key[0] not in paired or (key[1], kind) not in scope:
+        if pack != pc.pack or key[0] not in paired or (scope is not None and (key[1], kind) not in scope):
             continue
         cand_right = (key not in harmful) if key in right else (key in helpful)
         again, asked = pc.reasked.get(key, (0, 0))
@@ -177,14 +190,16 @@ def flip_rules(limits: dict[str, tuple[int, str]], confidence: float, power: flo
         test = FlipTest(limit, alpha, y, m)
         c = confirmed[key]
         x = counted[key] + c  # confirmed flips are real: the noise test weighs them with the rest
-        rates = rate_test(_strata(pc, stab, scope), alpha)
+        rates = rate_test(strata(pc, stab, scope), alpha)
         fails = c > limit or test.fails(x, n) or (rates is not None and rates.fails)
+        can_fail = (n > limit and (confirm > 0 or test.critical(n) is not None)) or (rates is not None and rates.can_fail)
         what = "field" if by_field else "field type"
         rule = f"max_harmful_flips[{key}]"
         detail = _detail(what, key, x, n, test, stab, noise[key], refuted[key], c, limit, rates)
         rules.append(RuleResult(cand, pc.pack, rule, float(x), float(limit), not fails, detail, origin,
                                 baseline_right=n + (rates.fields if rates else 0), in_scope=paired,
-                                p_value=test.p_value(x, n), aa_flips=y if m else None, aa_trials=m or None))
+                                p_value=test.p_value(x, n), aa_flips=y if m else None, aa_trials=m or None,
+                                cannot_fail=cannot_fail(stab, can_fail, n, test, rates)))
         scopes.append(Scope(rule, FlipTest(limit, alpha) if confirm else test, n))
     found = PackPower(pc.pack, pc.n, sum(s.fields for s in scopes), power, detectable_rate(scopes, power),
                       any(s.test.noise_aware for s in scopes), scopes, confirmed=bool(confirm))

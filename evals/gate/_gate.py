@@ -20,9 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from evalrun.evals.files import ConfigError, read_yaml, validation_error
 from evalrun.evals.gate._drift_rules import DriftRule
-from evalrun.evals.gate._flip_rules import FlipFindings, PackPower, detect_rate_rule, flip_rules, reach
+from evalrun.evals.gate._flip_rules import (
+    FlipFindings, PackPower, cannot_fail, detect_rate_rule, flip_rules, reach, strata,
+)
 from evalrun.evals.compare import Comparison, Flip, PackComparison
-from evalrun.evals.stats import FlipTest
+from evalrun.evals.stats import FlipTest, rate_test
 from evalrun.evals.gate._speed_rules import SpeedRule
 from evalrun.evals.scoring import Stability
 from evalrun.evals.gate._verdict import ALL_PACKS, Gap, RuleResult, Verdict, no_rule_gaps, untestable_gaps
@@ -198,8 +200,11 @@ def _origin(gate: GateConfig, pack: str, name: str) -> str:
 def _max_drop(gate: GateConfig, pc: PackComparison, cand: str, limit: float, drop: float,
               stab: Stability | None, right: int, scope: int) -> RuleResult:
     """The drop in points; with baseline replicates, a drop past the limit fails when the items lost
-    and confirmed by re-asking (`confirm`) alone are past it, or when the items lost are beyond the A/A
-    rate of lost items (one-sided Fisher); both count only items right in every replicate."""
+    and confirmed by re-asking (`confirm`) alone are past it, when the items lost among those right in
+    every replicate are beyond the A/A rate of lost items (one-sided Fisher), or when, pooled over every
+    field of the pack the baseline got right in only some replicates, the candidate's answers (with its
+    re-asks) are right less often than the replicates' (one stratified exact test: evidence too thin per
+    field or per field type adds up over the pack). Where none of these could fail, it is not testable."""
     what = f"{gate.metric} drop in points (baseline - candidate)"
     over = drop > limit + 1e-9
     if stab is None or not stab.measured or not stab.aa_item_trials[pc.pack]:
@@ -214,15 +219,22 @@ def _max_drop(gate: GateConfig, pc: PackComparison, cand: str, limit: float, dro
     confirmed = sum(1 for i in pc.lost_items() if i in reproduced and stab.item_gated(i))
     confirmed_drop = 100.0 * confirmed / pc.n if pc.n else 0.0
     settled = over and confirmed_drop > limit + 1e-9
+    pooled = rate_test(strata(pc, stab), test.alpha)
     what += (f"; items lost of the {len(gated)} right in all {stab.replicates} baseline replicates: {x} against A/A "
              f"{test.aa_flips}/{test.aa_trials}, one-sided Fisher p = {p if p is not None else float('nan'):.3g} "
              f"(a drop fails only below {test.alpha:.3g}; {reach(test, len(gated))})")
     if confirmed:
         what += (f"; {confirmed} item(s) lost and confirmed by re-asking ({confirmed_drop:.3g} points) count fully"
                  + (": past the limit, FAIL without the noise test" if settled else ""))
-    return RuleResult(cand, pc.pack, "max_drop", round(drop, 2) + 0.0, limit, not (over and (beyond or settled)),
+    if pooled is not None:
+        what += f"; pooled over the pack, {pooled.text}"
+    can_fail = (test.critical(len(gated)) is not None or (gate.confirm > 0 and 100.0 * len(gated) / pc.n > limit)
+                or (pooled is not None and pooled.can_fail))
+    return RuleResult(cand, pc.pack, "max_drop", round(drop, 2) + 0.0, limit,
+                      not (over and (beyond or settled or (pooled is not None and pooled.fails))),
                       what, _origin(gate, pc.pack, "max_drop"), baseline_right=right, in_scope=scope, p_value=p,
-                      aa_flips=test.aa_flips, aa_trials=test.aa_trials)
+                      aa_flips=test.aa_flips, aa_trials=test.aa_trials,
+                      cannot_fail=cannot_fail(stab, can_fail, len(gated), test, pooled))
 
 
 def _min_recovery(gate: GateConfig, pc: PackComparison, cand: str, threshold: float) -> RuleResult:

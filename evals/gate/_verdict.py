@@ -20,6 +20,10 @@ candidate could fail it (a harmful flip needs a baseline hit; a drop needs a
 baseline above 0). It is never counted as a pass: the counts say how many
 rules were not testable, and a pack whose every rule is untestable is a gap
 (incomplete), so a verdict where nothing could fail is exit 4, never 0.
+A rule is untestable too where the baseline did get its scope right but the
+noise-aware test could not reject any outcome (`cannot_fail`: a few fields
+right in only some replicates, none in all): something could have been lost
+unseen, so that rule is a gap of its own, exit 4 whatever the other rules say.
 
 A regression outranks a gap: a harmful flip found on the items that could be
 paired is a finding whatever the missing items would have shown.
@@ -72,6 +76,9 @@ class RuleResult:
     # (detect_rate: the pack is too small to vouch for, which is no finding either way)
     on_fail: RuleStatus = "fail"
     items_needed: int | None = None
+    # why no candidate could fail this rule although the baseline got its scope right (the noise test
+    # can reject no outcome on these fields); "" when some outcome fails it
+    cannot_fail: str = ""
 
     @property
     def comparator(self) -> str:
@@ -83,14 +90,14 @@ class RuleResult:
     def status(self) -> RuleStatus:
         if not self.evaluated:
             return "incomplete"
-        if self.baseline_right == 0:
+        if self.baseline_right == 0 or self.cannot_fail:
             return "untestable"
         return "pass" if self.passed else self.on_fail
 
     @property
     def untestable_reason(self) -> str:
         """The one wording of an untestable rule, in every output."""
-        return f"not testable here (baseline 0 of {self.in_scope})"
+        return f"not testable here ({self.cannot_fail or f'baseline 0 of {self.in_scope}'})"
 
 
 @dataclass
@@ -113,12 +120,17 @@ def worst(statuses: Iterable[str]) -> Status:
 
 
 def untestable_gaps(rules: Iterable[RuleResult]) -> list[Gap]:
-    """A gap for each pack whose every rule is untestable: nothing there could have failed."""
+    """A gap for each pack whose every rule is untestable (nothing there could have failed), and for
+    each rule the noise test left unable to fail on fields the baseline got right (a loss there
+    would go unseen, whatever the pack's other rules found)."""
     by_pack: dict[str, list[RuleResult]] = {}
+    rules = list(rules)
     for r in rules:
         by_pack.setdefault(r.pack, []).append(r)
-    return [Gap(pack, NOTHING_COULD_FAIL) for pack, rs in by_pack.items()
-            if all(r.status == "untestable" for r in rs)]
+    return [*(Gap(pack, NOTHING_COULD_FAIL) for pack, rs in by_pack.items()
+              if all(r.status == "untestable" for r in rs)),
+            *(Gap(r.pack, f"{r.rule}: {r.untestable_reason}") for r in rules
+              if r.cannot_fail and r.status == "untestable")]
 
 
 def no_rule_gaps(packs: Iterable[str], rules: Iterable[RuleResult]) -> list[Gap]:

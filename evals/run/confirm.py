@@ -82,8 +82,9 @@ def reask(prepared: PreparedRun, item_ids: list[str], attempts: int,
 
 def to_confirm(comparison: Comparison, limits: dict[str, tuple[int, str]], stab: Stability | None) -> list[str]:
     """The items whose harmful flips a rule of `limits` counts (on gated fields), then the items with a
-    field in a rule's scope that the baseline got right in only some replicates (the candidate's rate
-    there is compared with the baseline's, evals.stats), in item order, each once."""
+    field the baseline got right in only some replicates (the candidate's rate there is compared with
+    the baseline's, per flip rule and pooled over the pack by max_drop, evals.gate), in item order,
+    each once."""
     out: dict[str, None] = {}
     for pc in comparison.packs:
         for f in pc.harmful:
@@ -92,8 +93,8 @@ def to_confirm(comparison: Comparison, limits: dict[str, tuple[int, str]], stab:
     if stab is not None:
         for pc in comparison.packs:
             paired = set(pc.item_ids)
-            for (item_id, name), (pack, kind, _, _) in stab.rated.items():
-                if pack == pc.pack and item_id in paired and rule_key(name, kind, limits, pc.field_names):
+            for (item_id, _), (pack, _, _, _) in stab.rated.items():
+                if pack == pc.pack and item_id in paired:
                     out[item_id] = None
     return list(out)
 

@@ -20,7 +20,9 @@ lower tail of the sum of those truncated hypergeometrics (a stratified exact
 test, the exact form of Mantel-Haenszel).
 With one candidate answer per field a field can say little (a field right in 2
 of 3 replicates gives p = 1/2 when the candidate misses it once); re-asks give
-the candidate several answers and the test its power.
+the candidate several answers and the test its power. `smallest_p` is the p-value
+of a candidate wrong in every answer: when even that is not below alpha, no
+candidate could fail the test, and the gate says "not testable" rather than pass.
 """
 
 from __future__ import annotations
@@ -62,10 +64,15 @@ class RateTest:
     candidate_answers: int
     p_value: float
     alpha: float
+    smallest_p: float  # a candidate wrong in every answer: the most this test could ever reject
 
     @property
     def fails(self) -> bool:
         return self.p_value < self.alpha
+
+    @property
+    def can_fail(self) -> bool:
+        return self.smallest_p < self.alpha
 
     @property
     def text(self) -> str:
@@ -82,4 +89,5 @@ def rate_test(strata: list[Stratum], alpha: float) -> RateTest | None:
     if not strata:
         return None
     return RateTest(len(strata), sum(s[0] for s in strata), sum(s[1] for s in strata),
-                    sum(s[2] for s in strata), sum(s[3] for s in strata), lower_tail(strata), alpha)
+                    sum(s[2] for s in strata), sum(s[3] for s in strata), lower_tail(strata), alpha,
+                    lower_tail([(b, k, 0, c) for b, k, _, c in strata]))

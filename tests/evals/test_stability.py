@@ -169,13 +169,14 @@ def test_noisy_a_a_rarely_fails_the_rate_test() -> None:
     assert fails / trials <= 0.02, fails / trials  # 3.5% without the truncation, 0.5% with it
 
 
-def test_unstable_fields_in_a_rules_scope_are_reasked() -> None:
+def test_unstable_fields_are_reasked() -> None:
     from evalrun.evals.run import confirm
 
     _, stab, comp = _usually_right(set())  # no flip at all: the unstable fields alone are re-asked
     assert confirm.to_confirm(comp, GateConfig().flip_limits(), stab) == [f"docs/{i}" for i in range(4)]
+    # with no flip rule over them, max_drop still pools them over the pack
     assert confirm.to_confirm(comp, GateConfig(max_harmful_flips={"amount": None}, packs={"*": {"max_drop": 0}})
-                              .flip_limits(), stab) == []
+                              .flip_limits(), stab) == [f"docs/{i}" for i in range(4)]
 
 
 def test_a_confirmed_loss_on_an_unstable_item_is_not_counted_fully_by_max_drop() -> None:
