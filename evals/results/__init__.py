@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from evalrun.evals.results._runs import (
     Interleaved, PreparedRun, RunResult, StoredRows, load_rows, load_stored, manifest_model,
-    stored_replicates,
+    stored_replicates, without_secrets,
 )
 from evalrun.evals.results.served import openai_runner
 
 __all__ = [
     "Interleaved", "PreparedRun", "RunResult", "StoredRows", "load_rows", "load_stored", "manifest_model",
-    "openai_runner", "stored_replicates",
+    "openai_runner", "stored_replicates", "without_secrets",
 ]

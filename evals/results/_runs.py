@@ -18,6 +18,15 @@ from evalrun.evals.files import ConfigError, store_files
 from evalrun.evals.config import RunConfig
 from evalrun.evals.store import RunStore
 from evalrun.runners.models import ModelSource
+from evalrun.runners.openai import scrub_known
+
+
+def without_secrets(gen: Generation) -> Generation:
+    """`gen` with every secret this process knows (API keys, a server's `env` values) masked in its
+    answer and error: a server may echo what it was given, and the answer reaches files and reports."""
+    out = scrub_known(gen.output) if gen.output else gen.output
+    error = scrub_known(gen.error) if gen.error else gen.error
+    return gen if (out, error) == (gen.output, gen.error) else gen.model_copy(update={"output": out, "error": error})
 
 
 @dataclass
@@ -83,6 +92,9 @@ class RunResult:
         if isinstance(self.manifest, dict):
             self.manifest = RunManifest.model_validate(self.manifest)
 
+        # what every later stage and renderer reads: a run stored before its secret was known, or
+        # imported, shows it masked too (the file is left as it is)
+        self.generations = {k: without_secrets(g) for k, g in self.generations.items()}
     @classmethod
     def load(cls, run_dir: str | Path, trust_edited_items: bool = False,
              log: Callable[[str], None] | None = None) -> "RunResult":

@@ -18,7 +18,7 @@ from evalrun.evals.files import ConfigError, StoreLink
 from evalrun.evals.config import HFRunConfig, OpenAIRunConfig, RunConfig
 from evalrun.evals.run._early_stop import EarlyStop, StopGeneration
 from evalrun.evals.store import RunStore, run_key, run_lock
-from evalrun.evals.results import PreparedRun, RunResult, manifest_model, openai_runner
+from evalrun.evals.results import PreparedRun, RunResult, manifest_model, openai_runner, without_secrets
 from evalrun.evals.run._failure import RunFailed as RunFailed, failed_session as _failed_session
 from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Generation, Item
@@ -253,6 +253,7 @@ class _Emitter:
         self.in_batch = 0
 
     def __call__(self, gen: Generation) -> None:
+        gen = without_secrets(gen)  # an answer echoing a secret is stored masked
         self.store.append(gen)
         self.done[gen.item_id] = gen
         self.generated += 1

@@ -15,9 +15,12 @@ import json
 import re
 import threading
 import unicodedata
+from typing import Iterable
 from urllib.parse import quote, quote_plus
 
 MASK = "***"
+# a value shorter than this is a setting ("0", "bf16", "auto"), never a credential: masking it would mangle answers
+SECRET_MIN_CHARS = 8
 
 _known: set[str] = set()
 _lock = threading.Lock()
@@ -81,6 +84,13 @@ def remember(key: str) -> None:
             _known.add(key)
 
 
+def remember_secrets(values: Iterable[str]) -> None:
+    """Values that may be credentials (a server's `env`): those of SECRET_MIN_CHARS or more are remembered."""
+    for value in values:
+        if len(value) >= SECRET_MIN_CHARS:
+            remember(value)
+
+
 def scrub_known(text: str) -> str:
     """`text` without any key this process has read."""
     with _lock:
@@ -106,5 +116,6 @@ def variable_words(name: str) -> str:
             "variable name; api_key_env takes the NAME of the variable that holds the key, never the key)")
 
 
-__all__ = ["MASK", "key_forms", "key_problem", "remember", "readable_variable", "scrub", "scrub_known",
+__all__ = ["MASK", "SECRET_MIN_CHARS", "key_forms", "key_problem", "remember", "remember_secrets", "readable_variable",
+           "scrub", "scrub_known",
            "variable_words"]

@@ -4,15 +4,21 @@ Apart from the process code (runners/openai/_server_process.py) so the config lo
 validate it without starting anything. What can change an answer (the command
 with its flags, the environment, the engine's version) is the launch identity
 that enters the run key; where it listens and how long it is waited for do not.
+`env` often holds credentials (HF_TOKEN, an API key): outside the process that
+launches the server each value is only its hash (manifest, key), and any value
+long enough to be a secret is scrubbed from whatever evalrun prints or stores.
 """
 
 from __future__ import annotations
 
+import hashlib
 import string
 import subprocess
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
+
+from evalrun.runners.openai._api_key import remember_secrets
 
 # what a command may name; {port} is the loopback port evalrun picks
 PLACEHOLDERS = {
@@ -21,6 +27,11 @@ PLACEHOLDERS = {
     "model": "the config's `model`: the name the server must serve",
     "model_path": "the local file or directory the config's `model` resolves to (an alias's GGUF)",
 }
+
+
+def hashed_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` as it may be written down: each name with the sha256 of its value, sorted by name."""
+    return {k: "sha256:" + hashlib.sha256(v.encode("utf-8", "surrogatepass")).hexdigest() for k, v in sorted(env.items())}
 
 
 def placeholders_in(text: str) -> list[str]:
@@ -47,6 +58,14 @@ class ServerSettings(BaseModel):
     # anything starts, so a stored run is found without launching the server)
     version: str | None = None
     version_command: list[str] | None = Field(None, min_length=1)
+
+    def model_post_init(self, context: Any) -> None:
+        remember_secrets(self.env.values())  # reading the config is enough: whatever follows masks them
+
+    @field_serializer("env")
+    def _env_hashed(self, env: dict[str, str]) -> dict[str, str]:
+        """A dump (the manifest's resolved config) names the variables, never their values."""
+        return hashed_env(env)
 
     @field_validator("command", "version_command")
     @classmethod
@@ -87,8 +106,9 @@ class ServerSettings(BaseModel):
 
     def launch_identity(self, version: str | None) -> dict[str, Any]:
         """What the run key holds of the launch: the command as written (placeholders unfilled, so the
-        port never enters it), the environment and the engine's version."""
-        return {"command": list(self.command), "env": dict(sorted(self.env.items())), "version": version}
+        port never enters it), the environment (hashed: a changed value is a new key, the key stores
+        no value) and the engine's version."""
+        return {"command": list(self.command), "env": hashed_env(self.env), "version": version}
 
 
 def filled(words: list[str], values: dict[str, str]) -> list[str]:
@@ -116,4 +136,5 @@ def engine_version(settings: ServerSettings, values: dict[str, str], env: dict[s
     return lines[0].strip()[:200]
 
 
-__all__ = ["PLACEHOLDERS", "ServerSettings", "VersionUnknown", "engine_version", "filled", "placeholders_in"]
+__all__ = ["PLACEHOLDERS", "ServerSettings", "VersionUnknown", "engine_version", "filled", "hashed_env",
+           "placeholders_in"]
