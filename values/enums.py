@@ -18,7 +18,7 @@ def find_enum_values(norm_pred: str, lookup: dict[str, str]) -> list[str]:
     dollars", "paid in canadian dollars" names only the second."""
     padded = f" {norm_pred} "
     found: dict[str, int] = {}  # canonical value -> where it is first named
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(len(padded))  # 1 where a longer name already read sits: linear in the answer
     for name in sorted(lookup, key=len, reverse=True):
         if not name:
             continue
@@ -26,13 +26,13 @@ def find_enum_values(norm_pred: str, lookup: dict[str, str]) -> list[str]:
         start = 0
         needle = f" {name} "
         while (i := padded.find(needle, start)) != -1:
-            span = (i + 1, i + len(needle) - 1)
+            a, b = i + 1, i + len(needle) - 1
             start = i + 1
-            if any(s < span[1] and span[0] < e for s, e in taken):
+            if any(taken[a:b]):
                 continue  # inside a longer name already read
-            taken.append(span)
-            prev = padded[:i].split()[-1:] or [""]
-            if prev[0] not in _NEGATIONS:
+            taken[a:b] = b"\x01" * (b - a)
+            prev = padded[padded.rfind(" ", 0, max(i - 1, 0)) + 1:i].strip()  # the word before the name
+            if prev not in _NEGATIONS:
                 found[canon] = min(found.get(canon, i), i)
     return sorted(found, key=found.__getitem__)
 

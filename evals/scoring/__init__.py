@@ -4,7 +4,7 @@ generations scored field by field, extraction metrics and which baseline answers
 from __future__ import annotations
 
 from evalrun.evals.scoring.fields import (
-    AMBIGUOUS, COPIED, LOOPING, NAMED, OTHER_SHAPE, OUTCOMES, REFUSAL, SUBCODES, score_field,
+    AMBIGUOUS, ANSWER_MAX_CHARS, COPIED, LOOPING, NAMED, OTHER_SHAPE, OUTCOMES, REFUSAL, SUBCODES, score_field,
 )
 from evalrun.evals.scoring._json_answer import JsonAnswer, PARSE_STATUSES, parse_json_answer
 from evalrun.evals.scoring._source_metric import SOURCE_METRIC, is_pass_fail, outcome_of
@@ -13,7 +13,7 @@ from evalrun.evals.scoring._stability import FieldKey, Stability, stability
 from evalrun.evals.scoring._metrics import FieldMetrics, PackMetrics, field_counts, micro_f1, pack_metrics
 
 __all__ = [
-    "AMBIGUOUS", "COPIED", "FieldKey", "FieldMetrics", "JsonAnswer", "LOOPING", "NAMED", "OTHER_SHAPE",
+    "AMBIGUOUS", "ANSWER_MAX_CHARS", "COPIED", "FieldKey", "FieldMetrics", "JsonAnswer", "LOOPING", "NAMED", "OTHER_SHAPE",
     "OUTCOMES", "PARSE_STATUSES", "PackMetrics", "REFUSAL", "SOURCE_METRIC", "SUBCODES", "ScoredItem",
     "Stability", "field_counts", "is_pass_fail", "micro_f1", "outcome_of", "pack_metrics",
     "parse_json_answer", "score_field", "score_item", "score_run", "stability",

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field as PydField
 
-from evalrun.evals.scoring.fields import COPIED, score_field  # noqa: F401 - COPIED is read here by older callers
+from evalrun.evals.scoring.fields import ANSWER_MAX_CHARS, COPIED, score_field  # noqa: F401 - COPIED: older callers
 from evalrun.evals.scoring._json_answer import parse_json_answer
 from evalrun.evals.scoring._source_metric import SOURCE_METRIC, source_score
 from evalrun.contract.types import CORRECT_OUTCOMES, Field, FieldScore, Generation, Item, ItemMeta
@@ -55,7 +55,8 @@ _UNREADABLE = "no JSON object could be read from the answer"
 
 
 def _score_json(item: Item, output: str) -> tuple[dict[str, FieldScore], str, str | None]:
-    answer = parse_json_answer(output)
+    # read to the cap as a free-text answer is: an object cut by it is read as truncated (the parse status says so)
+    answer = parse_json_answer(output[:ANSWER_MAX_CHARS])
     if answer.data is None:
         # nothing readable: every field was dropped; a decoy too, since nothing said it has no value
         scores = {f.name: FieldScore(outcome="missing", detail=_UNREADABLE) if f.gold is None

@@ -143,6 +143,10 @@ OTHER_SHAPE = "a value of another shape given for the field: no {kind} value in 
 NOT_OFFERED = "nothing given for the field: its values sit in babble or in words about other things"
 LOOPING = "the answer loops (degenerate repetition): no value stated"
 _NORM_MAX = 1000  # normalised strings stored in a FieldScore are capped
+# the characters of an answer the scorer reads: a server ignoring max_tokens or an imported log may
+# hand it megabytes; about 4,000 tokens of prose, far past any field's answer
+ANSWER_MAX_CHARS = 16_384
+CUT = "answer cut: the scorer read"
 
 
 def _cap(s: str | None) -> str | None:
@@ -326,8 +330,13 @@ def score_field(kind: str, gold: Any, pred: Any, *, context: str | None = None, 
     gold_s, _ = coerce(gold)
     try:
         pred_s, note = coerce(pred)
-        return _score(kind, gold_s, drop_cut_repeat_listed(pred_s) if pred_s else pred_s, note, options,
-                      read_context(context))
+        if pred_s is None or len(pred_s) <= ANSWER_MAX_CHARS:
+            return _score(kind, gold_s, drop_cut_repeat_listed(pred_s) if pred_s else pred_s, note, options,
+                          read_context(context))
+        cut = f"{CUT}: its first {ANSWER_MAX_CHARS:,} of {len(pred_s):,} characters"
+        s = _score(kind, gold_s, drop_cut_repeat_listed(pred_s[:ANSWER_MAX_CHARS]), note, options,
+                   read_context(context))
+        return s.model_copy(update={"detail": "; ".join(d for d in (s.detail, cut) if d)})
     except Exception as exc:  # noqa: BLE001 - last line of defence, never crash a run
         detail = f"scorer error: {type(exc).__name__}: {exc}"[:300]
         if gold_s is None:
@@ -335,4 +344,4 @@ def score_field(kind: str, gold: Any, pred: Any, *, context: str | None = None, 
         return FieldScore(outcome="wrong_value", subcode=None, detail=detail)
 
 
-__all__ = ["score_field", "numeric_subcode", "KINDS", "OUTCOMES", "SUBCODES", "AMBIGUOUS", "COPIED"]
+__all__ = ["ANSWER_MAX_CHARS", "score_field", "numeric_subcode", "KINDS", "OUTCOMES", "SUBCODES", "AMBIGUOUS", "COPIED"]

@@ -29,12 +29,15 @@ def _offsets(s: str) -> tuple[int, ...] | None:
 
 
 _offsets_cached = lru_cache(maxsize=4096)(_offsets)
+# an answer's every span maps through one table: a long one is kept too (a few, so that
+# megabytes are never pinned), or each span would rebuild it and the answer cost n * spans
+_offsets_long = lru_cache(maxsize=4)(_offsets)
 
 
 def to_original(s: str, start: int, end: int) -> tuple[int, int]:
     """(start, end) in `s` of the span (start, end) of prep(s). Where NFKC cannot be undone
     cluster by cluster (Hangul jamo, rare), the span is the whole answer."""
-    table = _offsets_cached(s) if len(s) <= CACHE_MAX_LEN else _offsets(s)
+    table = _offsets_cached(s) if len(s) <= CACHE_MAX_LEN else _offsets_long(s)
     if table is None:
         return start, end
     if table == (-1,):
