@@ -53,7 +53,9 @@ def token_drift(base: TokenDists, cand: ForcedDists) -> TokenDrift:
     rc = np.maximum(cand.rest_logprob.astype(np.float64), _FLOOR)
     pb = np.exp(lb)
     rest = np.where(np.isfinite(rb) & (rb > _FLOOR), np.exp(rb) * (rb - rc), 0.0)
-    kl = np.maximum((pb * (lb - lc)).sum(axis=1) + rest, 0.0)
+    with np.errstate(invalid="ignore"):  # an id of probability 0 adds 0 log 0 = 0, not NaN
+        terms = np.where(pb > 0, pb * (lb - lc), 0.0)
+    kl = np.maximum(terms.sum(axis=1) + rest, 0.0)
     second = np.exp(lb[:, 1]) if lb.shape[1] > 1 else np.zeros(n)
     return TokenDrift(
         kl=kl,
@@ -116,6 +118,8 @@ class Drift:
     flips: list[FlipNote] = field(default_factory=list)
     per_item: dict[str, TokenDrift] = field(default_factory=dict)
     missing: int = 0  # paired items without a usable baseline or candidate record
+    # those items' ids, each with why: a drift rule over a scope holding one cannot be decided (rules.py)
+    unscored: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what could not be vouched for, one line each
     seconds: float | None = None  # teacher-forced scoring time
     generation_seconds: float | None = None  # the candidate's own generation time
@@ -184,21 +188,26 @@ def compute(candidate: str, items: Iterable[Item], base: dict[str, TokenDists], 
     paired = [it for it in items if it.id in base_gens and it.id in cand_gens and base_gens[it.id].error is None]
     per_item: dict[str, TokenDrift] = {}
     by_pack: dict[str, list[TokenDrift]] = {}
-    missing = 0
+    unscored: dict[str, str] = {}
     for it in paired:
         b, c = base.get(it.id), forced.get(it.id)
         if b is None or c is None or len(c) != len(b):
-            missing += 1
+            unscored[it.id] = "no usable teacher-forced record"
             continue
-        per_item[it.id] = row = token_drift(b, c)
+        row = token_drift(b, c)
+        bad = np.flatnonzero(~(np.isfinite(row.kl) & np.isfinite(row.dp)))
+        if bad.size:  # a NaN or infinite logprob stored (a model whose logits overflowed): no figure, and why
+            unscored[it.id] = f"token {int(bad[0])}'s KL is not a number (a NaN or infinite logprob in a record)"
+            continue
+        per_item[it.id] = row
         by_pack.setdefault(it.pack, []).append(row)
     packs = [pack_drift(p, rows, confidence) for p, rows in by_pack.items()]
     overall = pack_drift("all", [r for rows in by_pack.values() for r in rows], confidence) if per_item else None
     flips = [flip_note(f, base.get(f.item_id), per_item.get(f.item_id), base_gens.get(f.item_id),
                        cand_gens.get(f.item_id)) for f in comparison.harmful]
-    notes = [f"drift: {missing} of {len(paired)} paired items have no usable teacher-forced record (measured on "
-             f"{len(per_item)})"] if missing else []
-    return Drift(candidate, packs, overall, flips, per_item, missing, notes)
+    notes = [f"drift: {len(unscored)} of {len(paired)} paired items not measured (measured on {len(per_item)}; "
+             f"first: item {k}: {why})" for k, why in list(unscored.items())[:1]]
+    return Drift(candidate, packs, overall, flips, per_item, len(unscored), unscored, notes)
 
 
 __all__ = ["Drift", "Figure", "FlipNote", "PackDrift", "TokenDrift", "compute", "token_drift"]

@@ -82,8 +82,20 @@ def _one(gate: Any, i: int, rule: DriftRule, cand: str, drift: Drift | None, why
         verdict = "the whole interval is beyond the limit"
     else:
         verdict = f"inconclusive: the interval straddles {limit:g} (more items narrow it)"
-    return RuleResult(cand, pack, rule.name(), float(f"{value:.4g}"), limit, passed, f"{text}; {verdict}", "gate",
-                      on_fail="fail" if failed else "incomplete")
+    out = RuleResult(cand, pack, rule.name(), float(f"{value:.4g}"), limit, passed, f"{text}; {verdict}", "gate",
+                     on_fail="fail" if failed else "incomplete")
+    unscored = [(k, why) for k, why in drift.unscored.items() if b.pack is None or packs.get(k) == b.pack]
+    if unscored:  # figures over a part of the scope vouch for nothing about the rest (an unread item, a NaN)
+        k, why = unscored[0]
+        _undecided(out, f"{_where(gate, i, rule)}: {len(unscored)} paired item(s) in scope not measured "
+                        f"(first: item {k}: {why})")
+    return out
+
+
+def _undecided(result: RuleResult, why: str) -> None:
+    if result.evaluated and result.status in ("pass", "fail"):
+        result.evaluated = False
+        result.detail += f"; not decided: {why}"
 
 
 def evaluate_drift(gate: Any, cand: str, drift: Drift | None, why_none: str | None, packs: dict[str, str],
@@ -92,9 +104,7 @@ def evaluate_drift(gate: Any, cand: str, drift: Drift | None, why_none: str | No
     out = [_one(gate, i, rule, cand, drift, why_none, packs) for i, rule in enumerate(gate.drift)]
     if stopped:
         for r in out:
-            if r.evaluated and r.status in ("pass", "fail"):
-                r.evaluated = False
-                r.detail += "; not decided: the candidate stopped early"
+            _undecided(r, "the candidate stopped early")
     return out
 
 

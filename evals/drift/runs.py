@@ -100,6 +100,8 @@ def add_drift(report: Any, seconds: dict[Path, float], reasons: dict[Path, str] 
             found = drift_of(report.baseline, run, comparison, 0.95, lambda _m: None, seconds.get(run.dir))
             if found is not None:
                 report.drift[run.name] = found
+                if run.dir in (reasons or {}):  # the read stopped part-way: why, beside the figures it left
+                    found.notes.append(f"teacher-forced read stopped: {(reasons or {})[run.dir]}")
     unread = [f"{run.name}: {(reasons or {})[run.dir]}: drift not measured" for run, _c in runs
               if run is not None and run.name not in report.drift and run.dir in (reasons or {})]
     if unread:

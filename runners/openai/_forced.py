@@ -27,7 +27,7 @@ import numpy as np
 from evalrun.contract.types import Item
 from evalrun.runners.logprobs import ForcedDists, TokenDists
 from evalrun.runners.openai._http import ItemFailed, ServerError, Transient
-from evalrun.runners.openai._logprobs import MAX_TOP
+from evalrun.runners.openai._logprobs import MAX_TOP, NotLogprob, checked
 
 NO_PROMPT_LOGPROBS = "the engine returns no prompt logprobs"
 # the returned logprobs are fp32: their sum is known to about k x 6e-8; the mass the server did not
@@ -121,7 +121,8 @@ def _position(entry: dict[int, tuple[float, int | None]], base_ids: np.ndarray, 
 
 def record(prompt_logprobs: Any, prompt_len: int, base: TokenDists, k: int) -> tuple[ForcedDists | None, str | None]:
     """The candidate's record from a response's `prompt_logprobs` (one entry per prompt position, the
-    first None), or None and why: the positions of the answer are P .. P + n - 1."""
+    first None), or None and why: the positions of the answer are P .. P + n - 1. A value there that
+    is not a log-probability raises NotLogprob: the server's figures cannot be trusted at all."""
     if not isinstance(prompt_logprobs, list):
         return None, NO_PROMPT_LOGPROBS
     n = len(base)
@@ -133,6 +134,8 @@ def record(prompt_logprobs: Any, prompt_len: int, base: TokenDists, k: int) -> t
         token = int(base.ids[t])
         if entry is None or token not in entry:
             return None, f"answer token {t} (id {token}) has no logprob of its own in prompt_logprobs"
+        entry = {i: (checked(lp, f"answer token {t} (id {token}), prompt_logprobs' id {i}"), rank)
+                 for i, (lp, rank) in entry.items()}
         a, r, o, i, lp = _position(entry, base.top_ids[t], base.top_logprobs[t], math.exp(float(base.rest_logprob[t])),
                                    token, k)
         at.append(a)
@@ -196,7 +199,11 @@ class ServedForcing:
         except ItemFailed as exc:
             self.forced_skipped.append(f"item {item.id}: {exc}")
             return
-        rec, why = record(data["choices"][0].get("prompt_logprobs"), len(ids), base, k)
+        try:
+            rec, why = record(data["choices"][0].get("prompt_logprobs"), len(ids), base, k)
+        except NotLogprob as exc:  # a server that sends such values is not read any further
+            self.forced_problem = f"item {item.id}: {exc}"
+            return
         if rec is None:
             if why == NO_PROMPT_LOGPROBS:
                 self.forced_problem = why

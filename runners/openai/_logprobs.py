@@ -16,6 +16,10 @@ record's ids must decode back to the answer's text (`ServedDists.take`).
 
 The mass outside the top-k is 1 - sum(top-k), in float64, floored at 1e-30 (log -69): the server
 returns no more than the k values.
+
+Every value a server sends as a logprob is checked (`checked`, also for the teacher-forced read's
+`prompt_logprobs`): one that is not finite and <= 0 is no log-probability, and a figure built on it
+(a positive logprob reads as zero drift) would pass a gate it should not; the answer gets no record.
 """
 
 from __future__ import annotations
@@ -30,6 +34,19 @@ from evalrun.runners.logprobs import TokenDists
 
 MAX_TOP = 20  # the OpenAI API's bound on top_logprobs, and vLLM's default max_logprobs
 _REST_FLOOR = 1e-30
+# a log-softmax in fp32 can land a few ulps of the logits' size above 0 (logits ~100: 1e-5); read as 0
+ROUNDING = 1e-4
+
+
+class NotLogprob(ValueError):
+    """A served value that is not a log-probability: nothing built on it can be vouched for."""
+
+
+def checked(value: float, where: str) -> float:
+    """`value` as a log-probability (a rounding above 0 read as 0), or NotLogprob naming `where`."""
+    if not (math.isfinite(value) and value <= ROUNDING):
+        raise NotLogprob(f"{where}: logprob {value!r} is not a log-probability (finite and <= 0)")
+    return min(value, 0.0)
 
 
 def request_fields(endpoint: Literal["chat", "completions"], k: int) -> dict[str, Any]:
@@ -116,11 +133,12 @@ class TokenIds:
         return None if name in self.ambiguous else self.by_bytes.get(name)
 
 
-def _alternatives(t: ServedToken, ids: TokenIds) -> list[tuple[int, float]]:
+def _alternatives(t: ServedToken, ids: TokenIds, pos: int) -> list[tuple[int, float]]:
     """The alternatives that name one id, best first (duplicates kept once). An empty name is never
     read as an alternative: llama-cpp-python and vLLM both send "" for a partial UTF-8 token as well."""
     out: dict[int, float] = {}
-    for name, value in sorted(t.top, key=lambda a: -a[1]):
+    top = [(name, checked(v, f"token {pos} ({t.token!r}), alternative {name!r}")) for name, v in t.top]
+    for name, value in sorted(top, key=lambda a: -a[1]):
         tid = None if name == b"" else ids.id(name)
         if tid is not None and tid not in out:
             out[tid] = value
@@ -135,11 +153,15 @@ def token_dists(tokens: list[ServedToken], ids: TokenIds, k: int) -> tuple[Token
     coarsens to the ids kept plus "anything else", valid for any set of ids)."""
     if not tokens:
         return None, "no logprobs in the answer"
-    alts = [_alternatives(t, ids) for t in tokens]
+    try:
+        own = [checked(t.logprob, f"token {pos} ({t.token!r})") for pos, t in enumerate(tokens)]
+        alts = [_alternatives(t, ids, pos) for pos, t in enumerate(tokens)]
+    except NotLogprob as exc:
+        return None, str(exc)
     k = min([k, *(len(a) for a in alts)])
     if k == 0:
         return None, "no top logprobs that name a token of the tokenizer"
-    rows, top_ids, top_lps, own, rest = [], [], [], [], []
+    rows, top_ids, top_lps, rest = [], [], [], []
     for pos, (t, best) in enumerate(zip(tokens, alts)):
         tid = ids.id(t.token)
         if tid is None:
@@ -147,7 +169,6 @@ def token_dists(tokens: list[ServedToken], ids: TokenIds, k: int) -> tuple[Token
         rows.append(tid)
         top_ids.append([i for i, _ in best[:k]])
         top_lps.append([v for _, v in best[:k]])
-        own.append(t.logprob)
         mass = float(np.exp(np.asarray(top_lps[-1], dtype=np.float64)).sum())
         rest.append(math.log(max(1.0 - mass, _REST_FLOOR)))
     return TokenDists(ids=np.asarray(rows, np.int32), logprob=np.asarray(own, np.float32),
@@ -201,4 +222,4 @@ class ServedDists:
                 "first_without": self.first_missing}
 
 
-__all__ = ["MAX_TOP", "ServedDists", "ServedToken", "TokenIds", "request_fields", "token_dists", "tokens_of"]
+__all__ = ["MAX_TOP", "NotLogprob", "ServedDists", "checked", "ServedToken", "TokenIds", "request_fields", "token_dists", "tokens_of"]

@@ -73,6 +73,9 @@ class ServerState:
     report_context: bool = True  # /models says max_model_len (vLLM and SGLang do; llama.cpp servers do not)
     # a 401 quotes the Authorization header it got, raw and encoded (servers and proxies that echo requests)
     echo_key: bool = False
+    # vLLM's `prompt_logprobs` for a completions request that asks for them (the teacher-forced read): the
+    # list this gives the request's body; None: the field is never sent (llama.cpp's servers)
+    prompt_logprobs: Callable[[dict[str, Any]], list[Any]] | None = None
     records: list[RequestRecord] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
@@ -394,6 +397,8 @@ class _Handler(BaseHTTPRequestHandler):
             finish = "stop" if usage.pop("finish") else "length"
             choice = ({"index": 0, "message": {"role": "assistant", "content": out}, "finish_reason": finish} if chat
                       else {"index": 0, "text": out, "finish_reason": finish})
+            if not chat and body.get("prompt_logprobs") and state.prompt_logprobs is not None:
+                choice["prompt_logprobs"] = state.prompt_logprobs(body)
             self._json(200, {"id": ident, "object": "chat.completion" if chat else "text_completion", "model": model,
                              "choices": [choice], "usage": usage})
             return 200
