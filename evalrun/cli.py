@@ -254,7 +254,7 @@ def report(
     def go() -> int:
         from evalrun.evals.gate import load_gate_file
 
-        dirs = runs_given(run_dirs, baseline, candidate, out)
+        dirs = runs_given(run_dirs, baseline, candidate, out, _log)
         gate_cfg = load_gate_file(gate) if gate else None
         outputs.claim()
         cap = CapacityInputs(requests_per_day=requests_per_day, peak_factor=peak_factor)

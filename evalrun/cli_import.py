@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import typer
 from rich.markup import escape
@@ -83,26 +83,35 @@ def inspect(
     _import("inspect", paths, name, out, field, fields, replicates)
 
 
-def resolve_run(spec: Path, out: Path) -> Path:
-    """A run given by directory, or by name: the one run OUT/<name>-<key12>/ recorded under that name."""
-    if spec.is_dir() or "/" in str(spec):
+def resolve_run(spec: Path, out: Path, log: Callable[[str], None]) -> Path:
+    """A run given by directory, or by name: the one run OUT/<name>-<key12>/ recorded under that name.
+    A bare name that is both a folder here and a stored run is taken as the folder when it holds a run
+    (a manifest), else as the stored run: either way `log` says which, and how to name the other."""
+    if "/" in str(spec):
         return spec
     found = sorted(d for d in out.glob(f"{spec}-*") if d.is_dir() and len(d.name) == len(str(spec)) + 13
                    and (d / "manifest.json").is_file())
+    if spec.is_dir() and ((spec / "manifest.json").is_file() or not found):
+        if found:
+            log(f"{spec}: taking the run in the folder ./{spec}, not the stored run of that name "
+                f"({', '.join(map(str, found))}): give its path to take it")
+        return spec
     if not found:
         raise ConfigError(f"no run directory and no stored run named {str(spec)!r} under {out}", path=str(spec))
     if len(found) > 1:
         raise ConfigError(f"{len(found)} stored runs are named {str(spec)!r} under {out} "
                           f"({', '.join(d.name for d in found)}): give the directory", path=str(spec))
+    if spec.is_dir():
+        log(f"{spec}: taking the stored run {found[0]}: the folder ./{spec} holds no run (no manifest.json)")
     return found[0]
 
 
 def runs_given(positional: list[Path] | None, baseline: Path | None, candidates: list[Path] | None,
-               out: Path) -> list[Path]:
+               out: Path, log: Callable[[str], None]) -> list[Path]:
     """`report`'s runs: positional (the baseline first) or --baseline/--candidate, never both."""
     if positional and (baseline or candidates):
         raise ConfigError("give the runs either as arguments or with --baseline/--candidate, not both")
     given = list(positional or []) if positional else [*([baseline] if baseline else []), *(candidates or [])]
     if (not positional and (baseline is None or not candidates)) or len(given) < 2:
         raise ConfigError("give the baseline's run and at least one candidate's (--baseline RUN --candidate RUN)")
-    return [resolve_run(p, out) for p in given]
+    return [resolve_run(p, out, log) for p in given]
