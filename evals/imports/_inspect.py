@@ -6,37 +6,68 @@ pass/fail ("C"/"I", 1/0, true/false; a scorer with several values gives one fiel
 per key), or the typed field of a `fields:` mapping. A sample that errored is an
 `error` generation (the gate counts it as a harmful flip). A log that did not
 finish (status other than success) is refused: its missing samples could not be
-vouched for. inspect-ai is an optional extra (`pip install 'evalrun[inspect]'`).
+vouched for. A `.eval` is read entry by entry, each entry bounded (`_eval_zip`); a
+`.json` log through inspect_ai's reader. inspect-ai is an optional extra
+(`pip install 'evalrun[inspect]'`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from evalrun.contract.types import Field, Generation, Item, ItemMeta
 from evalrun.contract.version import __version__
 from evalrun.evals.files import ConfigError
+from evalrun.evals.imports._eval_zip import iter_samples, read_header
 from evalrun.evals.imports._fields import FieldMap
 from evalrun.evals.imports._run import (
-    Imported, clean_value, file_sha256, metric_field_options, no_outcome, scored_metrics, sha256_text,
+    Imported, clean_value, file_sha256, metric_field_options, no_outcome, scored_metrics, sha256_text, unknown_outcome,
 )
 
 
-def _read(path: Path) -> Any:
+@dataclass
+class _Sample:
+    """What an import keeps of one sample (never its transcript), so memory does not grow with the log."""
+
+    id: Any
+    epoch: int
+    prompt: str
+    target: str
+    output: str | None
+    error: str | None
+    scores: dict[str, Any]
+    new_tokens: int
+    prompt_tokens: int
+
+    @classmethod
+    def of(cls, s: Any) -> "_Sample":
+        usage = s.output.usage if s.output is not None else None
+        return cls(s.id, s.epoch, _prompt(s.input), _target(s.target),
+                   s.output.completion if s.output is not None else None,
+                   s.error.message if s.error is not None else None, _scores(s),
+                   usage.output_tokens if usage else 0, usage.input_tokens if usage else 0)
+
+
+def _read(path: Path) -> tuple[Any, Iterable[Any]]:
+    """The log's header (None: it never wrote one) and its samples, read as they are iterated."""
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
         raise ConfigError("reading Inspect logs needs inspect-ai: pip install 'evalrun[inspect]'", file=path) from None
     if not path.is_file():
         raise ConfigError("file not found", file=path)
+    if path.suffix == ".eval":
+        return read_header(path), iter_samples(path)
     try:
-        return read_eval_log(str(path))
+        log = read_eval_log(str(path))
     except Exception as exc:  # the library raises many types for a file that is not its log
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise ConfigError(f"not a readable Inspect eval log ({type(exc).__name__}: {first[:200]})",
                           file=path) from None
+    return log, log.samples or []
 
 
 def _prompt(value: Any) -> str:
@@ -93,19 +124,20 @@ def _results(log: Any) -> dict[str, Any]:
 
 
 def _one_log(path: Path, mapping: FieldMap) -> Imported:
-    log = _read(path)
-    if log.status != "success":
-        raise ConfigError(f"the eval did not finish (status {log.status!r}): its missing samples cannot be vouched "
+    log, stream = _read(path)
+    status = log.status if log is not None else "started"
+    if status != "success":
+        raise ConfigError(f"the eval did not finish (status {status!r}): its missing samples cannot be vouched "
                           "for; import a finished log", file=path)
     task = log.eval.task
-    samples = list(log.samples or [])
+    samples = sorted((_Sample.of(s) for s in stream),
+                     key=lambda s: (s.epoch, s.id if isinstance(s.id, str) else str(s.id).zfill(20)))
     if not samples:
         raise ConfigError("holds no samples (written with --no-log-samples?)", file=path)
     epochs = max(s.epoch for s in samples)
-    scores = {id(s): _scores(s) for s in samples}
     per_task: dict[str, dict[str, list[Any]]] = {task: {}}
     for s in samples:
-        for name, value in scores[id(s)].items():
+        for name, value in s.scores.items():
             per_task[task].setdefault(name, []).append(value)
     fields_of, others = scored_metrics(per_task)
     if not fields_of[task] and mapping.spec(task) is None:
@@ -116,18 +148,15 @@ def _one_log(path: Path, mapping: FieldMap) -> Imported:
         if item_id in seen:
             raise ConfigError(f"sample {item_id!r} is logged twice", file=path)
         seen.add(item_id)
-        prompt, target = _prompt(s.input), _target(s.target)
-        typed = mapping.typed_field(task, target)
+        typed = mapping.typed_field(task, s.target)
         fields = [typed] if typed is not None else [
-            Field(name=m, kind="text", gold=target, options=metric_field_options(m)) for m in fields_of[task]]
+            Field(name=m, kind="text", gold=s.target, options=metric_field_options(m)) for m in fields_of[task]]
         meta = ItemMeta.model_validate({"task": task, "sample_id": str(s.id), "epoch": s.epoch})
-        items.append(Item(id=item_id, pack=task, prompt=prompt, answer_format="text", fields=fields, meta=meta))
-        error = s.error.message if s.error is not None else None
-        output = s.output.completion if s.output is not None else None
-        gens.append(Generation(item_id=item_id, pack=task, output=output, error=error, source_scores=scores[id(s)],
-                               prompt_hash=sha256_text(json.dumps(prompt, ensure_ascii=False))[:16],
-                               new_tokens=(s.output.usage.output_tokens if s.output and s.output.usage else 0),
-                               prompt_tokens=(s.output.usage.input_tokens if s.output and s.output.usage else 0)))
+        items.append(Item(id=item_id, pack=task, prompt=s.prompt, answer_format="text", fields=fields, meta=meta))
+        error = s.error or (unknown_outcome(fields_of[task], s.scores) if typed is None else None)
+        gens.append(Generation(item_id=item_id, pack=task, output=s.output, error=error, source_scores=s.scores,
+                               prompt_hash=sha256_text(json.dumps(s.prompt, ensure_ascii=False))[:16],
+                               new_tokens=s.new_tokens, prompt_tokens=s.prompt_tokens))
     source = {"format": "inspect", "files": [{"path": str(path), "sha256": file_sha256(path), "samples": len(samples)}],
               "source_results": {task: _results(log)}, "unscored_metrics": {task: others[task]} if others[task] else {}}
     return Imported("inspect", items, gens, _facts(log, task), source)

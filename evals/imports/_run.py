@@ -33,7 +33,11 @@ def sha256_text(text: str) -> str:
 
 
 def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:  # in chunks: a log's size never sits in memory
+        while chunk := fh.read(2**20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def clean_value(value: Any) -> Any:
