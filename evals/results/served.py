@@ -40,8 +40,10 @@ def _check_executable(word: str, config: OpenAIRunConfig, path: str) -> None:
                           file=config.source, path=path)
 
 
-def launched_server(config: OpenAIRunConfig, tokenizer: ModelSource) -> tuple[ServerProcess, dict[str, Any]]:
-    """The server to launch when an item is missing, and its launch identity for the run key."""
+def launched_server(config: OpenAIRunConfig, tokenizer: ModelSource,
+                    api_key: str | None = None) -> tuple[ServerProcess, dict[str, Any]]:
+    """The server to launch when an item is missing (its readiness asked with `api_key`, as the requests
+    are), and its launch identity for the run key."""
     settings = config.server
     assert settings is not None
     words = [*settings.command, *(settings.version_command or [])]
@@ -57,7 +59,9 @@ def launched_server(config: OpenAIRunConfig, tokenizer: ModelSource) -> tuple[Se
     except VersionUnknown as exc:
         raise ConfigError(f"could not learn the engine's version: {exc}", file=config.source,
                           path="server.version_command") from None
-    return ServerProcess(settings, config.source or "<config>", values), settings.launch_identity(version)
+    server = ServerProcess(settings, config.source or "<config>", values, api_key=api_key,
+                           api_key_env=config.openai.api_key_env)
+    return server, settings.launch_identity(version)
 
 
 def openai_runner(config: OpenAIRunConfig) -> tuple[Runner, ModelSource, str, str]:
@@ -86,7 +90,7 @@ def openai_runner(config: OpenAIRunConfig) -> tuple[Runner, ModelSource, str, st
                           "(the key is not shown)", file=config.source, path="openai.api_key_env") from None
     if config.server is not None:
         # launched only when an item is missing: its identity is its launch, known without starting it
-        server, launch = launched_server(config, tok_source)
+        server, launch = launched_server(config, tok_source, api_key)
         runner = OpenAIRunner(settings, config.model, config.generation.model_dump(), tok_source, api_key,
                               server=server)
         runner.top_k = config.logprobs

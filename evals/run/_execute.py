@@ -14,7 +14,7 @@ from evalrun.evals.files import jsonl
 import evalrun.evals.run._memory as memory
 from evalrun.evals.timing import load as speed_load
 import evalrun.evals.run._manifest as rm
-from evalrun.evals.files import ConfigError, StoreLink
+from evalrun.evals.files import ConfigError, StoreLink, store_files
 from evalrun.evals.config import HFRunConfig, OpenAIRunConfig, RunConfig
 from evalrun.evals.run._early_stop import EarlyStop, StopGeneration
 from evalrun.evals.store import RunStore, run_key, run_lock
@@ -152,7 +152,7 @@ def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, re
     runner.batch_seed = replicate or None
     server = getattr(runner, "server", None)
     if server is not None:
-        server.log_path = run_dir / "server.log"  # the launched engine's output, beside its answers
+        server.log_to(run_dir / "server.log", store_files.open_fd)  # the engine's output, beside its answers
     return PreparedRun(config, source, device, dtype, items, key, run_dir, runner, replicate, limit=limit)
 
 

@@ -87,6 +87,15 @@ _HINTS = {
 }
 
 
+def key_hint(code: int, api_key_env: str | None) -> str:
+    """What a 401 or 403 means, and where the key came from (the variable by name, never the key)."""
+    hint = _HINTS[code]
+    if not api_key_env:
+        return hint + "; set openai.api_key_env to the environment variable that holds the key"
+    return hint + (f" (read from ${api_key_env})" if readable_variable(api_key_env)
+                   else " (read from openai.api_key_env's variable)")
+
+
 class ServerClient:
     """Requests to one server: the connection settings, the key, and what the requests met."""
 
@@ -121,11 +130,7 @@ class ServerClient:
         if what.startswith("POST") and context_refusal(code, body):  # an answer's request, not the probe
             return ItemFailed(self.scrub(f"prompt too long: the server answered {code} {phrase}: the prompt does not "
                                          f"fit its context (not retried){said}"))
-        hint = _HINTS.get(code, "retrying would not help")
-        if code in (401, 403):
-            env = self.settings.api_key_env
-            source = f" (read from ${env})" if readable_variable(env or "") else " (read from openai.api_key_env's variable)"
-            hint += source if env else "; set openai.api_key_env to the environment variable that holds the key"
+        hint = key_hint(code, self.settings.api_key_env) if code in (401, 403) else _HINTS.get(code, "retrying would not help")
         return ServerError(self.scrub(
             f"server {self.settings.base_url} answered {code} {phrase} to {what}: {hint}{said}"
         ), status=code)
@@ -152,6 +157,13 @@ class ServerClient:
                 await asyncio.sleep(retry_wait(attempt, s.backoff, s.max_backoff, exc.retry_after, self._rng))
                 attempt += 1
 
+    def _launch_alive(self, what: str) -> None:
+        """An answer that arrives once the launched server has exited came from some other process (one on its
+        port, a daemon it left behind): it stops the run and is never returned, so never stored."""
+        why = self.gone() if self.gone is not None else None
+        if why:
+            raise ServerError(self.scrub(f"{what}: answered after the launched server had exited (not stored): {why}"))
+
     async def send(self, client: Any, method: str, path: str, body: dict[str, Any] | None,
                     read: Callable[[Any, float], Awaitable[T]], what: str) -> T:
         """One attempt: transient failures become Transient, refusals ServerError, a good answer `read`'s
@@ -173,10 +185,13 @@ class ServerClient:
             async with client.stream(method, path, json=body, extensions={"trace": trace}) as resp:
                 if not 200 <= resp.status_code < 300:
                     text = self.scrub((await resp.aread()).decode("utf-8", errors="replace"))
+                    self._launch_alive(what)
                     if retryable_status(resp.status_code):
                         raise Transient(f"HTTP {resp.status_code}", retry_after_seconds(resp.headers.get("retry-after")))
                     raise self.refusal(resp.status_code, resp.reason_phrase, what, text)
-                return await read(resp, on_wire[0] if on_wire else start)
+                answer = await read(resp, on_wire[0] if on_wire else start)
+                self._launch_alive(what)
+                return answer
         except httpx.TimeoutException as exc:
             raise Transient(f"timeout: no answer within {self.settings.timeout:g} s ({type(exc).__name__})") from None
         except (httpx.TransportError, httpx.DecodingError) as exc:

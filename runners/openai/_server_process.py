@@ -1,20 +1,23 @@
 """Launching the engine a config gates, waiting for it, and never leaving it behind.
 
 A CI job that gates an engine flag must be one command: evalrun picks a free
-loopback port, starts the server in a process group of its own (so Ctrl-C in
-the terminal reaches evalrun, which then stops the whole group, not a half of
-it), writes the server's output to `server.log` in the run directory, waits for
-its ready path with a progress line, and stops the group (SIGTERM, then SIGKILL
-after the grace period) however the run ends: success, failure, an exception,
-Ctrl-C or SIGTERM; at interpreter exit for anything left, and through the
-kernel's parent-death signal if evalrun itself is killed.
+loopback port (a fixed one that something already answers on is refused: the
+answers must come from the process evalrun launched), starts the server under a
+small supervisor (runners/openai/_supervisor.py) in a session of its own (so
+Ctrl-C in the terminal reaches evalrun, which then stops the whole group, not a
+half of it), writes the server's output to `server.log` in the run directory
+(opened as the run store opens its files: never through a link), waits for its
+ready path with the API key and a progress line, and stops the group (SIGTERM,
+then SIGKILL after the grace period) however the run ends: success, failure, an
+exception, Ctrl-C or SIGTERM; at interpreter exit for anything left, and through
+the supervisor's pipe if evalrun itself is killed. An answer that arrives after
+the launched process exited is not its answer: the run stops (_http.py).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import os
 import signal
 import socket
@@ -27,11 +30,16 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from evalrun.runners.models import ModelError
+from evalrun.runners.openai._api_key import scrub_known
 from evalrun.runners.openai._engine_log import kv_facts
+from evalrun.runners.openai._http import key_hint
 from evalrun.runners.openai._server_settings import ServerSettings, filled
 
 HOST = "127.0.0.1"
 _LIVE: set["ServerProcess"] = set()  # started and not stopped: what atexit and SIGTERM stop
+_SUPERVISOR = str(Path(__file__).with_name("_supervisor.py"))
+# opens a file of the run directory (flags as os.open's), refusing a link: the run store's opener
+Opener = Callable[[Path, int], int]
 
 
 class ServerFailed(ModelError):
@@ -45,42 +53,37 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: SIGKILL when evalrun dies (Linux), so a killed evalrun leaves no server."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-def last_lines(path: Path, n: int = 8) -> list[str]:
-    """The log's last `n` non-empty lines (what a failure message quotes)."""
-    try:
-        with path.open("rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - 64_000))
-            text = fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return []
-    return list(deque((ln.rstrip() for ln in text.splitlines() if ln.strip()), maxlen=n))
+def _answers(port: int) -> bool:
+    """Whether something accepts connections on the loopback port (a server already listening there)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex((HOST, port)) == 0
 
 
 class ServerProcess:
     """One launch of a config's `server:` command; `running()` brackets its life."""
 
     def __init__(self, settings: ServerSettings, config_file: str, values: dict[str, str],
-                 env: dict[str, str] | None = None):
+                 env: dict[str, str] | None = None, api_key: str | None = None, api_key_env: str | None = None):
         self.settings = settings
         self.config_file = config_file
         self.values = dict(values)  # placeholders other than port/host
         self.env = env
-        self.log_path: Path | None = None  # set once the run directory is known
+        self.api_key, self.api_key_env = api_key, api_key_env  # the readiness poll asks as the requests do
+        self.log_path: Path | None = None  # set with its opener (`log_to`) once the run directory is known
+        self._open: Opener | None = None
         self.keep = False  # --keep-servers: left up for debugging (stopped by nobody)
         self.on_kept: Callable[[str, int], None] | None = None  # told the URL and group of a server left up
         self.proc: subprocess.Popen[bytes] | None = None
+        self._lifeline: int | None = None  # the pipe's write end: closed (by us, or by our death) stops the server
         self.port: int | None = None
         self.ready_seconds: float | None = None
         self.launches = 0
         self.kv: dict[str, Any] = {}  # the cache the engine says it built (runners/openai/_engine_log.py)
+
+    def log_to(self, path: Path, opener: Opener) -> None:
+        """Where the engine's output goes, and how that file is opened (the run store's way: never a link)."""
+        self.log_path, self._open = path, opener
 
     # -- what the rest of the run sees -----------------------------------------------------------------
 
@@ -104,16 +107,34 @@ class ServerProcess:
         return self._failure(f"the server exited with code {self.proc.returncode} during the run")
 
     def _failure(self, what: str) -> str:
-        tail = last_lines(self.log_path) if self.log_path else []
+        tail = self._tail(8)
         shown = " | ".join(tail) if tail else "(the log is empty)"
         return f"{self.config_file}: server: {what}; last lines of {self.log_path}: {shown}"
+
+    def _log_text(self, last: int = 64_000) -> str:
+        """The log's last `last` bytes (a link or an unreadable file: nothing)."""
+        if self.log_path is None or self._open is None:
+            return ""
+        try:
+            with os.fdopen(self._open(self.log_path, os.O_RDONLY), "rb") as fh:
+                fh.seek(max(0, os.fstat(fh.fileno()).st_size - last))
+                return fh.read().decode("utf-8", errors="replace")
+        except Exception:  # unreadable, or the opener's refusal (a link): nothing to quote
+            return ""
+
+    def _tail(self, n: int) -> list[str]:
+        """The log's last `n` non-empty lines, as a message may quote them: any key this process holds removed
+        (an engine may print its own while loading)."""
+        lines = (scrub_known(ln.rstrip()) for ln in self._log_text().splitlines() if ln.strip())
+        return list(deque(lines, maxlen=n))
 
     # -- the life of the process ------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def running(self, say: Callable[[str | None], None]) -> Iterator[str]:
         """The server up and ready for the block (its base URL); stopped after it, however it ends, unless kept.
-        A server already up (kept from an earlier call) is used as it is."""
+        A server already up (kept from an earlier call) is used as it is. A server that exited before the
+        block ended answered none of its last requests: that is the run's failure, not a finished run."""
         if self.proc is not None and self.proc.poll() is None:
             yield self.base_url
             return
@@ -121,8 +142,10 @@ class ServerProcess:
             self.start(say)
             try:
                 yield self.base_url
+                if why := self.gone():
+                    raise ServerFailed(why)
             finally:
-                if not self.keep:
+                if not self.keep or self.gone():
                     self.stop()
                 elif self.on_kept is not None and self.proc is not None:
                     self.on_kept(self.base_url, self.proc.pid)
@@ -131,25 +154,40 @@ class ServerProcess:
         """Launch and wait until ready (ServerFailed naming the config and the log's last lines otherwise)."""
         s = self.settings
         self.port = free_port() if s.port == "auto" else int(s.port)
+        if s.port != "auto" and _answers(self.port):
+            raise ServerFailed(f"{self.config_file}: server.port: {HOST}:{self.port} already answers connections (a "
+                               "server left up with --keep-servers, another job?): a launched run is answered only by "
+                               "the process evalrun starts; stop what listens there, or use port: auto")
         argv = self.command(self.port)
-        assert self.log_path is not None, "the run directory sets log_path before the server starts"
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        assert self.log_path is not None and self._open is not None, "the run directory sets the log before a start"
         env = dict(self.env if self.env is not None else os.environ) | s.env
-        with self.log_path.open("ab") as log:
+        with os.fdopen(self._open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as log:
             stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             log.write(f"=== evalrun {stamp}: starting {' '.join(argv)}\n".encode())
             log.flush()
+            # kept: the server itself leads the group it is told to stop; otherwise the supervisor does, holding
+            # the pipe whose end (our close, or our death) makes it stop the server's group
+            lifeline, launch = (None, argv) if self.keep else (os.pipe(), None)
+            if lifeline is not None:
+                launch = [sys.executable, "-I", _SUPERVISOR, str(lifeline[0]), repr(s.grace), *argv]
+            assert launch is not None
             held: list[int] = []  # a Ctrl-C or SIGTERM inside Popen() would lose the pid: held until it is ours
             try:
                 with _handling(lambda signum, _frame: held.append(signum), signal.SIGINT, signal.SIGTERM):
-                    self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                    self.proc = subprocess.Popen(launch, stdout=log, stderr=subprocess.STDOUT,
                                                  stdin=subprocess.DEVNULL, env=env, start_new_session=True,
-                                                 preexec_fn=None if self.keep else _die_with_parent)
+                                                 pass_fds=lifeline[:1] if lifeline else ())
             except OSError as exc:
                 self.proc = None
+                if lifeline is not None:
+                    os.close(lifeline[1])
                 _deliver(held)  # nothing to own: the interrupt still ends the run
                 raise ServerFailed(f"{self.config_file}: server: cannot start {argv[0]!r}: {exc.strerror or exc} "
                                    "(for the example engines: make engines-llamacpp)") from None
+            finally:
+                if lifeline is not None:
+                    os.close(lifeline[0])
+            self._lifeline = lifeline[1] if lifeline else None
         self.launches += 1
         _LIVE.add(self)
         try:
@@ -162,60 +200,64 @@ class ServerProcess:
             say(None)
 
     def _wait_ready(self, say: Callable[[str | None], None]) -> None:
+        """Poll the ready path (with the key) until it answers 200 while the launched process lives; a refused
+        key at once (it would refuse every poll until the timeout)."""
         import httpx
 
         s, started = self.settings, time.monotonic()
         url = f"http://{HOST}:{self.port}{s.ready}"
-        next_note = 0.0
+        next_note, last = 0.0, "nothing answered"
         assert self.proc is not None
-        with httpx.Client(timeout=5.0) as client:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        with httpx.Client(timeout=5.0, headers=headers) as client:
             while True:
                 elapsed = time.monotonic() - started
                 if self.proc.poll() is not None:
                     raise ServerFailed(self._failure(f"the server exited with code {self.proc.returncode} before it "
                                                      f"was ready ({elapsed:.0f} s after launch)"))
                 with contextlib.suppress(httpx.HTTPError):
-                    if client.get(url).status_code == 200:
+                    answer = client.get(url)
+                    last = f"last answer {answer.status_code} {answer.reason_phrase}"
+                    if answer.status_code in (401, 403):
+                        raise ServerFailed(f"{self.config_file}: openai.api_key_env: the server answered {answer.status_code} "
+                                           f"{answer.reason_phrase} to GET {s.ready} while starting: "
+                                           + key_hint(answer.status_code, self.api_key_env))
+                    if answer.status_code == 200 and self.proc.poll() is None:  # the answer was the launch's
                         self.ready_seconds = round(time.monotonic() - started, 2)
-                        self.kv = self._logged_kv()
+                        self.kv = kv_facts(self._log_text(1 << 22).rsplit("=== evalrun ", 1)[-1])  # this launch's
                         return
                 if elapsed >= s.startup_timeout:
                     raise ServerFailed(self._failure(f"not ready after {s.startup_timeout:g} s (startup_timeout): "
-                                                     f"GET {s.ready} never answered 200"))
+                                                     f"GET {s.ready} never answered 200 ({last})"))
                 if elapsed >= next_note:
-                    tail = last_lines(self.log_path, 1) if self.log_path else []
+                    tail = self._tail(1)
                     say(f"starting server on port {self.port}: {elapsed:.0f} s of {s.startup_timeout:g} s"
                         + (f"; log: {tail[0][-120:]}" if tail else ""))
                     next_note = elapsed + 5.0
                 time.sleep(0.2)
 
-    def _logged_kv(self) -> dict[str, Any]:
-        """The cache facts of this launch's log (the lines after its own start marker)."""
-        try:
-            text = self.log_path.read_bytes().decode("utf-8", errors="replace") if self.log_path else ""
-        except OSError:
-            return {}
-        return kv_facts(text.rsplit("=== evalrun ", 1)[-1] if "=== evalrun " in text else text)
-
     def stop(self) -> None:
-        """SIGTERM to the group, SIGKILL to whatever is left after the grace period; idempotent."""
+        """The group stopped: SIGTERM, SIGKILL to whatever is left after the grace period (the supervisor does
+        both once its pipe is closed; a kept server's own group is signalled directly); idempotent."""
         proc, self.proc = self.proc, None
+        lifeline, self._lifeline = self._lifeline, None
         _LIVE.discard(self)
+        if lifeline is not None:
+            os.close(lifeline)
         if proc is None:
             return
         pgid = proc.pid  # start_new_session: the leader's pid is the group's id
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=self.settings.grace)
-        except subprocess.TimeoutExpired:
-            pass
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=self.settings.grace + (5 if lifeline is not None else 0))
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)  # members that outlived the leader, or a leader that ignored SIGTERM
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=10)
-        if self.log_path is not None:
-            with contextlib.suppress(OSError), self.log_path.open("ab") as log:
+        if self.log_path is not None and self._open is not None:
+            with contextlib.suppress(Exception), \
+                    os.fdopen(self._open(self.log_path, os.O_WRONLY | os.O_APPEND), "ab") as log:
                 log.write(f"=== evalrun: stopped (exit {proc.returncode})\n".encode())
 
 
@@ -258,4 +300,4 @@ def _stop_all() -> None:
             server.stop()
 
 
-__all__ = ["HOST", "ServerFailed", "ServerProcess", "free_port", "last_lines"]
+__all__ = ["HOST", "Opener", "ServerFailed", "ServerProcess", "free_port"]
