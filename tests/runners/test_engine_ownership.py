@@ -90,6 +90,20 @@ def test_answers_after_the_launched_process_exited_are_never_stored(tmp_path: Pa
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "failed"
 
 
+def test_keep_servers_never_reports_a_server_that_exited(tmp_path: Path) -> None:
+    """Before: "server left up at ... (process group N)" for a group that had already exited."""
+    mark, out = uuid.uuid4().hex, tmp_path / "runs"
+    cfg = _config(tmp_path, mark, [*ENGINE, "--leave-after", "1", "--per-token", "0.3"],
+                  openai={"concurrency": 1})
+    try:
+        done = run_cli("run", str(cfg), "--out", str(out), "--keep-servers", timeout=120)
+    finally:
+        _kill_marked(mark)
+    err = " ".join(done.stderr.split())
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "left up" not in err and "the server exited with code 0" in err, err
+
+
 def test_sigkill_of_evalrun_ends_every_process_of_a_wrapped_engine(tmp_path: Path) -> None:
     """`sh -c "engine & wait"`: the parent-death signal reached the shell only, and the engine kept its port."""
     mark, out, port = uuid.uuid4().hex, tmp_path / "runs", free_port()
