@@ -157,9 +157,19 @@ _DURATION = re.compile(
 )
 
 
-def is_duration(t: str, m: re.Match[str]) -> bool:
-    """Is the amount match `m` of `t` a span of time ("30 days", "36日"), no money?"""
-    return not (m["c1"] or m["c2"] or m["pct"]) and _DURATION.match(t, m.end()) is not None
+_PERCENT_WORD = re.compile(r"\ ?(?i:percent|per\ cent|pct|prozent|pour\ cent|por\ ciento|per\ cento)\ ?\)")
+
+
+def not_money(t: str, m: re.Match[str]) -> bool:
+    """Is the amount match `m` of `t` no sum of money: a span of time ("30 days", "36日") or a
+    rate in parentheses beside an amount ("Tax: 512.40 (8%)", "VAT (8 percent): 512.40")? A
+    currency beside it makes it money all the same; "30% of the loan" stays a share, read as
+    one (field_clauses)."""
+    if m["c1"] or m["c2"]:
+        return False
+    opened = bool(m["open"] or m["open2"])
+    rate = opened and (bool(m["pct"] and (m["close1"] or m["close2"])) or _PERCENT_WORD.match(t, m.end()) is not None)
+    return rate or (not m["pct"] and _DURATION.match(t, m.end()) is not None)
 
 
 def _extract_amounts(text: str, decimal: str | None, money: bool = False) -> tuple[AmountCand, ...]:
@@ -167,8 +177,8 @@ def _extract_amounts(text: str, decimal: str | None, money: bool = False) -> tup
     out: list[AmountCand] = []
     prev: tuple[re.Match[str], str | None] | None = None
     for m in AMOUNT_RE.finditer(t):
-        if money and not (m["c1"] or m["c2"] or m["pct"]) and _DURATION.match(t, m.end()):
-            continue  # "30 days": no money (as is_duration)
+        if money and not_money(t, m):
+            continue  # "30 days", "(8%)": no money
         cur = currency_code(m["c1"] or m["c2"])
         val = interpret_number(m["num"], decimal, cur in THREE_DECIMAL)
         if val is None:
@@ -209,7 +219,7 @@ def extract_amounts(text: str, decimal: str | None = None, money: bool = False) 
     glued to letters or ids ("INV-2024-001", "A123", "5-10") are not numbers,
     nor are list markers ("1. ", "(2) "); a value restated in parentheses in
     another unit or currency ("412.6 kg (909.6 lb)") is one value, the first.
-    With `money`, a span of time ("30 days", "36日") is none either.
+    With `money`, a span of time ("30 days", "36日") or a rate ("8%") is none either.
     """
     if len(text) > CACHE_MAX_LEN:
         return _extract_amounts(text, decimal, money)
@@ -247,4 +257,4 @@ def distinct_amounts(cands: tuple[AmountCand, ...], use_currency: bool) -> list[
 
 
 __all__ = ["AMOUNT_RE", "AmountCand", "distinct_amounts", "extract_amounts",
-           "fmt_amount", "interpret_number", "is_duration"]
+           "fmt_amount", "interpret_number", "not_money"]

@@ -1,6 +1,6 @@
 """Currencies named in words: "Canadian dollars", "Swiss francs", "yen", "won",
 "rupees", "人民币", and a country in a phrase about its currency ("the currency
-of Canada", "Japan's currency").
+of Canada", "Japan's currency", "Swiss currency").
 
 A name that several currencies share stays the shared symbol ("dollars" is "$",
 "pounds" "£", "kronor" "kr") and is resolved by the other side, as the symbols
@@ -83,6 +83,9 @@ for _code, (_adjs, _units) in _QUALIFIED.items():
         for _unit in _units:
             for _form in _plurals(_unit):
                 _NAMES[f"{_adj} {_form}"] = _code
+# an adjective names its currency only right before "currency": "payable in Swiss currency" (a
+# "Swiss supplier" names none); "us" and "uk" are left out ("tell us currency ...")
+_ADJECTIVES = {a: code for code, (adjs, _) in _QUALIFIED.items() for a in adjs if a not in ("us", "uk", "u s")}
 _FIRST = frozenset(k.split()[0] for k in _NAMES)
 _COUNTRY_FIRST = frozenset(k.split()[0] for k in _COUNTRIES)
 _ABOUT = frozenset({"currency", "currencies", "money"})
@@ -114,6 +117,8 @@ def currency_words(text: str) -> list[tuple[int, str, str]]:
             code = _NAMES.get(key)
             if code is None and key in _COUNTRIES and _about_currency(words, i, n):
                 code = _COUNTRIES[key]
+            if code is None and key in _ADJECTIVES and words[i + n:i + n + 1] and words[i + n][2] in _ABOUT:
+                code = _ADJECTIVES[key]
             if code is not None:
                 out.append((words[i][0], text[words[i][0]:words[i + n - 1][1]], code))
                 i += n

@@ -22,6 +22,9 @@ _OBJECT_AFTER = re.compile(
     "|".join((
         rf"\b{_NEG_AUX} {_ADV}{_VERB}\b",
         rf"\b(?:{_NEG_AUX}|unable to|not able to|failed to|wasnt able to) {_ADV}(?:find|locate|identify|determine|see|extract|detect)\b",
+        # an impossibility: "it is not possible to determine the delivery date", "impossible to tell the total"
+        rf"\b(?:not possible|impossible|no way) to {_ADV}(?:find|locate|identify|determine|see|extract|detect|tell"
+        r"|know|say|establish|ascertain)\b",
         r"\bthere (?:is|are|was|were|seems to be|appears to be) no\b|\bthere (?:isnt|arent|wasnt|werent)\b",
         rf"\bno (?:[a-z]+ ){{0,4}}(?:is |are |was |were |has been |have been |could be |can be )?{_PART}\b",
         r"\bno (?:mention|indication|reference|record|information|data|details?)\b",
@@ -29,9 +32,10 @@ _OBJECT_AFTER = re.compile(
 )
 _SUBJECT_BEFORE = re.compile(
     rf"\bnot (?:be |been |being )?{_ADV}{_PART}\b|\bnone (?:is |are |was |were )?{_PART}\b"
+    r"|\b(?:cannot|cant|can not|could not|couldnt) be (?:determined|established|ascertained|told|identified|found)\b"
     r"|\bnot (?:in|on|within|from) (?:the|this) (?:document|text|file|invoice|contract|source|context)\b"
 )
-_HINT = re.compile(r"[Nn][Oo]|[Nn][’'][Tt]|[Uu]nable|[Ff]ailed|[Nn]icht|[Kk]ein|[Nn]on|[Pp]as\b|[Aa]ucun|[Nn]ão|[Nn]iet"
+_HINT = re.compile(r"[Nn][Oo]|[Nn][’'][Tt]|[Uu]nable|[Ii]mpossible|[Ff]ailed|[Nn]icht|[Kk]ein|[Nn]on|[Pp]as\b|[Aa]ucun|[Nn]ão|[Nn]iet"
                    r"|[Ss]in\b|[Ss]enza|[Ii]ntrouvable|[Uu]nbekannt|[Dd]esconocid|記載|不明|なし|ありません|見つかりません|未|没有|無")
 # The common ways other languages say "not stated" (on norm_text'd clauses: lowercase,
 # punctuation gone, apostrophes dropped: "n'est pas indiqué" is "nest pas indiqué").
@@ -67,7 +71,7 @@ value values field mention mentioned mentions state stated states say says said 
 specified specifies give gives show shown shows indicate indicated indicates name named names disclose
 disclosed reference referenced identify identified display displayed record recorded define defined quote
 quoted find found locate located determine see extract detect present available visible legible known
-written printed extractable determinable indication
+written printed extractable determinable indication possible impossible way tell know establish ascertain
 der die das ist sind im in dem den dokument angabe le la les est sont dans du de des document el los las es son
 en se il lo è no não o os um uma
 """.split())

@@ -82,3 +82,14 @@ def mask_loops(text: str) -> tuple[str, list[str]]:
     for start, end, _ in spans:
         chars[start:end] = " " * (end - start)
     return "".join(chars), [unit for _, _, unit in spans]
+
+
+def collapse_loops(text: str) -> str:
+    """`text` with each loop written once: a loop that restates one value ("EUR 1,300.00
+    EUR 1,300.00 ...") reads as the value line it repeats."""
+    out, at = [], 0
+    for start, end, unit in sorted(loop_spans(text)):
+        if start >= at:
+            out += [text[at:start], unit]
+            at = end
+    return "".join(out) + text[at:]

@@ -120,7 +120,7 @@ from evalrun.values.no_value import (
 from evalrun.values.field_clauses import named_value, read_refusal
 from evalrun.values.ids import id_candidates, norm_id
 from evalrun.values.list_markers import mask_list_markers
-from evalrun.values.loops import is_list_marker_loop, mask_loops
+from evalrun.values.loops import collapse_loops, is_list_marker_loop, mask_loops
 from evalrun.values.kinds import KINDS, gold_value, is_absent_value, states_no_value
 from evalrun.values.numeric_subcodes import numeric_subcode
 from evalrun.values.registry import field_type, option_problem, unknown_type_message
@@ -225,7 +225,7 @@ def _read_unlooped(h: FieldType, text: str, opts: dict[str, Any], gold: Any) -> 
     cands = h.candidates(masked, opts)
     if not cands and len(whole) == 1 and not any(is_list_marker_loop(u) for u in units) and {
             h.fmt(c) for u in units for c in h.candidates(u, opts)} == {h.fmt(whole[0])}:
-        return text, whole, False
+        return collapse_loops(text), whole, False  # read as the value line it repeats
     return masked, cands, True
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from evalrun.values.amounts import (
-    AMOUNT_RE, AmountCand, distinct_amounts, extract_amounts, interpret_number, is_duration,
+    AMOUNT_RE, AmountCand, distinct_amounts, extract_amounts, interpret_number, not_money,
 )
 from evalrun.values.currencies import THREE_DECIMAL, currency_code, stated_currency
 from evalrun.values.dates import mask_dates
@@ -54,8 +54,8 @@ def amount_spans(s: str, decimal: str, use_currency: bool) -> list[Found]:
     for m in AMOUNT_RE.finditer(t):
         if i >= len(cands):
             break
-        if use_currency and is_duration(t, m):
-            continue  # "30 days" is no sum of money
+        if use_currency and not_money(t, m):
+            continue  # "30 days", "8%" are no sum of money
         cur = currency_code(m["c1"] or m["c2"])
         val = interpret_number(m["num"], decimal, cur in THREE_DECIMAL)
         if val is None or abs(val) != abs(cands[i].value) or cur != cands[i].currency:
