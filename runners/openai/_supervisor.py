@@ -115,7 +115,8 @@ def main(argv: list[str]) -> int:
     _stop_group(leader, leader, status, grace)
     code = status[0] if status else -signal.SIGKILL
     if code < 0:  # exit as the command did: killed by the same signal
-        signal.signal(-code, signal.SIG_DFL)
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP have no handler to reset
+            signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     return code
 

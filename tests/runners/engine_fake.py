@@ -19,6 +19,11 @@ import time
 from tests.runners.openai_server import ScriptedBackend, ServerState, _Handler, _Server
 
 
+class _Logged(_Handler):
+    def log_message(self, format: str, *args: object) -> None:  # an access log line, as engines print them
+        print(format % args, flush=True)
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
@@ -43,7 +48,7 @@ def main(argv: list[str]) -> None:
         print(f"args: api_key={os.environ[args.print_env]}, port={args.port}", flush=True)
     time.sleep(args.load)
     try:
-        httpd = _Server(("127.0.0.1", args.port), _Handler)
+        httpd = _Server(("127.0.0.1", args.port), _Logged)
     except OSError as exc:
         print(f"ERROR: [Errno {exc.errno}] error while attempting to bind on address ('127.0.0.1', {args.port}): "
               f"{exc.strerror}", flush=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -28,7 +29,7 @@ from evalrun.runners.openai._server_process import free_port
 from tests.conftest import ROOT, run_cli
 from tests.runners.openai_server import OpenAITestServer, ScriptedBackend
 from tests.runners.test_server_lifecycle import (
-    TASKS, _assert_none_left, _marked, _run_dir, _samples, _write,
+    TASKS, _assert_none_left, _launched, _marked, _run_dir, _samples, _write,
 )
 
 ENGINE = [sys.executable, "-m", "tests.runners.engine_fake", "{port}"]
@@ -46,6 +47,12 @@ def _listening(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.5)
         return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _asked(out: Path) -> bool:
+    """Whether the launched engine has been asked for an answer (its access log, in the run's server.log)."""
+    logs = list(out.glob("*/server.log")) if out.exists() else []
+    return bool(logs) and "POST /v1/" in logs[0].read_text(errors="replace")
 
 
 def _kill_marked(mark: str) -> None:
@@ -125,6 +132,46 @@ def test_sigkill_of_evalrun_ends_every_process_of_a_wrapped_engine(tmp_path: Pat
         if proc.poll() is None:
             proc.kill()
         _kill_marked(mark)
+
+
+def test_a_killed_supervisor_takes_the_engine_with_it_and_the_run_stops(tmp_path: Path) -> None:
+    """What the real-engine lifecycle tests do to "the server" (the session leader evalrun launched): the engine
+    goes too (its parent-death signal), the run stops with the supervisor's exit, and nothing is left."""
+    mark, out, port = uuid.uuid4().hex, tmp_path / "runs", free_port()
+    cfg = _config(tmp_path, mark, [*ENGINE, "--per-token", "1"], server={"port": port})
+    proc = subprocess.Popen([sys.executable, "-m", "evalrun.cli", "run", str(cfg), "--out", str(out)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not _asked(out) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        [supervisor] = _launched(mark)
+        supervisor.kill()
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _kill_marked(mark)
+    assert proc.returncode == 3, stderr
+    assert "exited with code -9 during the run" in " ".join(stderr.split()), stderr
+    _assert_none_left(mark)
+    assert not _listening(port)
+
+
+def test_the_supervisor_exits_as_its_command_did() -> None:
+    """So the failure line names the engine's own exit (a code, or the signal that killed it)."""
+    from evalrun.runners.openai._server_process import _SUPERVISOR
+
+    for script, code in (("exit 7", 7), ("kill -KILL $$", -signal.SIGKILL), ("kill -TERM $$", -signal.SIGTERM)):
+        read_end, write_end = os.pipe()
+        proc = subprocess.Popen([sys.executable, "-I", _SUPERVISOR, str(read_end), "1", "sh", "-c", script],
+                                pass_fds=(read_end,), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        os.close(read_end)
+        try:
+            out, _ = proc.communicate(timeout=30)
+        finally:
+            os.close(write_end)
+        assert proc.returncode == code, (script, proc.returncode, out)
 
 
 def test_a_linked_server_log_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
