@@ -167,10 +167,9 @@ class ServerProcess:
             log.flush()
             # kept: the server itself leads the group it is told to stop; otherwise the supervisor does, holding
             # the pipe whose end (our close, or our death) makes it stop the server's group
-            lifeline, launch = (None, argv) if self.keep else (os.pipe(), None)
-            if lifeline is not None:
-                launch = [sys.executable, "-I", _SUPERVISOR, str(lifeline[0]), repr(s.grace), *argv]
-            assert launch is not None
+            lifeline = None if self.keep else os.pipe()
+            launch = argv if lifeline is None else [sys.executable, "-I", _SUPERVISOR, str(lifeline[0]),
+                                                    repr(s.grace), *argv]
             held: list[int] = []  # a Ctrl-C or SIGTERM inside Popen() would lose the pid: held until it is ours
             try:
                 with _handling(lambda signum, _frame: held.append(signum), signal.SIGINT, signal.SIGTERM):
