@@ -20,11 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 _CHILD = """
-import resource, sys, time
+import sys, time
 from pathlib import Path
 from evalrun.evals.imports import import_runs
 import inspect_ai.log
-rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+rss = lambda: int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024  # own peak (ru_maxrss keeps the parent's across exec)
 loaded = rss()
 started = time.perf_counter()
 [stored] = import_runs("inspect", [Path(sys.argv[1])], name="speed", out=Path(sys.argv[2]), log=lambda m: None)

@@ -22,11 +22,11 @@ VICTIM = "samples/5_epoch_1.json"
 
 # runs the CLI in a fresh process and prints its exit code and peak RSS (MB) beside its RSS once loaded
 _CHILD = """
-import resource, sys
+import sys
 from evalrun.evals.imports import import_runs
 import inspect_ai.log
 from evalrun.cli import main
-rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+rss = lambda: int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024  # own peak (ru_maxrss keeps the parent's across exec)
 loaded = rss()
 sys.argv = ["evalrun", *sys.argv[1:]]
 try:
