@@ -15,6 +15,8 @@ from typing_extensions import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field as PydField, computed_field, model_serializer, model_validator
 
+from evalrun.contract.manifest import MachineLoad
+
 # A field type's name (amount, number, date, id, text, enum, ...): the types are
 # files under values/types/, which the contract cannot import, so the name is
 # checked against their registry where configs, imports and gates are read.
@@ -346,6 +348,8 @@ class Retiming(BaseModel):
     side: Literal["baseline", "candidate"]
     first: bool  # this side's batch ran first in its pair (the order alternates: A B, then B A)
     generation: Generation
+    # how busy the machine was over the whole re-timing window (evals/timing/load.py); absent in older lines
+    machine: MachineLoad | None = None
 
 
 class FieldScore(BaseModel):

@@ -13,8 +13,8 @@ the value; `max_regression` only when the candidate's slowdown, at the
 interval's worst end, stays within it; `min_goodput` only when the one-sided
 Clopper-Pearson lower bound of the candidate's share meeting the SLO reaches
 the value. A rule that cannot be measured honestly (an emulated method, another
-device, too few timed requests, sequential timings on a machine that measured
-itself busy: evals/timing/load.py) is not evaluated: incomplete, never a pass. A
+device, too few timed requests, timings (sequential or interleaved) on a machine
+that measured itself busy: evals/timing/load.py) is not evaluated: incomplete, never a pass. A
 scope too small for the bound ever to reach the value is "too small to vouch
 for", with the requests it would need.
 """
@@ -124,8 +124,8 @@ def _speed_result(rule: SpeedRule, cand: str, pack: str, base: Any, run: Any, id
     passed = sp.low >= threshold
     verdict = "supported" if passed else f"not shown: the interval's lower end {sp.low:.2f}x is below {threshold:.2f}x"
     timing = speed_load.timing(base, run, basis)
-    if timing.warning and speed_load.busy_runs(base, run):
-        # sequential timings measured on a busy machine: the interval is the load's as much as the candidate's
+    if not timing.vouched:
+        # timed on a machine that measured itself busy: the interval is the load's as much as the candidate's
         return RuleResult(cand, pack, rule.name(), round(sp.value, 3), round(threshold, 3), False,
                           f"{what}: {_interval_text(sp)}; not vouched for: {timing.warning}", "gate", evaluated=False)
     warned = f" ({timing.warning})" if timing.warning else ""

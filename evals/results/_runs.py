@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from evalrun.contract.manifest import RunManifest
+from evalrun.contract.manifest import MachineLoad, RunManifest
 from evalrun.contract.validation import first_error
 from evalrun.contract.types import Generation, Item
 from evalrun.evals.files import ConfigError, store_files
@@ -64,6 +64,7 @@ class Interleaved:
     base: dict[str, Generation]
     cand: dict[str, Generation]
     batches: int  # batch pairs timed
+    machine: MachineLoad | None = None  # the busiest re-timing window's load; None: not recorded
 
     @property
     def basis(self) -> str:

@@ -14,6 +14,10 @@ rewritten. Both models are in memory at once while this runs: for configs whose
 `server:` evalrun launches, both servers are started before the first pair and
 stopped after the last (`Runner.serving`), not launched again for every batch,
 so no pair waits for a server to load and no timing includes a launch.
+
+The window is probed as a sequential run's session is (evals/timing/load.py) and
+its load stored on every re-timing: speed rules on a busy window are not vouched
+for, and a stored re-timing from a busy window is timed again, not reused.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from evalrun.contract.manifest import MachineLoad
 from evalrun.contract.types import Generation, Item, Retiming
 from evalrun.evals.config import HFRunConfig
 from evalrun.evals.results import Interleaved, PreparedRun, RunResult
+from evalrun.evals.timing import load as speed_load
 from evalrun.runners.batch_plan import plan_batches
 
 
@@ -62,9 +68,10 @@ def retime(base: PreparedRun, cand: PreparedRun, batches: int, log: Callable[[st
 
 def _pairs(base: PreparedRun, cand: PreparedRun, chosen: list[list[Item]], log: Callable[[str], None],
            on_pair: Callable[[int, int], None] | None) -> list[Retiming]:
-    """Each sampled batch on both runners back to back, the order alternating."""
-    started = time.perf_counter()
-    records: list[Retiming] = []
+    """Each sampled batch on both runners back to back, the order alternating; every record carries the
+    machine's load over the whole window."""
+    started, at_start = time.perf_counter(), speed_load.snapshot()
+    timed: list[tuple[int, str, bool, Generation]] = []
     for pair, batch in enumerate(chosen):
         if on_pair is not None:
             on_pair(pair, len(chosen))
@@ -72,40 +79,50 @@ def _pairs(base: PreparedRun, cand: PreparedRun, chosen: list[list[Item]], log: 
         if pair % 2:
             sides.reverse()
         for k, (side, prepared) in enumerate(sides):
-            for g in _timed(prepared, batch):
-                records.append(Retiming(baseline_key=base.key, pair=pair, side=side, first=k == 0, generation=g))
+            timed += [(pair, side, k == 0, g) for g in _timed(prepared, batch)]
         elapsed = time.perf_counter() - started
         log(f"{cand.label}: interleaved pair {pair + 1}/{len(chosen)}, elapsed {elapsed:.0f} s, "
             f"ETA {elapsed / (pair + 1) * (len(chosen) - pair - 1):.0f} s")
-    log(f"{cand.label}: interleaved timing done in {time.perf_counter() - started:.1f} s")
-    return records
+    record = speed_load.measured(at_start, speed_load.snapshot())
+    machine = MachineLoad.model_validate(record) if record else None
+    others = f", other processes used {machine.others_share:.0%} of the CPUs" \
+        if machine and machine.others_share is not None else ""
+    log(f"{cand.label}: interleaved timing done in {time.perf_counter() - started:.1f} s{others}")
+    return [Retiming(baseline_key=base.key, pair=pair, side=side, first=first, generation=g, machine=machine)
+            for pair, side, first, g in timed]
 
 
 def retime_once(base: PreparedRun, base_run: RunResult, cand: PreparedRun, result: RunResult,
                 log: Callable[[str], None]) -> None:
-    """Re-time a sample of both side by side, unless both runs are stored and already were."""
+    """Re-time a sample of both side by side, unless both runs are stored and already were on a machine
+    that was not busy."""
     key = base_run.manifest.key or base.key
-    if base_run.reused and result.reused and cand.store.read_interleaved(key):
-        log(f"{cand.label}: reusing its interleaved timing against {base.label}")
-        return
+    stored = interleaved_of(cand.store.read_interleaved(key), key)
+    if base_run.reused and result.reused and stored is not None:
+        if not speed_load.busy(speed_load.window_load(stored.machine)):
+            log(f"{cand.label}: reusing its interleaved timing against {base.label}")
+            return
+        log(f"{cand.label}: its stored interleaved timing was on a busy machine: timing it again")
     cand.runner.run_items = cand.items
     base.runner.run_items = base.items
     retime(base, cand, cand.config.timing_batches, log)
 
 
 def interleaved_of(records: list[Retiming], baseline_key: str) -> Interleaved | None:
-    """The re-timings as paired timings (the last complete set for that baseline); None if there are none."""
-    base: dict[str, Generation] = {}
-    cand: dict[str, Generation] = {}
+    """The re-timings as paired timings (the last complete set for that baseline), with the busiest load
+    of the windows they come from; None if there are none."""
+    used: dict[tuple[str, str], Retiming] = {}
     pairs = set()
     for r in records:
         if r.baseline_key != baseline_key or r.generation.error is not None:
             continue
-        (base if r.side == "baseline" else cand)[r.generation.item_id] = r.generation
+        used[(r.side, r.generation.item_id)] = r
         pairs.add(r.pair)
+    base = {item: r.generation for (side, item), r in used.items() if side == "baseline"}
+    cand = {item: r.generation for (side, item), r in used.items() if side == "candidate"}
     if not base or not cand:
         return None
-    return Interleaved(baseline_key, base, cand, len(pairs))
+    return Interleaved(baseline_key, base, cand, len(pairs), speed_load.busiest([r.machine for r in used.values()]))
 
 
 def attach(result: RunResult, baseline: RunResult) -> None:

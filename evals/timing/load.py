@@ -11,12 +11,16 @@ candidate. Each run's session records what the machine did meanwhile, read from
   run's own threads, so it is recorded but not judged.
 - `steal_share`: time the hypervisor gave to other virtual machines.
 
-A speedup from sequential timings carries a warning (`sequential_warning`) when
-either run saw other processes use QUIET_OTHERS or more of the CPUs, or steal
-reach QUIET_STEAL, or when a run's load was not recorded; a speedup from
-interleaved re-timing (evals/speed/interleave.py) needs none: both sides shared each
-moment's load. The work of a remote server or of Ray actors runs in other
-processes (or machines) than the one measured, so their load is "not measured".
+An interleaved re-timing (evals/speed/interleave.py) records the same figures
+over its own window. A speedup carries a warning (`timings_warning`) when a
+window it was timed in saw other processes use QUIET_OTHERS or more of the
+CPUs, or steal reach QUIET_STEAL (`busy`, the one rule for every window), or
+when a window's load was not recorded. A busy window is not vouched for, however
+it was timed: interleaving cancels a load that changes between pairs, not the
+noise a loaded machine adds to each (measured: a candidate about 1.0x timed
+1.35x [above 1.3] interleaved at load 6 on 2 cores). The work of a remote server
+or of Ray actors runs in other processes (or machines) than the one measured,
+so the load of their runs and of their re-timings is "not measured".
 """
 
 from __future__ import annotations
@@ -27,13 +31,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from evalrun.contract.manifest import MachineLoad
 from evalrun.evals.timing.speedups import STORED_RUNS
 
 QUIET_OTHERS = 0.10  # share of the machine's CPUs other processes may use while a run is timed
 QUIET_STEAL = 0.05
 PROC_STAT = Path("/proc/stat")
 PROC_LOADAVG = Path("/proc/loadavg")
-ADVICE = "re-time them side by side with --timing interleaved (or `timing: interleaved` in the candidate's config)"
+ADVICE = {  # what to do about a warning, by how the speedups were timed
+    "sequential": "re-time them side by side with --timing interleaved (or `timing: interleaved` in the candidate's "
+                  "config)",
+    "interleaved": "compare again on a quiet machine (a re-timing stored from a busy one is timed again)",
+}
 
 
 @dataclass(frozen=True)
@@ -108,19 +117,30 @@ class RunLoad:
     where: str | None = None  # why the load cannot be measured here ("a remote server", "Ray actors")
 
 
+def busiest(records: Sequence[MachineLoad | None]) -> MachineLoad | None:
+    """The busiest of some timed windows' records (other processes plus steal); None when there are
+    none or one was not recorded (its load is unknown, so the busiest is too)."""
+    known = [r for r in records if r is not None]
+    if not records or len(known) < len(records):
+        return None
+    return max(known, key=lambda r: (r.others_share or 0.0) + (r.steal_share or 0.0))
+
+
+def window_load(record: MachineLoad | None) -> RunLoad:
+    """One timed window's load as judged here (a session's, or an interleaved re-timing's)."""
+    if record is None:
+        return RunLoad(None, None, None)
+    avg = (record.loadavg_start[0], record.loadavg_end[0]) if record.loadavg_start and record.loadavg_end else None
+    return RunLoad(record.others_share, record.steal_share, avg)
+
+
 def run_load(manifest: Any) -> RunLoad:
     """A run's load from its manifest's sessions (those that generated items, whose timings it keeps)."""
     if manifest.device == "remote":
         return RunLoad(None, None, None, "a server whose machine evalrun does not measure")
     if (manifest.to_dict().get("config") or {}).get("executor") == "ray":
         return RunLoad(None, None, None, "Ray actors, outside the process whose load is measured")
-    records = [s.machine for s in manifest.sessions if s.generated]
-    if not records or any(r is None for r in records):
-        return RunLoad(None, None, None)
-    busiest = max(records, key=lambda r: (r.others_share or 0.0) + (r.steal_share or 0.0))
-    avg = (busiest.loadavg_start[0], busiest.loadavg_end[0]) \
-        if busiest.loadavg_start and busiest.loadavg_end else None
-    return RunLoad(busiest.others_share, busiest.steal_share, avg)
+    return window_load(busiest([s.machine for s in manifest.sessions if s.generated]))
 
 
 def _pct(x: float) -> str:
@@ -141,29 +161,25 @@ def busy(load: RunLoad) -> bool:
     return (load.others_share or 0.0) >= QUIET_OTHERS or (load.steal_share or 0.0) >= QUIET_STEAL
 
 
-def busy_runs(base: Any, cand: Any) -> bool:
-    """Whether either run (RunResults) measured a busy machine while it was timed."""
-    return busy(run_load(base.manifest)) or busy(run_load(cand.manifest))
-
-
-def sequential_warning(runs: Sequence[tuple[str, RunLoad]]) -> str | None:
-    """Why speedups between these sequentially timed runs (name, load) follow the machine; None when
-    every run recorded a quiet machine."""
+def timings_warning(runs: Sequence[tuple[str, RunLoad]], label: str = "sequential") -> str | None:
+    """Why speedups timed in these windows (name, load), `label` timings, follow the machine; None when
+    every window recorded a quiet machine."""
     where = [f"{name} ran on {load.where}" for name, load in runs if load.where]
     if where:
-        return (f"sequential timings, load not measured ({'; '.join(where)}): the ratios may follow that machine's "
-                f"load as much as the candidate; {ADVICE}")
+        return (f"{label} timings, load not measured ({'; '.join(where)}): the ratios may follow that machine's "
+                f"load as much as the candidate; {ADVICE[label]}")
     unrecorded = [name for name, load in runs if load.others_share is None]
     if unrecorded:
-        return (f"sequential timings, and the machine's load was not recorded for {' and '.join(unrecorded)}, "
+        return (f"{label} timings, and the machine's load was not recorded for {' and '.join(unrecorded)}, "
                 f"stored before evalrun measured it or timed without /proc to read: the ratios may follow the load; "
-                f"{ADVICE}")
+                f"{ADVICE[label]}")
     if not any(busy(load) for _, load in runs):
         return None
     times = [_load_text(name, load) for name, load in runs]
     times[0] = times[0].replace(" during ", " of the CPU time during ", 1)
-    return (f"sequential timings on a busy machine: other processes took {' and '.join(times)}, where quiet is "
-            f"under {_pct(QUIET_OTHERS)}: the ratios follow the machine's load, not only the candidate; {ADVICE}")
+    return (f"{label} timings on a busy machine: other processes took {' and '.join(times)}, where quiet is "
+            f"under {_pct(QUIET_OTHERS)}: the ratios follow the machine's load, not only the candidate; "
+            f"{ADVICE[label]}")
 
 
 def quiet_text(runs: Sequence[tuple[str, RunLoad]]) -> str:
@@ -177,19 +193,24 @@ class Timing:
     """How a candidate's speedups were timed, in the words every output shows beside them."""
 
     label: str  # "interleaved" or "sequential"
-    warning: str | None  # why the figures follow the machine (sequential timings only)
+    warning: str | None  # why the figures follow the machine
     note: str  # one sentence for the reader
+    vouched: bool = True  # False: a window measured a busy machine, so no speed rule stands on these timings
 
 
 def timing(base: Any, cand: Any, basis: str) -> Timing:
     """Judge the speedups of `cand` over `base` (RunResults) timed on `basis` (evals.timing.speedups.pair_timings)."""
     if basis != STORED_RUNS:
-        pairs = getattr(getattr(cand, "interleaved", None), "batches", 0)
-        cancels = ("so a load that changes between pairs cancels" if pairs > 1 else
+        inter = getattr(cand, "interleaved", None)
+        where = run_load(cand.manifest).where or run_load(base.manifest).where  # a server's work is not this process's
+        load = RunLoad(None, None, None, where) if where else window_load(getattr(inter, "machine", None))
+        cancels = ("so a load that changes between pairs cancels" if getattr(inter, "batches", 0) > 1 else
                    "but one pair cannot cancel a load that changed between its two sides")
-        return Timing("interleaved", None, f"speedups from {basis}: both sides were timed back to back in one "
-                                           f"process, the order alternating, {cancels}")
+        note = f"speedups from {basis}: both sides were timed back to back in one process, the order alternating"
+        warning = timings_warning([("the interleaved re-timing", load)], "interleaved")
+        return Timing("interleaved", warning, f"WARNING: {note}; but {warning}" if warning else f"{note}, {cancels}",
+                      not busy(load))
     runs = [(base.name, run_load(base.manifest)), (cand.name, run_load(cand.manifest))]
-    warning = sequential_warning(runs)
+    warning = timings_warning(runs)
     return Timing("sequential", warning, f"WARNING: speedups from {warning}" if warning else
-                  f"speedups from {quiet_text(runs)}")
+                  f"speedups from {quiet_text(runs)}", not any(busy(load) for _, load in runs))

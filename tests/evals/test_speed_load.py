@@ -16,7 +16,7 @@ from rich.console import Console
 
 from evalrun.contract.manifest import RunManifest
 from evalrun.evals import api
-from evalrun.evals.timing import RunLoad, Snapshot, load as speed_load, measured, run_load, sequential_warning
+from evalrun.evals.timing import RunLoad, Snapshot, load as speed_load, measured, run_load, timings_warning
 from evalrun.evals.config import parse_config
 from evalrun.evals.run import execute, prepare
 from evalrun.evals.speed import speed_table
@@ -60,20 +60,20 @@ def _session(others: float, steal: float = 0.0, generated: int = 6) -> dict:
 
 def test_quiet_runs_need_no_warning_and_say_they_were_quiet() -> None:
     runs = [("baseline", run_load(_manifest(_session(0.02)))), ("int4kv", run_load(_manifest(_session(0.06))))]
-    assert sequential_warning(runs) is None
+    assert timings_warning(runs) is None
     assert "quiet machine" in speed_load.quiet_text(runs) and "at most 6%" in speed_load.quiet_text(runs)
 
 
 def test_load_that_changes_between_the_runs_is_a_warning_with_its_figures() -> None:
     base, cand = run_load(_manifest(_session(0.03))), run_load(_manifest(_session(0.71)))
-    text = sequential_warning([("baseline", base), ("int4kv", cand)])
+    text = timings_warning([("baseline", base), ("int4kv", cand)])
     assert text is not None and "busy machine" in text
     assert "3% of the CPU time during baseline" in text and "71% during int4kv" in text and "load average 1.0 -> 3.5" in text
     assert "--timing interleaved" in text
 
 
 def test_steal_alone_is_a_warning() -> None:
-    text = sequential_warning([("baseline", run_load(_manifest(_session(0.01, steal=0.12)))),
+    text = timings_warning([("baseline", run_load(_manifest(_session(0.01, steal=0.12)))),
                                ("int4kv", run_load(_manifest(_session(0.01))))])
     assert text is not None and "steal 12%" in text
 
@@ -83,9 +83,9 @@ def test_the_busiest_generating_session_counts_and_an_unrecorded_one_is_said() -
     load = run_load(_manifest(_session(0.02), _session(0.5), _session(0.9, generated=0)))
     assert load.others_share == 0.5
     older = run_load(_manifest({"generated": 6}))  # a run stored before the load was recorded
-    text = sequential_warning([("baseline", older), ("int4kv", run_load(_manifest(_session(0.0))))])
+    text = timings_warning([("baseline", older), ("int4kv", run_load(_manifest(_session(0.0))))])
     assert text is not None and "not recorded for baseline" in text
-    remote = sequential_warning([("baseline", run_load(_manifest(_session(0.0), device="remote"))),
+    remote = timings_warning([("baseline", run_load(_manifest(_session(0.0), device="remote"))),
                                  ("served", run_load(_manifest(_session(0.0), device="remote")))])
     assert remote is not None and "load not measured" in remote and "server" in remote
 
@@ -194,5 +194,5 @@ def test_compare_timing_flag_labels_each_speedup_in_the_terminal(tiny_model_dir:
     assert res.returncode == 0, res.stdout + res.stderr
     assert "interleaved timing against tiny" in res.stderr
     assert res.stdout.count(" interleaved") >= 3  # the TTFT, TPOT and E2EL speedups of the candidate
-    assert "cand: speedups from interleaved re-timing (2 batch pairs, A B A B)" in " ".join(res.stdout.split())
+    assert "speedups from interleaved re-timing (2 batch pairs, A B A B)" in " ".join(res.stdout.split())
     assert "interleaved" in (tmp_path / "s.md").read_text() and " sequential" not in res.stdout
