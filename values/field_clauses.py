@@ -22,31 +22,79 @@ _VALUE = frozenset(singular(w) for w in VALUE_WORDS)
 
 
 _ASIDE = re.compile(r"\(([^()]*)\)")
+# a comma or conjunction between parts of a sentence; not before a digit ("March 5, 2024")
+_PART = re.compile(r",?\s+(?:and|but|whereas|while)\s+|,\s+(?=[^\W\d_])", re.I)
+_GIVES = re.compile(r"(?i)\b(?:is|are|was|were|for|of|on|towards?|as)\b|:")
 
 
 def answer_clauses(pred: str) -> list[str]:
     """Clauses (values.clauses), with a parenthesised aside that has a subject of its
-    own ("EUR 500.00 (the subtotal is EUR 450.00)") as a clause of its own."""
+    own ("EUR 500.00 (the subtotal is EUR 450.00)"), and a later part of a sentence that
+    gives its value to an item of its own ("EUR 1,250.00, of which EUR 50.00 is
+    shipping"), as clauses of their own."""
     out = []
     for clause in split_clauses(pred):
         asides = [m for m in _ASIDE.finditer(clause) if subject(m[1], False).strip()]
-        if not asides:
-            out.append(clause)
-            continue
-        out.append(_ASIDE.sub(lambda m: " " if subject(m[1], False).strip() else m[0], clause).strip())
+        if asides:
+            clause = _ASIDE.sub(lambda m: " " if subject(m[1], False).strip() else m[0], clause).strip()
+        out.extend(_item_parts(clause))
         out.extend(m[1].strip() for m in asides)
     return [c for c in out if c]
 
 
-_FUNCTION = frozenset("from with within into onto over under after before between this that these those its their".split())
+def _item_parts(clause: str) -> list[str]:
+    """The clause, and apart from it each later part with a value that it gives to an
+    item of its own ("and the discount is EUR 50.00", "including EUR 50.00 for
+    shipping") once an earlier part has given a value: that value is not the first's. It
+    gives it by a verb or preposition; other words beside a value ("24,85 Cent/kWh", "26 in
+    Graz", "previously 26") say nothing of what the value is, and a share of the field
+    ("which is 30% of the loan amount") stays (_whole_field_values)."""
+    kept, apart, sep, at, valued = "", [], "", 0, False
+    for m in [*_PART.finditer(clause), None]:
+        part = clause[at:m.start() if m else len(clause)]
+        digit = HAS_DIGIT.search(part) is not None
+        if valued and digit and _GIVES.search(part) and not _FRACTION_OF.search(part) and _item_words(part):
+            apart.append(part.strip())
+        else:
+            kept, valued = kept + sep + part, valued or digit
+        if m is not None:
+            sep, at = m[0], m.end()
+    return [kept.strip(), *apart]
+
+
+_FUNCTION = frozenset("from with within into onto over under after before between this that these those its their "
+                      "which whom".split())
+# how a sum stands, naming no item of its own: "EUR 1,300.00 is charged", "... is outstanding"
+_STANDING = frozenset("""charged paid payable billed invoiced due owed owing outstanding remaining left unpaid open
+applied added include included including plus excluding without deducted allocated attributed attributable
+accounted spent goes went cover covers covered come comes and but""".split())
+# after a value, what the sum takes in or leaves out: "EUR 1,300.00 with shipping" is a total, no shipping line
+_QUALIFIER = re.compile(r"(?i)\b(?:with|including|incl|inc|inclusive|plus|excluding|excl|exclusive|without|after"
+                        r"|before|less|minus|net)\b")
+
+
+def _content_words(text: str, asked: frozenset[str] = frozenset()) -> list[str]:
+    return [w for w in words(text) if len(w) >= 3 and w.replace("-", "").isalpha()
+            and (w not in _VALUE or w in asked) and w not in _FUNCTION and w not in MONTH_NAMES]
 
 
 def _subject_words(clause: str, whole: bool, asked: frozenset[str] = frozenset()) -> list[str]:
     """The content words of a value clause's subject; a hyphenated word counts whole
     ("Sub-total: EUR 450" is about a sub-total). A value word ("amount") is no content
     unless the question asks for it ("What loan amount ...?": "The amount is ...")."""
-    return [w for w in words(subject(clause, whole)) if len(w) >= 3 and w.replace("-", "").isalpha()
-            and (w not in _VALUE or w in asked) and w not in _FUNCTION and w not in MONTH_NAMES]
+    return _content_words(subject(clause, whole), asked)
+
+
+def _item_words(part: str) -> list[str]:
+    """What a value part gives its value to: its subject ("the discount is EUR 50.00"),
+    else its own words up to a qualifier after the value ("EUR 50.00 is charged for
+    shipping", "of which EUR 50.00 is shipping", "after a deposit of EUR 300.00";
+    "EUR 1,300.00 with shipping" is a total with shipping: none)."""
+    if own := _subject_words(part, False):
+        return own
+    digit = HAS_DIGIT.search(part)
+    cut = _QUALIFIER.search(part, digit.end()) if digit else None
+    return [w for w in _content_words(part[:cut.start()] if cut else part) if w not in _STANDING and w not in _BARE]
 
 
 def about_field(clause: str, names: Names) -> bool:
@@ -54,7 +102,7 @@ def about_field(clause: str, names: Names) -> bool:
     "is"/":", else the whole clause) is nothing but the field's or the question's words
     ("Total: EUR 500" when the total is asked) or value words ("The amount is ...");
     "the net amount is ..." is about a net amount, whatever the field's key."""
-    own = _subject_words(clause, True)
+    own = _subject_words(clause, True) or _item_words(clause)  # "EUR 50.00 is shipping": about shipping
     known = frozenset().union(*names) if names else frozenset()
     return all(w in known for w in own)
 

@@ -28,6 +28,7 @@ silent default. The `files` pack can also set the locale per row from a column
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 _TAG = re.compile(r"([A-Za-z]{2,3})(?:[-_]([A-Za-z]{4}))?(?:[-_]([A-Za-z]{2}|[0-9]{3}))?")
@@ -91,6 +92,18 @@ def locale_date_order(value: Any) -> str | None:
     return "dmy"
 
 
+# a number grouped with one sign and ending in decimals after the other settles which is decimal:
+# "1,250.00" and "1'250.00" write '.', "1.250,00" writes ','
+_SETTLED = re.compile(r"(?<![\d.,'’])\d{1,3}(?:([.,'’])\d{3})+([.,])\d{1,2}(?!\d|[.,]\d)")
+
+
+@lru_cache(maxsize=256)
+def written_decimals(text: str) -> frozenset[str]:
+    """The decimal separators that the numbers of `text` settle: one when the text
+    writes one convention ("Total: EUR 1,250.00"), none or both when it cannot tell."""
+    return frozenset(m[2] for m in _SETTLED.finditer(text) if m[1] != m[2])
+
+
 def read_decimal(opts: dict[str, Any], default: str) -> str:
     """A field's decimal separator: its `decimal` option, else its `locale`'s, else `default`."""
     if opts.get("decimal") is not None:
@@ -114,4 +127,4 @@ def with_locale(kind: str, options: dict[str, Any], locale: str | None) -> dict[
 
 
 __all__ = ["KNOWN_LANGUAGES", "locale_date_order", "locale_decimal", "locale_problem", "parse_locale",
-           "read_decimal", "with_locale"]
+           "read_decimal", "with_locale", "written_decimals"]

@@ -120,6 +120,7 @@ from evalrun.values.no_value import (
 from evalrun.values.field_clauses import named_value, read_refusal
 from evalrun.values.ids import id_candidates, norm_id
 from evalrun.values.list_markers import mask_list_markers
+from evalrun.values.locales import written_decimals
 from evalrun.values.loops import collapse_loops, is_list_marker_loop, mask_loops
 from evalrun.values.kinds import KINDS, gold_value, is_absent_value, states_no_value
 from evalrun.values.numeric_subcodes import numeric_subcode
@@ -229,6 +230,16 @@ def _read_unlooped(h: FieldType, text: str, opts: dict[str, Any], gold: Any) -> 
     return masked, cands, True
 
 
+def _settled_decimal(kind: str, opts: dict[str, Any], pred: str, ctx: AnswerContext | None) -> dict[str, Any]:
+    """An amount with no `decimal` or `locale` reads "12.500" as 12500 (amounts seldom carry
+    three decimals) unless the answer's own numbers, else the document's, settle the
+    convention: one that writes "1,250.00" reads it 12.5, one that writes "1.250,00" 12500."""
+    if kind != "amount" or opts.get("decimal") is not None or opts.get("locale") is not None:
+        return opts
+    seps = written_decimals(pred) or (written_decimals(ctx.document) if ctx is not None else frozenset())
+    return {**opts, "decimal": next(iter(seps))} if len(seps) == 1 else opts
+
+
 def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts: dict[str, Any],
            ctx: AnswerContext | None = None) -> FieldScore:
     h = field_type(kind)
@@ -244,6 +255,7 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
     if pred_absent:
         return FieldScore(outcome="missing", gold_norm=_cap(gold_norm))
     assert pred is not None
+    opts = _settled_decimal(kind, opts, pred, ctx)  # the answer's reading; the gold was read as written
     if note == "nonscalar":
         detail = "non-scalar value"
         if gold_absent:

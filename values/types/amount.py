@@ -28,7 +28,9 @@ RULES = """\
 * Decimals: with one separator and three digits after it, an amount reads "1.234" and "1,234" as
   thousands, except after an ungrouped integer part of four or more digits ("1234.560" is
   1234.56) and in the three-decimal currencies KWD BHD OMR JOD TND LYD (not IQD: whole dinars)
-  ("KWD 12.500" is 12.5). The `decimal` option names the separator instead. One separator used
+  ("KWD 12.500" is 12.5). The `decimal` option names the separator instead; without it (or a
+  `locale`), an answer whose own numbers, else the document's, write one convention settles it
+  ("1,250.00" elsewhere: "12.500" is 12.5; "1.250,00": 12500). One separator used
   for groups and decimals alike ("1.412.50", "1,412,50": groups of three, then one or two digits)
   makes the last one decimal: 1412.50.
 * Currencies: a symbol shared by several currencies matches any of them and is resolved by the
