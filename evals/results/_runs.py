@@ -92,10 +92,10 @@ class RunResult:
         # builders (tests, scripts) may pass the manifest as the JSON dict it is on disk
         if isinstance(self.manifest, dict):
             self.manifest = RunManifest.model_validate(self.manifest)
-
         # what every later stage and renderer reads: a run stored before its secret was known, or
         # imported, shows it masked too (the file is left as it is)
         self.generations = {k: without_secrets(g) for k, g in self.generations.items()}
+
     @classmethod
     def load(cls, run_dir: str | Path, trust_edited_items: bool = False,
              log: Callable[[str], None] | None = None) -> "RunResult":
