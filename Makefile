@@ -65,9 +65,10 @@ test: $(VENV)/.installed-dev engines
 docs: $(VENV)/.installed-dev
 	$(PY) -m mkdocs build --strict -d site
 
-# mypy over the package by its import names (also run by `make test`: tests/test_types_checked.py)
+# mypy from the repository root, as pyproject configures it (also run by `make test`:
+# tests/test_types_checked.py)
 typecheck: $(VENV)/.installed-dev
-	$(PY) tests/typecheck.py
+	$(VENV)/bin/mypy
 
 # the unit tier: no real model, nothing marked slow (under a minute); `make test` runs everything
 test-fast: $(VENV)/.installed-dev

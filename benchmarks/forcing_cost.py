@@ -1,5 +1,5 @@
 """Teacher-forced scoring time as a share of the candidate's generation time, before and after the
-one-pass read (runners/hf/forced_read.py), side by side in one process on the same machine state.
+one-pass read (src/evalrun/runners/hf/forced_read.py), side by side in one process on the same machine state.
 
     python benchmarks/forcing_cost.py configs/baseline.yaml configs/int4kv.yaml configs/sparse50.yaml --limit 4
 

@@ -7,7 +7,7 @@ Runs `configs/latency.yaml` (the baseline), `configs/latency-int4kv.yaml` (4-bit
 cache) and `configs/latency-pld.yaml` (prompt-lookup speculative decoding) on the default
 model at every batch size, all three on the latency pack (`--workload`, default `short`:
 about 200 tokens in, 300 out, `--count` items), each point timed afresh in its own run
-directory (evals/run/_load_sweep.py, the same code as `evalrun sweep --load`). Prints per config
+directory (src/evalrun/evals/run/_load_sweep.py, the same code as `evalrun sweep --load`). Prints per config
 its throughput-latency table (request and output throughput, TTFT/TPOT/ITL/E2EL p50 and
 p99, goodput under the SLO), every metric's p99 at each batch size, and the best batch
 size: the most good requests/s under the SLO.

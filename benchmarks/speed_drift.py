@@ -7,7 +7,7 @@ timing generates the baseline, then the candidate, with CPU-burning processes
 started half-way (when the candidate starts) and stopped at its end: the
 speedup it reports is the load, not the method. Interleaved timing re-times the
 same batches of both with the two models loaded in one process, the order
-alternating (evals/speed/interleave.py), with the burners started half-way through
+alternating (src/evalrun/evals/speed/interleave.py), with the burners started half-way through
 the pairs. Prints both speedups (TTFT, TPOT and E2EL p50, with their 95% paired
 intervals) side by side; exits 1 when the interleaved TPOT p50 speedup is
 outside [0.95, 1.05]. Runs go to a fresh temporary store every time.

@@ -3,7 +3,7 @@
     python benchmarks/timing_overhead.py [--model smollm2-135m] [--rounds 8] [--batch 1,4]
                                          [--prompt-tokens 500] [--new-tokens 64] [--device auto] [--threads N]
 
-The instrumented call is exactly what the hf runner does (runners/hf/runner.py): the
+The instrumented call is exactly what the hf runner does (src/evalrun/runners/hf/runner.py): the
 same `generate` with `streamer=TokenClock(...)`, plus reading the first-token
 and each item's last-token times. The bare call has no streamer. Both generate
 a fixed number of tokens (end-of-sequence suppressed) from the same prompts.

@@ -5,7 +5,7 @@ them (the chat template), go greedily through lm-eval's
 `HFLM(pretrained=<the converted model dir>, batch_size=4).generate_until` and
 through evalrun's `HFRunner.run` with three batch plans: the old one
 (characters, shortest first), plain chunks of the token order (longest first:
-lm-eval's own batches) and the runner's plan (runners/batch_plan.py: tokens,
+lm-eval's own batches) and the runner's plan (src/evalrun/runners/batch_plan.py: tokens,
 longest first, least padding); and two ways lm-eval has no counterpart for: the
 runner's plan with `prefix_reuse` (each document prefilled once for its
 questions) and continuous batching over a paged cache at the static runner's KV
@@ -63,7 +63,7 @@ class Arm:
 
 
 def chars_plan(items: list[Item], size: int) -> list[list[Item]]:
-    """The plan before runners/batch_plan.py: prompt characters, shortest first."""
+    """The plan before src/evalrun/runners/batch_plan.py: prompt characters, shortest first."""
     ordered = sorted(items, key=lambda it: (len(it.prompt), it.id))
     return [ordered[i:i + size] for i in range(0, len(ordered), size)]
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-# folder in the repository -> the package it installs as
-PACKAGES = {"contract": "evalrun.contract", "values": "evalrun.values", "tasks": "evalrun.tasks",
-            "runners": "evalrun.runners", "evals": "evalrun.evals", "reports": "evalrun.reports", "evalrun": "evalrun"}
+# the package's folder: src/evalrun/<stage>/, the folders are the import names
+SRC = ROOT / "src"
+PACKAGE = SRC / "evalrun"
 # what each layer may import, besides itself
 ALLOWED = {
     "contract": set(),
@@ -26,13 +26,15 @@ ALLOWED = {
 }
 
 
+STAGES = tuple(layer for layer in ALLOWED if layer != "evalrun")
+
+
 def _modules() -> dict[str, Path]:
+    """Every module of the package by its import name, read from the folders under src/."""
     out = {}
-    for folder, package in PACKAGES.items():
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            rel = path.relative_to(ROOT / folder).with_suffix("")
-            parts = [p for p in rel.parts if p != "__init__"]
-            out[".".join([package, *parts])] = path
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = [p for p in path.relative_to(SRC).with_suffix("").parts if p != "__init__"]
+        out[".".join(parts)] = path
     return out
 
 
@@ -79,7 +81,7 @@ def test_no_generic_names_are_imported() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
-            bad += [f"{module}: import {n}" for n in names if n.split(".")[0] in PACKAGES and n.split(".")[0] != "evalrun"]
+            bad += [f"{module}: import {n}" for n in names if n.split(".")[0] in STAGES]
     assert bad == []
 
 
@@ -142,8 +144,12 @@ def test_the_layering_check_sees_a_wrong_import(tmp_path: Path) -> None:
 
 
 def test_every_stage_has_a_package_and_tests_mirror_them() -> None:
-    for folder in PACKAGES:
-        assert (ROOT / folder / "__init__.py").is_file(), folder
+    assert (PACKAGE / "__init__.py").is_file()
+    for folder in STAGES:
+        assert (PACKAGE / folder / "__init__.py").is_file(), folder
+    # every folder of the package is a stage: a new top-level folder is a new layer, declared in ALLOWED
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders == set(STAGES), sorted(folders ^ set(STAGES))
     for folder in ("contract", "values", "tasks", "runners", "evals", "reports", "cli"):
         assert (ROOT / "tests" / folder / "__init__.py").is_file(), folder
     whole_project = {"test_architecture.py", "test_packaging.py",  # about the project as a whole
@@ -175,9 +181,9 @@ STATISTICS = {"numpy", "scipy", "evalrun.evals.stats"}
 
 
 def test_reports_import_no_statistics() -> None:
-    """Intervals, tests and resamples live in the comparison stage; reports/ only lays them out."""
+    """Intervals, tests and resamples live in the comparison stage; src/evalrun/reports/ only lays them out."""
     found = []
-    for path in sorted((ROOT / "reports").rglob("*.py")):
+    for path in sorted((PACKAGE / "reports").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
@@ -229,7 +235,7 @@ def _upward(graph: dict[str, set[str]]) -> list[str]:
 def test_every_module_of_an_ordered_stage_has_its_place() -> None:
     for stage, order in ORDER.items():
         assert len(set(order)) == len(order), stage
-        folder = ROOT / stage
+        folder = PACKAGE / stage
         present = {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
         present |= {p.stem for p in folder.glob("*.py") if p.name != "__init__.py"}
         assert present == set(order), f"{stage}: unplaced {sorted(present - set(order))}, gone {sorted(set(order) - present)}"
@@ -253,7 +259,7 @@ def test_the_order_check_sees_an_upward_import(tmp_path: Path) -> None:
 
 def _private_reach(importer: str, dep: str) -> bool:
     """Whether `importer` reaches into a private module of an ordered stage's package it is not part of
-    (values/types keeps its `_base`, the one module every field type file builds on)."""
+    (src/evalrun/values/types keeps its `_base`, the one module every field type file builds on)."""
     parts = dep.split(".")
     if _group(dep) is None:
         return False
@@ -291,7 +297,7 @@ def test_each_sub_package_says_what_it_exports() -> None:
     missing = []
     for stage, order in ORDER.items():
         for group in order:
-            init = ROOT / stage / group / "__init__.py"
+            init = PACKAGE / stage / group / "__init__.py"
             if not init.is_file():
                 continue
             tree = ast.parse(init.read_text(encoding="utf-8"))

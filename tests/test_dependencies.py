@@ -17,16 +17,17 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
-from tests.typecheck import package_dirs
 from tests.conftest import ROOT
+
+SRC = ROOT / "src" / "evalrun"
 
 # (distribution, why no module of it is imported): needed at run time all the same
 USED_WITHOUT_IMPORT = {
-    "pyarrow": "pandas' Parquet engine and `string[pyarrow]` columns (evals/frames.py, tasks/files/_data.py)",
-    "gguf": "transformers reads the default model's GGUF file with it (runners/models/_models.py)",
-    "accelerate": "transformers refuses to load a GGUF file without it (runners/models/_models.py)",
-    "hqq": "the backend of transformers' QuantizedCache 'hqq' (runners/accel/kv_quant.py)",
-    "python-stdnum": "its modules are imported by name (values/types/checked_id.py SCHEMES)",
+    "pyarrow": "pandas' Parquet engine and `string[pyarrow]` columns (src/evalrun/evals/frames.py, src/evalrun/tasks/files/_data.py)",
+    "gguf": "transformers reads the default model's GGUF file with it (src/evalrun/runners/models/_models.py)",
+    "accelerate": "transformers refuses to load a GGUF file without it (src/evalrun/runners/models/_models.py)",
+    "hqq": "the backend of transformers' QuantizedCache 'hqq' (src/evalrun/runners/accel/kv_quant.py)",
+    "python-stdnum": "its modules are imported by name (src/evalrun/values/types/checked_id.py SCHEMES)",
 }
 
 
@@ -51,17 +52,16 @@ def _declared() -> tuple[set[str], set[str]]:
 def _imported_roots() -> dict[str, set[str]]:
     """Top-level module name -> the source files that import it (absolute imports only)."""
     out: dict[str, set[str]] = {}
-    for folder in sorted(set(package_dirs().values())):
-        for path in sorted(folder.glob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Import):
-                    names = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                    names = [node.module]
-                else:
-                    continue
-                for name in names:
-                    out.setdefault(name.split(".")[0], set()).add(str(path.relative_to(ROOT)))
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                out.setdefault(name.split(".")[0], set()).add(str(path.relative_to(ROOT)))
     return out
 
 
@@ -102,10 +102,12 @@ def test_used_without_import_are_declared() -> None:
 
 
 def test_every_package_folder_ships_in_the_wheel() -> None:
-    """setuptools lists packages by name: a new sub-package left out of pyproject imports from a
-    checkout and is missing from the installed wheel."""
-    listed = set(package_dirs())
-    folders = {"contract", "values", "tasks", "runners", "evals", "reports", "evalrun"}
-    on_disk = {p.parent for f in folders for p in (ROOT / f).rglob("__init__.py")}
-    shipped = {path.resolve() for path in package_dirs().values()}
-    assert sorted(str(d.relative_to(ROOT)) for d in on_disk if d.resolve() not in shipped) == [], listed
+    """setuptools finds the packages under src/ (pyproject `packages.find`): every folder with an
+    __init__.py is a package the wheel ships, and nothing outside src/evalrun is one of ours."""
+    import setuptools
+
+    find = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"]["find"]
+    found = set(setuptools.find_packages(str(ROOT / find["where"][0]), include=find["include"]))
+    on_disk = {".".join(p.parent.relative_to(ROOT / "src").parts) for p in SRC.rglob("__init__.py")}
+    assert on_disk - found == set() and found - on_disk == set(), (sorted(on_disk ^ found))
+    assert found == {p for p in found if p == "evalrun" or p.startswith("evalrun.")}

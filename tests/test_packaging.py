@@ -34,6 +34,9 @@ def test_wheel_installs_only_evalrun(tmp_path: Path) -> None:
     assert "evalrun/reports/templates/report.html.j2" in names, "the HTML templates ship with the package"
     assert "evalrun/values/types/amount.py" in names, "the field types ship with the package (the registry finds them)"
     assert "evalrun/py.typed" in names, "the package says it is typed (PEP 561)"
+    # every package folder under src/ ships (setuptools finds them; none is listed by hand)
+    on_disk = {p.relative_to(ROOT / "src").as_posix() for p in (ROOT / "src" / "evalrun").rglob("__init__.py")}
+    assert on_disk <= set(names), sorted(on_disk - set(names))
     dist_info = next(t for t in top if t.endswith(".dist-info"))
     entry_points = zipfile.ZipFile(wheel).read(f"{dist_info}/entry_points.txt").decode()
     assert "evalrun = evalrun.cli:main" in entry_points

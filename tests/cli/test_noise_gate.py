@@ -3,7 +3,7 @@ differently when they land in other batches (padding and neighbours change the b
 reductions), as GPU serving does. Nothing here edits an output: the A/A repeat is the
 same configuration generated again in shuffled batches.
 
-What the noise touches depends on the batch plan: under the token plan (runners/batch_plan.py)
+What the noise touches depends on the batch plan: under the token plan (src/evalrun/runners/batch_plan.py)
 the demo's bf16 noise changes answers the baseline already had wrong, and a right answer only
 rarely (measured with benchmarks/aa_noise.py, benchmarks/RESULTS.md). So the gate is tested on what it must
 do whatever the noise hits: count only stable fields, test flips against the A/A rate, and
@@ -32,7 +32,7 @@ DOCS_ONLY = [{"pack": "doc_fields", "mode": "per_field", "documents": 2, "length
 BATCH = 2  # four items in batches of two: a replicate's shuffle pairs them otherwise
 REPLICATES = 2
 # a real lever in the noisy setting: quanto int4 KV in bf16 flips a right answer (measured: the contract's monthly fee)
-# what a flip rule says when its scope has no field right in all baseline replicates (evals/gate/_flip_rules.py)
+# what a flip rule says when its scope has no field right in all baseline replicates (src/evalrun/evals/gate/_flip_rules.py)
 NOTHING_TO_TEST = "no field right in all"
 
 

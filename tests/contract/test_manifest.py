@@ -14,7 +14,7 @@ from evalrun.evals.results import RunResult
 from evalrun.evals.store import RunStore
 from tests.conftest import needle_items
 
-# what evals/run/_manifest.py and evals/run/_execute.py wrote before the schema was versioned
+# what src/evalrun/evals/run/_manifest.py and src/evalrun/evals/run/_execute.py wrote before the schema was versioned
 MAIN_MANIFEST = {
     "name": "int4kv", "replicate": 0, "key": "ab" * 32, "config_file": "configs/int4kv.yaml",
     "config": {"name": "int4kv", "model": "smollm2-135m", "runner": "hf", "device": "auto", "dtype": "auto",

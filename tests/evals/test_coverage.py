@@ -1,4 +1,4 @@
-"""Coverage against the baseline's plan (evals/gate/_coverage.py): a candidate that asks less than the
+"""Coverage against the baseline's plan (src/evalrun/evals/gate/_coverage.py): a candidate that asks less than the
 baseline (a dropped pack, narrower parameters, a --limit run on either side), a baseline whose
 generation raised, and a pack no rule applies to are INCOMPLETE, never a pass; --subset judges
 the shared items and says SUBSET. Synthetic runs (tests/conftest.py): no model."""

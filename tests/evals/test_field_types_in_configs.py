@@ -1,4 +1,4 @@
-"""Every registered field type (values/types/) is usable wherever a config names a type: a
+"""Every registered field type (src/evalrun/values/types/) is usable wherever a config names a type: a
 `files` pack field, the gate's per-type harmful-flip limits, and an import's typed fields."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each row is (id, kind, gold, pred, expected outcome, expected sub-code, options),
 written from the scoring rules in DESIGN.md "Field scoring" and the decisions
-documented in evals/scoring/fields.py, not from the implementation's output.
+documented in src/evalrun/evals/scoring/fields.py, not from the implementation's output.
 """
 
 from __future__ import annotations

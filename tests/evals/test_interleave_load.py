@@ -1,5 +1,5 @@
 """Interleaved timing on a loaded machine: the re-timing window records how busy the machine was (the
-probe sequential timing uses, evals/timing/load.py), and a speed rule on a busy window is not vouched
+probe sequential timing uses, src/evalrun/evals/timing/load.py), and a speed rule on a busy window is not vouched
 for (exit 4, the load named), whatever its interval says. A quiet window is judged as before."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Teacher forcing in two forward passes per batch (runners/hf/forced_read.py) gives the decode path's
+"""Teacher forcing in two forward passes per batch (src/evalrun/runners/hf/forced_read.py) gives the decode path's
 values: batched one-pass forcing and one-by-one forcing through `generate` agree to 1e-5 in KL (fp32),
 for a plain candidate and for each method that declares the one-pass read equivalent; methods that do
 not (a document compressed before the question, a cache quantizing inside the answer, activation sparsity,

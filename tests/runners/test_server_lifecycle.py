@@ -54,7 +54,7 @@ def _marked(mark: str) -> list[psutil.Process]:
 
 def _launched(mark: str) -> list[psutil.Process]:
     """The servers: marked processes that lead a session of their own, as evalrun starts a server (its supervisor,
-    runners/openai/_supervisor.py, whose death takes the engine with it; a kept server itself). Its
+    src/evalrun/runners/openai/_supervisor.py, whose death takes the engine with it; a kept server itself). Its
     `version_command` carries the same environment but runs in evalrun's session and exits at once: a wait
     that saw it would take it for the server."""
     found = []

@@ -2,7 +2,7 @@
 configs/engines/vllm-auto.yaml is started once, answers two needle items through the `openai`
 runner (its own timings of them, from /metrics, in the manifest), returns logprobs, top_logprobs and
 prompt_logprobs, and leaves no process behind; and `compare --drift` of a candidate on that same server
-(an A/A) reads the baseline's answers through it (runners/openai/_forced.py).
+(an A/A) reads the baseline's answers through it (src/evalrun/runners/openai/_forced.py).
 
 The engine's virtualenv is built when absent (scripts/engine_venv_vllm.sh, ~3-4 min cold);
 where it cannot be built the test is skipped, saying why."""

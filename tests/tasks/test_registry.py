@@ -10,7 +10,7 @@ import pytest
 from evalrun.tasks import PackSpec, all_packs, get_pack, register
 from tests.conftest import ROOT
 
-TASKS = ROOT / "tasks"
+TASKS = ROOT / "src" / "evalrun" / "tasks"
 
 
 def test_every_module_or_package_with_a_spec_is_registered_under_its_name() -> None:

@@ -1,5 +1,5 @@
 """The contract every field type keeps, checked for every type the registry finds
-(values/types/, one file each): a new type is covered the moment its file exists."""
+(src/evalrun/values/types/, one file each): a new type is covered the moment its file exists."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _opts(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_every_module_of_the_folder_is_one_registered_type() -> None:
-    modules = [m.name for m in pkgutil.iter_modules([str(ROOT / "values" / "types")]) if not m.name.startswith("_")]
+    modules = [m.name for m in pkgutil.iter_modules([str(ROOT / "src" / "evalrun" / "values" / "types")]) if not m.name.startswith("_")]
     assert sorted(NAMES) == sorted(field_type(n).name for n in NAMES)
     assert len(NAMES) == len(modules), (NAMES, modules)
     assert {"amount", "number", "date", "id", "text", "enum"} <= set(NAMES)
