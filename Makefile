@@ -65,10 +65,11 @@ test: $(VENV)/.installed-dev engines
 docs: $(VENV)/.installed-dev
 	$(PY) -m mkdocs build --strict -d site
 
-# mypy from the repository root, as pyproject configures it (also run by `make test`:
-# tests/test_types_checked.py)
+# mypy and pyright (basic) from the repository root, as pyproject configures them (also run by
+# `make test`: tests/test_types_checked.py)
 typecheck: $(VENV)/.installed-dev
 	$(VENV)/bin/mypy
+	$(VENV)/bin/pyright
 
 # the unit tier: no real model, nothing marked slow (under a minute); `make test` runs everything
 test-fast: $(VENV)/.installed-dev

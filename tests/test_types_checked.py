@@ -1,7 +1,8 @@
-"""mypy passes over the whole package, run plainly from the repository root with the project's
-configuration (pyproject `[tool.mypy]`: the pydantic plugin, strict on the contract and the public
-API). The folders under src/ are the import names, so it needs no wrapper. mypy caches in
-.mypy_cache, so a run after the first checks only what changed."""
+"""mypy and pyright pass over the whole package, run plainly from the repository root with the
+project's configuration (pyproject `[tool.mypy]`: the pydantic plugin, strict on the contract and
+the public API; `[tool.pyright]`: basic mode over src/). The folders under src/ are the import
+names, so neither needs a wrapper. mypy caches in .mypy_cache, so a run after the first checks
+only what changed."""
 
 from __future__ import annotations
 
@@ -33,10 +34,19 @@ def test_mypy_passes() -> None:
         f"mypy exit {res.returncode}, {len(errors)} error(s):\n" + "\n".join(errors or [res.stdout, res.stderr]))
 
 
+@pytest.mark.slow  # about 3 minutes on 2 cores: pyright reads torch and transformers' sources (no cache)
+def test_pyright_passes() -> None:
+    res = _run("pyright", timeout=900)
+    errors = [line for line in res.stdout.splitlines() if " - error:" in line]
+    assert res.returncode == 0 and not errors, (
+        f"pyright exit {res.returncode}, {len(errors)} error(s):\n" + "\n".join(errors or [res.stdout, res.stderr]))
+
+
 def test_type_checkers_read_the_source_tree() -> None:
-    """The checker is configured on src/, where the folders are the import names: no link tree."""
+    """Both checkers are configured on src/, where the folders are the import names: no link tree."""
     tool = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
     assert tool["mypy"]["mypy_path"] == "$MYPY_CONFIG_FILE_DIR/src" and tool["mypy"]["packages"] == ["evalrun"]
+    assert tool["pyright"]["include"] == ["src"] and tool["pyright"]["typeCheckingMode"] == "basic"
     assert "package-dir" not in tool["setuptools"]
 
 

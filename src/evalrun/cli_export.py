@@ -35,7 +35,7 @@ def _targets(parquet: Path | None, csv: Path | None, run_dirs: list[Path]) -> di
             raise ConfigError(problem, file=path, path=f"--{fmt}")
     if parquet is not None and csv is not None and parquet.resolve() == csv.resolve():
         raise ConfigError("the same file is given to --parquet and --csv", file=csv, path="--csv")
-    return targets
+    return targets  # pyright: ignore[reportReturnType]
 
 
 def export(

@@ -49,7 +49,7 @@ _DEFAULT_SHAPES: tuple[Literal["short", "long"] | LatencyShape, ...] = ("short",
 
 class LatencyParams(PackParams):
     shapes: list[Literal["short", "long"] | LatencyShape] = PydField(default_factory=lambda: list(_DEFAULT_SHAPES), min_length=1)
-    count: int = PydField(4, ge=1, le=10_000, description="items per shape")
+    count: int = PydField(default=4, ge=1, le=10_000, description="items per shape")
 
     @field_validator("shapes")
     @classmethod

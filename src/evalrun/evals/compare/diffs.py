@@ -51,7 +51,7 @@ class Op(BaseModel):
 def opcodes(a: str, b: str) -> list[Op]:
     """The changes that turn `a` into `b` (equal runs left out), in order."""
     return [
-        Op(tag=o.tag, a0=o.src_start, a1=o.src_end, b0=o.dest_start, b1=o.dest_end)
+        Op(tag=o.tag, a0=o.src_start, a1=o.src_end, b0=o.dest_start, b1=o.dest_end)  # pyright: ignore[reportArgumentType]
         for o in Levenshtein.opcodes(a, b)
         if o.tag != "equal"
     ]
@@ -60,7 +60,7 @@ def opcodes(a: str, b: str) -> list[Op]:
 def segments(a: str, b: str) -> list[Segment]:
     """The full edit script from `a` to `b` as text segments (equal runs included)."""
     return [
-        Segment(tag=o.tag, a=a[o.src_start : o.src_end], b=b[o.dest_start : o.dest_end])
+        Segment(tag=o.tag, a=a[o.src_start : o.src_end], b=b[o.dest_start : o.dest_end])  # pyright: ignore[reportArgumentType]
         for o in Levenshtein.opcodes(a, b)
     ]
 

@@ -42,9 +42,9 @@ class _Strict(BaseModel):
 class GenerationSettings(_Strict):
     """Decoding settings; greedy unless a temperature above 0 is asked for."""
 
-    max_new_tokens: int = Field(48, ge=1, le=32768)
-    temperature: float = Field(0.0, ge=0.0)
-    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    max_new_tokens: int = Field(default=48, ge=1, le=32768)
+    temperature: float = Field(default=0.0, ge=0.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     seed: int = 0
 
 
@@ -74,7 +74,7 @@ class RunConfig(_Strict):
     # top-k of each generated token's distribution stored beside the run (evals/store/dists.py), for
     # teacher-forced drift: the hf runner's static batches, a served engine's answers (at most 20);
     # 0 stores none. Changes no output: not in the key
-    logprobs: int = Field(20, ge=0, le=1024)
+    logprobs: int = Field(default=20, ge=0, le=1024)
     tasks: list[TaskRef]
     # rules this config is gated by when it is a candidate; never part of the cache key
     gate: GateConfig | None = None
@@ -85,7 +85,7 @@ class RunConfig(_Strict):
     # the runs cannot bias the speedup; "sequential" uses each run's own timings; "auto": interleaved
     # when the gate has speed rules
     timing: Literal["auto", "sequential", "interleaved"] = "auto"
-    timing_batches: int = Field(8, ge=2, le=10_000, description="batches per side re-timed when interleaved")
+    timing_batches: int = Field(default=8, ge=2, le=10_000, description="batches per side re-timed when interleaved")
     source: str = ""
 
     @field_validator("name")
@@ -117,7 +117,7 @@ class HFRunConfig(RunConfig, HFSettings):
 class OpenAIRunConfig(RunConfig, OpenAIRunnerSettings):
     """`runner: openai`: the items go to an OpenAI-compatible server, reached or launched."""
 
-    runner: Literal["openai"]
+    runner: Literal["openai"]  # pyright: ignore[reportGeneralTypeIssues]
 
 
 # a loaded config: which one its `runner:` says

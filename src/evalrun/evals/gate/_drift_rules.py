@@ -45,13 +45,13 @@ class _Bound(BaseModel):
 
 
 class KLBound(_Bound):
-    mean: float | None = Field(None, ge=0)
-    p99: float | None = Field(None, ge=0)
+    mean: float | None = Field(default=None, ge=0)
+    p99: float | None = Field(default=None, ge=0)
 
 
 class AgreementBound(_Bound):
-    mean: float | None = Field(None, ge=0, le=1)
-    p99: float | None = Field(None, ge=0, le=1)
+    mean: float | None = Field(default=None, ge=0, le=1)
+    p99: float | None = Field(default=None, ge=0, le=1)
 
 
 class DriftRule(BaseModel):

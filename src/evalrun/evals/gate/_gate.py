@@ -45,16 +45,16 @@ class _Strict(BaseModel):
 class PackRule(_Strict):
     """Rules for one pack ("*" applies to every pack without its own entry); null disables a rule."""
 
-    max_drop: float | None = Field(0.0, ge=0, le=100, description="largest allowed loss in points of the gate metric")
+    max_drop: float | None = Field(default=0.0, ge=0, le=100, description="largest allowed loss in points of the gate metric")
     non_inferiority: float | None = Field(
-        None, ge=0, le=100, description="margin in points: fail when the CI lower bound of the delta is below -margin"
+        default=None, ge=0, le=100, description="margin in points: fail when the CI lower bound of the delta is below -margin"
     )
-    min_items: int | None = Field(None, ge=1, description="refuse to pass a pack with fewer paired items")
+    min_items: int | None = Field(default=None, ge=1, description="refuse to pass a pack with fewer paired items")
     detect_rate: float | None = Field(
-        None, gt=0, lt=1, description="refuse to pass a pack whose harmful-flip rules cannot detect this flip rate "
+        default=None, gt=0, lt=1, description="refuse to pass a pack whose harmful-flip rules cannot detect this flip rate "
         "(a share of the fields right at baseline) with the gate's `power`")
     min_recovery: float | None = Field(
-        None, gt=0, le=100, description="percent: fail when the lower bound of the recovery interval (candidate "
+        default=None, gt=0, le=100, description="percent: fail when the lower bound of the recovery interval (candidate "
         "item accuracy / baseline item accuracy, paired bootstrap at the gate's confidence) is below it")
 
     def has_rule(self) -> bool:
@@ -66,12 +66,12 @@ class GateConfig(_Strict):
     """The `gate:` section of a candidate config, or a `--gate` file."""
 
     metric: Literal["accuracy", "micro_f1"] = "accuracy"
-    confidence: float = Field(0.95, gt=0.5, lt=1.0)
+    confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
     # the probability at which each verdict states the smallest harmful-flip rate it detects
-    power: float = Field(0.95, gt=0.5, lt=1.0)
+    power: float = Field(default=0.95, gt=0.5, lt=1.0)
     # re-ask each harmful flip this many more times (other batches, batch 1 first); a flip counts only
     # when it reproduces in the majority; 0: every flip counts as found
-    confirm: int = Field(0, ge=0, le=15)
+    confirm: int = Field(default=0, ge=0, le=15)
     packs: dict[str, PackRule] = Field(default_factory=lambda: {ALL_PACKS: PackRule()})
     # field type (amount, number, date, id, text, enum) or field name -> allowed harmful flips.
     # Added to the defaults key by key; null disables a default explicitly (and the verdict says so).
@@ -81,7 +81,7 @@ class GateConfig(_Strict):
     speed: list[SpeedRule] = Field(default_factory=list)
     # speculative decoding: the smallest acceptance rate (accepted / drafted tokens, as the run measured it)
     # the candidate must keep; a drafter that collapses is slower, not wrong, so no accuracy rule sees it
-    min_acceptance: float | None = Field(None, gt=0, le=1)
+    min_acceptance: float | None = Field(default=None, gt=0, le=1)
     # teacher-forced drift limits, decided on their intervals (evals/drift/rules.py); gated only when named
     drift: list[DriftRule] = Field(default_factory=list)
 

@@ -34,7 +34,7 @@ class FieldSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: str
-    name: str = PydField("answer", min_length=1)
+    name: str = PydField(default="answer", min_length=1)
     options: dict[str, Any] = PydField(default_factory=dict)
 
     @field_validator("kind", mode="before")

@@ -129,7 +129,7 @@ def _one_log(path: Path, mapping: FieldMap) -> Imported:
     if status != "success":
         raise ConfigError(f"the eval did not finish (status {status!r}): its missing samples cannot be vouched "
                           "for; import a finished log", file=path)
-    task = log.eval.task
+    task = log.eval.task  # pyright: ignore[reportOptionalMemberAccess]
     samples = sorted((_Sample.of(s) for s in stream),
                      key=lambda s: (s.epoch, s.id if isinstance(s.id, str) else str(s.id).zfill(20)))
     if not samples:

@@ -108,7 +108,7 @@ def point_metrics(value: Number, gens: Sequence[Generation], slo: SLO | None = N
     the load run was less than the load asked (a capped batch, fewer requests than slots);
     `runner_batch`: the batch size the runner ended at (manifest `batching.final`)."""
     m = latency.request_metrics(gens, latency.PERCENTILES, slo)
-    point = LoadPoint(value=value, run_dir=run_dir, **{k: m[k] for k in (
+    point = LoadPoint(value=value, run_dir=run_dir, **{k: m[k] for k in (  # pyright: ignore[reportArgumentType]
         "requests", "completed", "failed", "duration_seconds", "request_throughput", "output_throughput",
         "total_token_throughput")}, **{k: Distribution(**m[k]) for k in latency.METRICS},
         goodput=Goodput(**m["goodput"]) if "goodput" in m else None)

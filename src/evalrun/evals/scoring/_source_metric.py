@@ -59,4 +59,4 @@ def source_score(name: str, scores: dict[str, Any] | None, gold: str | None, out
         detail = (f"the source recorded no {name} for this sample" if value is None
                   else f"{name} = {value!r} is not a pass/fail value")
         return FieldScore(outcome="missing", gold_norm=gold, pred_norm=output, detail=detail)
-    return FieldScore(outcome=outcome, gold_norm=gold, pred_norm=output, detail=f"source metric {name} = {value!r}")
+    return FieldScore(outcome=outcome, gold_norm=gold, pred_norm=output, detail=f"source metric {name} = {value!r}")  # pyright: ignore[reportArgumentType]

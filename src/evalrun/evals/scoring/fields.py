@@ -316,7 +316,7 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
             text, opts, asked) is False:
         # no credit either way; what a reviewer calls it: nothing was given for the field
         return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=pred_norm, detail=NOT_OFFERED)
-    return FieldScore(outcome=outcome, subcode=sub, gold_norm=gold_norm, pred_norm=pred_norm,
+    return FieldScore(outcome=outcome, subcode=sub, gold_norm=gold_norm, pred_norm=pred_norm,  # pyright: ignore[reportArgumentType]
                       detail="; ".join(d for d in (note, compared) if d) or None)
 
 

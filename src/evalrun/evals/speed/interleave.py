@@ -88,7 +88,7 @@ def _pairs(base: PreparedRun, cand: PreparedRun, chosen: list[list[Item]], log: 
     others = f", other processes used {machine.others_share:.0%} of the CPUs" \
         if machine and machine.others_share is not None else ""
     log(f"{cand.label}: interleaved timing done in {time.perf_counter() - started:.1f} s{others}")
-    return [Retiming(baseline_key=base.key, pair=pair, side=side, first=first, generation=g, machine=machine)
+    return [Retiming(baseline_key=base.key, pair=pair, side=side, first=first, generation=g, machine=machine)  # pyright: ignore[reportArgumentType]
             for pair, side, first, g in timed]
 
 

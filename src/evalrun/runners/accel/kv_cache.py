@@ -21,8 +21,8 @@ class KVCacheSettings(AccelSettings):
     quant: Literal["int8", "int7", "int6", "int5", "int4", "int3", "int2", "int1", "fp8"] | None = None
     backend: Literal["quanto", "hqq", "fp8", "simulated"] | None = None
     # a group or residual window longer than any context would quantize nothing
-    group_size: int = Field(64, ge=1, le=MAX_TOKEN_GROUP)
-    residual_length: int = Field(128, ge=0, le=MAX_TOKEN_GROUP)
+    group_size: int = Field(default=64, ge=1, le=MAX_TOKEN_GROUP)
+    residual_length: int = Field(default=128, ge=0, le=MAX_TOKEN_GROUP)
     axis_key: int = 0
     axis_value: int = 0
     evict: EvictSettings | None = None

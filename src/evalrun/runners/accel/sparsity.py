@@ -106,8 +106,8 @@ class CalibrationSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     source: Literal["bundled", "items"] = "bundled"
-    samples: int = Field(16, ge=1, le=4096, description="calibration sequences (at most)")
-    max_tokens: int = Field(512, ge=8, le=32768, description="tokens per calibration sequence (at most)")
+    samples: int = Field(default=16, ge=1, le=4096, description="calibration sequences (at most)")
+    max_tokens: int = Field(default=512, ge=8, le=32768, description="tokens per calibration sequence (at most)")
 
 
 class SparsitySettings(AccelSettings):

@@ -50,15 +50,15 @@ _REQUIRED = {"draft_model": "draft", "early_exit": "exit_layer"}
 class SpeculativeSettings(AccelSettings):
     method: Literal["prompt_lookup", "draft_model", "early_exit"]
     # tokens proposed per round: prompt_lookup_num_tokens, or the initial num_assistant_tokens
-    num_tokens: int | None = Field(None, ge=1, le=256)  # more drafted tokens per round than this is never accepted
+    num_tokens: int | None = Field(default=None, ge=1, le=256)  # more drafted tokens per round than this is never accepted
     # prompt_lookup: longest n-gram matched against the context (max_matching_ngram_size)
-    max_ngram: int | None = Field(None, ge=1, le=64)
+    max_ngram: int | None = Field(default=None, ge=1, le=64)
     # draft_model: any model spec evalrun accepts (alias, HF id, local dir, .gguf)
     draft: str | None = None
     # draft_model / early_exit: num_assistant_tokens_schedule
     schedule: Literal["heuristic", "constant"] | None = None
     # early_exit: number of the target's layers that draft
-    exit_layer: int | None = Field(None, ge=1, le=1024)
+    exit_layer: int | None = Field(default=None, ge=1, le=1024)
 
     @model_validator(mode="before")
     @classmethod

@@ -24,7 +24,7 @@ from evalrun.runners.accel.tensor_bytes import tensor_bytes
 class WeightSettings(AccelSettings):
     quant: Literal["int8", "int4"]
     # checked when defaulted too: the one backend is the optional extra
-    backend: Literal["quanto"] = Field("quanto", validate_default=True)
+    backend: Literal["quanto"] = Field(default="quanto", validate_default=True)
     exclude_lm_head: bool = True
 
     @field_validator("backend")

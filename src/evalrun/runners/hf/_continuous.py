@@ -52,11 +52,11 @@ class BatchingSettings(BaseModel):
 
     mode: Literal["static", "continuous"] = "static"
     # tokens per KV block (transformers' page_size): the unit the cache is handed out in
-    block_size: int = Field(32, ge=4, le=4096)
+    block_size: int = Field(default=32, ge=4, le=4096)
     # blocks in the cache; None: the KV memory of the static runner's largest batch (same memory)
-    num_blocks: int | None = Field(None, ge=1, le=1 << 24)
+    num_blocks: int | None = Field(default=None, ge=1, le=1 << 24)
     # tokens one forward step takes (prompt chunks and one per decoding request); None: the run's longest prompt
-    max_batch_tokens: int | None = Field(None, ge=1, le=1 << 20)
+    max_batch_tokens: int | None = Field(default=None, ge=1, le=1 << 20)
 
 
 SCHEDULER = "evalrun_fifo_counted"  # transformers' FIFO scheduler, counting what each step held

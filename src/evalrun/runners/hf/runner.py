@@ -347,7 +347,7 @@ class HFRunner(Runner):
         try:
             with frozen_heap():  # no full collection inside a timed step (runners/_quiet_gc.py)
                 if units is None:
-                    self.continuous.run(self, items, emit)
+                    self.continuous.run(self, items, emit)  # pyright: ignore[reportOptionalMemberAccess]
                 for unit in units or []:
                     self.generate_unit(unit, emit)
         finally:

@@ -57,9 +57,9 @@ def write_hf_folder(gguf: Path, target: Path, identity: dict[str, Any], dtype: s
                                                  **_dequantize())
     # older transformers set a quantizer marker on a GGUF-loaded model and refuse to save it;
     # the weights are already de-quantized to float, so clearing it is safe.
-    model.hf_quantizer = None  # set by from_pretrained, undeclared on PreTrainedModel
+    model.hf_quantizer = None  # set by from_pretrained, undeclared on PreTrainedModel  # pyright: ignore[reportArgumentType]
     if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
+        del model.config.quantization_config  # pyright: ignore[reportAttributeAccessIssue]
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
     (tmp / MARKER).write_text(json.dumps({"from": str(gguf), "dtype": dtype, **identity}))

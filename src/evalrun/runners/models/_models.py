@@ -218,7 +218,7 @@ def load_model(source: ModelSource, device: str, dtype: str) -> tuple[Any, Any, 
     try:
         path = local_dir(source)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
-        model.to(device)
+        model.to(device)  # pyright: ignore[reportArgumentType]
         model.eval()
         tokenizer = load_tokenizer(source)
     except ModelError:

@@ -50,14 +50,14 @@ class ServerSettings(BaseModel):
     ready: str = "/v1/models"
     # the OpenAI API's root on the server
     api_path: str = "/v1"
-    startup_timeout: float = Field(600.0, gt=0, le=24 * 3600)
+    startup_timeout: float = Field(default=600.0, gt=0, le=24 * 3600)
     port: int | Literal["auto"] = "auto"
     # seconds between SIGTERM and SIGKILL to the server's process group
-    grace: float = Field(10.0, ge=0, le=600)
+    grace: float = Field(default=10.0, ge=0, le=600)
     # the engine's version as a fact of the key: a string, or a command whose output it is (run before
     # anything starts, so a stored run is found without launching the server)
     version: str | None = None
-    version_command: list[str] | None = Field(None, min_length=1)
+    version_command: list[str] | None = Field(default=None, min_length=1)
 
     def model_post_init(self, context: Any) -> None:
         remember_secrets(self.env.values())  # reading the config is enough: whatever follows masks them

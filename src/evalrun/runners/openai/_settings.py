@@ -51,22 +51,22 @@ class OpenAISettings(BaseModel):
     api_key_env: str | None = None
     endpoint: Literal["chat", "completions"] = "chat"
     stream: bool = True
-    concurrency: int = Field(8, ge=1, le=1024)
+    concurrency: int = Field(default=8, ge=1, le=1024)
     # requests per second arriving as a Poisson process (vLLM's --request-rate), still at most
     # `concurrency` in flight; None: every request as soon as a slot is free
-    request_rate: float | None = Field(None, gt=0, le=1_000_000)
+    request_rate: float | None = Field(default=None, gt=0, le=1_000_000)
     arrival_seed: int = 0  # the arrival times' random draw, so a sweep point is repeatable
     # seconds to wait for a connection or for the server's next bytes (a stream that keeps sending is never cut)
-    timeout: float = Field(300.0, gt=0)
-    max_retries: int = Field(5, ge=0, le=100)
+    timeout: float = Field(default=300.0, gt=0)
+    max_retries: int = Field(default=5, ge=0, le=100)
     # first retry waits about this long, doubling each time up to max_backoff
-    backoff: float = Field(0.5, gt=0, le=60)
-    max_backoff: float = Field(30.0, gt=0, le=600)
+    backoff: float = Field(default=0.5, gt=0, le=60)
+    max_backoff: float = Field(default=30.0, gt=0, le=600)
     # local model spec whose tokenizer sizes prompts and renders the chat template for `completions`; default `model`
     tokenizer: str | None = None
     # the served context in tokens, prompt and answer together (vLLM --max-model-len, llama.cpp -c), for a
     # server whose /models does not say it: an item that cannot fit is an error before it is sent
-    max_model_len: int | None = Field(None, ge=1)
+    max_model_len: int | None = Field(default=None, ge=1)
     # engine fields sent in every request body (llama.cpp's repeat_penalty, vLLM's top_k): servers apply
     # their own sampling defaults even at temperature 0, so what is sent here is part of the run key
     extra_body: dict[str, Any] = Field(default_factory=dict)

@@ -39,12 +39,12 @@ class RaySettings(BaseModel):
     address: str | None = None
     # "auto": one per GPU (device cuda) or one per `cpus_per_actor` cores of the cluster
     actors: int | Literal["auto"] = "auto"
-    cpus_per_actor: int = Field(1, ge=1, le=1024)
-    gpus_per_actor: float = Field(1.0, gt=0.0, le=16.0)  # used when the device is cuda
+    cpus_per_actor: int = Field(default=1, ge=1, le=1024)
+    gpus_per_actor: float = Field(default=1.0, gt=0.0, le=16.0)  # used when the device is cuda
     # restarts Ray grants a dead actor (its model is loaded again); its unfinished units are re-queued either way
-    max_restarts: int = Field(0, ge=0, le=100)
+    max_restarts: int = Field(default=0, ge=0, le=100)
     # units queued at an actor beyond the one it is generating (hides the driver's round trip)
-    prefetch: int = Field(1, ge=0, le=64)
+    prefetch: int = Field(default=1, ge=0, le=64)
 
 
 class RayUnavailable(RuntimeError):

@@ -48,8 +48,8 @@ class RayRunner(Runner):
 
     # the plan's knobs live on the driver's runner: confirm and replicates set them there
     batch_size = Delegated[int]("local")
-    batch_seed = Delegated["int | None"]("local")
-    run_items = Delegated["list[Item] | None"]("local")
+    batch_seed = Delegated["int | None"]("local")  # pyright: ignore[reportAssignmentType]
+    run_items = Delegated["list[Item] | None"]("local")  # pyright: ignore[reportAssignmentType]
 
     @property
     def load_seconds(self) -> float:

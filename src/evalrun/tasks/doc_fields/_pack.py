@@ -126,7 +126,7 @@ def _items(d: Doc, asked: list[Fact], length: int, params: DocFieldsParams, coun
     def item(item_id: str, question: str, answer_format: str, asked_fields: list[Field], **meta: object) -> Item:
         prompt = context + CONTEXT_SEPARATOR + question
         return Item(id=item_id, pack=NAME, prompt=prompt, context=context, question=question,
-                    answer_format=answer_format, fields=asked_fields,
+                    answer_format=answer_format, fields=asked_fields,  # pyright: ignore[reportArgumentType]
                     meta=ItemMeta.model_validate({**base, "context_tokens": count(prompt), **meta}))
 
     if params.mode == "json":

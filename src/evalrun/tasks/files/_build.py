@@ -80,7 +80,7 @@ class RowBuilder:
                 pack=self.params.name, prompt=prompt, system=item_system,
                 context=context if ask.question is not None else None,
                 question=question if ask.question is not None else None,
-                answer_format=ask.answer_format,
+                answer_format=ask.answer_format,  # pyright: ignore[reportArgumentType]
                 fields=[Field(name=f.name, kind=f.kind, gold=gold[f.name],
                               options=options[f.name] if options else f.options)
                         for f in ask.fields],

@@ -71,7 +71,7 @@ def is_empty(value: Any) -> bool:
     try:
         import pandas as pd
 
-        return bool(pd.isna(value)) if not isinstance(value, (list, dict, tuple)) else False
+        return bool(pd.isna(value)) if not isinstance(value, (list, dict, tuple)) else False  # pyright: ignore[reportArgumentType, reportCallIssue]
     except (TypeError, ValueError):
         return False
 

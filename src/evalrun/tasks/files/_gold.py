@@ -30,7 +30,7 @@ def gold_text(value: Any) -> tuple[str | None, str | None]:
         except (TypeError, ValueError):
             pass
     if hasattr(value, "tolist") and not isinstance(value, str):  # numpy arrays from parquet
-        value = value.tolist()
+        value = value.tolist()  # pyright: ignore[reportAttributeAccessIssue]
     text, note = coerce(value)
     if note == "nonscalar":
         return None, "is a JSON object or nested list, not a single value"

@@ -67,7 +67,7 @@ class FilesParams(PackParams):
     # dates' order, for data that mixes documents of several countries (evalrun.values.locales)
     locale_column: str | None = None
     answer_format: Literal["text", "json"] | None = None
-    max_rows: int | None = PydField(None, ge=1)
+    max_rows: int | None = PydField(default=None, ge=1)
     # a document longer than the model's context: an error (false) or cut to fit, recorded in the item's meta
     truncate: bool = False
     data_sha256: str | None = None  # filled in from the data itself; part of the cache key

@@ -50,9 +50,9 @@ class Options(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    field: str | None = Field(None, description="the field's name; passed by the scorer itself, not set in a config")
+    field: str | None = Field(default=None, description="the field's name; passed by the scorer itself, not set in a config")
     aliases: str | list[str] | None = Field(
-        None, description="other names of the field; with `field` they let list answers and refusals be read "
+        default=None, description="other names of the field; with `field` they let list answers and refusals be read "
         "clause by clause")
 
     @field_validator("field", mode="before")
@@ -73,7 +73,7 @@ class Options(BaseModel):
 class LocaleOptions(Options):
     """Options of the types whose written form depends on the country (numbers, dates)."""
 
-    locale: str | None = Field(None, description="a language tag (de-CH, en-US, ja-JP) whose decimal separator "
+    locale: str | None = Field(default=None, description="a language tag (de-CH, en-US, ja-JP) whose decimal separator "
                                "and date order apply where `decimal` / `date_order` are not set")
 
     @field_validator("locale", mode="before")

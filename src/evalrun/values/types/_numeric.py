@@ -25,7 +25,7 @@ __all__ = ["NUMERIC_SUBCODES", "NumericOptions", "amount_candidates", "amount_sp
 
 class NumericOptions(LocaleOptions):
     decimal: str | None = Field(
-        None, description="the decimal separator ('.' or ',') for the ambiguous \"1.234\" / \"1,234\"")
+        default=None, description="the decimal separator ('.' or ',') for the ambiguous \"1.234\" / \"1,234\"")
 
     @field_validator("decimal", mode="before")
     @classmethod

@@ -54,7 +54,7 @@ def _scheme(code: str, opts: dict[str, Any]) -> str | None:
 
 
 class CheckedIdOptions(Options):
-    scheme: Scheme | None = Field(None, description=f"the check: {', '.join(SCHEMES)}; default: the first of "
+    scheme: Scheme | None = Field(default=None, description=f"the check: {', '.join(SCHEMES)}; default: the first of "
                                   f"{', '.join(AUTO)} that the gold passes")
 
     @field_validator("scheme", mode="before")

@@ -36,9 +36,9 @@ _NAMES = ("year", "month", "day")
 
 class DateOptions(LocaleOptions):
     date_order: Literal["dmy", "mdy", "ymd"] | None = Field(
-        None, description="which part of a numeric a/b/yyyy date comes first: dmy (default), mdy or ymd "
+        default=None, description="which part of a numeric a/b/yyyy date comes first: dmy (default), mdy or ymd "
         "(neither: such a date is ambiguous)")
-    dayfirst: bool | None = Field(None, description="the older spelling of date_order: true = dmy, false = mdy")
+    dayfirst: bool | None = Field(default=None, description="the older spelling of date_order: true = dmy, false = mdy")
 
     @field_validator("date_order", "dayfirst", mode="before")
     @classmethod

@@ -29,9 +29,9 @@ RULES = """\
 
 
 class EnumOptions(Options):
-    allowed: list[str | int] | None = Field(None, description="the values the field may take")
+    allowed: list[str | int] | None = Field(default=None, description="the values the field may take")
     synonyms: dict[str | int, str | int] | None = Field(
-        None, description="written names -> values, e.g. {settled: paid, canadian dollars: CAD}")
+        default=None, description="written names -> values, e.g. {settled: paid, canadian dollars: CAD}")
 
     @field_validator("allowed", mode="before")
     @classmethod

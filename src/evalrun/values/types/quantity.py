@@ -115,7 +115,7 @@ def _convert(value: Decimal, unit: str, to: str) -> Decimal | None:
 
 
 class QuantityOptions(NumericOptions):
-    unit: str | None = Field(None, description="the unit of a gold written as a bare number (a `weight_kg` "
+    unit: str | None = Field(default=None, description="the unit of a gold written as a bare number (a `weight_kg` "
                              "column: \"32680\" is 32680 kg); a gold with its own unit keeps it")
 
     @field_validator("unit", mode="before")

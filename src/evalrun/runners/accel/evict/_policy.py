@@ -44,12 +44,12 @@ class EvictSettings(AccelSettings):
     method: str  # a policy name (see `policies`)
     # exactly one of: tokens kept per layer and head, or the fraction of the prompt's tokens removed
     # (upper bounds: a budget, sink count or window beyond any context evicts nothing)
-    budget: int | None = Field(None, ge=1, le=LONGEST_CONTEXT)
-    ratio: float | None = Field(None, gt=0.0, lt=1.0)
+    budget: int | None = Field(default=None, ge=1, le=LONGEST_CONTEXT)
+    ratio: float | None = Field(default=None, gt=0.0, lt=1.0)
     scope: Literal["prompt", "context"] = "prompt"
-    sinks: int = Field(4, ge=0, le=MAX_TOKEN_GROUP)  # streaming: first tokens always kept
-    window: int = Field(32, ge=1, le=MAX_TOKEN_GROUP)  # snapkv: observation window, always kept
-    kernel: int = Field(5, ge=1, le=255)  # snapkv: pooling width over token scores
+    sinks: int = Field(default=4, ge=0, le=MAX_TOKEN_GROUP)  # streaming: first tokens always kept
+    window: int = Field(default=32, ge=1, le=MAX_TOKEN_GROUP)  # snapkv: observation window, always kept
+    kernel: int = Field(default=5, ge=1, le=255)  # snapkv: pooling width over token scores
 
     @field_validator("method")
     @classmethod
