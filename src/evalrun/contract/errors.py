@@ -1,0 +1,55 @@
+"""The one base every evalrun exception derives from, and the exit codes they carry.
+
+Each stage raises its own subclass; the subclass says which exit code the CLI
+returns for it, so the CLI maps exceptions to codes in one function
+(`exit_code_of`) instead of one `except` per class. Kept in contract/, the
+bottom layer, so every stage can raise without importing the CLI.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130
+
+
+class EvalrunError(Exception):
+    """Base of every evalrun exception; `exit_code` is what the CLI exits with when it ends a command."""
+
+    exit_code: int = EXIT_RUNTIME
+
+
+class UsageError(EvalrunError):
+    """The user's input (a config, a flag, a file) cannot be used: exit 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class ConfigError(UsageError):
+    """A user-facing configuration problem: file, key path, what is allowed."""
+
+    def __init__(self, message: str, file: str | Path | None = None, path: str | None = None):
+        self.message = message
+        self.file = str(file) if file is not None else None
+        self.path = path
+        where = f"{self.file}: " if self.file else ""
+        if path:
+            where += f"{path}: "
+        super().__init__(f"{where}{message}")
+
+
+class RuntimeFailure(EvalrunError):
+    """Something outside the input failed (an engine, the disk, a model): exit 3."""
+
+    exit_code = EXIT_RUNTIME
+
+
+def exit_code_of(exc: BaseException) -> int:
+    """The exit code a command ends with when `exc` escapes it: the class's own for an EvalrunError,
+    130 for an interrupt, 3 for anything else (an internal error)."""
+    if isinstance(exc, EvalrunError):
+        return exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    return EXIT_RUNTIME
