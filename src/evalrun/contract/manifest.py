@@ -70,7 +70,8 @@ class ConfigRecord(_Open):
 
 
 class Distribution(_Open):
-    """One metric's distribution; other percentiles asked for are kept as extra keys (p99.9)."""
+    """One metric's distribution (latencies in seconds; None: no request timed it); other percentiles
+    asked for are kept as extra keys (p99.9). Stored in manifests and in load sweeps alike."""
 
     mean: float | None = None
     p50: float | None = None
@@ -85,7 +86,7 @@ class Goodput(_Open):
     good: int = 0
     requests: int = 0
     share: float | None = None
-    rate: float | None = None
+    rate: float | None = None  # good requests per second of the wall clock
 
 
 class TimingFigures(_Open):

@@ -19,6 +19,7 @@ from typing import Callable, Optional, Sequence
 
 from pydantic import BaseModel, Field
 
+from evalrun.contract.manifest import Distribution, Goodput  # the stored form: one definition
 from evalrun.contract.types import Generation, GenerationOverride
 from evalrun.evals.timing import SLO, latency
 from evalrun.evals.files import ConfigError, store_files
@@ -33,25 +34,6 @@ from evalrun.evals.results import PreparedRun, RunResult
 from evalrun.runners.models import ModelError, ModelNotFound
 
 SCHEMA_VERSION = 1
-
-
-class Distribution(BaseModel):
-    """One latency metric over a point's requests, in seconds (None: no request timed it)."""
-
-    mean: Optional[float] = None
-    p50: Optional[float] = None
-    p90: Optional[float] = None
-    p95: Optional[float] = None
-    p99: Optional[float] = None
-    n: int = 0
-
-
-class Goodput(BaseModel):
-    slo: str
-    good: int
-    requests: int
-    share: Optional[float] = None
-    rate: Optional[float] = None  # good requests per second of the point's wall clock
 
 
 class LoadPoint(BaseModel):
