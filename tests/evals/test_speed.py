@@ -15,7 +15,7 @@ from evalrun.evals import api
 from evalrun.evals.speed import EMULATED_NOTE, NOT_COMPARABLE_NOTE, _speed as speed, capacity, speed_table
 from evalrun.evals.compare import length_bucket
 from evalrun.evals.results import RunResult
-from evalrun.evals.stats import bootstrap_ratio_of_medians
+from evalrun.evals.stats import bootstrap_ratio_of_quantiles
 from evalrun.contract.types import Field, Generation, Item
 
 
@@ -120,14 +120,14 @@ def test_kv_bytes_from_config_and_from_a_measured_ratio() -> None:
 
 def test_ratio_of_medians_and_its_interval() -> None:
     base = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
-    iv = bootstrap_ratio_of_medians(base, base / 2)
+    iv = bootstrap_ratio_of_quantiles(base, base / 2, 50.0)
     assert iv is not None and (iv.delta, iv.low, iv.high) == pytest.approx((2.0, 2.0, 2.0))
     rng = np.random.default_rng(1)
     b = rng.lognormal(0, 0.3, 200)
     c = b / 1.5 * rng.lognormal(0, 0.1, 200)
-    iv = bootstrap_ratio_of_medians(b, c)
+    iv = bootstrap_ratio_of_quantiles(b, c, 50.0)
     assert iv is not None and iv.low < iv.delta < iv.high and iv.low < 1.5 < iv.high and iv.low > 1.3
-    assert bootstrap_ratio_of_medians([1.0], [1.0]) is None
+    assert bootstrap_ratio_of_quantiles([1.0], [1.0], 50.0) is None
 
 
 # --------------------------------------------------------------------------- capacity

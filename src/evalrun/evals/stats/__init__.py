@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from evalrun.evals.stats._stats import (
     Interval, PairedStats, bootstrap_accuracy_delta, bootstrap_median_of_ratios, bootstrap_micro_f1_delta,
-    bootstrap_ratio_of_medians, bootstrap_ratio_of_quantiles, mcnemar_exact, micro_f1,
-    min_detectable_difference, paired_bootstrap, percentile, summarize_paired,
+    bootstrap_ratio_of_quantiles, bootstrap_recovery, mcnemar_exact, micro_f1, min_detectable_difference,
+    paired_bootstrap, percentile, recovery, summarize_paired,
 )
 from evalrun.evals.stats._power import (
-    FlipTest, Scope, detectable_rate, fisher_greater, items_needed, pack_power,
+    FlipTest, RateTest, Scope, Stratum, detectable_rate, fisher_greater, items_needed, lower_tail, pack_power, rate_test,
 )
-from evalrun.evals.stats._recovery import bootstrap_recovery, recovery
-from evalrun.evals.stats._unstable_rates import RateTest, Stratum, lower_tail, rate_test
 
 __all__ = [
     "FlipTest", "Interval", "PairedStats", "RateTest", "Scope", "Stratum", "bootstrap_accuracy_delta",
-    "bootstrap_median_of_ratios", "bootstrap_micro_f1_delta", "bootstrap_ratio_of_medians",
-    "bootstrap_ratio_of_quantiles", "bootstrap_recovery", "detectable_rate", "fisher_greater", "items_needed",
-    "lower_tail", "mcnemar_exact", "micro_f1", "min_detectable_difference", "pack_power", "paired_bootstrap",
+    "bootstrap_median_of_ratios", "bootstrap_micro_f1_delta", "bootstrap_ratio_of_quantiles", "bootstrap_recovery",
+    "detectable_rate", "fisher_greater", "items_needed", "lower_tail", "mcnemar_exact", "micro_f1", "min_detectable_difference", "pack_power", "paired_bootstrap",
     "percentile", "rate_test", "recovery", "summarize_paired",
 ]

@@ -16,10 +16,36 @@ x* (the fewest flips that fail the rule) is found once, and the candidate's flip
 are Bin(n, q) with q = 1 - (1 - p_aa)(1 - r), its own noise at the A/A rate plus
 a harmful rate r of its own. A pack fails when any of its rules fails, so its
 power is 1 - prod(1 - power_k).
+
+Fields the baseline gets right only sometimes are judged by their rates.
+A field right in k of K baseline replicates (0 < k < K) cannot be gated flip by
+flip: one wrong candidate answer there is what the baseline does too. But a
+candidate that is wrong there every time, where the baseline is usually right,
+has lost something, and listing it as noise would hide it. So each flip rule
+also pools the unstable fields of its scope and asks whether the candidate's
+answers there (its own, plus its re-asks when the gate confirms) are right less
+often than the baseline's replicates.
+
+The test is exact and conditional: for each field the right answers of both
+sides together are fixed, and under "the candidate answers like one more
+replicate" the candidate's share of them is hypergeometric. The fields were
+chosen because the baseline's own count was strictly between 0 and K, so each
+field's hypergeometric is truncated to the counts that leave the baseline
+there (without that, a field the baseline rarely gets right would be chosen
+exactly when its replicates were lucky, and a candidate answering like the
+baseline would look worse). The fields are independent: the p-value is the
+lower tail of the sum of those truncated hypergeometrics (a stratified exact
+test, the exact form of Mantel-Haenszel).
+With one candidate answer per field a field can say little (a field right in 2
+of 3 replicates gives p = 1/2 when the candidate misses it once); re-asks give
+the candidate several answers and the test its power. `smallest_p` is the p-value
+of a candidate wrong in every answer: when even that is not below alpha, no
+candidate could fail the test, and the gate says "not testable" rather than pass.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,7 +53,8 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["FlipTest", "Scope", "detectable_rate", "fisher_greater", "items_needed", "pack_power"]
+__all__ = ["FlipTest", "RateTest", "Scope", "Stratum", "detectable_rate", "fisher_greater", "items_needed",
+           "lower_tail", "pack_power", "rate_test"]
 
 
 @lru_cache(maxsize=65536)
@@ -72,16 +99,8 @@ class FlipTest:
         lo = self.limit + 1
         if lo > n or not self.fails(n, n):
             return None
-        if self.fails(lo, n):
-            return lo
-        hi = n  # fails(hi); not fails(lo): the p-value falls as x grows
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if self.fails(mid, n):
-                hi = mid
-            else:
-                lo = mid
-        return hi
+        # the p-value falls as x grows: the counts that fail are the tail of lo..n
+        return lo + bisect.bisect_left(range(lo, n + 1), True, key=lambda x: self.fails(x, n))
 
     def power(self, n: int, rate: float) -> float:
         """P(the rule fails) when the candidate adds a harmful flip rate `rate` to its own noise."""
@@ -156,3 +175,63 @@ def items_needed(scopes: Sequence[Scope], items: int, rate: float, power: float 
         else:
             lo = mid
     return hi
+
+
+Stratum = tuple[int, int, int, int]  # (baseline right, baseline answers, candidate right, candidate answers)
+
+
+def lower_tail(strata: list[Stratum]) -> float:
+    """P(the candidate's right answers summed over the strata <= observed), each stratum's
+    totals fixed and its baseline count strictly between 0 and its replicates (one-sided: the
+    candidate right less often than the baseline)."""
+    pmf = np.array([1.0])
+    observed = 0
+    for b_right, b_n, c_right, c_n in strata:
+        xs = np.arange(c_n + 1)
+        total = b_right + c_right
+        from scipy import stats as _sps  # lazy: importing scipy.stats takes ~1 s
+        field = _sps.hypergeom.pmf(xs, b_n + c_n, total, c_n)
+        field = np.where((total - xs > 0) & (total - xs < b_n), field, 0.0)  # the baseline stays unstable
+        pmf = np.convolve(pmf, field / field.sum())
+        observed += c_right
+    return float(min(1.0, pmf[: observed + 1].sum()))
+
+
+@dataclass(frozen=True)
+class RateTest:
+    """The unstable fields of one rule: both sides' right answers and the exact p-value."""
+
+    fields: int
+    baseline_right: int
+    baseline_answers: int
+    candidate_right: int
+    candidate_answers: int
+    p_value: float
+    alpha: float
+    smallest_p: float  # a candidate wrong in every answer: the most this test could ever reject
+
+    @property
+    def fails(self) -> bool:
+        return self.p_value < self.alpha
+
+    @property
+    def can_fail(self) -> bool:
+        return self.smallest_p < self.alpha
+
+    @property
+    def text(self) -> str:
+        b = f"{self.baseline_right}/{self.baseline_answers}"
+        c = f"{self.candidate_right}/{self.candidate_answers}"
+        verdict = "below the baseline's: FAIL" if self.fails else "not below the baseline's"
+        return (f"on the {self.fields} field(s) right in only some baseline replicates the candidate answered "
+                f"right {c} against the baseline's {b} (exact stratified test p = {self.p_value:.3g}, fails "
+                f"below {self.alpha:.3g}): {verdict}")
+
+
+def rate_test(strata: list[Stratum], alpha: float) -> RateTest | None:
+    """None when no unstable field is in scope."""
+    if not strata:
+        return None
+    return RateTest(len(strata), sum(s[0] for s in strata), sum(s[1] for s in strata),
+                    sum(s[2] for s in strata), sum(s[3] for s in strata), lower_tail(strata), alpha,
+                    lower_tail([(b, k, 0, c) for b, k, _, c in strata]))
