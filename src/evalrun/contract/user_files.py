@@ -14,13 +14,15 @@ import os
 import stat
 from pathlib import Path
 
+from evalrun.contract.errors import UsageError
+
 MAX_YAML_BYTES = 1 << 20  # a config or gate file: a few kilobytes in practice
 MAX_DATA_BYTES = 256 << 20  # a pack's JSONL/JSON/CSV/Parquet data, held in memory while items are built
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-class FileRefused(ValueError):
+class FileRefused(UsageError, ValueError):
     """Why a file is not read, worded to follow its name ("is a FIFO, not a regular file")."""
 
 

@@ -13,8 +13,10 @@ from typing import Any, Mapping, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from evalrun.contract.errors import UsageError
 
-class KeyedError(ValueError):
+
+class KeyedError(UsageError, ValueError):
     """A validator's refusal that knows which key below the validated one is wrong: `first_error`
     extends the error's key path by `key` ("kv_cache.quant"), so the user reads the full path."""
 

@@ -11,6 +11,7 @@ from typing import Any, Callable, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from evalrun.contract.errors import UsageError
 from evalrun.contract.types import Item
 
 TokenCounter = Callable[[str], int]
@@ -31,7 +32,7 @@ class PackParams(BaseModel):
         return self.model_dump(mode="json")
 
 
-class ParamError(ValueError):
+class ParamError(UsageError, ValueError):
     """A parameter problem found by a pack's validator, with the key path inside the
     task (e.g. "prompt", "fields.total") so the config error points at that key."""
 
@@ -41,7 +42,7 @@ class ParamError(ValueError):
         self.key = key
 
 
-class PackDataError(Exception):
+class PackDataError(UsageError):
     """The user's data cannot become items (a document longer than the model's context):
     a configuration error of the task, found when items are built. `key` as in ParamError."""
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from evalrun.contract.errors import UsageError
 from evalrun.evals import stats
 from evalrun.evals.stats import bootstrap_recovery, recovery as recovery_share
 from evalrun.evals.compare._buckets import length_bucket
@@ -22,7 +23,7 @@ from evalrun.evals.scoring import ScoredItem, field_counts, micro_f1
 from evalrun.contract.types import CORRECT_OUTCOMES, ItemMeta, flip
 
 
-class PairingError(Exception):
+class PairingError(UsageError):
     """The two runs cannot be compared item by item."""
 
 

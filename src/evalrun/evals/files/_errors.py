@@ -1,7 +1,6 @@
-"""The one error every configuration problem ends in, and the two common ways to
-make one: from a pydantic validation error, and from a YAML file that cannot be
-read. Kept apart from config.py so the gate's loaders (evals/gate/_gate.py), which
-config.py itself calls, can raise it without importing config.py back.
+"""The two common ways to make a ConfigError (contract/errors.py): from a pydantic validation
+error, and from a YAML file that cannot be read. Kept apart from config.py so the gate's loaders
+(evals/gate/_gate.py), which config.py itself calls, can use them without importing config.py back.
 """
 
 from __future__ import annotations
@@ -12,24 +11,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from evalrun.contract.errors import ConfigError
 from evalrun.evals.files._yaml import YamlProblem, load_strict
 from evalrun.contract.user_files import MAX_YAML_BYTES, FileRefused, read_bounded
 from evalrun.contract.validation import first_error
-
-
-class ConfigError(Exception):
-    """A user-facing configuration problem: file, key path, what is allowed."""
-
-    def __init__(self, message: str, file: str | Path | None = None, path: str | None = None):
-        self.message = message
-        self.file = str(file) if file is not None else None
-        self.path = path
-        where = ""
-        if self.file:
-            where = f"{self.file}: "
-        if path:
-            where += f"{path}: "
-        super().__init__(f"{where}{message}")
 
 
 def read_yaml(path: Path, named_by: tuple[Path, str] | None = None) -> dict[str, Any]:

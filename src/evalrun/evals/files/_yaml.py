@@ -24,6 +24,7 @@ from typing import Any, Iterator
 
 import yaml
 
+from evalrun.contract.errors import UsageError
 from evalrun.contract.validation import key_path
 
 MAX_EXTENDS_DEPTH = 64  # a chain this long is a mistake, not a layout
@@ -31,7 +32,7 @@ MAX_EXPANDED_VALUES = 100_000  # values a document may expand to through its ali
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-class YamlProblem(Exception):
+class YamlProblem(UsageError):
     """A problem in one file: message, optional key path (the caller adds the file)."""
 
     def __init__(self, message: str, path: str | None = None):

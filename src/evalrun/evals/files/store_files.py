@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Iterator
 
 import evalrun.evals.files._atomic as atomic
+from evalrun.contract.errors import RuntimeFailure
 from evalrun.evals.files._errors import ConfigError
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -43,7 +44,7 @@ class StoreLink(ConfigError):
                          file=path)
 
 
-class StoreWriteFailed(OSError):
+class StoreWriteFailed(RuntimeFailure, OSError):
     """Writing a file of the run store failed (ENOSPC, EDQUOT, EROFS, EIO...): the file and the way on."""
 
     def __init__(self, path: str | Path, cause: OSError):

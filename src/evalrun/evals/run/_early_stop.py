@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from evalrun.contract.errors import EvalrunError
 from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Generation, Item
 from evalrun.evals.gate import rule_key
@@ -23,7 +24,7 @@ from evalrun.evals.scoring import FieldKey, ScoredItem, Stability, score_item
 RuleId = tuple[str, str]  # (pack, rule key)
 
 
-class StopGeneration(Exception):
+class StopGeneration(EvalrunError):
     """Raised from a run's emit callback: the candidate's FAIL is decided."""
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evalrun.contract.errors import RuntimeFailure
 from evalrun.contract.manifest import RunManifest
 from evalrun.evals.results import PreparedRun
 from evalrun.evals.store import RunStore
@@ -10,7 +11,7 @@ from evalrun.evals.files import StoreLink, StoreWriteFailed
 __all__ = ["RunFailed", "failed_session"]
 
 
-class RunFailed(Exception):
+class RunFailed(RuntimeFailure):
     """The run as a whole could not proceed (exit 3)."""
 
 

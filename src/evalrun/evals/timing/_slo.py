@@ -11,12 +11,14 @@ from typing import Annotated, Any, Optional
 
 from pydantic import BeforeValidator, PlainSerializer
 
+from evalrun.contract.errors import UsageError
+
 SLO_METRICS = ("ttft", "tpot", "e2el")
 _VALUE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[-+]?[0-9]+)?)\s*(ms|s|us|µs)?\s*$", re.IGNORECASE)
 _SCALE = {"ms": 1e-3, "s": 1.0, "us": 1e-6, "µs": 1e-6, None: 1e-3}
 
 
-class SLOError(ValueError):
+class SLOError(UsageError, ValueError):
     """A bad SLO; the message names the key."""
 
     def __init__(self, key: str, message: str):

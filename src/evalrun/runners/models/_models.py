@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalrun.contract.errors import RuntimeFailure, UsageError
 from evalrun.runners.models._preparing import preparing
 
 ALIASES: dict[str, tuple[str, str]] = {
@@ -26,11 +27,11 @@ ALIASES: dict[str, tuple[str, str]] = {
 }
 
 
-class ModelError(Exception):
+class ModelError(RuntimeFailure):
     """The model cannot be loaded; the message says what broke."""
 
 
-class ModelNotFound(ModelError):
+class ModelNotFound(UsageError, ModelError):
     """The `model:` value names nothing usable: a configuration problem, not a runtime one."""
 
 

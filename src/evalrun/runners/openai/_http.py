@@ -13,6 +13,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable, Coroutine, TypeVar
 
+from evalrun.contract.errors import RuntimeFailure
 from evalrun.runners.openai._api_key import readable_variable, scrub
 from evalrun.runners.models import ModelError
 from evalrun.runners.openai._settings import OpenAISettings
@@ -33,7 +34,7 @@ class ServerError(ModelError):
         self.status = status
 
 
-class Transient(Exception):
+class Transient(RuntimeFailure):
     """A failure worth retrying, with the wait the server asked for, if any. `item_only`: it concerns
     this item's answer (cut short), not the server, so once retries are spent the item is an error
     and the run goes on; `max_retries` caps the retries below the settings' (None: theirs)."""
@@ -47,7 +48,7 @@ class Transient(Exception):
         self.max_retries = max_retries
 
 
-class ItemFailed(Exception):
+class ItemFailed(RuntimeFailure):
     """This item cannot be answered (its prompt is past the served context, its answer kept being cut):
     stored as the item's error, and the run goes on."""
 

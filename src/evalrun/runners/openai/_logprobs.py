@@ -30,6 +30,7 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
+from evalrun.contract.errors import RuntimeFailure
 from evalrun.runners.logprobs import TokenDists
 
 MAX_TOP = 20  # the OpenAI API's bound on top_logprobs, and vLLM's default max_logprobs
@@ -38,7 +39,7 @@ _REST_FLOOR = 1e-30
 ROUNDING = 1e-4
 
 
-class NotLogprob(ValueError):
+class NotLogprob(RuntimeFailure, ValueError):
     """A served value that is not a log-probability: nothing built on it can be vouched for."""
 
 

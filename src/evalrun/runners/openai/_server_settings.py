@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 
+from evalrun.contract.errors import UsageError
 from evalrun.runners.openai._api_key import remember_secrets
 
 # what a command may name; {port} is the loopback port evalrun picks
@@ -116,7 +117,7 @@ def filled(words: list[str], values: dict[str, str]) -> list[str]:
     return [w.format(**values) for w in words]
 
 
-class VersionUnknown(ValueError):
+class VersionUnknown(UsageError, ValueError):
     """`version_command` could not be run or said nothing."""
 
 

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from evalrun.contract.errors import UsageError
 from evalrun.runners.openai._api_key import key_problem, remember
 from evalrun.runners.config_rules import RuleBroken
 from evalrun.runners.openai._server_settings import ServerSettings
@@ -160,7 +161,7 @@ class OpenAIRunnerSettings(BaseModel):
         return data
 
 
-class KeyUnusable(ValueError):
+class KeyUnusable(UsageError, ValueError):
     """The named variable holds something no Authorization header can carry (the text never quotes it)."""
 
 

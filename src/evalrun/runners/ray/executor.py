@@ -22,6 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalrun.contract.errors import UsageError
+
 # a Ray instance started here: its actors do the run's work, so they run at the driver's priority (Ray's
 # default starts workers at niceness 15, which leaves them only what every other process on the machine spares)
 LOCAL_SYSTEM_CONFIG: dict[str, Any] = {"worker_niceness": 0}
@@ -47,7 +49,7 @@ class RaySettings(BaseModel):
     prefetch: int = Field(default=1, ge=0, le=64)
 
 
-class RayUnavailable(RuntimeError):
+class RayUnavailable(UsageError, RuntimeError):
     """Ray is not installed, or the cluster cannot hold the actors asked for."""
 
 

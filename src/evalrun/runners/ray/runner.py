@@ -16,6 +16,7 @@ import time
 import uuid
 from typing import Any, Callable
 
+from evalrun.contract.errors import RuntimeFailure
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.base import Delegated, Runner
 from evalrun.runners.batch_plan import PaddingTally, WorkUnit
@@ -23,7 +24,7 @@ from evalrun.runners.ray.executor import Actor, RaySettings, actor_errors, pool_
 from evalrun.runners.ray._worker import EngineSpec, UnitResult
 
 
-class AllActorsLost(RuntimeError):
+class AllActorsLost(RuntimeFailure, RuntimeError):
     """No actor is left to generate on; what was stored stays, and the same command resumes."""
 
 

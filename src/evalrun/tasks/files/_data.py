@@ -24,6 +24,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalrun.contract.errors import UsageError
 from evalrun.contract.user_files import MAX_DATA_BYTES, FileRefused, read_bounded
 from evalrun.tasks.base import ParamError
 
@@ -94,7 +95,7 @@ def _records_from_json(data: Any, name: str) -> list[dict[str, Any]]:
     raise ParamError(f"{name}: expected a list of objects (one per document), got {type(data).__name__}", "path")
 
 
-class _DuplicateKey(ValueError):
+class _DuplicateKey(UsageError, ValueError):
     def __init__(self, key: str):
         super().__init__(key)
         self.key = key
