@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from rich.markup import escape
 
-from evalrun.cli_app import (EXIT_RUNTIME, _guard, _log, app, console, err_console, keep_option, make_progress,
+from evalrun.cli_app import (_guard, _log, app, console, err_console, keep_option, make_progress, say_failure,
                              trust_option)
 from evalrun.cli_catalog import accelerations, packs_app
 from evalrun.cli_check import check
@@ -28,11 +28,11 @@ from evalrun.cli_sweep import COUNT_HELP, LOAD_HELP, SLO_HELP, WORKLOAD_HELP, ch
 from evalrun.cli_outputs import Outputs
 from evalrun.cli_ray import apply_ray, ray_option
 from evalrun.cli_timing import TimingMode, apply_timing, drift_option, timing_option
+from evalrun.contract.errors import EXIT_RUNTIME
 from evalrun.evals import api
 from evalrun.evals.speed import CapacityInputs, speed_table
 from evalrun.evals.files import ConfigError
 from evalrun.evals.gate import INCOMPLETE_NOTE, overall_summary
-from evalrun.runners.openai import scrub_known
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -342,7 +342,8 @@ def _sweep_table(base_name: str, points: list["SweepPoint"], report: "api.Compar
     base_row = ["baseline" for _ in points[0].values]
     base_row += [f"{100 * pc.baseline_accuracy:.1f}" for pc in report.comparisons[0].packs]
     table.add_row(*base_row, "-", "-", f"{base_s:.2f}" if base_s else "-", "1.00x", "-")
-    for point, result, comparison, verdict in zip(points, report.candidates, report.comparisons, report.verdicts):
+    for point, result, comparison, verdict in zip(points, [c.run for c in report.candidates], report.comparisons,
+                                                  report.verdicts):
         _, s, _ = run_timing(result)
         n = sum(pc.n for pc in comparison.packs)
         delta = sum(pc.delta_points * pc.n for pc in comparison.packs) / n if n else 0.0
@@ -391,8 +392,7 @@ def main() -> None:
     except SystemExit:
         raise
     except Exception as exc:  # last resort: never a traceback for the user, but say what broke
-        err_console.print(f"[bold red]internal error:[/] {escape(type(exc).__name__)}: {escape(scrub_known(str(exc)))}")
-        sys.exit(EXIT_RUNTIME)
+        sys.exit(say_failure(exc))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Callable, NoReturn, TextIO, TypeVar, Union
+from typing import TYPE_CHECKING, Callable, TextIO, TypeVar, Union
 
 import typer
 from typer.core import TyperGroup
@@ -21,9 +21,7 @@ from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
-from evalrun.evals.files import ConfigError, StoreWriteFailed
-from evalrun.evals.run import RunFailed
-from evalrun.evals.compare import PairingError
+from evalrun.contract.errors import EvalrunError, exit_code_of
 from evalrun.runners.openai import scrub_known
 from evalrun.reports.text import SafeConsole, safe_text
 
@@ -32,8 +30,6 @@ if TYPE_CHECKING:
     from typer._click import Context
 
 T = TypeVar("T")
-
-EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_RUNTIME, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 
 class _Group(TyperGroup):
     """The app's command group: a bare `--ray` gets its default value before Click parses (evalrun/cli_ray.py)."""
@@ -217,24 +213,36 @@ def make_progress(interval: float = PROGRESS_INTERVAL) -> Union[_RichProgress, _
     return _RichProgress() if err_console.is_terminal else _PlainProgress(interval)
 
 
-def _fail(code: int, message: str) -> NoReturn:
-    err_console.print(f"[bold red]error:[/] {escape(scrub_known(message))}")
-    raise typer.Exit(code)
+def failure_of(exc: BaseException) -> tuple[str, int]:
+    """The one place an exception that ends a command becomes its line and exit code (`exit_code_of`):
+    what `_guard` and the last resort print, and what a report without a verdict says."""
+    code = exit_code_of(exc)
+    if isinstance(exc, EvalrunError):
+        return str(exc), code
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted: generated items are stored; run the same command again to resume", code
+    if isinstance(exc, (SystemExit, typer.Exit)):
+        given = exc.code if isinstance(exc, SystemExit) else exc.exit_code
+        code = given if isinstance(given, int) else 1
+        return f"evalrun exited with code {code} before writing a verdict", code
+    return f"internal error: {type(exc).__name__}: {exc}", code
+
+
+def say_failure(exc: BaseException) -> int:
+    """`exc` in one line on stderr, never a traceback ("error: ..." for an evalrun error); its exit code."""
+    line, code = failure_of(exc)
+    label, text = ("error", line) if isinstance(exc, EvalrunError) else line.split(": ", 1)
+    style = "yellow" if isinstance(exc, KeyboardInterrupt) else "bold red"
+    err_console.print(f"[{style}]{label}:[/] {escape(scrub_known(text))}")
+    return code
 
 
 def _guard(fn: Callable[[], T]) -> T:
-    """Map the stages' exceptions to exit codes with one clear line, never a traceback."""
+    """`fn`, with an exception of the stages (or an interrupt) said in one line and exited with its code."""
     try:
         return fn()
-    except ConfigError as exc:
-        _fail(EXIT_USAGE, str(exc))
-    except PairingError as exc:
-        _fail(EXIT_USAGE, str(exc))
-    except (RunFailed, StoreWriteFailed) as exc:  # a store write outside a run (scores, re-asks) names its file too
-        _fail(EXIT_RUNTIME, str(exc))
-    except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted:[/] generated items are stored; run the same command again to resume")
-        raise typer.Exit(130)
+    except (EvalrunError, KeyboardInterrupt) as exc:
+        raise typer.Exit(say_failure(exc)) from None
 
 
 def _log(message: str) -> None:

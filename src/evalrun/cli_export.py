@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from rich.markup import escape
 
-from evalrun.cli_app import EXIT_RUNTIME, _guard, _log, console, err_console, trust_option
+from evalrun.cli_app import _guard, _log, console, err_console, trust_option
+from evalrun.contract.errors import EXIT_RUNTIME
 from evalrun.evals.files import ConfigError, write_atomic
 from evalrun.reports.text import output_problem
 

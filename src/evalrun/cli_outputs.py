@@ -21,11 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-import typer
-
+from evalrun.cli_app import failure_of
+from evalrun.contract.errors import EXIT_USAGE
 from evalrun.evals.files import ConfigError, write_atomic
-from evalrun.evals.run import RunFailed
-from evalrun.evals.compare import PairingError
 from evalrun.reports.formats import NoVerdict
 from evalrun.reports.text import output_problem, safe_tree
 
@@ -51,22 +49,6 @@ def _finite(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_finite(v) for v in value]
     return value
-
-
-def failure_of(exc: BaseException) -> tuple[str, int]:
-    """What a report without a verdict says for an exception that ended the command, and its exit code
-    (the same mapping as the CLI's guard and last-resort handler)."""
-    if isinstance(exc, (ConfigError, PairingError)):
-        return str(exc), 2
-    if isinstance(exc, RunFailed):
-        return str(exc), 3
-    if isinstance(exc, KeyboardInterrupt):
-        return "interrupted: generated items are stored; run the same command again to resume", 130
-    if isinstance(exc, (SystemExit, typer.Exit)):
-        code = exc.code if isinstance(exc, SystemExit) else exc.exit_code
-        code = code if isinstance(code, int) else 1
-        return f"evalrun exited with code {code} before writing a verdict", code
-    return f"internal error: {type(exc).__name__}: {exc}", 3
 
 
 @dataclass
@@ -116,7 +98,7 @@ class Outputs:
             if path not in self._pending:
                 continue
             try:
-                if exit_code == 2:
+                if exit_code == EXIT_USAGE:
                     path.unlink(missing_ok=True)
                 else:
                     write_atomic(path, _no_verdict(note, option))

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
-from evalrun.cli_app import EXIT_PASS, EXIT_RUNTIME, _log, console, err_console, make_progress
+from evalrun.cli_app import _log, console, err_console, make_progress
+from evalrun.contract.errors import EXIT_PASS, EXIT_RUNTIME
 from evalrun.cli_outputs import Outputs, json_ready, write_outputs as write_files
 from evalrun.evals.files import ConfigError
 

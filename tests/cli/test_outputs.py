@@ -91,7 +91,7 @@ def test_a_command_ending_in_typer_exit_is_said_with_its_code(tmp_path: Path) ->
     click's): its code is the exit code, not an "internal error" with exit 3."""
     import typer
 
-    from evalrun.cli_outputs import failure_of
+    from evalrun.cli_app import failure_of
 
     assert failure_of(typer.Exit(4)) == ("evalrun exited with code 4 before writing a verdict", 4)
     js = tmp_path / "r.json"
