@@ -28,7 +28,7 @@ class Registry(Generic[T]):
     def register(self, name: str, entry: T) -> T:
         """Add one entry (a plug-in defined outside the folder, a test); a name taken is an error."""
         if name in self._entries:
-            raise RuntimeError(f"two {self.what}s are named {name!r}")
+            raise RuntimeError(f"two {self.what}s are named {name!r}: {self._entries[name]} and {entry}")
         self._entries[name] = entry
         return entry
 
@@ -42,7 +42,7 @@ class Registry(Generic[T]):
             found: dict[str, T] = {}
             for name, entry in self._scan():  # type: ignore[misc]
                 if name in found:
-                    raise RuntimeError(f"two {self.what}s are named {name!r}")
+                    raise RuntimeError(f"two {self.what}s are named {name!r}: {found[name]} and {entry}")
                 found[name] = entry
             for name, entry in found.items():
                 self._entries.setdefault(name, entry)

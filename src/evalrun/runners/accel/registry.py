@@ -1,32 +1,43 @@
-"""The acceleration registry: every method module in runners/accel/, by its config key."""
+"""The acceleration registry: every method module in runners/accel/, by its config key.
+
+Methods and eviction policies are one file each: nothing lists them, so adding
+one touches no other file, and no module imports the package that collects it
+(the registry imports them by name, which is no import cycle).
+"""
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Any, Mapping
+import importlib
+from pathlib import Path
+from typing import Any, TypeVar
 
+from evalrun.contract.registry import Registry, folder_modules
 from evalrun.runners.accel.base import Acceleration, settings_label
-from evalrun.runners.accel.discover import subclasses
+
+T = TypeVar("T")
 
 
-@lru_cache(maxsize=1)
-def _methods() -> dict[str, type[Acceleration]]:
-    out: dict[str, type[Acceleration]] = {}
-    for cls in subclasses(Acceleration):
-        if cls.name in out:
-            raise RuntimeError(f"two acceleration methods are named {cls.name!r}: {out[cls.name]} and {cls}")
-        out[cls.name] = cls
-    return out
+def subclasses(base: type[T], package: str = __name__.rpartition(".")[0]) -> list[type[T]]:
+    """Every concrete subclass of `base` with its own `name`, defined in a public module of `package`
+    (this folder by default; the eviction policies are in accel/evict/), in module-name order."""
+    folder = Path(next(iter(importlib.import_module(package).__path__)))
+    return [obj for module in folder_modules(folder, package) for obj in vars(module).values()
+            if isinstance(obj, type) and issubclass(obj, base) and obj is not base
+            and obj.__module__ == module.__name__ and "name" in vars(obj)]
+
+
+METHODS: Registry[type[Acceleration]] = Registry(
+    "acceleration method", lambda: ((cls.name, cls) for cls in subclasses(Acceleration)))
 
 
 def all_methods() -> dict[str, type[Acceleration]]:
     """Method class by config key."""
-    return dict(_methods())
+    return dict(METHODS.items())
 
 
 def method_class(name: str) -> type[Acceleration] | None:
     """The class of the method configured as `name`, or None (a run stored by a method since removed)."""
-    return _methods().get(name)
+    return METHODS.find(name)
 
 
 def method_label(accelerations: dict[str, Any]) -> str:

@@ -31,7 +31,7 @@ import torch
 from pydantic import Field, field_validator, model_validator
 
 from evalrun.runners.accel.base import LONGEST_CONTEXT, MAX_TOKEN_GROUP, AccelSettings
-from evalrun.runners.accel.discover import subclasses
+from evalrun.runners.accel.registry import subclasses
 from evalrun.runners.accel.kv_layout import element_size
 
 _PACKAGE = __name__.rpartition(".")[0]  # the policies: one public module each beside this one
