@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Callable, Literal, Sequence
 
 from evalrun.evals.files import ConfigError
-from evalrun.evals.imports._fields import ANY_TASK, FieldMap, FieldSpec, load_field_map
+from evalrun.evals.imports._fields import FieldMap, load_field_map
 from evalrun.evals.imports._inspect import read_inspect
 from evalrun.evals.imports._lmeval import read_lmeval
 from evalrun.evals.imports._run import Imported
-from evalrun.evals.imports._store import StoredImport, content_key, store_imported
+from evalrun.evals.imports._store import StoredImport, store_imported
 
 Format = Literal["lm-eval", "inspect"]
 READERS = {"lm-eval": read_lmeval, "inspect": read_inspect}
@@ -44,5 +44,4 @@ def import_runs(fmt: Format, paths: Sequence[str | Path], name: str, out: str | 
     return store_imported([read_logs(fmt, g, mapping) for g in groups], name, out, log)
 
 
-__all__ = ["ANY_TASK", "FieldMap", "FieldSpec", "Format", "Imported", "StoredImport", "content_key", "import_runs",
-           "load_field_map", "read_inspect", "read_lmeval", "read_logs", "store_imported"]
+__all__ = ["FieldMap", "Format", "Imported", "StoredImport", "import_runs", "load_field_map", "read_logs"]

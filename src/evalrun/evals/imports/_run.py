@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +82,3 @@ def no_outcome(task: str, where: str, others: list[str]) -> ConfigError:
                        f"score its answers with evalrun's typed scorer instead: --field {task}=number (or amount, "
                        "date, id, text)", file=where)
 
-
-def gen_kwargs_text(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=True, default=str)

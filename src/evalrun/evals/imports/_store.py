@@ -14,7 +14,6 @@ baseline and its repeats: `<dir>`, `<dir>-r1`, ... under one key, as `compare
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -28,7 +27,7 @@ from pydantic import BaseModel
 from evalrun.contract.manifest import SCHEMA_VERSION, RunManifest
 from evalrun.evals.files import ConfigError, jsonl, write_atomic
 from evalrun.evals.imports._run import Imported
-from evalrun.evals.store import RunStore, run_key
+from evalrun.evals.store import RunStore, lines_sha256, run_key
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -48,10 +47,7 @@ def canonical_lines(records: Sequence[BaseModel]) -> tuple[list[str], str]:
     """Each record's canonical JSON (what `jsonl.canonical` gives: a valid stored line too, keys sorted)
     and the hash of them all, computed as `store.items_sha256` does, so each record is dumped once."""
     texts = [jsonl.canonical(r) for r in records]
-    digest = hashlib.sha256()
-    for text in sorted(texts):
-        digest.update(text.encode("ascii") + b"\n")
-    return texts, digest.hexdigest()
+    return texts, lines_sha256(texts)
 
 
 @dataclass

@@ -3,9 +3,9 @@ distributions stored beside the generations. A light import (no scorer, gate or 
 
 from __future__ import annotations
 
-from evalrun.evals.store._store import RunStore, SCORES, items_sha256, run_key, v1_items_sha256
+from evalrun.evals.store._store import RunStore, SCORES, items_sha256, lines_sha256, run_key, v1_items_sha256
 from evalrun.evals.store._lock import run_lock
 
 __all__ = [
-    "RunStore", "SCORES", "items_sha256", "run_key", "run_lock", "v1_items_sha256",
+    "RunStore", "SCORES", "items_sha256", "lines_sha256", "run_key", "run_lock", "v1_items_sha256",
 ]

@@ -44,10 +44,11 @@ def run_key(payload: dict[str, Any]) -> str:
 
 def items_sha256(items: list[Item]) -> str:
     """Hash of the items' content, independent of their order and of how the lines were formatted."""
-    return _digest(jsonl.canonical(it) for it in items)
+    return lines_sha256(jsonl.canonical(it) for it in items)
 
 
-def _digest(canonical: Iterable[str]) -> str:
+def lines_sha256(canonical: Iterable[str]) -> str:
+    """The hash of canonical lines, independent of their order (what a run's manifest records)."""
     digest = hashlib.sha256()
     for text in sorted(canonical):
         digest.update(text.encode("ascii") + b"\n")
@@ -81,7 +82,7 @@ def v1_items_sha256(lines: Iterable[bytes]) -> str | None:
     the stored lines (None when a line is not of that form). Lets such a run be verified
     without rewriting its files: its items upgrade on reading, its recorded hash does not."""
     texts = [_v1_canonical(raw) for raw in lines]
-    return None if any(t is None for t in texts) else _digest(t for t in texts if t is not None)
+    return None if any(t is None for t in texts) else lines_sha256(t for t in texts if t is not None)
 
 
 class RunStore:
@@ -275,7 +276,7 @@ class RunStore:
             if not isinstance(data, dict) or not isinstance(data.get("id"), str) or data["id"] in rows:
                 return None
             rows[data["id"]] = data
-        digest = _digest(jsonl.canonical(d) for d in rows.values())
+        digest = lines_sha256(jsonl.canonical(d) for d in rows.values())
         return list(rows.values()) if digest == recorded else None
 
     def read_checked(self, trust_edited_items: bool = False) -> tuple[dict[str, Any], list[Item]]:
