@@ -175,10 +175,6 @@ def _resolve_with_origins(path: Path) -> tuple[dict[str, Any], Origins]:
     return data, origins
 
 
-def _resolve_extends(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
-    return _resolve_with_origins(path)[0]
-
-
 def _parse_tasks(raw: Any, file: Path, base_dir: Path | None = None) -> list[TaskRef]:
     """Each task's parameters; relative data paths resolve against the file that wrote `tasks`."""
     if not isinstance(raw, list) or not raw:

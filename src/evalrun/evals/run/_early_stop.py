@@ -93,10 +93,6 @@ class EarlyStop:
         return [f"{pack}: max_harmful_flips[{key}]" for (pack, key), x in sorted(flips.items())
                 if self.tests[(pack, key)].fails(x, self.fields[(pack, key)])]
 
-    def provisional(self) -> list[FieldKey]:
-        """Counted flips not refuted: the ones to re-ask before a stop holds."""
-        return [k for k in self.flipped if k not in self.refuted]
-
 
 def stopped_text(manifest: RunManifest) -> str | None:
     """"stopped at k of n items" for a candidate that stopped early, with what it decided."""

@@ -33,7 +33,6 @@ ITEMS = "items.jsonl"
 SCORES = "scores.jsonl"
 CONFIRMATIONS = "confirmations.jsonl"  # re-asks of flipped items (the gate's `confirm`), apart from the samples
 INTERLEAVED = "interleaved.jsonl"  # batches of the baseline and this candidate re-timed side by side
-LOCK = "lock"
 
 
 def run_key(payload: dict[str, Any]) -> str:
@@ -115,10 +114,6 @@ class RunStore:
     @property
     def items_path(self) -> Path:
         return self.dir / ITEMS
-
-    @property
-    def lock_path(self) -> Path:
-        return self.dir / LOCK
 
     def _tail(self, path: Path, found: jsonl.Scan, repair: bool) -> None:
         """A torn last line: moved aside by the writer, only reported by readers."""
