@@ -8,7 +8,7 @@ import numpy as np
 from evalrun.contract.types import FieldScore, ItemMeta
 from evalrun.evals.drift import Drift, Figure, PackDrift, TokenDrift
 from evalrun.evals.drift.runs import attach_floor
-from evalrun.evals.drift._effective_length import NO_FLOOR, effective_length
+from evalrun.evals.drift._drift import NO_FLOOR, effective_length
 from evalrun.evals.scoring import ScoredItem
 from evalrun.reports.text import drift_text
 
