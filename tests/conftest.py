@@ -308,7 +308,7 @@ def make_report(hostile: bool = True):  # type: ignore[no-untyped-def]
 def write_runs(root: Path, report) -> list[Path]:  # type: ignore[no-untyped-def]
     """Store the report's runs on disk as `evalrun` would (for `evalrun report`)."""
     dirs = []
-    for run in [report.baseline, *report.candidates]:
+    for run in [report.baseline, *(c.run for c in report.candidates)]:
         store = RunStore(root / run.name)
         store.dir.mkdir(parents=True)
         store.write_items(run.items)

@@ -62,7 +62,7 @@ def test_the_noise_is_real_and_the_single_run_gate_counts_every_flip(aa: tuple[P
     # the repeat is not byte-identical to the baseline: the batches changed the answers
     assert any(pc.identical_outputs < pc.n for c in report.comparisons for pc in c.packs)
     assert report.stability is not None and report.stability.unstable
-    single = api.compare_results(report.baseline, [(c, None) for c in report.candidates])
+    single = api.compare_results(report.baseline, [(c.run, None) for c in report.candidates])
     for comp, v in zip(single.comparisons, single.verdicts):
         assert not v.noise_flips  # without replicates nothing is called noise: every flip counts
         assert (v.status == "fail") == bool(comp.harmful), [v.summary() for v in single.verdicts]
@@ -87,7 +87,7 @@ def test_the_noise_aware_gate_passes_the_same_repeats(aa: tuple[Path, api.Compar
 
 def test_report_finds_the_stored_replicates(aa: tuple[Path, api.CompareReport]) -> None:
     _, report = aa
-    again = api.report([report.baseline.dir, report.candidates[0].dir], log=lambda m: None)
+    again = api.report([report.baseline.dir, report.candidates[0].run.dir], log=lambda m: None)
     assert len(again.replicates) == REPLICATES - 1 and again.verdicts[0].status == report.verdicts[0].status
     assert again.verdicts[0].noise_flips == report.verdicts[0].noise_flips
     from evalrun.reports.formats import report_json
@@ -106,10 +106,10 @@ def test_confirmation_reasks_flipped_items_in_other_batches(aa: tuple[Path, api.
     out, _ = aa
     cfg, cand = api.load(configs[0]), api.load(configs[1])
     first = api.compare(cfg, [cand], out=out, replicates=REPLICATES, early_stop=False, log=lambda m: None)
-    samples = RunStore(first.candidates[0].dir).samples_path.read_bytes()
+    samples = RunStore(first.candidates[0].run.dir).samples_path.read_bytes()
     confirmed = api.compare(cfg, [cand], out=out, replicates=REPLICATES, early_stop=False, confirm_n=2,
                             log=lambda m: None)
-    [run], [comp], [v] = confirmed.candidates, confirmed.comparisons, confirmed.verdicts
+    [run], [comp], [v] = [c.run for c in confirmed.candidates], confirmed.comparisons, confirmed.verdicts
     assert RunStore(run.dir).samples_path.read_bytes() == samples  # re-asks never touch samples
     reasks = RunStore(run.dir).read_confirmations()
     # only flipped items are re-asked, and items with a field right in only some baseline replicates

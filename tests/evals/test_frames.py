@@ -55,7 +55,7 @@ def _without_first(run: RunResult) -> RunResult:
 
 
 def _store(root: Path, *runs: RunResult) -> list[Path]:
-    return write_runs(root, SimpleNamespace(baseline=runs[0], candidates=list(runs[1:])))
+    return write_runs(root, SimpleNamespace(baseline=runs[0], candidates=[SimpleNamespace(run=r) for r in runs[1:]]))
 
 
 def test_columns_and_dtypes_are_the_documented_ones(stored: list[Path]) -> None:
@@ -84,7 +84,7 @@ def test_the_manual_documents_every_column_and_dtype() -> None:
 def test_one_row_per_generation_and_per_field(tmp_path: Path, report) -> None:  # type: ignore[no-untyped-def]
     base = report.baseline
     missing = base.items[0].id
-    dirs = _store(tmp_path, _without_first(base), report.candidates[0])
+    dirs = _store(tmp_path, _without_first(base), report.candidates[0].run)
     samples, fields = evalrun.samples_df(dirs, log=None), evalrun.fields_df(dirs, log=None)
     n_items = len(base.items)
     assert len(samples) == 2 * n_items - 1 and missing not in set(samples[samples.run == "baseline"].item)
@@ -97,7 +97,7 @@ def test_one_row_per_generation_and_per_field(tmp_path: Path, report) -> None:  
 
 def test_flip_filter_is_the_comparisons_harmful_and_helpful(stored: list[Path], report) -> None:  # type: ignore[no-untyped-def]
     df = evalrun.fields_df(stored, baseline=stored[0], log=None)
-    for run, comparison in zip(report.candidates, report.comparisons):
+    for run, comparison in ((c.run, c.comparison) for c in report.candidates):
         mine = df[df.config == run.name]
         harmful = mine[mine.flip == "harmful"]
         assert set(zip(harmful.item, harmful.field)) == {f.key for f in comparison.harmful}
@@ -117,7 +117,7 @@ def test_without_a_baseline_flip_is_there_and_na(stored: list[Path]) -> None:
 def test_a_field_the_baseline_did_not_answer_has_no_flip(tmp_path: Path, report) -> None:  # type: ignore[no-untyped-def]
     base = report.baseline
     gone = base.items[0].id
-    dirs = _store(tmp_path, _without_first(base), report.candidates[0])
+    dirs = _store(tmp_path, _without_first(base), report.candidates[0].run)
     df = evalrun.fields_df(dirs[1:], baseline=dirs[0], log=None)
     assert df[df.item == gone].flip.isna().all() and not df[df.item != gone].flip.isna().any()
 
@@ -134,7 +134,7 @@ def test_fields_carry_the_scorers_outcome_and_normalised_prediction(stored: list
 
 def test_timings_are_the_latency_definitions_and_labels_the_methods(stored: list[Path], report) -> None:  # type: ignore[no-untyped-def]
     df = evalrun.samples_df(stored, log=None)
-    run = report.candidates[0]
+    run = report.candidates[0].run
     mine = df[df.config == run.name].set_index("item")
     for item_id, gen in run.generations.items():
         row = mine.loc[item_id]
@@ -147,7 +147,7 @@ def test_timings_are_the_latency_definitions_and_labels_the_methods(stored: list
 
 
 def test_an_error_generation_has_its_error_and_no_timings(tmp_path: Path, report) -> None:  # type: ignore[no-untyped-def]
-    cand = report.candidates[0]
+    cand = report.candidates[0].run
     item = cand.items[0]
     failed = cand.generations[item.id].model_copy(update={"output": None, "error": "CUDA error: out of memory"})
     dirs = _store(tmp_path, _with_outputs(cand, {item.id: failed}))
@@ -160,7 +160,7 @@ def test_an_error_generation_has_its_error_and_no_timings(tmp_path: Path, report
 
 
 def _hostile_dirs(root: Path, report) -> list[Path]:  # type: ignore[no-untyped-def]
-    cand = report.candidates[0]
+    cand = report.candidates[0].run
     outputs = {it.id: cand.generations[it.id].model_copy(update={"output": text})
                for it, text in zip(cand.items, HOSTILE)}
     return _store(root, report.baseline, _with_outputs(cand, outputs))
@@ -184,7 +184,7 @@ def test_hostile_text_round_trips_byte_exact_in_parquet_and_csv(tmp_path: Path, 
 
 
 def test_a_lone_surrogate_is_refused_naming_the_item(tmp_path: Path, report) -> None:  # type: ignore[no-untyped-def]
-    cand = report.candidates[0]
+    cand = report.candidates[0].run
     item = cand.items[2]
     odd = cand.generations[item.id].model_copy(update={"output": "half a pair \ud800 here"})
     dirs = _store(tmp_path, _with_outputs(cand, {item.id: odd}))

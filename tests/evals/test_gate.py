@@ -3,6 +3,7 @@ and the CI artefacts read back."""
 
 from __future__ import annotations
 
+import dataclasses
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -119,7 +120,7 @@ def test_bad_gate_config_is_a_config_error(tmp_path: Path) -> None:
 def test_junit_is_valid_and_carries_measured_values(tmp_path: Path) -> None:
     c_ok, c_bad = _runs(50, 0), _runs(50, 2)
     verdicts = [evaluate(c_ok), evaluate(c_bad)]
-    verdicts[1].candidate = 'bad"<&>'
+    verdicts[1] = dataclasses.replace(verdicts[1], candidate='bad"<&>')
     path = tmp_path / "j.xml"
     render_junit(verdicts, path)
     root = ET.parse(path).getroot()

@@ -53,7 +53,7 @@ def test_speed_rules_time_the_candidate_interleaved_and_never_touch_the_samples(
     base, cand = _configs(tiny_model_dir, tmp_path, gate)
     logs: list[str] = []
     report = api.compare(base, [cand], out=tmp_path / "runs", log=logs.append)
-    run = report.candidates[0]
+    run = report.candidates[0].run
     store = RunStore(run.dir)
     records = store.read_interleaved(report.baseline.manifest.key or "")
     assert {r.pair for r in records} == {0, 1, 2}
@@ -82,11 +82,11 @@ def test_speed_rules_time_the_candidate_interleaved_and_never_touch_the_samples(
     again = api.compare(base, [cand], out=tmp_path / "runs", log=logs.append)
     said = "its stored interleaved timing was on a busy machine" if busy else "reusing its interleaved timing"
     assert any(said in m for m in logs), logs
-    assert len(RunStore(again.candidates[0].dir).read_interleaved(report.baseline.manifest.key or "")) == 12 * (1 + busy)
+    assert len(RunStore(again.candidates[0].run.dir).read_interleaved(report.baseline.manifest.key or "")) == 12 * (1 + busy)
     assert {p: _digest(p) for p in samples} == samples, "stored generations are never rewritten"
     # the re-timings come back from disk for `evalrun report` too
     stored = api.report([report.baseline.dir, run.dir], log=lambda _m: None)
-    assert stored.candidates[0].interleaved is not None
+    assert stored.candidates[0].run.interleaved is not None
     assert interleaved_of(records, "another baseline") is None
 
 
@@ -95,7 +95,7 @@ def test_sequential_timing_uses_each_runs_own(tiny_model_dir: Path, tmp_path: Pa
     base, cand = _configs(tiny_model_dir, tmp_path, timing="sequential",
                           gate={"speed": [{"max_regression": {"metric": "tpot_p50", "value": 100.0}}]})
     report = api.compare(base, [cand], out=tmp_path / "runs", log=lambda _m: None)
-    assert not RunStore(report.candidates[0].dir).interleaved_path.exists()
+    assert not RunStore(report.candidates[0].run.dir).interleaved_path.exists()
     row = speed_table(report).rows[1]
     assert row.speedup_basis == "stored runs" and row.timing == "sequential"
     assert "sequential" in units.speedup_cell(row, "tpot_p50")

@@ -82,7 +82,7 @@ def test_busy_loops_during_the_re_timing_are_measured_and_the_rule_exits_4(tiny_
     cand = parse_config({**raw, "name": "cand", "timing": "interleaved", "timing_batches": 2}, file=tmp_path / "c.yaml")
     with Burners():
         report = api.compare(base, [cand], out=tmp_path / "runs", gate=load_gate(GATE), log=lambda _m: None)
-    records = RunStore(report.candidates[0].dir).read_interleaved(report.baseline.manifest.key or "")
+    records = RunStore(report.candidates[0].run.dir).read_interleaved(report.baseline.manifest.key or "")
     assert records and all(r.machine is not None for r in records)
     others = records[0].machine.others_share if records[0].machine else None
     assert others is not None and others >= 0.3, others

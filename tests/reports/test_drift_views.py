@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -55,8 +56,12 @@ def drift_report(floor: Figure | None = None) -> Any:
     d = int4_drift(floor)
     if floor is not None:
         d.floor = {"all": floor}
-    report.drift["int4kv"] = d
-    return report
+    return with_drift(report, "int4kv", d)
+
+
+def with_drift(report: Any, name: str, drift: Drift) -> Any:
+    """The report with `name`'s drift measured as given."""
+    return replace(report, candidates=tuple(replace(c, drift=drift) if c.name == name else c for c in report.candidates))
 
 
 def _grid(h: Any) -> list[list[Any]]:
@@ -125,7 +130,7 @@ def test_strip_token_is_escaped_in_the_page() -> None:
 def test_a_long_answer_is_cut_to_the_strip_budget() -> None:
     report = make_report()
     n = STRIP_TOKENS + 50
-    report.drift["int4kv"] = Drift("int4kv", [], None, per_item={FLIPPED: _row([1e-7] * n)})
+    report = with_drift(report, "int4kv", Drift("int4kv", [], None, per_item={FLIPPED: _row([1e-7] * n)}))
     view = build_view(report)
     ids = [it[0] for it in view.browser.items]
     texts, details = _details(view)

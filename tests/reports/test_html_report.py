@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from dataclasses import replace
 from html import unescape
 from pathlib import Path
 
@@ -154,7 +155,7 @@ def test_speed_table_escaped_and_claims_shown(browser, tmp_path: Path) -> None: 
     """Text that reaches the speed table from a config or a method's effects stays text."""
     report = make_report()
     hostile = "<img src=x onerror=\"window.pwned=true\">"
-    cand = report.candidates[0]
+    cand = report.candidates[0].run
     cand.manifest.config.acceleration["kv_cache"]["quant"] = hostile
     cand.manifest.effects["kv_cache"].kv_bytes_ratio = None
     # a value the method shows in its headline (kv_cache: kv_bytes_ratio, max_cached_tokens)
@@ -214,7 +215,8 @@ def test_replicates_noise_and_power_in_the_page(browser, tmp_path: Path) -> None
     comp = report.comparisons[0]
     total = next(f for f in comp.harmful if f.item_id == "docs/INV1/total")
     total.confirmations = (0, 3)  # a re-ask result, as evals.run.confirm.apply records one
-    report.verdicts[0] = evaluate(comp, GateConfig(), stab=report.stability)
+    redone = replace(report.candidates[0], verdict=evaluate(comp, GateConfig(), stab=report.stability))
+    report = replace(report, candidates=(redone,))
     path = render_html(build_report_data(report), tmp_path / "noise.html")
     page, state = _open(browser, path, javascript=False)
     assert "2 baseline replicates" in page.locator("#stability").inner_text()

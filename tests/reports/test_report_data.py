@@ -183,10 +183,10 @@ def test_non_bmp_text_offsets_are_utf16() -> None:
     item = run.items[0]
     emoji = item.model_copy(update={"prompt": "🙂🙂 intro\n\n" + item.prompt.split("\n\n", 1)[1]})
     run.items[0] = emoji
-    for r in (report.baseline, *report.candidates):
+    for r in (report.baseline, *(c.run for c in report.candidates)):
         g = r.generations[item.id]
         r.generations[item.id] = g.model_copy(update={"prompt_hash": emoji.prompt_hash})
-    data = build_report_data(api.compare_results(report.baseline, [(c, None) for c in report.candidates]))
+    data = build_report_data(api.compare_results(report.baseline, [(c.run, None) for c in report.candidates]))
     texts, details = _stored(data)
     head = texts[details[0][0]]
     s, e, _ = details[0][5][0]
@@ -221,4 +221,4 @@ def test_the_first_divergent_token_of_each_pack_is_where_the_outputs_part() -> N
 
 
 def comp_run(report: "api.CompareReport", name: str):  # type: ignore[no-untyped-def]
-    return next(r for r in report.candidates if r.name == name)
+    return next(c.run for c in report.candidates if c.name == name)

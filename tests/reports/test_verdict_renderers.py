@@ -192,7 +192,7 @@ def _assert_same_numbers(report: "api.CompareReport", texts: dict[str, str]) -> 
         assert row[9].endswith(f"({t['harmful']} items)")
         assert row[-1] == {"pack": pack, "items": t["items"], "harmful": t["harmful"], "identical": str(e["identical"])}
     # the noise floor's harmful count, the same in each
-    nf = sum(pc.harmful_items for pc in report.noise_floor.packs)
+    nf = sum(pc.harmful_items for pc in report.noise_floor.comparison.packs)
     sentence = f"(a repeat of the baseline) has {nf} harmful flip(s)"
     for key in ("terminal", "--markdown", "--html"):
         assert sentence in " ".join(unescape(texts[key]).split()), key

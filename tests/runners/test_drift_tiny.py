@@ -71,7 +71,7 @@ def test_teacher_forced_drift(peaked_model_dir: Path, tmp_path: Path) -> None:
     # int2's drift is far above rounding: its interval clears the lossless method's largest token
     assert int2.overall.mean_kl.low > 10 * max(pld.overall.max_kl, same.overall.max_kl)
     # stored beside each candidate's run, its generations untouched
-    cand_run = report.candidates[1]
+    cand_run = report.candidates[1].run
     samples = hashlib.sha256((cand_run.dir / "samples.jsonl").read_bytes()).hexdigest()
     name = dists_store.forced_name(report.baseline.manifest.key or "")
     assert len(dists_store.read(cand_run.dir, ForcedDists, name).records) == 6
@@ -114,7 +114,7 @@ def test_aa_floor_effective_length_and_drift_rules(tiny_model_dir: Path, tmp_pat
                 acceleration=INT2, gate={"drift": [{"max_kl": {"mean": 1e-9}}, {"max_kl": {"p99": 1.0}}]})
     report = api.compare(base, [int2], out=tmp_path / "runs", log=lambda _m: None, drift=True, replicates=2)
     drift = report.drift[int2.name]
-    assert drift.floor_run == report.noise_floor_run.name  # type: ignore[union-attr]
+    assert drift.floor_run == report.noise_floor.run.name  # type: ignore[union-attr]
     assert drift.floor["all"].high < 1e-6  # deterministic fp32 on the CPU: batching moves nothing measurable
     assert drift.effective is not None and [b.label for b in drift.effective.buckets] == ["<=256", "<=512", "<=1k"]
     assert drift.effective.kl_bound == drift.floor["all"].high
@@ -142,14 +142,14 @@ def test_an_answer_equal_to_the_baselines_is_read_off_its_generation(tiny_model_
     forcing = [m for m in logs if "teacher-forced scoring" in m]
     name = dists_store.forced_name(report.baseline.manifest.key or "")
     gens = report.baseline.generations
-    departed = [i for i, g in report.candidates[1].generations.items() if g.output_ids != gens[i].output_ids]
+    departed = [i for i, g in report.candidates[1].run.generations.items() if g.output_ids != gens[i].output_ids]
     assert 0 < len(departed) < 6  # some answers departed (read again), some did not (read off the generation)
     assert not any(m.startswith("same:") for m in forcing)  # every answer equal: nothing read again
     assert [m for m in forcing if m.startswith("int2:")] == (
         [f"int2: teacher-forced scoring of {len(departed)} items on base's answers"] if departed else [])
     assert report.drift["same"].seconds is not None and report.drift["same"].seconds > 0  # recording them is counted
-    watched = dists_store.read(report.candidates[0].dir, ForcedDists, name).records
-    assert len(watched) == 6 and len(dists_store.read(report.candidates[1].dir, ForcedDists, name).records) == 6
+    watched = dists_store.read(report.candidates[0].run.dir, ForcedDists, name).records
+    assert len(watched) == 6 and len(dists_store.read(report.candidates[1].run.dir, ForcedDists, name).records) == 6
     # the same config generated without drift, then forced: the records agree
     api.compare(base, [later], out=tmp_path / "runs", log=lambda _m: None)
     logs.clear()

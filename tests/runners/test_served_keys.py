@@ -10,7 +10,7 @@ import pytest
 
 from evalrun.evals import api
 from evalrun.evals.config import parse_config
-from tests.runners.openai_server import OpenAITestServer, ScriptedBackend, ServerState
+from tests.fakes.openai_server import OpenAITestServer, ScriptedBackend, ServerState
 
 KEY, KEY_ENV = "sk-shared-key-test-0001", "EVALRUN_TEST_SHARED_KEY"
 TASKS = [{"pack": "needle_numbers", "lengths": [96], "depths": [1.0], "values": ["integer"]}]
@@ -35,7 +35,7 @@ def test_configs_that_differ_only_by_url_are_warned_about(monkeypatch: pytest.Mo
         base = _config("baseline", one.base_url, engines[0] if engines else None)
         cand = _config("fp8kv", two.base_url, engines[1] if engines else None)
         report = api.compare(base, [cand], out=tmp_path / "runs", early_stop=False, log=lines.append)
-    keys = {r.name: r.manifest.key for r in [report.baseline, *report.candidates]}
+    keys = {r.name: r.manifest.key for r in [report.baseline, *(c.run for c in report.candidates)]}
     said = [line for line in lines if line.startswith("WARNING: baseline and fp8kv have the same run key")]
     assert (keys["baseline"] == keys["fp8kv"]) == warned
     assert bool(said) == warned, lines

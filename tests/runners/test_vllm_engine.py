@@ -112,7 +112,7 @@ def _served_aa_drift(base_cfg: dict[str, Any], tmp_path: Path) -> None:
     assert {k: r.kl.size for k, r in drift.per_item.items()} == answers and min(answers.values()) > 0
     assert all(np.isfinite(r.kl).all() and (r.kl >= 0).all() for r in drift.per_item.values())
     assert drift.overall.mean_kl.value < 1e-2 and drift.overall.same_top1.value > 0.9
-    assert list(report.candidates[0].dir.glob("forced-*.jsonl")), "the records are stored beside the candidate's run"
+    assert list(report.candidates[0].run.dir.glob("forced-*.jsonl")), "the records are stored beside the candidate's run"
 
 
 def _assert_engine_timings(server: dict, generations: list) -> None:

@@ -120,7 +120,7 @@ def test_speed_only_compare_reports_speed_and_passes(eos_model_dir: Path, tmp_pa
     [pc] = report.comparisons[0].packs
     assert pc.speed_only and pc.n == 6
     assert all(g.new_tokens == it.generation.max_new_tokens  # type: ignore[union-attr]
-               for it in report.candidates[0].items for g in [report.candidates[0].generations[it.id]])
+               for it in report.candidates[0].run.items for g in [report.candidates[0].run.generations[it.id]])
     base_row, cand_row = speed_table(report).rows
     assert base_row.speed_only and cand_row.speed_only and cand_row.accuracy_delta_points is None
     assert {"ttft_p50", "tpot_p50", "e2el_p50"} <= set(cand_row.speedups)

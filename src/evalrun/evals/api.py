@@ -8,8 +8,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from evalrun.evals.run import (
@@ -118,27 +120,66 @@ def rescore(run_dir: str | Path, trust_edited_items: bool = False, log: Callable
     return Rescored(store.dir, manifest, scored, pack_metrics(scored), unanswered, store.warnings)
 
 
-@dataclass
+@dataclass(frozen=True)
+class PairedRun:
+    """A run paired with the baseline: its scores, their metrics, the comparison, and its teacher-forced
+    drift where stored (evals/drift/_drift.py). The A/A noise floor is one, never gated."""
+
+    run: RunResult
+    scored: list[ScoredItem]
+    metrics: dict[str, PackMetrics]
+    comparison: Comparison
+    drift: Drift | None = None
+
+    @property
+    def name(self) -> str:
+        return self.run.name
+
+
+@dataclass(frozen=True, kw_only=True)
+class CandidateReport(PairedRun):
+    """One candidate, built once: its pairing with the baseline, the gate it was judged by, and the verdict."""
+
+    gate: GateConfig
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
 class CompareReport:
-    """Everything a renderer needs: the runs, their scores and metrics, each
-    candidate's comparison and verdict, the baseline's replicates and their
-    stability, and the A/A noise floor if one was run."""
+    """Everything a renderer needs: the baseline and its scores, one record per candidate, the
+    baseline's replicates and their stability, and the A/A noise floor if one was run."""
 
     baseline: RunResult
-    candidates: list[RunResult]
-    comparisons: list[Comparison]
-    verdicts: list[Verdict]
-    metrics: dict[str, dict[str, PackMetrics]]
-    scored: dict[str, list[ScoredItem]]
-    noise_floor: Comparison | None = None
-    noise_floor_run: RunResult | None = None
+    baseline_scored: list[ScoredItem]
+    candidates: tuple[CandidateReport, ...]
+    noise_floor: PairedRun | None = None
     replicates: list[RunResult] = field(default_factory=list)  # the baseline's, beyond the baseline itself
     stability: Stability | None = None
     slo: SLO | None = None
-    gates: list[GateConfig] = field(default_factory=list)  # the gate each candidate was judged by
-    # teacher-forced drift by run name (candidates and the noise floor) where stored (evals/drift/_drift.py)
-    drift: dict[str, Drift] = field(default_factory=dict)
-    drift_note: str | None = None  # why there is none at all ("no logprobs stored")
+    drift_note: str | None = None  # why no run has drift at all ("no logprobs stored")
+
+    @property
+    def verdicts(self) -> list[Verdict]:
+        return [c.verdict for c in self.candidates]
+
+    @property
+    def comparisons(self) -> list[Comparison]:
+        return [c.comparison for c in self.candidates]
+
+    @property
+    def paired(self) -> list[PairedRun]:
+        """The noise floor (first, if any) and the candidates."""
+        return [*([self.noise_floor] if self.noise_floor else []), *self.candidates]
+
+    @property
+    def scored(self) -> dict[str, list[ScoredItem]]:
+        """Scores by run name, the baseline's included."""
+        return {self.baseline.name: self.baseline_scored, **{p.name: p.scored for p in self.paired}}
+
+    @property
+    def drift(self) -> dict[str, Drift]:
+        """Teacher-forced drift by run name (the noise floor and candidates) where stored."""
+        return {p.name: p.drift for p in self.paired if p.drift is not None}
 
     @property
     def status(self) -> Status:
@@ -178,56 +219,55 @@ def compare_results(
     `replicates_origin` says why these replicates (every verdict names the ones it used).
     Items of the baseline's plan the candidate does not pair are gaps (evals.gate), unless
     `subset`: then the verdict is judged on the items both asked and says SUBSET.
+    Everything a verdict depends on (drift included) is measured first: each verdict is final when built.
     """
     done = scored or {}
 
-    def scored_once(result: RunResult) -> list[ScoredItem]:
-        return done[result.dir] if result.dir in done else score(result)
+    def paired(result: RunResult, chosen: GateConfig) -> PairedRun:
+        cand_scored = done[result.dir] if result.dir in done else score(result)
+        comparison = pair(base_scored, cand_scored, baseline.name, result.name, confidence=chosen.confidence)
+        return PairedRun(result, cand_scored, pack_metrics(cand_scored), comparison)
 
-    base_scored = scored_once(baseline)
+    base_scored = done[baseline.dir] if baseline.dir in done else score(baseline)
     replicates = list(replicates or [])
-    rep_scored = [scored_once(r) for r in replicates]
-    stab = stability([base_scored, *rep_scored])
-    report = CompareReport(baseline, [], [], [], {baseline.name: pack_metrics(base_scored)},
-                           {baseline.name: base_scored}, replicates=replicates, stability=stab, slo=slo)
-
-    def add(result: RunResult, chosen: GateConfig) -> Comparison:
-        cand_scored = scored_once(result)
-        report.scored[result.name] = cand_scored
-        report.metrics[result.name] = pack_metrics(cand_scored)
-        return pair(base_scored, cand_scored, baseline.name, result.name, confidence=chosen.confidence)
-
+    stab = stability([base_scored, *(done[r.dir] if r.dir in done else score(r) for r in replicates)])
     noise_floor = noise_floor or (replicates[0] if replicates else None)
-    if noise_floor is not None:
-        report.noise_floor = add(noise_floor, gate or GateConfig())
-        report.noise_floor_run = noise_floor
-    for result, cand_gate in candidates:
-        chosen = gate or cand_gate or GateConfig()
-        comparison = add(result, chosen)
-        confirm.apply(comparison, RunStore(result.dir).read_confirmations(), result.items, chosen.confirm)
+    floor = paired(noise_floor, gate or GateConfig()) if noise_floor is not None else None
+    chosen = [gate or cand_gate or GateConfig() for _, cand_gate in candidates]
+    cands = []
+    for (result, _), its_gate in zip(candidates, chosen):
+        cands.append(paired(result, its_gate))
+        confirm.apply(cands[-1].comparison, RunStore(result.dir).read_confirmations(), result.items, its_gate.confirm)
+    # drift measured on every pairing (evals/drift/runs.py reads these names), before any verdict
+    measured = SimpleNamespace(baseline=baseline, noise_floor_run=noise_floor, noise_floor=floor and floor.comparison,
+                               candidates=[c.run for c in cands], comparisons=[c.comparison for c in cands],
+                               scored={baseline.name: base_scored, **{p.name: p.scored for p in [floor, *cands] if p}},
+                               drift={}, drift_note=None)
+    if drift:
+        drift_runs.add_drift(measured, drift_seconds or {}, drift_reasons)
+    records = []
+    for cand, its_gate in zip(cands, chosen):
+        result = cand.run
         stop = result.manifest.early_stop if result.manifest.status == "stopped" else None
         interleave.attach(result, baseline)
-        speed = evaluate_speed(chosen.speed, result.name, baseline, result, slo, chosen.confidence)
-        speed += acceptance_rule(chosen, result.name, result.manifest.effects)
+        speed = evaluate_speed(its_gate.speed, result.name, baseline, result, slo, its_gate.confidence)
+        speed += acceptance_rule(its_gate, result.name, result.manifest.effects)
         scope = plan_gaps(baseline, result)
-        verdict = evaluate(comparison, chosen, [*coverage_gaps(baseline, result), *([] if subset else scope)], stab,
-                           decided=stop.rules if stop is not None else None, speed=speed)
-        verdict.stopped = stopped_text(result.manifest)
-        verdict.replicates = [r.dir.name for r in replicates]
-        verdict.notes[:0] = replicate_choice.notes(replicates, replicates_origin, chosen.confirm)
-        if verdict.stopped:
-            verdict.notes.insert(0, verdict.stopped)
-        if subset and scope:
-            verdict.subset = subset_text(scope)
-            verdict.notes.insert(0, verdict.subset)
-        report.candidates.append(result)
-        report.gates.append(chosen)
-        report.comparisons.append(comparison)
-        report.verdicts.append(verdict)
-    if drift:
-        drift_runs.add_drift(report, drift_seconds or {}, drift_reasons)
-    drift_rules.gate_report(report)
-    return report
+        stopped = stopped_text(result.manifest)
+        drifted = drift_rules.evaluate_drift(its_gate, result.name, measured.drift.get(result.name),
+                                             measured.drift_note, {it.id: it.pack for it in result.items},
+                                             bool(stopped))
+        verdict = evaluate(cand.comparison, its_gate, [*coverage_gaps(baseline, result), *([] if subset else scope)],
+                           stab, decided=stop.rules if stop is not None else None, speed=speed, drift=drifted,
+                           stopped=stopped, subset=subset_text(scope) if subset and scope else None,
+                           replicates=[r.dir.name for r in replicates],
+                           first_notes=replicate_choice.notes(replicates, replicates_origin, its_gate.confirm))
+        records.append(CandidateReport(result, cand.scored, cand.metrics, cand.comparison,
+                                       measured.drift.get(result.name), gate=its_gate, verdict=verdict))
+    if floor is not None:
+        floor = dataclasses.replace(floor, drift=measured.drift.get(floor.name))
+    return CompareReport(baseline, base_scored, tuple(records), floor, replicates, stab, slo,
+                         measured.drift_note)
 
 
 def _with_confirm(gate: GateConfig, confirm_n: int | None) -> GateConfig:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Annotated, Any, Collection, Iterable, Literal
+from typing import Annotated, Any, Collection, Iterable, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -305,16 +305,22 @@ def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str,
 
 def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[Gap] | None = None,
              stab: Stability | None = None, decided: list[str] | None = None,
-             speed: list[RuleResult] | None = None) -> Verdict:
-    """The verdict over the paired items; `gaps` are what the pairing could not cover (see evals.gate);
-    `stab` is the baseline's stability over its replicates (None: every field it got right is gated).
-    `decided` ("pack: rule"): the candidate stopped early on these FAILs, so every other rule is left
-    undecided (not evaluated), never judged on the items it happened to reach."""
+             speed: list[RuleResult] | None = None, *, drift: Sequence[RuleResult] = (), stopped: str | None = None,
+             subset: str | None = None, replicates: Sequence[str] = (), first_notes: Sequence[str] = ()) -> Verdict:
+    """The verdict over the paired items, final when returned; `gaps` are what the pairing could not cover
+    (see evals.gate); `stab` is the baseline's stability over its replicates (None: every field it got
+    right is gated). `decided` ("pack: rule"): the candidate stopped early on these FAILs, so every other
+    rule is left undecided (not evaluated), never judged on the items it happened to reach.
+    `speed` and `drift` are rules measured elsewhere (evals/gate/_speed_rules.py, _drift_rules.py): speed
+    rules count toward the gaps of untestable packs, drift rules are judged on their own. `stopped`
+    ("stopped at k of n items"), `subset` (--subset: what was not judged) and `first_notes` lead the notes;
+    `replicates`: the baseline replicate runs the noise was measured with."""
     gate = gate or GateConfig()
     rules: list[RuleResult] = []
     cand = comparison.candidate
-    notes = [f"max_harmful_flips[{k}] is disabled by the gate (default {DEFAULT_MAX_HARMFUL[k]})"
-             for k in gate.disabled_defaults()]
+    notes = [*(t for t in (subset, stopped) if t), *first_notes,
+             *(f"max_harmful_flips[{k}] is disabled by the gate (default {DEFAULT_MAX_HARMFUL[k]})"
+               for k in gate.disabled_defaults())]
     if stab is not None and stab.measured:
         notes.append(stab.summary())
     power: dict[str, PackPower] = {}
@@ -351,10 +357,8 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[
             if f"{r.pack}: {r.rule}" not in decided and r.evaluated and r.status in ("pass", "fail"):
                 r.evaluated = False
                 r.detail += "; not decided: the candidate stopped early"
-    verdict = Verdict(cand, rules, notes, [*(gaps or []), *untestable_gaps(rules),
-                                           *no_rule_gaps((pc.pack for pc in comparison.packs if pc.n), rules)],
-                      power=power,
-                      noise_flips=noise, unconfirmed=unconfirmed)
-    if not rules and not verdict.gaps:
-        verdict.gaps.append(Gap(ALL_PACKS, "no gate rule applied to any paired pack: nothing was checked"))
-    return verdict
+    all_gaps = [*(gaps or []), *untestable_gaps(rules), *no_rule_gaps((pc.pack for pc in comparison.packs if pc.n), rules)]
+    if not rules and not all_gaps:
+        all_gaps.append(Gap(ALL_PACKS, "no gate rule applied to any paired pack: nothing was checked"))
+    return Verdict(cand, [*rules, *drift], notes, all_gaps, power=power, noise_flips=noise, unconfirmed=unconfirmed,
+                   stopped=stopped, replicates=list(replicates), subset=subset)

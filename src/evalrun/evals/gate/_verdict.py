@@ -167,8 +167,10 @@ def counts_text(counts: dict[str, int]) -> str:
     return ", ".join(parts)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Verdict:
+    """Built once by evals.gate.evaluate and never edited after."""
+
     candidate: str
     rules: list[RuleResult]
     notes: list[str]
@@ -207,10 +209,6 @@ class Verdict:
     def untestable(self) -> list[RuleResult]:
         """Rules no candidate could fail here (the baseline got none of their scope right)."""
         return [r for r in self.rules if r.status == "untestable"]
-
-    @property
-    def rules_passed(self) -> int:
-        return sum(r.status == "pass" for r in self.rules)
 
     @property
     def exit_code(self) -> int:

@@ -253,11 +253,10 @@ def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None,
     base = report.baseline
     base_row = _row(base, "baseline", percentiles, slo)
     rows = [base_row]
-    extra = [(c, comp, "candidate") for c, comp in zip(report.candidates, report.comparisons)]
-    if report.noise_floor is not None and report.noise_floor_run is not None:
-        extra.insert(0, (report.noise_floor_run, report.noise_floor, "repeat (A/A)"))
     all_speed_only = True
-    for run, comp, role in extra:
+    paired = report.paired  # the A/A repeat (first, if any) and the candidates
+    for p in paired:
+        run, comp, role = p.run, p.comparison, "candidate" if hasattr(p, "verdict") else "repeat (A/A)"
         row = _row(run, role, percentiles, slo, base)
         row.accuracy_delta_points, row.accuracy_ci_low_points, row.accuracy_ci_high_points, row.speed_only = \
             _accuracy(comp)
@@ -265,7 +264,7 @@ def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None,
         row.harmful_flips = len(comp.harmful)
         _claim_against(row, base_row, base, run)
         rows.append(row)
-    base_row.speed_only = bool(extra) and all_speed_only
+    base_row.speed_only = bool(paired) and all_speed_only
     note = None
     for row in rows:
         if row.request_throughput and (row.role == "baseline" or row.speed_note is None):
@@ -273,16 +272,16 @@ def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None,
             row.requests_per_second_per_device, row.devices_needed = est.requests_per_second, est.devices
     if base_row.request_throughput:
         note = capacity.assumptions(inputs, base_row.batch_size, base_row.concurrency, base_row.device)
-    return SpeedTable(rows=rows, spread_note=_spread_note(base, base_row, rows, extra), capacity_note=note,
+    return SpeedTable(rows=rows, spread_note=_spread_note(base, base_row, rows, [p.run for p in paired]), capacity_note=note,
                       percentiles=list(percentiles), slo=slo.text() if slo is not None and slo.given() else None,
                       server_note=served_timings.note([(r.run, r.server_timings) for r in rows]))
 
 
-def _spread_note(base: Any, base_row: SpeedRow, rows: list[SpeedRow], extra: list[tuple[Any, Any, str]]) -> str:
+def _spread_note(base: Any, base_row: SpeedRow, rows: list[SpeedRow], runs: list[Any]) -> str:
     """What a reader must know before trusting the ratios: how each candidate was timed (and the
     machine's load, when sequential timings follow it), stored timings, other devices and batch sizes."""
     spread = " ".join([*(f"{r.run}: {r.timing_note}." for r in rows if r.timing_note), SPREAD_NOTE])
-    timed_now = [run.name for run, _comp, _role in extra if not getattr(run, "reused", True) and run.interleaved is None]
+    timed_now = [run.name for run in runs if not getattr(run, "reused", True) and run.interleaved is None]
     if getattr(base, "reused", False) and timed_now:
         sessions = base.manifest.sessions
         finished = (sessions[-1].finished if sessions else None) or "an earlier session"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalrun.evals.speed import CapacityInputs, EMULATED_NOTE, SpeedTable, speed_table
 from evalrun.evals.compare import Comparison
@@ -31,22 +31,28 @@ from evalrun.reports.view.model import (
 )
 from evalrun.reports.view.tables import field_rows, noise_floor, pack_row, run_info
 
+if TYPE_CHECKING:
+    from evalrun.evals.api import CompareReport, PairedRun
+
 __all__ = ["EMULATED_NOTE", "OUTCOMES", "CandidateSection", "FieldRow", "NoiseFloor", "PackRow", "ReportView",
            "RunInfo", "build_view", "comparisons_view", "with_page"]
 
 
-def _section(report: Any, run: Any, comp: Any, verdict: Any, role: str) -> CandidateSection:
-    aa = {pc.pack: pc for pc in report.noise_floor.packs} if report.noise_floor and verdict is not None else {}
+def _section(report: CompareReport, paired: PairedRun, role: str) -> CandidateSection:
+    """A candidate's section, or the noise floor's (no verdict)."""
+    verdict = getattr(paired, "verdict", None)
+    aa = {pc.pack: pc for pc in report.noise_floor.comparison.packs} if report.noise_floor and verdict else {}
+    comp = paired.comparison
     return CandidateSection(
-        name=run.name, comparison=comp, verdict=verdict, info=run_info(run, role, report.baseline),
+        name=paired.name, comparison=comp, verdict=verdict, info=run_info(paired.run, role, report.baseline),
         packs=[pack_row(pc, verdict, aa.get(pc.pack)) for pc in comp.packs],
         fields=field_rows(comp),
-        drift=getattr(report, "drift", {}).get(run.name),
+        drift=paired.drift,
     )
 
 
-def _page_section(report: Any, run: Any, section: CandidateSection) -> CandidateSection:
-    base_scored, cand_scored = report.scored[report.baseline.name], report.scored[run.name]
+def _page_section(report: CompareReport, paired: PairedRun, section: CandidateSection) -> CandidateSection:
+    base_scored, cand_scored, run = report.baseline_scored, paired.scored, paired.run
     comp, drift = section.comparison, section.drift
     sets: list[HeatmapSet] = []
     kl_maps: list[KLMap] = []
@@ -61,38 +67,34 @@ def _page_section(report: Any, run: Any, section: CandidateSection) -> Candidate
                                flips=listed_flips(comp, base_scored, cand_scored, section.verdict))
 
 
-def build_view(report: Any, title: str | None = None, speed: SpeedTable | None = None,
+def build_view(report: CompareReport, title: str | None = None, speed: SpeedTable | None = None,
                capacity: CapacityInputs | None = None, html: bool = True,
                max_text_bytes: int = MAX_TEXT_BYTES) -> ReportView:
     """The view of a `CompareReport`; `speed`: the speed table when already computed; `html`: also
     the page-only parts (heatmaps, the item browser), which the text renderers do not need."""
     base_name = report.baseline.name
-    sections = [_section(report, run, comp, verdict, "candidate")
-                for run, comp, verdict in zip(report.candidates, report.comparisons, report.verdicts)]
-    noise_section = None
-    if report.noise_floor is not None and report.noise_floor_run is not None:
-        noise_section = _section(report, report.noise_floor_run, report.noise_floor, None, "repeat (A/A)")
+    sections = [_section(report, c, "candidate") for c in report.candidates]
+    floor = report.noise_floor
+    noise_section = _section(report, floor, "repeat (A/A)") if floor is not None else None
     view = ReportView(
         title=title or f"evalrun: {', '.join(c.name for c in report.candidates)} vs {base_name}",
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         status=report.status, exit_code=report.exit_code,
         baseline=run_info(report.baseline, "baseline"), sections=sections,
         speed_table=speed or speed_table(report, capacity),
-        noise_floor=noise_floor(report.noise_floor), noise_section=noise_section,
-        stability=stability_dict(getattr(report, "stability", None)),
-        drift_note=getattr(report, "drift_note", None),
+        noise_floor=noise_floor(floor.comparison if floor else None), noise_section=noise_section,
+        stability=stability_dict(report.stability), drift_note=report.drift_note,
     )
     return with_page(view, report, max_text_bytes) if html else view
 
 
-def with_page(view: ReportView, report: Any, max_text_bytes: int = MAX_TEXT_BYTES) -> ReportView:
+def with_page(view: ReportView, report: CompareReport, max_text_bytes: int = MAX_TEXT_BYTES) -> ReportView:
     """A copy of `view` with the page-only parts (heatmaps, the listed flips, the item browser,
     the pictures), built apart from the rest so that a failure there costs the HTML page alone."""
     browser, blob, cut = browser_data(report, max_text_bytes)
     return dataclasses.replace(
-        view, sections=[_page_section(report, run, s) for run, s in zip(report.candidates, view.sections)],
-        browser=browser, texts_blob=blob, texts_cut=cut,
-        pictures=pictures(report, view.speed_table) if hasattr(report, "gates") else [])
+        view, sections=[_page_section(report, c, s) for c, s in zip(report.candidates, view.sections)],
+        browser=browser, texts_blob=blob, texts_cut=cut, pictures=pictures(report, view.speed_table))
 
 
 def stability_dict(stab: Any) -> dict[str, Any] | None:

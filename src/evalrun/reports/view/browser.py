@@ -298,11 +298,11 @@ def _fit_texts(ix: _Index, texts: _Texts, details: list[list[Any]], heads: list[
 def browser_data(report: Any, max_text_bytes: int = MAX_TEXT_BYTES) -> tuple[BrowserData, str, int]:
     """(the rows, the texts blob, how many documents were cut to fit)."""
     base_run: RunResult = report.baseline
-    cands: list[RunResult] = report.candidates
-    base_scored = {s.item_id: s for s in report.scored[base_run.name]}
-    cand_scored = [{s.item_id: s for s in report.scored[c.name]} for c in cands]
+    cands: list[RunResult] = [c.run for c in report.candidates]
+    base_scored = {s.item_id: s for s in report.baseline_scored}
+    cand_scored = [{s.item_id: s for s in c.scored} for c in report.candidates]
     ix, texts = _Index(), _Texts()
-    drifts = [getattr(report, "drift", {}).get(c.name) for c in cands]
+    drifts = [c.drift for c in report.candidates]
     strips = Strips(drifts, len(base_run.items))
     items: list[list[Any]] = []
     details: list[list[Any]] = []

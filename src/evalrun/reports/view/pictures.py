@@ -25,11 +25,12 @@ def _region(gate: Any, pack: str) -> GateRegion:
     return GateRegion(min_speedup=max(bounds) if bounds else None, max_drop=drop)
 
 
-def scatter(report: Any, gates: list[Any]) -> Markup | None:
+def scatter(report: Any) -> Markup | None:
     """Speedup (E2EL p50, baseline / candidate) against the accuracy delta, per candidate and pack."""
     points: list[ScatterPoint] = []
     regions: list[GateRegion] = []
-    for run, comp, verdict, gate in zip(report.candidates, report.comparisons, report.verdicts, gates):
+    for cand in report.candidates:
+        run, comp, verdict, gate = cand.run, cand.comparison, cand.verdict, cand.gate
         if run.manifest.emulated or (run.manifest.device, run.manifest.dtype) != (
                 report.baseline.manifest.device, report.baseline.manifest.dtype):
             continue  # no honest speed claim: no point on a speed axis
@@ -69,5 +70,5 @@ def distributions(table: SpeedTable) -> list[Markup]:
 
 def pictures(report: Any, table: SpeedTable) -> list[Markup]:
     """Every speed picture of a comparison, in the order the page shows them."""
-    out = [p for p in [scatter(report, report.gates)] if p is not None]
+    out = [p for p in [scatter(report)] if p is not None]
     return out + distributions(table)
