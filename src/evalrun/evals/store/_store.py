@@ -92,6 +92,11 @@ class RunStore:
 
     def __init__(self, run_dir: str | Path, log: Callable[[str], None] | None = None):
         self.dir = Path(run_dir)
+        self.samples_path = self.dir / SAMPLES
+        self.manifest_path = self.dir / MANIFEST
+        self.items_path = self.dir / ITEMS
+        self.confirmations_path = self.dir / CONFIRMATIONS
+        self.interleaved_path = self.dir / INTERLEAVED
         self.log = log
         self.warnings: list[str] = []
         self._item_lines: dict[str, bytes] = {}  # the stored line of each item read, for the v1 hash
@@ -102,18 +107,6 @@ class RunStore:
         self.warnings.append(message)
         if self.log is not None:
             self.log(message)
-
-    @property
-    def samples_path(self) -> Path:
-        return self.dir / SAMPLES
-
-    @property
-    def manifest_path(self) -> Path:
-        return self.dir / MANIFEST
-
-    @property
-    def items_path(self) -> Path:
-        return self.dir / ITEMS
 
     def _tail(self, path: Path, found: jsonl.Scan, repair: bool) -> None:
         """A torn last line: moved aside by the writer, only reported by readers."""
@@ -181,10 +174,6 @@ class RunStore:
     def append(self, gen: Generation) -> None:
         jsonl.append(self.samples_path, [gen], sync=True)
 
-    @property
-    def confirmations_path(self) -> Path:
-        return self.dir / CONFIRMATIONS
-
     def read_confirmations(self) -> dict[str, list[Reask]]:
         """Re-asks per item, by attempt; an unreadable line is skipped with a warning, never removed."""
         records, _ = jsonl.read(self.confirmations_path, Reask, self.warn)
@@ -195,10 +184,6 @@ class RunStore:
 
     def append_confirmation(self, reask: Reask) -> None:
         jsonl.append(self.confirmations_path, [reask], sync=True)
-
-    @property
-    def interleaved_path(self) -> Path:
-        return self.dir / INTERLEAVED
 
     def read_interleaved(self, baseline_key: str) -> list[Retiming]:
         """Re-timings against that baseline; an unreadable line is skipped with a warning, never removed."""
