@@ -84,10 +84,10 @@ def test_typed_types_are_gated_by_default() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_type_is_an_import_field(tmp_path: Path, name: str) -> None:
-    assert load_field_map(pairs=[f"task={name}"]).spec("task").kind == name  # type: ignore[union-attr]
+    assert load_field_map(pairs=[f"task={name}"]).spec("task").type == name  # type: ignore[union-attr]
     path = tmp_path / "fields.yaml"
     gold, options = field_type(name).golds[0]
-    path.write_text(yaml.safe_dump({"fields": {"task": {"kind": name, "options": dict(options)}}}))
+    path.write_text(yaml.safe_dump({"fields": {"task": {"type": name, "options": dict(options)}}}))
     field = load_field_map(path).typed_field("task", gold)
     assert field is not None and (field.kind, field.options) == (name, dict(options))
 
@@ -96,11 +96,11 @@ def test_import_field_errors_name_the_types_and_options(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="KIND one of amount"):
         load_field_map(pairs=["task=money"])
     path = tmp_path / "fields.yaml"
-    path.write_text(yaml.safe_dump({"fields": {"task": {"kind": "money"}}}))
+    path.write_text(yaml.safe_dump({"fields": {"task": {"type": "money"}}}))
     with pytest.raises(ConfigError) as info:
         load_field_map(path)
-    assert info.value.path == "fields.task.kind" and "percent" in str(info.value)
-    path.write_text(yaml.safe_dump({"fields": {"task": {"kind": "quantity", "options": {"decimals": ","}}}}))
+    assert info.value.path == "fields.task.type" and "percent" in str(info.value)
+    path.write_text(yaml.safe_dump({"fields": {"task": {"type": "quantity", "options": {"decimals": ","}}}}))
     with pytest.raises(ConfigError) as info:
         load_field_map(path)
     assert info.value.path == "fields.task.options.decimals" and "not an option of quantity fields" in str(info.value)

@@ -123,10 +123,20 @@ def test_a_typed_field_mapping_scores_the_response_with_evalruns_scorer(tmp_path
 
 def test_fields_file_maps_tasks(tmp_path: Path) -> None:
     path = tmp_path / "fields.yaml"
-    path.write_text("fields:\n  arith: {kind: number, name: result}\n")
+    path.write_text("fields:\n  arith: {type: number, name: result}\n")
     assert load_field_map(path).spec("arith").name == "result"
     path.write_text("fields:\n  arith: money\n")
-    with pytest.raises(ConfigError, match=r"fields\.arith\.kind"):
+    with pytest.raises(ConfigError, match=r"fields\.arith\.type"):
+        load_field_map(path)
+
+
+def test_fields_file_still_reads_kind_as_type(tmp_path: Path) -> None:
+    path = tmp_path / "fields.yaml"
+    path.write_text("fields:\n  arith: {kind: number, name: result}\n")
+    spec = load_field_map(path).spec("arith")
+    assert spec is not None and (spec.type, spec.name) == ("number", "result")
+    path.write_text("fields:\n  arith: {kind: number, type: number}\n")
+    with pytest.raises(ConfigError, match="older spelling"):
         load_field_map(path)
 
 
@@ -227,7 +237,7 @@ def test_a_task_without_a_pass_fail_metric_needs_a_mapping(tmp_path: Path) -> No
     _write_lines(path, rows)
     with pytest.raises(ConfigError, match="logs no per-sample pass/fail metric \\(it logs: bleu,strip\\)"):
         read_logs("lm-eval", [folder])
-    run = read_logs("lm-eval", [folder], FieldMap.model_validate({"fields": {"arith": {"kind": "number"}}}))
+    run = read_logs("lm-eval", [folder], FieldMap.model_validate({"fields": {"arith": {"type": "number"}}}))
     assert run.source["unscored_metrics"] == {"arith": ["bleu,strip"]}
 
 

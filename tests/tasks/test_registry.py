@@ -40,4 +40,4 @@ def test_a_pack_from_outside_the_folder_can_be_registered() -> None:
     finally:
         from evalrun.tasks import registry
 
-        registry._PACKS.pop("test_extra_pack", None)
+        registry._PACKS._entries.pop("test_extra_pack", None)

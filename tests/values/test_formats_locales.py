@@ -18,7 +18,8 @@ from evalrun.tasks import get_pack
 from evalrun.tasks.base import ParamError
 from evalrun.values.dates import read_date_order
 from evalrun.values.amounts import extract_amounts
-from evalrun.values.locales import locale_date_order, locale_decimal, locale_problem, read_decimal, with_locale
+from evalrun.values.kinds import with_locale
+from evalrun.values.locales import locale_date_order, locale_decimal, locale_problem, read_decimal
 
 
 @pytest.mark.parametrize(("locale", "decimal", "order"), [

@@ -55,9 +55,9 @@ class NeedleParams(PackParams):
         return v
 
 
-def _needle(rng: random.Random, kind: ValueKind, key: str) -> tuple[str, str, str, str]:
-    """(needle sentence, question, gold value, field kind)."""
-    if kind == "integer":
+def _needle(rng: random.Random, shape: ValueKind, key: str) -> tuple[str, str, str, str]:
+    """(needle sentence, question, gold value, field type)."""
+    if shape == "integer":
         value = str(rng.randint(1_000_000, 9_999_999))
         return (
             f"The special magic number for {key} is {value}.",
@@ -80,11 +80,11 @@ def build(params: NeedleParams, count: TokenCounter) -> list[Item]:
     items: list[Item] = []
     for length in params.lengths:
         for depth in params.depths:
-            for kind in params.values:
-                cell = f"L{length}-D{depth:.2f}-{kind}"
+            for shape in params.values:
+                cell = f"L{length}-D{depth:.2f}-{shape}"
                 rng = random.Random(f"{NAME}:{VERSION}:{params.seed}:{cell}")
                 key = rng.choice(_KEYS)
-                needle, question, gold, field_kind = _needle(rng, kind, key)
+                needle, question, gold, field_kind = _needle(rng, shape, key)
                 fixed = count(f"{_INTRO}\n\n{needle}\n\nQuestion: {question}")
                 filler = fill(rng, length, fixed, count)
                 at = round(depth * len(filler))
@@ -101,7 +101,7 @@ def build(params: NeedleParams, count: TokenCounter) -> list[Item]:
                         answer_format="text",
                         fields=[Field(name="value", kind=field_kind, gold=gold)],
                         meta=ItemMeta(context_tokens=count(prompt), target_tokens=length, depth=depth,
-                                      value_kind=kind, needle=needle),
+                                      value_kind=shape, needle=needle),
                     )
                 )
     return items

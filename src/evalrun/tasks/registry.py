@@ -10,53 +10,35 @@ stays a tree (registry -> base; pack -> base).
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from pathlib import Path
+from typing import Iterator
 
+from evalrun.contract.registry import Registry, folder_modules
 from evalrun.tasks.base import PackSpec
 
-_HERE = Path(__file__).resolve().parent
-_PACKAGE = __name__.rpartition(".")[0]  # "evalrun.tasks"
-# modules that hold no pack: the registry itself and the shared definitions
-_NOT_PACKS = frozenset({"__init__", "registry", "base"})
 
-_PACKS: dict[str, PackSpec] = {}
-_discovered = False
+def _scan() -> Iterator[tuple[str, PackSpec]]:
+    # modules that hold no pack: the registry itself and the shared definitions
+    for module in folder_modules(Path(__file__).resolve().parent, __name__.rpartition(".")[0], skip=("registry", "base")):
+        spec = getattr(module, "SPEC", None)
+        if isinstance(spec, PackSpec):
+            yield spec.name, spec
+
+
+_PACKS: Registry[PackSpec] = Registry("pack", _scan)
 
 
 def register(spec: PackSpec) -> PackSpec:
     """Add a pack defined outside this folder (a plugin, a test); the folder's own are found."""
-    _PACKS[spec.name] = spec
-    return spec
-
-
-def _discover() -> None:
-    global _discovered
-    if _discovered:
-        return
-    found: dict[str, PackSpec] = {}
-    for info in sorted(pkgutil.iter_modules([str(_HERE)]), key=lambda m: m.name):
-        if info.name in _NOT_PACKS or info.name.startswith("_"):
-            continue
-        spec = getattr(importlib.import_module(f"{_PACKAGE}.{info.name}"), "SPEC", None)
-        if isinstance(spec, PackSpec):
-            if spec.name in found:
-                raise RuntimeError(f"two modules define pack {spec.name!r}")
-            found[spec.name] = spec
-    for name, spec in found.items():
-        _PACKS.setdefault(name, spec)
-    _discovered = True
+    return _PACKS.register(spec.name, spec)
 
 
 def get_pack(name: str) -> PackSpec:
-    _discover()
-    try:
-        return _PACKS[name]
-    except KeyError:
-        raise KeyError(f"unknown pack {name!r}; available: {', '.join(sorted(_PACKS))}") from None
+    found = _PACKS.find(name)
+    if found is None:
+        raise KeyError(f"unknown pack {name!r}; available: {', '.join(sorted(_PACKS.names()))}") from None
+    return found
 
 
 def all_packs() -> dict[str, PackSpec]:
-    _discover()
-    return dict(_PACKS)
+    return dict(_PACKS.items())

@@ -7,14 +7,13 @@ from typing import Any, NamedTuple
 
 import re
 
-from evalrun.values.asked_unit import value_in_asked_unit
 from evalrun.values.clauses import Names, field_names, names_field, singular, split_clauses, subject, words
 from evalrun.values.dates import MONTH_NAMES
 from evalrun.values.denials import (
     BARE_WORDS, VALUE_WORDS, denial_targets, drop_document_denials, mask_references, may_deny,
 )
-from evalrun.values.registry import field_type
 from evalrun.values.text import HAS_DIGIT, norm_text, prep
+from evalrun.values.types._base import FieldType
 
 _BARE = frozenset(singular(w) for w in BARE_WORDS) | frozenset(
     "section page line clause paragraph article table figure appendix schedule annex chapter".split())
@@ -107,13 +106,13 @@ def about_field(clause: str, names: Names) -> bool:
     return all(w in known for w in own)
 
 
-def _rival(kind: str, clauses: list[str], naming: list[str], asked: Names, opts: dict[str, Any]) -> bool:
+def _rival(h: FieldType, clauses: list[str], naming: list[str], asked: Names, opts: dict[str, Any]) -> bool:
     """Does another clause, whose subject is made of the question's words ("The total
     including tax is ¥ 1" when the quoted total including tax is asked, "The amount is
     120,000,000" when the loan amount is), give the field a second value? Then the answer
     states two and none is read. A subject of value words alone ("The amount") gives one
     only right after its verb."""
-    chosen = field_type(kind).candidates("\n".join(naming), opts)
+    chosen = h.candidates("\n".join(naming), opts)
     known = frozenset().union(*asked)
     for clause in clauses:
         if clause in naming or _FRACTION_OF.search(clause):
@@ -123,7 +122,7 @@ def _rival(kind: str, clauses: list[str], naming: list[str], asked: Names, opts:
             continue
         if not _subject_words(clause, False) and not _STATES_VALUE.search(clause):
             continue  # "The amount is payable in 240 EMIs of Rs. 1,05,000": the amount is not given here
-        if any(c not in chosen for c in field_type(kind).candidates(clause, opts)):
+        if any(c not in chosen for c in h.candidates(clause, opts)):
             return True
     return False
 
@@ -132,16 +131,16 @@ def _rival(kind: str, clauses: list[str], naming: list[str], asked: Names, opts:
 _STATES_VALUE = re.compile(r"(?i)\b(?:is|are|was|were)\s*:?\s+(?:[A-Z]{3}\s?|Rs\.?\s?)?[-+\u2212(]?[$€£¥₹]?\s?\d")
 
 
-def named_value(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) -> Any | None:
+def named_value(h: FieldType, pred: str, opts: dict[str, Any], asked: Names = ()) -> Any | None:
     """The one value the answer gives for the field, when it gives several: the one in
     the clauses that name the field as the question does ("What is the closing
     balance?": "The closing balance is 3,402.18. The amount is 1,450.00."), else as
     the field's name or aliases do ("1. The tenancy deposit is £1,673.07.\\n2. The
     monthly rent is £950.00." for tenancy_deposit), of several there the one written in
-    the unit the question asks for (values.asked_unit); else the one value left when the
+    the unit the question asks for (FieldType.in_asked_unit); else the one value left when the
     others are attributed to something else by the answer itself ("EUR 500.00 (the
     subtotal is EUR 450.00)"). None when no such reading gives exactly one value."""
-    if not field_type(kind).typed:
+    if not h.typed:
         return None
     clauses = answer_clauses(pred)
     known = frozenset().union(*asked, *field_names(opts))
@@ -150,36 +149,36 @@ def named_value(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) -
         # amount" when the invoice total is asked) is about that other thing
         naming = [c for c in clauses if names and names_field(c, names)
                   and (names is asked or not asked or all(w in known for w in _subject_words(c, False)))]
-        cands = field_type(kind).candidates("\n".join(naming), opts) if naming else []
+        cands = h.candidates("\n".join(naming), opts) if naming else []
         if len(cands) > 1:
-            cands = _whole_field_values(kind, naming, opts)
-        if len(cands) > 1 and (in_unit := value_in_asked_unit(kind, "\n".join(naming), opts, asked)) is not None:
+            cands = _whole_field_values(h, naming, opts)
+        if len(cands) > 1 and (in_unit := h.in_asked_unit("\n".join(naming), opts, asked)) is not None:
             cands = [in_unit]  # "4.215 kWh x 24,85 Cent/kWh" when cents per kWh are asked
-        if len(cands) > 1 or (cands and asked and _rival(kind, clauses, naming, asked, opts)):
+        if len(cands) > 1 or (cands and asked and _rival(h, clauses, naming, asked, opts)):
             return None
         if cands:
             return cands[0]
     names = asked + field_names(opts)
-    valued = [c for c in clauses if field_type(kind).candidates(c, opts)]
+    valued = [c for c in clauses if h.candidates(c, opts)]
     own = [c for c in valued if about_field(c, names) and not _FRACTION_OF.search(c)]  # a share is another thing
     if not own or len(own) == len(valued):
         return None
-    cands = field_type(kind).candidates("\n".join(own), opts)
+    cands = h.candidates("\n".join(own), opts)
     return cands[0] if len(cands) == 1 else None
 
 
 _FRACTION_OF = re.compile(r"(?i)\d(?:[.,]\d+)?\s?%\s+(?:of|von|de|du|del|di)\s")
 
 
-def _whole_field_values(kind: str, naming: list[str], opts: dict[str, Any]) -> list[Any]:
+def _whole_field_values(h: FieldType, naming: list[str], opts: dict[str, Any]) -> list[Any]:
     """The values of the naming clauses that do not speak of a share of the field ("The
     amount is ₹30 lakh, which is 30% of the loan amount", "21.00% of the total to pay is
     2.574,00 €"): several clauses name the field, and one gives the field itself. None
     when every naming clause speaks of a share: the field is read from the other clauses."""
     whole = [c for c in naming if not _FRACTION_OF.search(c)]
     if len(whole) == len(naming):
-        return field_type(kind).candidates("\n".join(naming), opts)
-    return field_type(kind).candidates("\n".join(whole), opts) if whole else []  # only shares: read elsewhere
+        return h.candidates("\n".join(naming), opts)
+    return h.candidates("\n".join(whole), opts) if whole else []  # only shares: read elsewhere
 
 
 class Refusal(NamedTuple):
@@ -191,25 +190,25 @@ def _content(text: str, filler: frozenset[str]) -> list[str]:
     return [w for w in words(text) if len(w) >= 3 and w.isalpha() and w not in filler and w not in MONTH_NAMES]
 
 
-def _for_field(kind: str, clause: str, names: Names) -> bool:
+def _for_field(h: FieldType, clause: str, names: Names) -> bool:
     """Does a clause with a value give it for the field asked? Yes when it names the
     field or is about nothing else ("¥1,335,900.", "The amount is EUR 5"); not when
     its subject is another ("The subtotal is EUR 450", "The total is EUR 500")."""
-    if kind in ("text", "enum") and not _content(clause, _BARE):
+    if not h.typed and not _content(clause, _BARE):
         return False  # "Sorry." is no text value
     if names_field(clause, names):
         return True
-    return not _content(subject(clause, field_type(kind).typed), _VALUE)
+    return not _content(subject(clause, h.typed), _VALUE)
 
 
-def _cands(kind: str, clause: str, opts: dict[str, Any]) -> list[Any]:
+def _cands(h: FieldType, clause: str, opts: dict[str, Any]) -> list[Any]:
     """The clause's values; an id needs a digit here ("発注番号は記載されていません" is no id)."""
-    if kind == "id" and not HAS_DIGIT.search(clause):
+    if h.needs_digit and not HAS_DIGIT.search(clause):
         return []
-    return field_type(kind).candidates(clause, opts)
+    return h.candidates(clause, opts)
 
 
-def read_refusal(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) -> Refusal | None:
+def read_refusal(h: FieldType, pred: str, opts: dict[str, Any], asked: Names = ()) -> Refusal | None:
     """None when the answer denies nothing. Otherwise whether a denial concerns the
     field and whether the answer also states a value for it. Numbers pointing into
     the document ("Section 4 does not state a due date") are no value; nor, when
@@ -226,12 +225,12 @@ def read_refusal(kind: str, pred: str, opts: dict[str, Any], asked: Names = ()) 
         return None
     names = field_names(opts) + asked
     # the value is what is denied ("EUR 500.00 not found", "The total EUR 500 is not stated")
-    denied_value = any(HAS_DIGIT.search(t) and not _content(t, _BARE | _VALUE) and _cands(kind, c, opts)
+    denied_value = any(HAS_DIGIT.search(t) and not _content(t, _BARE | _VALUE) and _cands(h, c, opts)
                        for c, ts in zip(clauses, targets) for t in ts)
     relevant = denied_value or any(names_field(t, names) or not _content(t, _BARE) for ts in targets for t in ts)
     if not relevant:  # about something else: any value in the answer stands ("EUR 500 with no VAT shown")
-        typed = field_type(kind).typed
-        return Refusal(False, any((typed or not d) and _cands(kind, c, opts) and (typed or _content(c, _BARE))
+        typed = h.typed
+        return Refusal(False, any((typed or not d) and _cands(h, c, opts) and (typed or _content(c, _BARE))
                                   for c, d in zip(clauses, denied)))
-    stated = [c for c, d in zip(clauses, denied) if not d and _cands(kind, c, opts)]
-    return Refusal(True, denied_value or any(_for_field(kind, c, names) for c in stated))
+    stated = [c for c, d in zip(clauses, denied) if not d and _cands(h, c, opts)]
+    return Refusal(True, denied_value or any(_for_field(h, c, names) for c in stated))

@@ -10,39 +10,27 @@ accepts is exactly a gold the scorer can compare against.
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable
-from functools import lru_cache
 from typing import Any
 
-from evalrun.values.absent import is_absent
 from evalrun.values.dates import mask_dates
-from evalrun.values.enums import enum_lookup
 from evalrun.values.registry import field_type, type_names
-from evalrun.values.text import norm_text, prep, word_count
+from evalrun.values.text import prep, word_count
+from evalrun.values.types._base import FieldType
 
 KINDS = type_names()
 
 
-def gold_value(kind: str, gold: str, opts: dict[str, Any]) -> Any:
+def gold_value(kind: str | FieldType, gold: str, opts: dict[str, Any]) -> Any:
     """The gold's one typed value, or None when the reference does not parse as `kind`
     (the scorer then compares it as plain text), including a date that the field's
     `date_order` leaves ambiguous. ValueError for a bad `date_order`."""
-    t = field_type(kind)
-    key = t.gold_key(opts)
-    if key is None or len(gold) > 256:
-        return t.gold(gold, opts)
-    return _gold_cached(kind, gold, key)  # references repeat across runs and models: cache them
-
-
-@lru_cache(maxsize=65536)
-def _gold_cached(kind: str, gold: str, key: Hashable) -> Any:
-    return field_type(kind).gold(gold, dict(key))  # type: ignore[call-overload]
+    return field_type(kind).read_gold(gold, opts)
 
 
 _VALUE_START = re.compile(r"(?<![\w\-/.])[-+\u2212(]?[$€£¥]?[0-9]")
 
 
-def states_no_value(kind: str, s: str) -> bool:
+def states_no_value(kind: str | FieldType, s: str) -> bool:
     """A sentence (more than three words) where no token could even be a damaged value of
     the kind: none starts with a digit once dates are masked (dates are a date field's
     values). "Exporter: Kestrel Optics GmbH, EORI DE1234567890123" states no amount (its
@@ -51,13 +39,17 @@ def states_no_value(kind: str, s: str) -> bool:
         return False
     t = prep(s)
     # a date is a value of a date field, and may be (a wrong) one of an id field
-    return not _VALUE_START.search(t if kind in ("date", "id") else mask_dates(t))
+    return not _VALUE_START.search(t if field_type(kind).dates_are_values else mask_dates(t))
 
 
-def is_absent_value(kind: str, s: str, opts: dict[str, Any]) -> bool:
+def is_absent_value(kind: str | FieldType, s: str, opts: dict[str, Any]) -> bool:
     """Does `s` (a gold or an answer) say there is no value? An allowed enum value
     ("none") never does; a typed answer that starts with a marker and has no digit
     ("Not found in the document.") does."""
-    if kind == "enum" and norm_text(s) in enum_lookup(opts)[0]:
-        return False  # "none" may be a legitimate enum value
-    return is_absent(s, prefix_rule=field_type(kind).typed)
+    return field_type(kind).says_absent(s, opts)
+
+
+def with_locale(kind: str | FieldType, options: dict[str, Any], locale: str | None) -> dict[str, Any]:
+    """The options with `locale` set and what it decides written out (FieldType.with_locale):
+    `decimal` for an amount or number, `date_order` for a date, where the options do not give it."""
+    return field_type(kind).with_locale(options, locale)

@@ -111,20 +111,5 @@ def read_decimal(opts: dict[str, Any], default: str) -> str:
     return locale_decimal(opts.get("locale")) or default
 
 
-def with_locale(kind: str, options: dict[str, Any], locale: str | None) -> dict[str, Any]:
-    """The options with `locale` set and what it decides written out: `decimal` for an
-    amount or number, `date_order` for a date, each only where the options do not give
-    it (nor `dayfirst`), so any reader, old or new, reads the field the same way."""
-    if locale is None:
-        return options
-    out = {**options, "locale": locale}
-    if kind in ("amount", "number") and out.get("decimal") is None and (sep := locale_decimal(locale)):
-        out["decimal"] = sep
-    if kind == "date" and out.get("date_order") is None and out.get("dayfirst") is None:
-        if (order := locale_date_order(locale)) is not None:
-            out["date_order"] = order
-    return out
-
-
 __all__ = ["KNOWN_LANGUAGES", "locale_date_order", "locale_decimal", "locale_problem", "parse_locale",
-           "read_decimal", "with_locale", "written_decimals"]
+           "read_decimal", "written_decimals"]

@@ -10,22 +10,15 @@ from functools import lru_cache
 from typing import Any
 
 from evalrun.values.answer_context import AnswerContext
-from evalrun.values.clauses import Names, field_names, names_field, split_clauses, subject, words
-from evalrun.values.currencies import currency_mentions
-from evalrun.values.denials import BARE_WORDS, VALUE_WORDS, mask_references
-from evalrun.values.enums import enum_lookup
+from evalrun.values.clauses import Names, field_names, subject, words
+from evalrun.values.denials import mask_references
 from evalrun.values.field_clauses import answer_clauses, about_field
-from evalrun.values.registry import field_type
 from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.text import (
-    CACHE_MAX_LEN, HAS_DIGIT, IDEOGRAPH, drop_cut_repeat, mostly_copied, norm_text, only_copies, prep, word_count,
+    CACHE_MAX_LEN, HAS_DIGIT, IDEOGRAPH, drop_cut_repeat, mostly_copied, only_copies, prep, word_count,
 )
+from evalrun.values.types._base import FieldType
 
-_FILLER = BARE_WORDS | VALUE_WORDS | frozenset(
-    "following contain contains containing listed list currency currencies values type kind".split())
-_LETTER = re.compile(r"[^\W\d_]")
-_ANSWER_IS = re.compile(r"(?i)\banswer (?:is|would be|will be)\b")
-_COPULA = re.compile(r"\s(?:is|are|was|were|would be)\s|[:=]")
 
 
 def drop_cut_repeat_listed(answer: str) -> str:
@@ -60,14 +53,14 @@ def _label_line(clause: str) -> bool:
     return len(letters) + len(IDEOGRAPH.findall(clause)) <= 3
 
 
-def offered(kind: str, answer: str, opts: dict[str, Any], asked: Names) -> bool:
+def offered(h: FieldType, answer: str, opts: dict[str, Any], asked: Names) -> bool:
     """Does some clause give one of its values as an answer? It is a short label line or a
     bare value, or it is about the field asked ("The balance from this assessment is
     $1,284.50."); a value inside a copied sentence about something else ("Zahlbar innert
     30 Tagen, d. h. bis 06.03.2024, ...") is not offered for the VAT rate."""
     names = asked + field_names(opts)
     for clause in answer_clauses(answer):
-        if not field_type(kind).candidates(clause, opts):
+        if not h.candidates(clause, opts):
             continue
         if _label_line(clause) or (subject(clause, False).strip() and about_field(clause, names)):
             return True
@@ -78,64 +71,6 @@ def shows_any_value(text: str) -> bool:
     """Is there a value of any shape (a number, a date, an id with digits) once list
     markers and references into the document ("Section 4") are set aside?"""
     return bool(HAS_DIGIT.search(mask_references(mask_list_markers(prep(text)))))
-
-
-def enum_offers_value(answer: str, opts: dict[str, Any], asked: Names) -> bool:
-    """Does an answer with no allowed value read still offer one ("Pending", "The currency
-    is that of India", "the answer is "French"")? Yes for a short answer, and for a
-    clause that names the field (or says "the answer is") with words of its own after
-    it; not for babble ("The document contains 1Z 999 AA1 ...", "The document is in
-    German, so I will translate", "The document is in the currency of"), nor for digits
-    alone when every allowed value is written in letters ("1000000000" for a currency)."""
-    if not _LETTER.search(answer) and (allowed := enum_lookup(opts)[1]) and all(_LETTER.search(a) for a in allowed):
-        return False
-    if len(answer.split()) <= 3 or currency_mentions(answer, words=True):
-        return True  # a short answer, or a currency named ("$5 and $7" when USD and CAD are allowed)
-    padded = f" {norm_text(answer)} "
-    if any(f" {name} " in padded for name in enum_lookup(opts)[0] if name):
-        return True  # an allowed name, if negated ("The invoice is not paid.")
-    names = asked + field_names(opts)
-    if not names:
-        return True  # nothing tells what the answer is about: every answer is taken as one
-    name_words = frozenset().union(*names)
-    for clause in split_clauses(answer):
-        if not (names_field(clause, names) or _ANSWER_IS.search(clause)):
-            continue
-        cut = list(_COPULA.finditer(f" {clause} "))
-        rest = f" {clause} "[cut[-1].end():] if cut else clause
-        if any(len(w) >= 3 and w.isalpha() and w not in _FILLER and w not in name_words for w in words(rest)):
-            return True
-    return False
-
-
-_AFTER_COPULA = re.compile(r"(?i)\s(?:is|are|was|were|would be|reads|reads as)\s+|:\s*")
-_LEAD = frozenset("the a an number no nr nr. no. ref reference id # simply just".split())
-_QUOTED = re.compile(r"^[\"'“‘«]\S")
-
-
-def id_offered(answer: str, opts: dict[str, Any], asked: Names) -> bool | None:
-    """In prose, an id is given as the answer right after the verb or colon of a clause
-    about the field ("The quote number is YDL-Q-24-0588.", "The invoice number is 20.",
-    "The agreement's reference is "This Agreement""); digits deep in a description
-    ("The agreement is a contract between ... Bristol BS6 5QT.") or behind another
-    label ("Exporter: KO-EXP-2024-0117") are not offered. None where no clause has a
-    verb or colon to tell by (a bare value, "RE-2024-0815 per the header")."""
-    names = asked + field_names(opts)
-    seen = False
-    for clause in answer_clauses(answer):
-        m = _AFTER_COPULA.search(f" {clause} ")
-        if m is None:
-            continue
-        seen = True
-        if not about_field(clause, names):
-            continue
-        toks = f" {clause} "[m.end():].split()
-        while toks and toks[0].lower().strip(".:#") in _LEAD and len(toks) > 1:
-            toks = toks[1:]
-        if toks and (HAS_DIGIT.search(toks[0]) or _QUOTED.match(toks[0])
-                     or (toks[0].strip(".,;") .isupper() and len(toks[0].strip(".,;")) >= 3)):
-            return True
-    return False if seen else None
 
 
 def value_offered(answer: str, opts: dict[str, Any], asked: Names) -> bool | None:

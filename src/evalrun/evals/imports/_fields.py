@@ -7,9 +7,11 @@ scorer (amount, number, date, id, ...), so a team's extraction task gets the
 sub-codes (digit_dropped, day_month_swap) and the default harmful-flip limits::
 
     fields:
-      arith: number                 # task -> kind
-      invoices: {kind: amount, name: total, options: {decimal: ","}}
+      arith: number                 # task -> type
+      invoices: {type: amount, name: total, options: {decimal: ","}}
       "*": id                       # every other task
+
+`kind:` is the older spelling of `type:` and is still read.
 """
 
 from __future__ import annotations
@@ -17,36 +19,37 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field as PydField, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field as PydField, PrivateAttr, ValidationError, model_validator
 
 from evalrun.contract.types import Field
 from evalrun.evals.files import ConfigError, read_yaml, validation_error
 from evalrun.tasks.base import ParamError
-from evalrun.values.registry import check_type_name, type_names, user_option_problem
+from evalrun.values.registry import FieldSpec, type_names, user_option_problem
 
 KINDS: tuple[str, ...] = type_names()
 ANY_TASK = "*"
 
 
-class FieldSpec(BaseModel):
+class TaskField(FieldSpec):
     """The typed field one task's target becomes."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    kind: str
     name: str = PydField(default="answer", min_length=1)
-    options: dict[str, Any] = PydField(default_factory=dict)
 
-    @field_validator("kind", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _kind(cls, v: Any) -> Any:
-        return check_type_name(v)
+    def _kind(cls, data: Any) -> Any:
+        """`kind:` is read as `type:` (the spelling of older files); both at once is an error."""
+        if isinstance(data, dict) and "kind" in data:
+            if "type" in data:
+                raise ValueError("give the field's type once: `type:` (`kind:` is its older spelling)")
+            data = {("type" if k == "kind" else k): v for k, v in data.items()}
+        return data
 
     @model_validator(mode="after")
-    def _options(self) -> "FieldSpec":
+    def _options(self) -> "TaskField":
         """An option the scorer does not read for this type, or cannot read, is an error here,
         not a ValueError when the first item is scored."""
-        if (problem := user_option_problem(self.kind, self.options)) is not None:
+        if (problem := user_option_problem(self.type, self.options)) is not None:
             raise ParamError(problem[1], f"options.{problem[0]}")
         return self
 
@@ -56,10 +59,10 @@ class FieldMap(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    fields: dict[str, FieldSpec] = PydField(default_factory=dict)
+    fields: dict[str, TaskField] = PydField(default_factory=dict)
     _where: str = PrivateAttr(default="--field")
 
-    def spec(self, task: str) -> FieldSpec | None:
+    def spec(self, task: str) -> TaskField | None:
         return self.fields.get(task) or self.fields.get(ANY_TASK)
 
     def typed_field(self, task: str, target: str | None) -> Field | None:
@@ -67,7 +70,7 @@ class FieldMap(BaseModel):
         spec = self.spec(task)
         if spec is None:
             return None
-        return Field(name=spec.name, kind=spec.kind, gold=target, options=spec.options)
+        return Field(name=spec.name, kind=spec.type, gold=target, options=spec.options)
 
     def check_tasks(self, tasks: set[str]) -> None:
         """A mapping naming a task the logs do not hold is a typo, not a rule quietly unused."""
@@ -78,20 +81,20 @@ class FieldMap(BaseModel):
 
 
 def _normal(data: Any) -> Any:
-    """A bare kind (`arith: number`) is short for {kind: number}."""
+    """A bare type (`arith: number`) is short for {type: number}."""
     if isinstance(data, dict) and isinstance(data.get("fields"), dict):
-        return {**data, "fields": {k: {"kind": v} if isinstance(v, str) else v for k, v in data["fields"].items()}}
+        return {**data, "fields": {k: {"type": v} if isinstance(v, str) else v for k, v in data["fields"].items()}}
     return data
 
 
 def load_field_map(path: str | Path | None = None, pairs: list[str] | None = None) -> FieldMap:
-    """The mapping from a YAML file (`fields:` at the top) and `TASK=KIND` pairs (which win)."""
+    """The mapping from a YAML file (`fields:` at the top) and `TASK=TYPE` pairs (which win)."""
     data: dict[str, Any] = {"fields": {}}
     if path is not None:
         raw = read_yaml(Path(path))
         if set(raw) - {"fields"}:
             extra = sorted(set(raw) - {"fields"})[0]
-            raise ConfigError("unknown key; a fields file holds `fields:` (task -> kind)", file=path, path=extra)
+            raise ConfigError("unknown key; a fields file holds `fields:` (task -> type)", file=path, path=extra)
         data = _normal(raw) if raw else data
     where = str(path) if path is not None else "--field"
     try:
@@ -103,6 +106,6 @@ def load_field_map(path: str | Path | None = None, pairs: list[str] | None = Non
         if not sep or not task.strip() or kind.strip() not in KINDS:
             raise ConfigError(f"expected TASK=KIND with KIND one of {', '.join(KINDS)}, got {pair!r}",
                               path="--field")
-        mapping.fields[task.strip()] = FieldSpec(kind=kind.strip())
+        mapping.fields[task.strip()] = TaskField(type=kind.strip())
     mapping._where = f"{where} / --field" if pairs and path is not None else where
     return mapping

@@ -97,17 +97,17 @@ def stability(replicates: Sequence[Sequence[ScoredItem]]) -> Stability:
     for item_id, base in runs[0].items():
         copies = [r[item_id] for r in runs if item_id in r and r[item_id].prompt_hash == base.prompt_hash]
         _whole_item(out, base, copies)
-        for name, kind in base.kinds.items():
+        for name, ftype in base.kinds.items():
             out.fields += 1
             key = (item_id, name)
             if len({_signature(c, name) for c in copies}) > 1:
                 out.unstable.add(key)
                 right = sum(c.field_right(name) for c in copies)
                 if 0 < right < len(copies):
-                    out.rated[key] = (base.pack, kind, right, len(copies))
+                    out.rated[key] = (base.pack, ftype, right, len(copies))
             elif base.field_right(name):
                 out.stable_right.add(key)
-            scope = (base.pack, name, kind)
+            scope = (base.pack, name, ftype)
             for j, held_out in enumerate(copies):
                 others = copies[:j] + copies[j + 1:]
                 if others and all(o.field_right(name) for o in others):

@@ -114,23 +114,19 @@ from evalrun.values.answer_sign import says_negative
 from evalrun.values.answer_context import AnswerContext, asked_names, mask_echo, only_echo, read_context
 from evalrun.values.clauses import Names
 from evalrun.values.coerce import coerce
-from evalrun.values.no_value import (
-    drop_cut_repeat_listed, enum_offers_value, id_offered, is_copied, offered, shows_any_value, value_offered,
-)
+from evalrun.values.no_value import drop_cut_repeat_listed, is_copied, offered, shows_any_value, value_offered
 from evalrun.values.field_clauses import named_value, read_refusal
-from evalrun.values.ids import id_candidates, norm_id
 from evalrun.values.list_markers import mask_list_markers
-from evalrun.values.locales import written_decimals
 from evalrun.values.loops import collapse_loops, is_list_marker_loop, mask_loops
-from evalrun.values.kinds import KINDS, gold_value, is_absent_value, states_no_value
+from evalrun.values.kinds import KINDS, states_no_value
 from evalrun.values.numeric_subcodes import numeric_subcode
-from evalrun.values.registry import field_type, option_problem, unknown_type_message
+from evalrun.values.registry import TYPES, unknown_type_message
 from evalrun.values.text import norm_text
 from evalrun.values.types._base import SELF_CONTRADICTING, FieldType
 
 OUTCOMES = FIELD_OUTCOMES  # the contract's list: what a field of a generated answer can be
 # every type's sub-codes, as the type declares them (values/types/)
-SUBCODES: dict[str, tuple[str, ...]] = {name: field_type(name).subcodes for name in KINDS}
+SUBCODES: dict[str, tuple[str, ...]] = {name: t.subcodes for name, t in TYPES.items()}
 AMBIGUOUS = "ambiguous: several candidates"
 NAMED = "chosen: the one value in the clause naming the field"
 REFUSAL = "refusal: the answer says the field has no value"
@@ -154,12 +150,12 @@ def _cap(s: str | None) -> str | None:
     return s if s is None or len(s) <= _NORM_MAX else s[: _NORM_MAX - 1] + "\u2026"
 
 
-def _refusal(kind: str, pred: str, gold_absent: bool, gold_norm: str | None, opts: dict[str, Any],
+def _refusal(h: FieldType, pred: str, gold_absent: bool, gold_norm: str | None, opts: dict[str, Any],
              asked: Names) -> FieldScore | None:
     """A refusal is missing (or, for a decoy, correct_absent); a refusal beside a
     value stated for the field is never credited: self_contradicting (hallucinated
     for a decoy). None when the answer is no refusal."""
-    ref = read_refusal(kind, pred, opts, asked)
+    ref = read_refusal(h, pred, opts, asked)
     if ref is None or not (ref.relevant or not ref.states_value):
         return None
     pn = _cap(norm_text(pred))
@@ -173,23 +169,23 @@ def _refusal(kind: str, pred: str, gold_absent: bool, gold_norm: str | None, opt
     return FieldScore(outcome="missing", gold_norm=_cap(gold_norm), pred_norm=pn, detail=REFUSAL)
 
 
-def _decoy(kind: str, pred: str, text: str, cands: list[Any], opts: dict[str, Any], asked: Names,
+def _decoy(h: FieldType, pred: str, text: str, cands: list[Any], opts: dict[str, Any], asked: Names,
            ctx: AnswerContext | None, pred_norm: str | None, id_given: bool | None) -> FieldScore:
     """A decoy answered with something other than "not given": a value of any shape
     (an amount offered as a PO number, a date as a percentage) is hallucinated; an
     answer with no value at all (babble, an echoed prompt, copied lines offering no
     single value) is missing: it did not say the document has none."""
-    if (ctx is not None and kind != "text" and (len(cands) != 1 or not offered(kind, text, opts, asked))
+    if (ctx is not None and not h.quotes_document and (len(cands) != 1 or not offered(h, text, opts, asked))
             and is_copied(pred, ctx)):
         return FieldScore(outcome="missing", pred_norm=pred_norm, detail=COPIED)
     if cands or id_given:
         return FieldScore(outcome="hallucinated", pred_norm=pred_norm or _cap(norm_text(pred)))
-    if shows_any_value(text) or (kind == "enum" and enum_offers_value(pred, opts, asked)):
-        return FieldScore(outcome="hallucinated", pred_norm=_cap(norm_text(pred)), detail=f"a value, though not of a {kind}")
+    if shows_any_value(text) or h.offers_in_words(pred, opts, asked):
+        return FieldScore(outcome="hallucinated", pred_norm=_cap(norm_text(pred)), detail=f"a value, though not of a {h.name}")
     return FieldScore(outcome="missing", pred_norm=_cap(norm_text(pred)), detail=NO_VALUE_NO_REFUSAL)
 
 
-def _no_value(kind: str, pred: str, text: str, gold_norm: str | None, opts: dict[str, Any], asked: Names,
+def _no_value(h: FieldType, pred: str, text: str, gold_norm: str | None, opts: dict[str, Any], asked: Names,
               id_given: bool, copied: bool, looped: bool) -> FieldScore:
     """An answer with a gold and no value of the field's type read from it."""
     if looped and not shows_any_value(text):
@@ -197,20 +193,20 @@ def _no_value(kind: str, pred: str, text: str, gold_norm: str | None, opts: dict
     if id_given:  # a value in the id's place that reads as none ("is 20", "is "This Agreement"")
         return FieldScore(outcome="wrong_value", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
                           detail="no id value found")
-    typed = field_type(kind).typed
+    typed = h.typed
     offers = value_offered(text, opts, asked) if typed and not copied else False
-    no_value = typed and states_no_value(kind, text)
+    no_value = typed and states_no_value(h, text)
     if offers and no_value:  # "The IBAN ... is: EUR250.00": a value of another shape given for the field
         return FieldScore(outcome="wrong_value", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
-                          detail=OTHER_SHAPE.format(kind=kind))
+                          detail=OTHER_SHAPE.format(kind=h.name))
     # with the question known, an answer offering nothing for the field dropped it; without
     # it, only one with no value-like token at all did ("The total is 14,851.2O" is damaged)
-    if copied or no_value or offers is False and typed or (kind == "enum" and not enum_offers_value(pred, opts, asked)):
+    if copied or no_value or offers is False and typed or h.offers_in_words(pred, opts, asked) is False:
         # no value of the field's type, not even a damaged one, and none given for it: dropped
         return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
-                          detail=COPIED if copied else f"no {kind} value in the answer")
-    return FieldScore(outcome="wrong_value", subcode=field_type(kind).unparseable, gold_norm=gold_norm,
-                      pred_norm=_cap(norm_text(pred)), detail=f"no {kind} value found")
+                          detail=COPIED if copied else f"no {h.name} value in the answer")
+    return FieldScore(outcome="wrong_value", subcode=h.unparseable, gold_norm=gold_norm,
+                      pred_norm=_cap(norm_text(pred)), detail=f"no {h.name} value found")
 
 
 def _read_unlooped(h: FieldType, text: str, opts: dict[str, Any], gold: Any) -> tuple[str, list[Any], bool]:
@@ -230,23 +226,12 @@ def _read_unlooped(h: FieldType, text: str, opts: dict[str, Any], gold: Any) -> 
     return masked, cands, True
 
 
-def _settled_decimal(kind: str, opts: dict[str, Any], pred: str, ctx: AnswerContext | None) -> dict[str, Any]:
-    """An amount with no `decimal` or `locale` reads "12.500" as 12500 (amounts seldom carry
-    three decimals) unless the answer's own numbers, else the document's, settle the
-    convention: one that writes "1,250.00" reads it 12.5, one that writes "1.250,00" 12500."""
-    if kind != "amount" or opts.get("decimal") is not None or opts.get("locale") is not None:
-        return opts
-    seps = written_decimals(pred) or (written_decimals(ctx.document) if ctx is not None else frozenset())
-    return {**opts, "decimal": next(iter(seps))} if len(seps) == 1 else opts
-
-
-def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts: dict[str, Any],
+def _score(h: FieldType, gold: str | None, pred: str | None, note: str | None, opts: dict[str, Any],
            ctx: AnswerContext | None = None) -> FieldScore:
-    h = field_type(kind)
     fmt: Callable[[Any], str] = h.fmt
-    gold_absent = gold is None or is_absent_value(kind, gold, opts)
-    pred_absent = pred is None or is_absent_value(kind, pred, opts)
-    g = None if gold is None or gold_absent else gold_value(kind, gold, opts)
+    gold_absent = gold is None or h.says_absent(gold, opts)
+    pred_absent = pred is None or h.says_absent(pred, opts)
+    g = None if gold is None or gold_absent else h.read_gold(gold, opts)
     gold_norm = None if gold is None or gold_absent else (fmt(g) if g is not None else norm_text(gold))
     if gold_absent and pred_absent:
         if pred is not None and not pred.strip():  # an empty answer says nothing about the field
@@ -255,27 +240,23 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
     if pred_absent:
         return FieldScore(outcome="missing", gold_norm=_cap(gold_norm))
     assert pred is not None
-    opts = _settled_decimal(kind, opts, pred, ctx)  # the answer's reading; the gold was read as written
+    opts = h.reading_options(opts, pred, ctx.document if ctx is not None else None)  # the gold was read as written
     if note == "nonscalar":
         detail = "non-scalar value"
         if gold_absent:
             return FieldScore(outcome="hallucinated", pred_norm=_cap(pred), detail=detail)
-        sub = "unparseable" if kind in ("amount", "number", "date") else None
-        return FieldScore(outcome="wrong_value", subcode=sub, gold_norm=_cap(gold_norm), pred_norm=_cap(pred), detail=detail)
+        return FieldScore(outcome="wrong_value", subcode=h.nonscalar, gold_norm=_cap(gold_norm), pred_norm=_cap(pred), detail=detail)
     question = ctx.question if ctx is not None else None
     asked = asked_names(question)
-    if (refused := _refusal(kind, pred, gold_absent, gold_norm, opts, asked)) is not None:
+    if (refused := _refusal(h, pred, gold_absent, gold_norm, opts, asked)) is not None:
         return refused
     if only_echo(pred, question):
         return FieldScore(outcome="missing", gold_norm=_cap(gold_norm), pred_norm=_cap(norm_text(pred)), detail=ECHO)
-    if kind == "id" and g is not None and not gold_absent and norm_id(pred) == g:
-        # The whole answer is the gold id: "0 CAD", "INV 2024 0042" need no
-        # token heuristics (and cannot be a wrong value that happens to match).
+    if g is not None and not gold_absent and h.whole_answer(pred) == g:  # no wrong value that happens to match
         return FieldScore(outcome="correct", gold_norm=_cap(gold_norm), pred_norm=_cap(g))
     # the question's own numbers are no value, nor are list markers (blanked before dates are)
     text, cands, looped = _read_unlooped(h, mask_list_markers(mask_echo(pred, question)), opts, g)
-    # with the question known, an id is what a clause about the field gives right after its verb
-    id_given = id_offered(text, opts, asked) if kind == "id" and asked and id_candidates(text)[0] else None
+    id_given = h.offered_in_prose(text, opts, asked)
     if id_given is False:
         detail = "no id given for the field: the answer's codes belong to other things"
         if gold_absent:
@@ -283,47 +264,41 @@ def _score(kind: str, gold: str | None, pred: str | None, note: str | None, opts
         return FieldScore(outcome="missing", gold_norm=_cap(gold_norm), pred_norm=_cap(norm_text(pred)), detail=detail)
     pred_norm = _cap(" | ".join(fmt(c) for c in cands[:20])) if cands else None
     if gold_absent:
-        return _decoy(kind, pred, text, cands, opts, asked, ctx, pred_norm, id_given)
+        return _decoy(h, pred, text, cands, opts, asked, ctx, pred_norm, id_given)
     if g is None:  # reference not parseable as its kind: exact normalised text
         pn = norm_text(pred)
         ok = pn == gold_norm
         return FieldScore(outcome="correct" if ok else "wrong_value", gold_norm=_cap(gold_norm),
-                          pred_norm=_cap(pn), detail=f"gold not parseable as {kind}")
+                          pred_norm=_cap(pn), detail=f"gold not parseable as {h.name}")
     gold_norm = _cap(gold_norm)
 
     def copied() -> bool:  # asked only where it decides something: the document's n-grams cost
-        return ctx is not None and kind != "text" and is_copied(pred, ctx)  # a text value may quote the document
+        return ctx is not None and not h.quotes_document and is_copied(pred, ctx)
 
     if not cands:
-        return _no_value(kind, pred, text, gold_norm, opts, asked, bool(id_given), copied(), looped)
+        return _no_value(h, pred, text, gold_norm, opts, asked, bool(id_given), copied(), looped)
     chosen, note = cands[0], None
     if len(cands) > 1:
-        chosen = named_value(kind, text, opts, asked)
+        chosen = named_value(h, text, opts, asked)
         if chosen is None:
-            if ctx is not None and not offered(kind, text, opts, asked) and copied():
+            if ctx is not None and not offered(h, text, opts, asked) and copied():
                 return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=pred_norm, detail=COPIED)
-            if h.typed and not offered(kind, text, opts, asked) and value_offered(text, opts, asked) is False:
+            if h.typed and not offered(h, text, opts, asked) and value_offered(text, opts, asked) is False:
                 return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=pred_norm, detail=NOT_OFFERED)
             return FieldScore(outcome="wrong_value", gold_norm=gold_norm, pred_norm=pred_norm, detail=AMBIGUOUS)
         pred_norm, note = _cap(fmt(chosen)), NAMED
-    elif ctx is not None and not offered(kind, text, opts, asked) and copied():
+    elif ctx is not None and not offered(h, text, opts, asked) and copied():
         return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=pred_norm, detail=COPIED)
-    if kind in ("amount", "number") and chosen.value > 0 and says_negative(text):
+    if h.sign_in_words and chosen.value > 0 and says_negative(text):
         chosen = chosen._replace(value=-chosen.value)  # "The amount is negative because ..."
         pred_norm, note = _cap(fmt(chosen)), "; ".join(n for n in (note, SIGN_IN_WORDS) if n)
     outcome, sub, compared = h.compare(g, chosen, opts)
-    if outcome == "wrong_value" and h.typed and not offered(kind, text, opts, asked) and value_offered(
+    if outcome == "wrong_value" and h.typed and not offered(h, text, opts, asked) and value_offered(
             text, opts, asked) is False:
         # no credit either way; what a reviewer calls it: nothing was given for the field
         return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=pred_norm, detail=NOT_OFFERED)
     return FieldScore(outcome=outcome, subcode=sub, gold_norm=gold_norm, pred_norm=pred_norm,  # pyright: ignore[reportArgumentType]
                       detail="; ".join(d for d in (note, compared) if d) or None)
-
-
-def _check_options(kind: str, options: dict[str, Any]) -> None:
-    """Options are the harness's, not the model's: a bad one is a ValueError."""
-    if (problem := option_problem(kind, options)) is not None:
-        raise ValueError(f"option {problem[0]}: {problem[1]}")
 
 
 def score_field(kind: str, gold: Any, pred: Any, *, context: str | None = None, **options: Any) -> FieldScore:
@@ -336,17 +311,19 @@ def score_field(kind: str, gold: Any, pred: Any, *, context: str | None = None, 
     option (`date_order`, `field`, `aliases`: harness bugs); any model output,
     however hostile, yields a FieldScore.
     """
-    if kind not in SUBCODES:
+    h = TYPES.find(kind) if isinstance(kind, str) else None  # the one registry lookup of a field
+    if h is None:
         raise ValueError(unknown_type_message(kind))
-    _check_options(kind, options)
+    if options and (problem := h.option_problem(options)) is not None:  # the harness's options, not the model's
+        raise ValueError(f"option {problem[0]}: {problem[1]}")
     gold_s, _ = coerce(gold)
     try:
         pred_s, note = coerce(pred)
         if pred_s is None or len(pred_s) <= ANSWER_MAX_CHARS:
-            return _score(kind, gold_s, drop_cut_repeat_listed(pred_s) if pred_s else pred_s, note, options,
+            return _score(h, gold_s, drop_cut_repeat_listed(pred_s) if pred_s else pred_s, note, options,
                           read_context(context))
         cut = f"{CUT}: its first {ANSWER_MAX_CHARS:,} of {len(pred_s):,} characters"
-        s = _score(kind, gold_s, drop_cut_repeat_listed(pred_s[:ANSWER_MAX_CHARS]), note, options,
+        s = _score(h, gold_s, drop_cut_repeat_listed(pred_s[:ANSWER_MAX_CHARS]), note, options,
                    read_context(context))
         return s.model_copy(update={"detail": "; ".join(d for d in (s.detail, cut) if d)})
     except Exception as exc:  # noqa: BLE001 - last line of defence, never crash a run

@@ -93,13 +93,12 @@ class Doc:
         return self.rng.choice(templates).format(v=shown, **kw).replace("..", ".")
 
     def fact(self, name: str, v: object, **kw: str) -> None:
-        kind = T.FIELD_INFO[name][0]
-        if kind == "amount":
-            assert isinstance(v, Decimal), f"{name}: an amount fact holds a Decimal"
+        """A fact's gold as its value is held: an amount (the only Decimal facts) with its currency."""
+        if isinstance(v, Decimal):
             gold = T.gold_amount(v, self.currency, _cents(v))
         else:
             gold = v.isoformat() if isinstance(v, dt.date) else str(v)
-        self.facts[name] = Fact(name, kind, gold, self._line(T.FIELD_LINES[name], self.show(v), **kw))
+        self.facts[name] = Fact(name, T.FIELD_INFO[name][0], gold, self._line(T.FIELD_LINES[name], self.show(v), **kw))
 
     def distractor(self, kind: str, v: object, **kw: str) -> None:
         self.distractors[kind] = self._line(T.DISTRACTOR_LINES[kind], self.show(v), **kw)

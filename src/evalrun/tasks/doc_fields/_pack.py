@@ -117,7 +117,8 @@ def _items(d: Doc, asked: list[Fact], length: int, params: DocFieldsParams, coun
     context = f"{intro}\n\n{doc}"
 
     def field(f: Fact) -> Field:
-        opts = {"allowed": list(T.CURRENCIES), "synonyms": dict(CURRENCY_SYNONYMS)} if f.kind == "enum" else {}
+        # the currency field (the pack's one enum) names its codes and how they are written
+        opts = {"allowed": list(T.CURRENCIES), "synonyms": dict(CURRENCY_SYNONYMS)} if f.name == "currency" else {}
         return Field(name=f.name, kind=f.kind, gold=f.gold, options=opts)
 
     def where(f: Fact) -> tuple[float | None, str | None]:

@@ -175,8 +175,8 @@ def read_rows(path: str | None, dataset: str | None, split: str, max_rows: int |
             ds = ds.select(range(min(max_rows, len(ds))))
         return Rows([dict(r) for r in ds], f"datasets:{ds._fingerprint}")
     file = Path(path or "")
-    kind = SUFFIXES.get(file.suffix.lower())
-    if kind is None:
+    fmt = SUFFIXES.get(file.suffix.lower())
+    if fmt is None:
         raise ParamError(f"{file.name}: unsupported file type; use one of {', '.join(SUFFIXES)}", "path")
     try:  # a regular file up to MAX_DATA_BYTES, opened once: pandas reads these bytes, not the path again
         raw = read_bounded(file, MAX_DATA_BYTES)
@@ -188,15 +188,15 @@ def read_rows(path: str | None, dataset: str | None, split: str, max_rows: int |
         raise ParamError(f"cannot read {file}: {exc}", "path") from None
     digest = hashlib.sha256(raw).hexdigest()
     try:
-        if kind == "jsonl":
+        if fmt == "jsonl":
             rows, lines = _jsonl(raw, file.name, max_rows)
             return Rows(rows, digest, lines)
-        if kind == "json":
+        if fmt == "json":
             records = _records_from_json(_loads(raw.decode("utf-8-sig")), file.name)
             return Rows(records[:max_rows] if max_rows else records, digest)
         import pandas as pd
 
-        if kind == "csv":
+        if fmt == "csv":
             _unique_header(raw, file.name)
             frame = pd.read_csv(io.BytesIO(raw), dtype=str, keep_default_na=False, nrows=max_rows)
             return Rows(_records(frame), digest)

@@ -14,8 +14,6 @@ from typing import Any, Callable
 from evalrun.tasks.base import ParamError
 from evalrun.tasks.files._data import Rows, is_empty
 from evalrun.values.coerce import coerce
-from evalrun.values.enums import enum_lookup
-from evalrun.values.kinds import gold_value, is_absent_value  # the scorer's own gold reading
 from evalrun.values.registry import field_type
 
 
@@ -54,10 +52,11 @@ def check_golds(rows: Rows, fields: dict[str, str], gold_columns: dict[str, str]
     own options where `row_options` gives them (a row's locale); the first bad gold is a
     ParamError at `fields.NAME` naming the data file, the row and the column."""
     golds: list[list[str | None]] = []
+    types = {name: field_type(typename) for name, typename in fields.items()}  # the scorer's own gold reading
     for index, row in enumerate(rows.rows):
         out: list[str | None] = []
         in_row = (row_options(index) if row_options else None) or options
-        for name, kind in fields.items():
+        for name, t in types.items():
             column = gold_columns.get(name, name)
             # a copy: the enum reader caches its table in the dict it is given, and the
             # field's own options end up in items.jsonl
@@ -67,7 +66,7 @@ def check_golds(rows: Rows, fields: dict[str, str], gold_columns: dict[str, str]
             where = f"{source}: {_label(rows, index, ids)}, column {column!r}"
             if problem:
                 raise ParamError(f"{where}: the gold {problem}", f"fields.{name}")
-            if text is None or is_absent_value(kind, text, opts):
+            if text is None or t.says_absent(text, opts):
                 if name in nullable:
                     out.append(None)
                     continue
@@ -76,18 +75,12 @@ def check_golds(rows: Rows, fields: dict[str, str], gold_columns: dict[str, str]
                     f"{where}: the gold is {shown}; give every row a {name} value, or list the field under "
                     f"`nullable: [{name}]` to score rows without one as decoys (an empty answer is then correct)",
                     f"fields.{name}")
-            if gold_value(kind, text, opts) is None or (kind == "enum" and not _enum_ok(text, opts)):
-                raise ParamError(f"{where}: the gold {_short(text)} is not {field_type(kind).noun} "
-                                 f"(field type {kind})", f"fields.{name}")
+            if (value := t.read_gold(text, opts)) is None or not t.gold_accepted(value, opts):
+                raise ParamError(f"{where}: the gold {_short(text)} is not {t.noun} "
+                                 f"(field type {t.name})", f"fields.{name}")
             out.append(text)
         golds.append(out)
     return golds
-
-
-def _enum_ok(text: str, opts: dict[str, Any]) -> bool:
-    _, allowed = enum_lookup(opts)
-    value = gold_value("enum", text, opts)
-    return allowed is None or value in allowed
 
 
 def _short(value: Any) -> str:

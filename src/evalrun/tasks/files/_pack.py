@@ -33,7 +33,7 @@ from evalrun.tasks.files._build import RowBuilder
 from evalrun.tasks.files._data import Rows, is_empty, read_rows
 from evalrun.tasks.files._gold import check_golds
 from evalrun.tasks.files._plan import Ask, plan
-from evalrun.tasks.files._schema import DateOrder, FieldSpec, Resolved, parse_fields, resolve_fields
+from evalrun.tasks.files._schema import DateOrder, PackField, Resolved, parse_fields, resolve_fields
 from evalrun.tasks.files._templates import check_template, text_row
 from evalrun.values.locales import locale_problem
 
@@ -48,7 +48,7 @@ class FilesParams(PackParams):
     path: str | None = None
     dataset: str | None = None
     split: str = "train"
-    fields: dict[str, FieldKind | FieldSpec] = PydField(min_length=1)
+    fields: dict[str, FieldKind | PackField] = PydField(min_length=1)
     gold_columns: dict[str, str] = PydField(default_factory=dict)
     field_options: dict[str, dict[str, Any]] = PydField(default_factory=dict)
     # fields whose gold may be missing in a row: that row's field is then a decoy (gold None)

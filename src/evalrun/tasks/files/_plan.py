@@ -19,9 +19,7 @@ from typing import Any
 from evalrun.contract.types import CONTEXT_SEPARATOR
 from evalrun.tasks.base import ParamError
 from evalrun.tasks.files._schema import Resolved
-
-KIND_HINTS = {"amount": "an amount with its currency", "number": "a number", "date": "a date (YYYY-MM-DD)",
-              "id": "an identifier, exactly as written", "text": "text", "enum": "one value"}
+from evalrun.values.registry import field_type
 
 
 @dataclass(frozen=True)
@@ -46,8 +44,8 @@ def json_instruction(fields: tuple[Resolved, ...]) -> str:
     """The json-mode request, a template: each field's name and type, and its question when it has one."""
     lines = []
     for f in fields:
-        hint = KIND_HINTS[f.kind]
-        allowed = f.options.get("allowed") if f.kind == "enum" else None
+        t = field_type(f.kind)
+        hint, allowed = t.hint, f.options.get("allowed") if "allowed" in t.user_options() else None
         if isinstance(allowed, list) and allowed:
             hint = "one of " + ", ".join(str(a) for a in allowed)
         key = json.dumps(f.name, ensure_ascii=False)

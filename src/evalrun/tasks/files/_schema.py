@@ -3,9 +3,10 @@ gold is, how it is asked, and the options the scorer reads it with.
 
 A field is written either as its type (`total: amount`, the original form) or as
 a mapping (`total: {type: amount, question: "...", column: total_due}`). Both
-end as one FieldSpec, so the rest of the pack never asks which form was used.
-The original top-level keys (`gold_columns`, `field_options`, `nullable`) still
-work; saying the same thing in both places is an error, not a silent choice.
+end as one PackField (the shared FieldSpec, with where the gold is and how it is
+asked), so the rest of the pack never asks which form was used. The original
+top-level keys (`gold_columns`, `field_options`, `nullable`) still work; saying
+the same thing in both places is an error, not a silent choice.
 """
 
 from __future__ import annotations
@@ -13,36 +14,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field as PydField, ValidationError, field_validator
+from pydantic import ValidationError
 
 from evalrun.contract.validation import first_error
 from evalrun.tasks.base import ParamError
-from evalrun.values.locales import locale_problem, with_locale
-from evalrun.values.registry import check_type_name, type_names, user_option_problem
+from evalrun.values.locales import locale_problem
+from evalrun.values.registry import FieldSpec, field_type, type_names, user_option_problem
 
 DateOrder = Literal["dmy", "mdy", "ymd"]
 DATE_ORDERS: tuple[str, ...] = get_args(DateOrder)
 KINDS: tuple[str, ...] = type_names()
 
 
-class FieldSpec(BaseModel):
+class PackField(FieldSpec):
     """One field in the mapping form; unknown keys are errors at `fields.NAME.KEY`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    type: str
     # asked after the shared document (a template over the row's columns)
     question: str | None = None
     # this field's own whole prompt (a template), instead of the shared document
     prompt: str | None = None
     column: str | None = None
-    options: dict[str, Any] = PydField(default_factory=dict)
     nullable: bool = False
-
-    @field_validator("type", mode="before")
-    @classmethod
-    def _type(cls, v: Any) -> Any:
-        return check_type_name(v)
 
 
 @dataclass(frozen=True)
@@ -72,34 +64,35 @@ class Resolved:
 
 def scorer_options(kind: str, options: dict[str, Any], locale: str | None, date_order: str | None) -> dict[str, Any]:
     """A field's scorer options with its locale's decimal and date order written out
-    (evalrun.values.locales.with_locale) and the pack's date_order for a date field."""
-    options = with_locale(kind, options, locale)
-    if kind == "date" and date_order is not None:
+    (FieldType.with_locale) and the pack's date_order for a type that reads one (date)."""
+    t = field_type(kind)
+    options = t.with_locale(options, locale)
+    if date_order is not None and "date_order" in t.user_options():
         options = {"date_order": date_order, **options}
     return options
 
 
 def _first_error(exc: ValidationError) -> tuple[str, str]:
     """(key inside the field, message) for the first problem, worded as config errors are."""
-    return first_error(exc, FieldSpec, show_input=False)
+    return first_error(exc, PackField, show_input=False)
 
 
 def parse_fields(raw: Any) -> Any:
-    """Each field as its type name or a FieldSpec, with errors at `NAME` or `NAME.KEY`."""
+    """Each field as its type name or a PackField, with errors at `NAME` or `NAME.KEY`."""
     if not isinstance(raw, dict):
         return raw  # pydantic says what is wrong with a non-mapping
-    out: dict[str, str | FieldSpec] = {}
+    out: dict[str, str | PackField] = {}
     for name, value in raw.items():
         if isinstance(value, str):
             if value not in KINDS:
                 raise ParamError(f"invalid value {value!r}; allowed: {', '.join(KINDS)} "
                                  "(or a mapping {type: ..., question: ...})", str(name))
             out[name] = value
-        elif isinstance(value, FieldSpec):
+        elif isinstance(value, PackField):
             out[name] = value
         elif isinstance(value, dict):
             try:
-                out[name] = FieldSpec.model_validate(value)
+                out[name] = PackField.model_validate(value)
             except ValidationError as exc:
                 key, message = _first_error(exc)
                 raise ParamError(message, f"{name}.{key}" if key else str(name)) from None
@@ -112,8 +105,8 @@ def parse_fields(raw: Any) -> Any:
     return out
 
 
-def _spec(value: str | FieldSpec) -> FieldSpec:
-    return FieldSpec(type=value) if isinstance(value, str) else value
+def _spec(value: str | PackField) -> PackField:
+    return PackField(type=value) if isinstance(value, str) else value
 
 
 def _check_options(options: dict[str, Any], kind: str, key: str) -> None:
@@ -122,7 +115,7 @@ def _check_options(options: dict[str, Any], kind: str, key: str) -> None:
         raise ParamError(problem[1], f"{key}.{problem[0]}")
 
 
-def resolve_fields(fields: dict[str, str | FieldSpec], gold_columns: dict[str, str],
+def resolve_fields(fields: dict[str, str | PackField], gold_columns: dict[str, str],
                    field_options: dict[str, dict[str, Any]], nullable: list[str],
                    date_order: str | None) -> list[Resolved]:
     """Every field with its settings merged, in the order written. `date_order` goes into each

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
+from functools import lru_cache
 from typing import Any, ClassVar, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evalrun.contract.validation import first_error, raised_by_validator
+from evalrun.values.absent import is_absent
+from evalrun.values.clauses import Names
 from evalrun.values.locales import locale_problem
 from evalrun.values.types._spans import stripped
 
@@ -146,6 +149,13 @@ class FieldType(ABC):
     examples: ClassVar[dict[str, tuple[Example, ...]]] = {}  # sub-code -> pairs that earn it
     golds: ClassVar[tuple[tuple[str, dict[str, Any]], ...]] = ()  # golds that read, for the round-trip test
     gold_options: ClassVar[tuple[str, ...]] = ()  # the options reading a gold depends on
+    hint: ClassVar[str]  # how a prompt asks for a value: "an amount with its currency"
+    # how the scorer reads an answer of this type (the defaults suit most types):
+    quotes_document: ClassVar[bool] = False  # a value may quote the document: copied lines are no dropped field
+    sign_in_words: ClassVar[bool] = False  # "the amount is negative" makes a positive value negative
+    nonscalar: ClassVar[str | None] = None  # sub-code of a JSON object or nested list given as the value
+    dates_are_values: ClassVar[bool] = False  # a date in a sentence may be (a wrong) value of this type
+    needs_digit: ClassVar[bool] = False  # a clause with no digit holds none of its values
 
     @abstractmethod
     def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
@@ -192,3 +202,59 @@ class FieldType(ABC):
     def user_options(cls) -> tuple[str, ...]:
         """The options a config may set for this type."""
         return tuple(sorted(set(cls.Options.model_fields) - INTERNAL_OPTIONS))
+
+    def says_absent(self, s: str, opts: dict[str, Any]) -> bool:
+        """Does `s` (a gold or an answer) say there is no value? A typed answer that starts with
+        a marker and has no digit ("Not found in the document.") does."""
+        return is_absent(s, prefix_rule=self.typed)
+
+    def read_gold(self, s: str, opts: dict[str, Any]) -> Any | None:
+        """`gold`, cached where `gold_key` allows: references repeat across runs and models."""
+        key = self.gold_key(opts)
+        if key is None or len(s) > 256:
+            return self.gold(s, opts)
+        return _gold_cached(self, s, key)
+
+    def gold_accepted(self, value: Any, opts: dict[str, Any]) -> bool:
+        """May a pack's gold be this value (read by `gold`)? Checked before a run."""
+        return True
+
+    def reading_options(self, opts: dict[str, Any], answer: str, document: str | None) -> dict[str, Any]:
+        """The options an answer is read with, where the answer (or else the document) settles
+        what the options leave open; the gold is read with `opts` as written."""
+        return opts
+
+    def locale_defaults(self, opts: dict[str, Any], locale: str) -> dict[str, Any]:
+        """The options a `locale` decides for this type where `opts` do not give them."""
+        return {}
+
+    def with_locale(self, options: dict[str, Any], locale: str | None) -> dict[str, Any]:
+        """The options with `locale` set and what it decides written out (`locale_defaults`), so
+        any reader, old or new, reads the field the same way."""
+        if locale is None:
+            return options
+        out = {**options, "locale": locale}
+        return {**out, **self.locale_defaults(out, locale)}
+
+    def whole_answer(self, answer: str) -> Any | None:
+        """The answer read whole as one value, before any token is looked at; None: read by tokens."""
+        return None
+
+    def offered_in_prose(self, text: str, opts: dict[str, Any], asked: Names) -> bool | None:
+        """Is a value given for the field in prose (True), are all values about other things
+        (False), or can the prose not tell (None)?"""
+        return None
+
+    def offers_in_words(self, answer: str, opts: dict[str, Any], asked: Names) -> bool | None:
+        """For a type whose values are words: does an answer with no value read still offer one?
+        None for a type whose values have a shape (their digits tell)."""
+        return None
+
+    def in_asked_unit(self, text: str, opts: dict[str, Any], asked: Names) -> Any | None:
+        """Of several values, the one written in the unit the question asks for; None: none chosen."""
+        return None
+
+
+@lru_cache(maxsize=65536)
+def _gold_cached(t: FieldType, gold: str, key: Hashable) -> Any:
+    return t.gold(gold, dict(key))  # type: ignore[call-overload]

@@ -14,13 +14,14 @@ from evalrun.values.amounts import (
 from evalrun.values.currencies import THREE_DECIMAL, currency_code, stated_currency
 from evalrun.values.dates import mask_dates
 from evalrun.values.list_markers import mask_list_markers
+from evalrun.values.locales import locale_decimal
 from evalrun.values.numeric_subcodes import NUMERIC_SUBCODES, numeric_subcode
 from evalrun.values.text import prep
 from evalrun.values.types._base import Found, LocaleOptions
 from evalrun.values.types._spans import to_original
 
-__all__ = ["NUMERIC_SUBCODES", "NumericOptions", "amount_candidates", "amount_spans", "numeric_subcode",
-           "number_verdict"]
+__all__ = ["NUMERIC_SUBCODES", "NumericOptions", "amount_candidates", "amount_spans", "decimal_default",
+           "numeric_subcode", "number_verdict"]
 
 
 class NumericOptions(LocaleOptions):
@@ -33,6 +34,12 @@ class NumericOptions(LocaleOptions):
         if v is not None and v not in (".", ",", "auto"):
             raise ValueError(f"decimal must be '.' or ','; got {v!r}")
         return v
+
+
+def decimal_default(opts: dict[str, Any], locale: str) -> dict[str, Any]:
+    """The decimal separator a locale writes, where the options give none (amount, number)."""
+    sep = locale_decimal(locale)
+    return {"decimal": sep} if opts.get("decimal") is None and sep else {}
 
 
 def amount_candidates(s: str, decimal: str, use_currency: bool) -> list[AmountCand]:

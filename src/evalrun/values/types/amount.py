@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalrun.values.locales import read_decimal
+from evalrun.values.locales import read_decimal, written_decimals
 from evalrun.values.amounts import AmountCand, fmt_amount
 from evalrun.values.currencies import same_currency
 from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Verdict
 from evalrun.values.types._numeric import (
-    NUMERIC_SUBCODES, NumericOptions, amount_candidates, amount_spans, numeric_subcode,
+    NUMERIC_SUBCODES, NumericOptions, amount_candidates, amount_spans, decimal_default, numeric_subcode,
 )
 
 RULES = """\
@@ -71,6 +71,9 @@ class Amount(FieldType):
     typed = True
     Options = NumericOptions
     unparseable = "unparseable"
+    nonscalar = "unparseable"
+    sign_in_words = True
+    hint = "an amount with its currency"
     parts = ("currency",)
     partial_examples = (("1,234.50", "currency"), ("The total is 14,851.20.", "currency"))
     gold_options = ("decimal", "locale")
@@ -113,3 +116,15 @@ class Amount(FieldType):
 
     def canonical_options(self, opts: dict[str, Any]) -> dict[str, Any]:
         return {**opts, "decimal": "."}
+
+    def reading_options(self, opts: dict[str, Any], answer: str, document: str | None) -> dict[str, Any]:
+        """With no `decimal` or `locale`, "12.500" reads as 12500 (amounts seldom carry three
+        decimals) unless the answer's own numbers, else the document's, settle the convention:
+        one that writes "1,250.00" reads it 12.5, one that writes "1.250,00" 12500."""
+        if opts.get("decimal") is not None or opts.get("locale") is not None:
+            return opts
+        seps = written_decimals(answer) or (written_decimals(document) if document is not None else frozenset())
+        return {**opts, "decimal": next(iter(seps))} if len(seps) == 1 else opts
+
+    def locale_defaults(self, opts: dict[str, Any], locale: str) -> dict[str, Any]:
+        return decimal_default(opts, locale)

@@ -72,6 +72,7 @@ class CheckedId(FieldType):
     rules = RULES
     subcodes = ("check_digit_failed", "transposition", "one_char_edit", "prefix_or_suffix", SELF_CONTRADICTING)
     typed = True
+    hint = "an identifier, exactly as written"
     Options = CheckedIdOptions
     gold_options = ("scheme",)
     golds = (("DE89 3704 0044 0532 0130 00", {}), ("US0378331005", {"scheme": "isin"}), ("CSQU 305438 3", {}),

@@ -11,6 +11,7 @@ from pydantic import Field, field_validator
 from evalrun.values.dates import (
     AmbiguousDate, DateParts, distinct_dates, extract_dates, find_dates, fmt_date, read_date_order,
 )
+from evalrun.values.locales import locale_date_order
 from evalrun.values.text import prep
 from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, LocaleOptions, Verdict
 from evalrun.values.types._spans import stripped, to_original
@@ -58,6 +59,9 @@ class Date(FieldType):
     typed = True
     Options = DateOptions
     unparseable = "unparseable"
+    nonscalar = "unparseable"
+    dates_are_values = True
+    hint = "a date (YYYY-MM-DD)"
     parts = _NAMES
     partial_examples = (("March 14", "year"), ("14 March", "year"), ("March 2024", "day"),
                         ("2024", "month"), ("The invoice is dated 14 March.", "year"))
@@ -124,3 +128,9 @@ class Date(FieldType):
 
     def canonical_options(self, opts: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in opts.items() if k not in ("date_order", "dayfirst")}
+
+    def locale_defaults(self, opts: dict[str, Any], locale: str) -> dict[str, Any]:
+        if opts.get("date_order") is not None or opts.get("dayfirst") is not None:
+            return {}
+        order = locale_date_order(locale)
+        return {"date_order": order} if order is not None else {}

@@ -8,8 +8,11 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from evalrun.values.clauses import Names, field_names, names_field, split_clauses, words
+from evalrun.values.currencies import currency_mentions
+from evalrun.values.denials import BARE_WORDS, VALUE_WORDS
 from evalrun.values.enums import enum_candidates, enum_gold, enum_lookup
-from evalrun.values.text import prep
+from evalrun.values.text import norm_text, prep
 from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Options, Verdict
 from evalrun.values.types._spans import stripped, to_original
 
@@ -50,6 +53,41 @@ class EnumOptions(Options):
         return v
 
 
+_FILLER = BARE_WORDS | VALUE_WORDS | frozenset(
+    "following contain contains containing listed list currency currencies values type kind".split())
+_LETTER = re.compile(r"[^\W\d_]")
+_ANSWER_IS = re.compile(r"(?i)\banswer (?:is|would be|will be)\b")
+_COPULA = re.compile(r"\s(?:is|are|was|were|would be)\s|[:=]")
+
+
+def _offers_value(answer: str, opts: dict[str, Any], asked: Names) -> bool:
+    """Does an answer with no allowed value read still offer one ("Pending", "The currency
+    is that of India", "the answer is "French"")? Yes for a short answer, and for a
+    clause that names the field (or says "the answer is") with words of its own after
+    it; not for babble ("The document contains 1Z 999 AA1 ...", "The document is in
+    German, so I will translate", "The document is in the currency of"), nor for digits
+    alone when every allowed value is written in letters ("1000000000" for a currency)."""
+    if not _LETTER.search(answer) and (allowed := enum_lookup(opts)[1]) and all(_LETTER.search(a) for a in allowed):
+        return False
+    if len(answer.split()) <= 3 or currency_mentions(answer, words=True):
+        return True  # a short answer, or a currency named ("$5 and $7" when USD and CAD are allowed)
+    padded = f" {norm_text(answer)} "
+    if any(f" {name} " in padded for name in enum_lookup(opts)[0] if name):
+        return True  # an allowed name, if negated ("The invoice is not paid.")
+    names = asked + field_names(opts)
+    if not names:
+        return True  # nothing tells what the answer is about: every answer is taken as one
+    name_words = frozenset().union(*names)
+    for clause in split_clauses(answer):
+        if not (names_field(clause, names) or _ANSWER_IS.search(clause)):
+            continue
+        cut = list(_COPULA.finditer(f" {clause} "))
+        rest = f" {clause} "[cut[-1].end():] if cut else clause
+        if any(len(w) >= 3 and w.isalpha() and w not in _FILLER and w not in name_words for w in words(rest)):
+            return True
+    return False
+
+
 def _name_pattern(name: str) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)" + r"\W+".join(map(re.escape, name.split())) + r"(?!\w)", re.I)
 
@@ -62,6 +100,7 @@ class Enum(FieldType):
     subcodes = ("invalid_value", SELF_CONTRADICTING)
     Options = EnumOptions
     unparseable = "invalid_value"
+    hint = "one value"
     _OPTS = {"allowed": ["paid", "unpaid", "overdue"], "synonyms": {"settled": "paid"}}
     golds = (("paid", _OPTS), ("settled", _OPTS), ("EUR", {"allowed": ["EUR", "USD"]}))
     examples = {
@@ -96,3 +135,14 @@ class Enum(FieldType):
         if allowed is not None and p not in allowed:
             return "wrong_value", "invalid_value", None
         return ("correct", None, None) if g == p else ("wrong_value", None, None)
+
+    def says_absent(self, s: str, opts: dict[str, Any]) -> bool:
+        # "none" may be a legitimate enum value: an allowed one never says "no value"
+        return norm_text(s) not in enum_lookup(opts)[0] and super().says_absent(s, opts)
+
+    def gold_accepted(self, value: Any, opts: dict[str, Any]) -> bool:
+        _, allowed = enum_lookup(opts)
+        return allowed is None or value in allowed
+
+    def offers_in_words(self, answer: str, opts: dict[str, Any], asked: Names) -> bool | None:
+        return _offers_value(answer, opts, asked)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable
 from typing import Any
 
 from rapidfuzz.distance import OSA, Levenshtein
 
+from evalrun.values.clauses import Names, field_names
+from evalrun.values.field_clauses import about_field, answer_clauses
 from evalrun.values.ids import id_candidates, id_spans, norm_id
+from evalrun.values.text import HAS_DIGIT
 from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Verdict
 from evalrun.values.types._spans import to_original
 
@@ -38,6 +42,36 @@ def id_verdict(g: str, p: str) -> Verdict:
     return "wrong_value", None, None
 
 
+_AFTER_COPULA = re.compile(r"(?i)\s(?:is|are|was|were|would be|reads|reads as)\s+|:\s*")
+_LEAD = frozenset("the a an number no nr nr. no. ref reference id # simply just".split())
+_QUOTED = re.compile(r"^[\"'“‘«]\S")
+
+
+def _id_offered(answer: str, opts: dict[str, Any], asked: Names) -> bool | None:
+    """In prose, an id is given as the answer right after the verb or colon of a clause
+    about the field ("The quote number is YDL-Q-24-0588.", "The invoice number is 20.",
+    "The agreement's reference is "This Agreement""); digits deep in a description
+    ("The agreement is a contract between ... Bristol BS6 5QT.") or behind another
+    label ("Exporter: KO-EXP-2024-0117") are not offered. None where no clause has a
+    verb or colon to tell by (a bare value, "RE-2024-0815 per the header")."""
+    names = asked + field_names(opts)
+    seen = False
+    for clause in answer_clauses(answer):
+        m = _AFTER_COPULA.search(f" {clause} ")
+        if m is None:
+            continue
+        seen = True
+        if not about_field(clause, names):
+            continue
+        toks = f" {clause} "[m.end():].split()
+        while toks and toks[0].lower().strip(".:#") in _LEAD and len(toks) > 1:
+            toks = toks[1:]
+        if toks and (HAS_DIGIT.search(toks[0]) or _QUOTED.match(toks[0])
+                     or (toks[0].strip(".,;") .isupper() and len(toks[0].strip(".,;")) >= 3)):
+            return True
+    return False if seen else None
+
+
 class Id(FieldType):
     name = "id"
     doc = "An identifier, compared exactly after dropping case, spaces and - . / _."
@@ -45,6 +79,9 @@ class Id(FieldType):
     rules = RULES
     subcodes = ("transposition", "one_char_edit", "prefix_or_suffix", SELF_CONTRADICTING)
     typed = True
+    hint = "an identifier, exactly as written"
+    dates_are_values = True
+    needs_digit = True  # "発注番号は記載されていません" is no id
     golds = (("INV-2024-0042", {}), ("DE89 3704 0044 0532 0130 00", {}), ("po#7781", {}))
     examples = {
         "transposition": (Example("INV-2024-0042", "INV-2024-0024"),),
@@ -68,3 +105,11 @@ class Id(FieldType):
 
     def compare(self, g: str, p: str, opts: dict[str, Any]) -> Verdict:
         return id_verdict(g, p)
+
+    def whole_answer(self, answer: str) -> Any | None:
+        # the whole answer is the id: "0 CAD", "INV 2024 0042" need no token heuristics
+        return norm_id(answer)
+
+    def offered_in_prose(self, text: str, opts: dict[str, Any], asked: Names) -> bool | None:
+        """With the question known, an id is what a clause about the field gives right after its verb."""
+        return _id_offered(text, opts, asked) if asked and id_candidates(text)[0] else None

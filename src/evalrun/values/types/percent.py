@@ -71,6 +71,7 @@ class Percent(FieldType):
     typed = True
     Options = NumericOptions
     unparseable = "unparseable"
+    hint = "a percentage"
     parts = ("percent_sign",)
     partial_examples = (("19", "percent_sign"), ("The rate is 7.5.", "percent_sign"))
     gold_options = ("decimal", "locale")

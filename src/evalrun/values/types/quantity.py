@@ -142,6 +142,7 @@ class Quantity(FieldType):
     typed = True
     Options = QuantityOptions
     unparseable = "unparseable"
+    hint = "a quantity with its unit"
     parts = ("unit",)
     partial_examples = (("412.6", "unit"), ("The gross weight is 412.6.", "unit"))
     gold_options = ("decimal", "locale", "unit")

@@ -30,6 +30,8 @@ class Text(FieldType):
     noun = "text"
     rules = RULES
     subcodes = ("truncated", "word_order", SELF_CONTRADICTING)
+    hint = "text"
+    quotes_document = True
     golds = (("Acme Corp", {}), ("  Acme,   CORP. ", {}))
     examples = {
         "truncated": (Example("Acme Global Widget Holdings", "Acme Global Widget"),),
