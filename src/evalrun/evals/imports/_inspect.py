@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from evalrun.contract.types import Field, Generation, Item, ItemMeta
+from evalrun.contract.types import Generation, Item, ItemMeta
 from evalrun.contract.version import __version__
 from evalrun.evals.files import ConfigError
 from evalrun.evals.imports._fields import FieldMap
 from evalrun.evals.imports._run import (
-    Imported, clean_value, file_sha256, metric_field_options, no_outcome, scored_metrics, sha256_text, unknown_outcome,
+    Imported, clean_value, file_sha256, item_fields, no_outcome, scored_metrics, sha256_text,
 )
 
 MAX_ENTRY_BYTES = 64 * 2**20  # one inflated entry: far above a real sample, far below a zip bomb
@@ -212,11 +212,7 @@ def _one_log(path: Path, mapping: FieldMap) -> Imported:
     if not samples:
         raise ConfigError("holds no samples (written with --no-log-samples?)", file=path)
     epochs = max(s.epoch for s in samples)
-    per_task: dict[str, dict[str, list[Any]]] = {task: {}}
-    for s in samples:
-        for name, value in s.scores.items():
-            per_task[task].setdefault(name, []).append(value)
-    fields_of, others = scored_metrics(per_task)
+    fields_of, others = scored_metrics((task, s.scores) for s in samples)
     if not fields_of[task] and mapping.spec(task) is None:
         raise no_outcome(task, str(path), others[task])
     items, gens, seen = [], [], set()
@@ -225,13 +221,11 @@ def _one_log(path: Path, mapping: FieldMap) -> Imported:
         if item_id in seen:
             raise ConfigError(f"sample {item_id!r} is logged twice", file=path)
         seen.add(item_id)
-        typed = mapping.typed_field(task, s.target)
-        fields = [typed] if typed is not None else [
-            Field(name=m, kind="text", gold=s.target, options=metric_field_options(m)) for m in fields_of[task]]
+        fields, error = item_fields(mapping, task, s.target, fields_of[task], s.scores)
         meta = ItemMeta.model_validate({"task": task, "sample_id": str(s.id), "epoch": s.epoch})
         items.append(Item(id=item_id, pack=task, prompt=s.prompt, answer_format="text", fields=fields, meta=meta))
-        error = s.error or (unknown_outcome(fields_of[task], s.scores) if typed is None else None)
-        gens.append(Generation(item_id=item_id, pack=task, output=s.output, error=error, source_scores=s.scores,
+        gens.append(Generation(item_id=item_id, pack=task, output=s.output, error=s.error or error,
+                               source_scores=s.scores,
                                prompt_hash=sha256_text(json.dumps(s.prompt, ensure_ascii=False))[:16],
                                new_tokens=s.new_tokens, prompt_tokens=s.prompt_tokens))
     source = {"format": "inspect", "files": [{"path": str(path), "sha256": file_sha256(path), "samples": len(samples)}],

@@ -27,7 +27,7 @@ from evalrun.contract.version import __version__
 from evalrun.evals.files import ConfigError
 from evalrun.evals.imports._fields import FieldMap
 from evalrun.evals.imports._run import (
-    Imported, clean_value, file_sha256, metric_field_options, no_outcome, scored_metrics, sha256_text, unknown_outcome,
+    Imported, clean_value, file_sha256, item_fields, no_outcome, scored_metrics, sha256_text,
 )
 
 SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
@@ -183,22 +183,14 @@ def _item(doc: _Doc, fields: list[Field]) -> Item:
 
 
 def _build(docs: list[_Doc], mapping: FieldMap) -> tuple[list[Item], list[Generation], dict[str, list[str]]]:
-    per_task: dict[str, dict[str, list[Any]]] = {}
-    for d in docs:
-        metrics = per_task.setdefault(d.task, {})
-        for name, value in d.scores.items():
-            metrics.setdefault(name, []).append(value)
-    fields_of, others = scored_metrics(per_task)
-    for task in per_task:
+    fields_of, others = scored_metrics((d.task, d.scores) for d in docs)
+    for task in fields_of:
         if not fields_of[task] and mapping.spec(task) is None:
             raise no_outcome(task, next(d.where for d in docs if d.task == task).rpartition(":")[0], others[task])
     items, gens = [], []
     for d in docs:
-        typed = mapping.typed_field(d.task, d.target)
-        fields = [typed] if typed is not None else [
-            Field(name=m, kind="text", gold=d.target, options=metric_field_options(m)) for m in fields_of[d.task]]
+        fields, error = item_fields(mapping, d.task, d.target, fields_of[d.task], d.scores)
         items.append(_item(d, fields))
-        error = unknown_outcome(fields_of[d.task], d.scores) if typed is None else None
         gens.append(Generation(item_id=items[-1].id, pack=d.task, prompt_hash=d.prompt_hash[:16], output=d.output,
                                error=error, source_scores=d.scores))
     return items, gens, others

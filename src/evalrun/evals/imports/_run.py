@@ -6,10 +6,11 @@ import hashlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
-from evalrun.contract.types import Generation, Item
+from evalrun.contract.types import Field, Generation, Item
 from evalrun.evals.files import ConfigError
+from evalrun.evals.imports._fields import FieldMap
 from evalrun.evals.scoring import SOURCE_METRIC, is_pass_fail, outcome_of
 
 
@@ -50,15 +51,28 @@ def clean_value(value: Any) -> Any:
     return value
 
 
-def scored_metrics(per_task: dict[str, dict[str, list[Any]]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Per task, the metrics that are a pass/fail per sample (each becomes a field) and the others
-    (kept on the generations and named in the manifest, never an outcome)."""
-    fields: dict[str, list[str]] = {}
-    others: dict[str, list[str]] = {}
-    for task, metrics in per_task.items():
-        fields[task] = [m for m, values in metrics.items() if is_pass_fail(values)]
-        others[task] = [m for m in metrics if m not in fields[task]]
+def scored_metrics(samples: Iterable[tuple[str, dict[str, Any]]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Per task of the (task, scores) samples, the metrics that are a pass/fail per sample (each becomes a
+    field) and the others (kept on the generations and named in the manifest, never an outcome)."""
+    per_task: dict[str, dict[str, list[Any]]] = {}
+    for task, scores in samples:
+        metrics = per_task.setdefault(task, {})
+        for name, value in scores.items():
+            metrics.setdefault(name, []).append(value)
+    fields = {task: [m for m, values in metrics.items() if is_pass_fail(values)] for task, metrics in per_task.items()}
+    others = {task: [m for m in metrics if m not in fields[task]] for task, metrics in per_task.items()}
     return fields, others
+
+
+def item_fields(mapping: FieldMap, task: str, target: str, metrics: list[str], scores: dict[str, Any],
+                ) -> tuple[list[Field], str | None]:
+    """An item's fields: the mapping's typed field, else one per pass/fail metric of the source (whose
+    verdict decides); and the generation's error where that verdict is unknown (unknown_outcome)."""
+    typed = mapping.typed_field(task, target)
+    if typed is not None:
+        return [typed], None
+    return ([Field(name=m, kind="text", gold=target, options={SOURCE_METRIC: m}) for m in metrics],
+            unknown_outcome(metrics, scores))
 
 
 def unknown_outcome(metrics: list[str], scores: dict[str, Any]) -> str | None:
@@ -70,10 +84,6 @@ def unknown_outcome(metrics: list[str], scores: dict[str, Any]) -> str | None:
     if not unknown:
         return None
     return f"outcome unknown: the source logged no pass/fail value for {', '.join(unknown)} (NaN or not logged)"
-
-
-def metric_field_options(metric: str) -> dict[str, Any]:
-    return {SOURCE_METRIC: metric}
 
 
 def no_outcome(task: str, where: str, others: list[str]) -> ConfigError:

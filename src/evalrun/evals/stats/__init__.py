@@ -8,12 +8,14 @@ from evalrun.evals.stats._stats import (
     paired_bootstrap, percentile, recovery, summarize_paired,
 )
 from evalrun.evals.stats._power import (
-    FlipTest, RateTest, Scope, Stratum, detectable_rate, fisher_greater, items_needed, lower_tail, pack_power, rate_test,
+    FlipTest, RateTest, Scope, Stratum, detectable_rate, fisher_greater, items_needed, lower_tail, pack_power,
+    rate_test,
 )
 
 __all__ = [
     "FlipTest", "Interval", "PairedStats", "RateTest", "Scope", "Stratum", "bootstrap_accuracy_delta",
     "bootstrap_median_of_ratios", "bootstrap_micro_f1_delta", "bootstrap_ratio_of_quantiles", "bootstrap_recovery",
-    "detectable_rate", "fisher_greater", "items_needed", "lower_tail", "mcnemar_exact", "micro_f1", "min_detectable_difference", "pack_power", "paired_bootstrap",
-    "percentile", "rate_test", "recovery", "summarize_paired",
+    "detectable_rate", "fisher_greater", "items_needed", "lower_tail", "mcnemar_exact", "micro_f1",
+    "min_detectable_difference", "pack_power", "paired_bootstrap", "percentile", "rate_test", "recovery",
+    "summarize_paired",
 ]
