@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from pathlib import Path
+from types import ModuleType
 from typing import Callable, Generic, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
@@ -68,7 +69,7 @@ class Registry(Generic[T]):
         return isinstance(name, str) and name in self._all()
 
 
-def folder_modules(folder: Path, package: str, skip: Iterable[str] = ()) -> Iterator[object]:
+def folder_modules(folder: Path, package: str, skip: Iterable[str] = ()) -> Iterator[ModuleType]:
     """Every module of `folder` (imported as `package.<name>`) in name order, except names starting
     with '_' and those in `skip`: the one folder scan every registry uses."""
     skipped = set(skip)
