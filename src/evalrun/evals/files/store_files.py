@@ -15,8 +15,6 @@ what was stored before it stays stored, so the same command resumes.
 
 from __future__ import annotations
 
-import contextlib
-
 import errno
 import os
 import stat
@@ -76,7 +74,7 @@ def open_dir(run_dir: Path) -> int:
 
 def check_dir(run_dir: Path) -> None:
     """Refuse a run directory that is a link (StoreLink); a missing one is fine (it is made later)."""
-    with contextlib.suppress(FileNotFoundError):
+    with suppress(FileNotFoundError):
         os.close(open_dir(run_dir))
 
 
@@ -137,6 +135,15 @@ def exists(path: Path) -> bool:
     return os.path.lexists(path)
 
 
+@contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """A write to `path` that fails is a StoreWriteFailed naming it (a StoreLink is no OSError: it passes)."""
+    try:
+        yield
+    except OSError as exc:
+        raise StoreWriteFailed(path, exc) from None
+
+
 def _write_all(fd: int, data: bytes, offset: int | None = None) -> None:
     view = memoryview(data)
     while view:
@@ -151,51 +158,38 @@ def append(path: Path, data: bytes, sync: bool) -> None:
     line first, so the bytes already there stay as they are (their own line). A write that fails
     (a full disk) is cut back off, so the file keeps only whole lines."""
     make_dir(path.parent)
-    try:
-        with opened(path, os.O_RDWR | os.O_APPEND | os.O_CREAT) as fd:
-            size = os.fstat(fd).st_size
-            prefix = b"" if not size or os.pread(fd, 1, size - 1) == b"\n" else b"\n"
-            try:
-                _write_all(fd, prefix + data)
-                if sync:
-                    os.fsync(fd)
-            except OSError:
-                with suppress(OSError):  # shrinking needs no space; if even this fails, the reader skips the torn tail
-                    os.ftruncate(fd, size)
-                raise
-    except StoreLink:
-        raise
-    except OSError as exc:
-        raise StoreWriteFailed(path, exc) from None
+    with _writing(path), opened(path, os.O_RDWR | os.O_APPEND | os.O_CREAT) as fd:
+        size = os.fstat(fd).st_size
+        prefix = b"" if not size or os.pread(fd, 1, size - 1) == b"\n" else b"\n"
+        try:
+            _write_all(fd, prefix + data)
+            if sync:
+                os.fsync(fd)
+        except OSError:
+            with suppress(OSError):  # shrinking needs no space; if even this fails, the reader skips the torn tail
+                os.ftruncate(fd, size)
+            raise
 
 
 def create_new(path: Path, data: bytes) -> bool:
     """Write a new file (never replacing anything, a link included); False when `path` is taken."""
-    try:
-        with opened(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL) as fd:
-            _write_all(fd, data)
-            os.fsync(fd)
-    except FileExistsError:
-        return False
-    except StoreLink:
-        raise
-    except OSError as exc:
-        raise StoreWriteFailed(path, exc) from None
+    with _writing(path):
+        try:
+            with opened(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL) as fd:
+                _write_all(fd, data)
+                os.fsync(fd)
+        except FileExistsError:
+            return False
     return True
 
 
 def truncate(path: Path, size: int, expected: int) -> bool:
     """Cut `path` to `size` bytes if it still has `expected` bytes (False, untouched, otherwise)."""
-    try:
-        with opened(path, os.O_RDWR) as fd:
-            if os.fstat(fd).st_size != expected:
-                return False
-            os.ftruncate(fd, size)
-            os.fsync(fd)
-    except StoreLink:
-        raise
-    except OSError as exc:
-        raise StoreWriteFailed(path, exc) from None
+    with _writing(path), opened(path, os.O_RDWR) as fd:
+        if os.fstat(fd).st_size != expected:
+            return False
+        os.ftruncate(fd, size)
+        os.fsync(fd)
     return True
 
 
@@ -214,17 +208,12 @@ def overwrite_in_place(path: Path, data: bytes) -> None:
     """Rewrite an existing file in its own blocks, for when replacing it cannot get new ones (a full
     disk): `data` must be no longer than the file. Not atomic: a kill in the middle leaves a file a
     reader refuses as unreadable (and `execute` keeps aside), never another run's data."""
-    try:
-        with opened(path, os.O_RDWR) as fd:
-            if len(data) > os.fstat(fd).st_size:
-                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-            _write_all(fd, data, offset=0)
-            os.ftruncate(fd, len(data))
-            os.fsync(fd)
-    except StoreLink:
-        raise
-    except OSError as exc:
-        raise StoreWriteFailed(path, exc) from None
+    with _writing(path), opened(path, os.O_RDWR) as fd:
+        if len(data) > os.fstat(fd).st_size:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        _write_all(fd, data, offset=0)
+        os.ftruncate(fd, len(data))
+        os.fsync(fd)
 
 
 def check_out(out: Path) -> None:
