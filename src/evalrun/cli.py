@@ -20,14 +20,12 @@ from rich.markup import escape
 from evalrun.cli_app import (_guard, _log, app, console, err_console, keep_option, make_progress, say_failure,
                              trust_option)
 from evalrun.cli_catalog import accelerations, packs_app
-from evalrun.cli_check import check
+from evalrun.cli_check import check, plan
 from evalrun.cli_export import export
 from evalrun.cli_import import import_app, runs_given
-from evalrun.cli_plan import plan
-from evalrun.cli_sweep import COUNT_HELP, LOAD_HELP, SLO_HELP, WORKLOAD_HELP, check_usage, run_load
+from evalrun.cli_sweep import COUNT_HELP, LOAD_HELP, SLO_HELP, WORKLOAD_HELP, check_usage, run_load, slo_given
 from evalrun.cli_outputs import Outputs
-from evalrun.cli_ray import apply_ray, ray_option
-from evalrun.cli_timing import TimingMode, apply_timing, drift_option, timing_option
+from evalrun.cli_options import TimingMode, apply_ray, apply_timing, drift_option, ray_option, timing_option
 from evalrun.contract.errors import EXIT_RUNTIME
 from evalrun.evals import api
 from evalrun.evals.speed import CapacityInputs, speed_table
@@ -66,12 +64,7 @@ percentiles_option = typer.Option("50,90,95,99", "--percentiles", help="Latency 
 
 def _speed_options(slo: str | None, percentiles: str) -> tuple["SLO | None", list[float]]:
     """--slo and --percentiles, checked before any work (exit 2 naming the option)."""
-    from evalrun.evals.timing import SLOError, parse_slo
-
-    try:
-        chosen = parse_slo(slo) if slo else None
-    except SLOError as exc:
-        raise ConfigError(str(exc), path="--slo") from None
+    chosen = slo_given(slo)
     try:
         qs = [float(q) for q in percentiles.split(",") if q.strip()]
     except ValueError:

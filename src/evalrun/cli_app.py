@@ -1,8 +1,9 @@
 """What every `evalrun` command module shares: the typer app, the consoles, the
-exit codes, the progress display (a bar in a terminal, plain lines in a log)
-and the mapping of the stages' exceptions to one line and an exit code. The
-commands live in cli.py (the comparison workflow), cli_check.py (the dry run),
-cli_export.py (stored runs as tables) and cli_catalog.py (listing packs and
+progress display (a bar in a terminal, plain lines in a log) and the one mapping
+of an exception that ends a command to its line and exit code. The commands live
+in cli.py (the comparison workflow), cli_check.py (the dry run and the plan),
+cli_sweep.py (the load sweep), cli_export.py (stored runs as tables),
+cli_import.py (other harnesses' results) and cli_catalog.py (listing packs and
 accelerations, exporting items).
 """
 
@@ -32,10 +33,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 class _Group(TyperGroup):
-    """The app's command group: a bare `--ray` gets its default value before Click parses (evalrun/cli_ray.py)."""
+    """The app's command group: a bare `--ray` gets its default value before Click parses (evalrun/cli_options.py)."""
 
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
-        from evalrun.cli_ray import fill_bare_ray
+        from evalrun.cli_options import fill_bare_ray
 
         return super().parse_args(ctx, fill_bare_ray(args))
 

@@ -51,6 +51,16 @@ def check_usage(set_: list[str] | None, load: str | None, configs: list[Path] | 
         raise ConfigError("--count is the items per shape of --workload: give --workload too")
 
 
+def slo_given(slo: str | None) -> "SLO | None":
+    """--slo, checked before any work (exit 2 naming the option)."""
+    from evalrun.evals.timing import SLOError, parse_slo
+
+    try:
+        return parse_slo(slo) if slo else None
+    except SLOError as exc:
+        raise ConfigError(str(exc), path="--slo") from None
+
+
 def run_load(base: Path, configs: list[Path], load: str, slo: str | None, workload: str | None,
              count: int | None, out: Path, limit: int | None, json_out: Path | None,
              markdown: Path | None, html: Path | None = None) -> int:
@@ -58,15 +68,11 @@ def run_load(base: Path, configs: list[Path], load: str, slo: str | None, worklo
     exit code (0, or 3 when an output could not be written)."""
     from evalrun.evals import api
     from evalrun.evals.config import DEFAULT_COUNT, parse_load, parse_workload
-    from evalrun.evals.timing import SLOError, parse_slo
     from evalrun.reports.sweep import render_load_sweep
 
     knob, values = parse_load(load)
     cfgs = [api.load(p) for p in [base, *configs]]
-    try:
-        chosen = parse_slo(slo) if slo else None
-    except SLOError as exc:
-        raise ConfigError(str(exc), path="--slo") from None
+    chosen = slo_given(slo)
     shapes = parse_workload(workload, count or DEFAULT_COUNT) if workload else None
     outputs = Outputs(markdown=markdown, json=json_out, html=html)
     outputs.check()
@@ -79,20 +85,14 @@ def run_load(base: Path, configs: list[Path], load: str, slo: str | None, worklo
     return EXIT_RUNTIME if failures else EXIT_PASS
 
 
-def _html(sweep: "LoadSweep", slo: "SLO | None") -> str:
-    from evalrun.reports.sweep import load_sweep_html
-
-    return load_sweep_html(sweep, slo)
-
-
 def write_outputs(sweep: "LoadSweep", json_out: Path | None, markdown: Path | None, html: Path | None = None,
                   slo: "SLO | None" = None) -> list[str]:
     """--json (the LoadSweep model) and --markdown (also appended to $GITHUB_STEP_SUMMARY when
     set); one line per output that failed, and one failing never stops the other."""
-    from evalrun.reports.sweep import load_sweep_markdown
+    from evalrun.reports.sweep import load_sweep_html, load_sweep_markdown
 
     md = load_sweep_markdown(sweep)
     jobs = [("JSON", json_out, lambda: json.dumps(json_ready(sweep.model_dump(mode="json")), indent=2,
                                                   allow_nan=False) + "\n"),
-            ("Markdown summary", markdown, lambda: md), ("HTML report", html, lambda: _html(sweep, slo))]
+            ("Markdown summary", markdown, lambda: md), ("HTML report", html, lambda: load_sweep_html(sweep, slo))]
     return write_files(jobs, md, _log)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalrun.cli_ray import AUTO, apply_ray, fill_bare_ray
+from evalrun.cli_options import AUTO, apply_ray, fill_bare_ray
 from evalrun.evals.config import load_config
 from tests.conftest import BASE_CONFIG as BASE
 
