@@ -72,7 +72,7 @@ def test_three_concurrent_runs_generate_each_item_once(tiny_model_dir: Path, tmp
 HOLDER = """
 import sys, time
 from pathlib import Path
-from evalrun.evals.store._lock import run_lock
+from evalrun.evals.store import run_lock
 with run_lock(Path(sys.argv[1]), log=print):
     print("locked", flush=True)
     time.sleep(600)

@@ -3,8 +3,7 @@ distributions stored beside the generations. A light import (no scorer, gate or 
 
 from __future__ import annotations
 
-from evalrun.evals.store._store import RunStore, SCORES, items_sha256, lines_sha256, run_key, v1_items_sha256
-from evalrun.evals.store._lock import run_lock
+from evalrun.evals.store._store import RunStore, SCORES, items_sha256, lines_sha256, run_key, run_lock, v1_items_sha256
 
 __all__ = [
     "RunStore", "SCORES", "items_sha256", "lines_sha256", "run_key", "run_lock", "v1_items_sha256",
