@@ -8,8 +8,7 @@
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -19,10 +18,11 @@ from evalrun.evals.run import (
 )
 from evalrun.evals.drift import Drift, rules as drift_rules, runs as drift_runs
 from evalrun.evals.speed import interleave
-from evalrun.evals.files import ConfigError, jsonl, store_files
+from evalrun.evals.files import ConfigError, store_files
 from evalrun.evals.results import (
-    PreparedRun, RunResult, load_stored, manifest_model, replicate_choice, served, stored_replicates,
+    PreparedRun, RunResult, load_stored, replicate_choice, served, stored_replicates,
 )
+from evalrun.evals.results import Rescored as Rescored, rescore as rescore  # re-exported: api.rescore
 from evalrun.evals.run import LoadSweep as LoadSweep, load_sweep as load_sweep  # re-exported
 from evalrun.evals.scoring import PackMetrics, ScoredItem, Stability, pack_metrics, score_run, stability
 from evalrun.evals.config import RunConfig, load_config
@@ -33,8 +33,7 @@ from evalrun.evals.gate import (
 )
 from evalrun.evals.compare import Comparison, pair
 from evalrun.evals.timing import SLO
-from evalrun.evals.store import SCORES, RunStore
-from evalrun.contract.manifest import RunManifest
+from evalrun.evals.store import RunStore
 from evalrun.contract.types import Item
 
 if TYPE_CHECKING:
@@ -90,34 +89,6 @@ def check_gates(gates: list[GateConfig | None], items: list[Item]) -> None:
 
 def score(result: RunResult) -> list[ScoredItem]:
     return score_run(result.items, result.generations)
-
-
-@dataclass
-class Rescored:
-    run_dir: Path
-    manifest: RunManifest
-    scored: list[ScoredItem]
-    metrics: dict[str, PackMetrics]
-    unanswered: list[str]
-    # what reading the store found (skipped lines, unknown keys, an unverifiable items file)
-    warnings: list[str] = field(default_factory=list)
-
-
-def rescore(run_dir: str | Path, trust_edited_items: bool = False, log: Callable[[str], None] = print) -> Rescored:
-    """Score a stored run again from its items and generations; no model is loaded.
-
-    Refuses (ConfigError naming the file) a run whose manifest cannot be read or whose
-    items.jsonl no longer matches the hash recorded when it ran, unless `trust_edited_items`."""
-    store = RunStore(run_dir, log=log)
-    if not store.exists() or not store.items_path.exists():
-        raise ConfigError("not a run directory (needs manifest.json and items.jsonl)", file=run_dir)
-    data, items = store.read_checked(trust_edited_items)
-    manifest = manifest_model(data, store.manifest_path)
-    generations = store.read_samples()
-    scored = score_run(items, generations)
-    jsonl.write_atomic(store.dir / SCORES, scored)
-    unanswered = [it.id for it in items if it.id not in generations]
-    return Rescored(store.dir, manifest, scored, pack_metrics(scored), unanswered, store.warnings)
 
 
 @dataclass(frozen=True)
@@ -234,10 +205,9 @@ def compare_results(
     noise_floor = noise_floor or (replicates[0] if replicates else None)
     floor = paired(noise_floor, gate or GateConfig()) if noise_floor is not None else None
     chosen = [gate or cand_gate or GateConfig() for _, cand_gate in candidates]
-    cands = []
-    for (result, _), its_gate in zip(candidates, chosen):
-        cands.append(paired(result, its_gate))
-        confirm.apply(cands[-1].comparison, RunStore(result.dir).read_confirmations(), result.items, its_gate.confirm)
+    cands = [paired(result, its_gate) for (result, _), its_gate in zip(candidates, chosen)]
+    for c, its_gate in zip(cands, chosen):
+        confirm.apply(c.comparison, RunStore(c.run.dir).read_confirmations(), c.run.items, its_gate.confirm)
     # drift measured on every pairing (evals/drift/runs.py reads these names), before any verdict
     measured = SimpleNamespace(baseline=baseline, noise_floor_run=noise_floor, noise_floor=floor and floor.comparison,
                                candidates=[c.run for c in cands], comparisons=[c.comparison for c in cands],
@@ -264,14 +234,9 @@ def compare_results(
                            first_notes=replicate_choice.notes(replicates, replicates_origin, its_gate.confirm))
         records.append(CandidateReport(result, cand.scored, cand.metrics, cand.comparison,
                                        measured.drift.get(result.name), gate=its_gate, verdict=verdict))
-    if floor is not None:
-        floor = dataclasses.replace(floor, drift=measured.drift.get(floor.name))
+    floor = floor and replace(floor, drift=measured.drift.get(floor.name))
     return CompareReport(baseline, base_scored, tuple(records), floor, replicates, stab, slo,
                          measured.drift_note)
-
-
-def _with_confirm(gate: GateConfig, confirm_n: int | None) -> GateConfig:
-    return gate if confirm_n is None else gate.model_copy(update={"confirm": confirm_n})
 
 
 def compare(
@@ -338,7 +303,8 @@ def compare(
     stab = stability([scored[r.dir] for r in base_runs])
     results = []
     for p, cand in zip(plan[replicates:], candidates):
-        chosen = _with_confirm(gate or cand.gate or GateConfig(), confirm_n)
+        chosen = gate or cand.gate or GateConfig()
+        chosen = chosen if confirm_n is None else chosen.model_copy(update={"confirm": confirm_n})
         with drift_runs.watching(watch, p):
             result = run_candidate(p, base_scored, stab, chosen, early_stop, progress(), log, fresh)
         if interleave.wanted(p, bool(chosen.speed)) and result.manifest.status == "complete":
