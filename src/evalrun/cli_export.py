@@ -10,9 +10,9 @@ import typer
 from rich.markup import escape
 
 from evalrun.cli_app import _guard, _log, console, err_console, trust_option
+from evalrun.cli_outputs import check_outputs
 from evalrun.contract.errors import EXIT_RUNTIME
 from evalrun.evals.files import ConfigError, write_atomic
-from evalrun.reports.text import output_problem
 
 if TYPE_CHECKING:
     from evalrun.evals.frames import Format
@@ -27,15 +27,7 @@ def _targets(parquet: Path | None, csv: Path | None, run_dirs: list[Path]) -> di
     targets = {fmt: path for fmt, path in given if path is not None}
     if not targets:
         raise ConfigError("give --parquet PATH or --csv PATH (or both): where the table goes")
-    runs = [d.resolve() for d in run_dirs]
-    for fmt, path in targets.items():
-        problem = output_problem(path)
-        if problem is None and any(path.resolve().is_relative_to(d) for d in runs):
-            problem = "is inside a run directory; export never writes into a run"
-        if problem:
-            raise ConfigError(problem, file=path, path=f"--{fmt}")
-    if parquet is not None and csv is not None and parquet.resolve() == csv.resolve():
-        raise ConfigError("the same file is given to --parquet and --csv", file=csv, path="--csv")
+    check_outputs({f"--{fmt}": path for fmt, path in targets.items()}, run_dirs)
     return targets  # pyright: ignore[reportReturnType]
 
 

@@ -65,16 +65,7 @@ class Outputs:
                                           ("json", self.json)) if v is not None}
 
     def check(self) -> None:
-        """Exit 2 before any work for a path that cannot take its file, or one path given twice."""
-        seen: dict[Path, str] = {}
-        for option, path in self.named().items():
-            problem = output_problem(path)
-            if problem:
-                raise ConfigError(problem, file=path, path=option)
-            resolved = path.resolve()
-            if resolved in seen:
-                raise ConfigError(f"the same file is also given to {seen[resolved]}", file=path, path=option)
-            seen[resolved] = option
+        check_outputs(self.named())
 
     def claim(self) -> None:
         """`check`, then a "running" report in place of every file already there, so no earlier verdict
@@ -154,6 +145,23 @@ class Outputs:
         if option is not None and path in self._pending:
             with suppress(Exception):  # else the "running" report stays: still no verdict there
                 write_atomic(path, _no_verdict(NoVerdict.failed(failed, 3), option))
+
+
+def check_outputs(named: dict[str, Path], run_dirs: list[Path] | None = None) -> None:
+    """Exit 2 before any work for a path that cannot take its file, one inside one of `run_dirs` (export
+    never writes into a run), or one path given twice."""
+    runs = [d.resolve() for d in run_dirs or []]
+    seen: dict[Path, str] = {}
+    for option, path in named.items():
+        problem = output_problem(path)
+        if problem is None and any(path.resolve().is_relative_to(d) for d in runs):
+            problem = "is inside a run directory; export never writes into a run"
+        if problem:
+            raise ConfigError(problem, file=path, path=option)
+        resolved = path.resolve()
+        if resolved in seen:
+            raise ConfigError(f"the same file is also given to {seen[resolved]}", file=path, path=option)
+        seen[resolved] = option
 
 
 def _no_verdict(note: NoVerdict, option: str) -> str:
