@@ -1,5 +1,5 @@
 """Confirmed losses on a deterministic engine, end to end: two OpenAI-compatible servers whose
-answers are exact and never change (tests/runners/openai_server.py ExactBackend), a baseline that
+answers are exact and never change (tests/fakes/openai_server.py ExactBackend), a baseline that
 always gets six amounts right and a candidate that always loses two of them. With zero measured
 noise a Fisher test against the A/A rate has no power at two flips (about (1/(K+1))^x), so the
 flips the re-asks confirm must count on their own; and `report` on the same runs must use the
@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.conftest import run_cli
-from tests.runners.openai_server import ExactBackend, OpenAITestServer, ServerState
+from tests.fakes.openai_server import ExactBackend, OpenAITestServer, ServerState
 
 KEY_ENV = "EVALRUN_TEST_EXACT_KEY"
 KEY = "sk-exact-test-0123"

@@ -1,5 +1,5 @@
 """Coverage against the baseline's plan, through the CLI as CI runs it, against a deterministic
-OpenAI-compatible server whose answers are exact (tests/cli/exact_server.py): a candidate that
+OpenAI-compatible server whose answers are exact (tests/fakes/openai_server.py `gold_answers`): a candidate that
 drops a pack, was stored with `run --limit 1`, is compared with a baseline that raised, or is
 judged by a gate leaving a pack without a rule is exit 4 naming what is missing (all were exit 0);
 --subset passes on the shared items and says SUBSET in every output."""
@@ -16,9 +16,8 @@ import pytest
 
 from evalrun.contract.types import Generation
 from evalrun.evals.gate import NO_RULE
-from tests.cli.exact_server import ExactBackend, items_of, served_config
 from tests.conftest import run_cli
-from tests.runners.openai_server import OpenAITestServer
+from tests.fakes.openai_server import ExactBackend, OpenAITestServer, gold_answers, items_of, served_config
 
 NEEDLES = {"pack": "needle_numbers", "lengths": [256, 384], "depths": [0.0, 0.5, 1.0], "values": ["integer"]}
 DOCS = {"pack": "doc_fields", "documents": 4, "lengths": [600], "fields": ["total", "due_date"]}
@@ -32,8 +31,8 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     root = tmp_path_factory.mktemp("coverage")
     items = items_of([NEEDLES, DOCS])
     first_doc = next(it.id for it in items if it.pack == "doc_fields")
-    lossy = ExactBackend(items, wrong=lambda it: it.pack == "doc_fields" and it.id != first_doc)
-    with OpenAITestServer(ExactBackend(items)) as exact, OpenAITestServer(lossy) as lossy_srv:
+    lossy = ExactBackend(gold_answers(items, wrong=lambda it: it.pack == "doc_fields" and it.id != first_doc))
+    with OpenAITestServer(ExactBackend(gold_answers(items))) as exact, OpenAITestServer(lossy) as lossy_srv:
         base = served_config(root / "base.yaml", "base", exact.base_url, [NEEDLES, DOCS])
         res = run_cli("run", str(base), "--out", str(root / "runs"))
         assert res.returncode == 0, res.stdout + res.stderr
@@ -103,7 +102,7 @@ def test_baseline_errors_are_exit_4_with_their_count_and_first_message(setup: di
                 g = Generation(item_id=g["item_id"], pack=g["pack"], prompt_hash=g["prompt_hash"],
                                error=OOM).model_dump(mode="json")
             f.write(json.dumps(g) + "\n")
-    with OpenAITestServer(ExactBackend(items, wrong=lambda it: it.id in victims)) as srv:
+    with OpenAITestServer(ExactBackend(gold_answers(items, wrong=lambda it: it.id in victims))) as srv:
         cand = served_config(tmp_path / "cand.yaml", "cand", srv.base_url, [NEEDLES, DOCS])
         assert run_cli("run", str(cand), "--out", str(tmp_path / "runs")).returncode == 0
     [cand_dir] = [d for d in (tmp_path / "runs").iterdir() if d.name.startswith("cand-")]

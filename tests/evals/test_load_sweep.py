@@ -206,7 +206,7 @@ def test_cli_knob_of_the_other_runner_and_set_with_load_are_exit_2(tmp_path: Pat
 def test_openai_points_get_their_own_directories_and_are_timed_afresh(tmp_path: Path, tiny_model_dir: Path) -> None:
     """The run key ignores concurrency: without a directory per point, concurrency 2 would reuse
     concurrency 1's samples. A second sweep moves the earlier run aside instead of reusing it."""
-    from tests.runners.openai_server import HFBackend, OpenAITestServer
+    from tests.fakes.openai_server import HFBackend, OpenAITestServer
 
     with OpenAITestServer(HFBackend(str(tiny_model_dir))) as srv:
         cfg = parse_config({"name": "served", "model": "smollm2-135m", "runner": "openai",

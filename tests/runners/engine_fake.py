@@ -1,6 +1,6 @@
 """A launched engine for the lifecycle tests, without a model: `python -m tests.runners.engine_fake PORT`.
 
-It serves tests/runners/openai_server.py's handler with the scripted backend (exact needle answers,
+It serves tests/fakes/openai_server.py's handler with the scripted backend (exact needle answers,
 one word a token) on 127.0.0.1:PORT, as an engine a config's `server:` starts would: it may print a
 line first (`--say`, what an engine logs while loading), take `--load` seconds before it listens, ask
 for the key in the environment variable `--key-env` names, and pace its answers (`--per-token`). Like
@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 
-from tests.runners.openai_server import ScriptedBackend, ServerState, _Handler, _Server
+from tests.fakes.openai_server import ScriptedBackend, ServerState, _Handler, _Server
 
 
 class _Logged(_Handler):

@@ -27,7 +27,7 @@ from evalrun.evals.config import load_config
 from evalrun.evals.run import prepare
 from evalrun.runners.openai._server_process import free_port
 from tests.conftest import ROOT, run_cli
-from tests.runners.openai_server import OpenAITestServer, ScriptedBackend
+from tests.fakes.openai_server import OpenAITestServer, ScriptedBackend
 from tests.runners.test_server_lifecycle import (
     TASKS, _assert_none_left, _launched, _marked, _run_dir, _samples, _write,
 )

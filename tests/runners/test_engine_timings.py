@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, AsyncIterator, Iterator
 
 import pytest
@@ -22,6 +21,7 @@ from evalrun.runners.openai._answer import read_json, read_stream
 from evalrun.runners.openai._engine_timings import (
     LLAMA_SOURCE, NO_TIMINGS, VLLM_SOURCE, EngineTimings, combine, histograms, llama_timings, record, vllm_delta,
 )
+from tests.fakes.openai_server import OpenAITestServer, ServerState
 
 
 def exposition(ttft: tuple[float, int], e2e: tuple[float, int] | None = None,
@@ -162,50 +162,20 @@ def test_a_server_without_timings_says_so_and_keeps_an_earlier_sessions() -> Non
     assert mixed["source"] == LLAMA_SOURCE and mixed["requests"] == 2 and mixed["requests_answered"] == 5
 
 
-class _Metrics:
-    """A real loopback HTTP server whose /metrics text the test changes; 404 elsewhere."""
-
-    def __init__(self, text: str, status: int = 200) -> None:
-        self.text, self.status, self.gets = text, status, 0
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
-                owner.gets += 1
-                ok = self.path == "/metrics" and owner.status == 200
-                body = owner.text.encode() if ok else b"not found"
-                self.send_response(200 if ok else owner.status if self.path == "/metrics" else 404)
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.root = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture
-def metrics() -> Iterator[_Metrics]:
-    server = _Metrics(exposition((1.0, 4), (4.0, 4)))
-    yield server
-    server.close()
+def metrics() -> Iterator[OpenAITestServer]:
+    """A real loopback server whose /metrics text the test changes (`state.metrics`, None: a 404)."""
+    with OpenAITestServer(state=ServerState(metrics=exposition((1.0, 4), (4.0, 4)))) as server:
+        yield server
 
 
-def test_a_window_waits_for_the_engine_to_record_its_last_request(metrics: _Metrics) -> None:
+def test_a_window_waits_for_the_engine_to_record_its_last_request(metrics: OpenAITestServer) -> None:
     clock = EngineTimings()
 
     async def window() -> None:
         before = await clock.scrape(metrics.root)
-        metrics.text = exposition((1.3, 6), (5.0, 5))  # the second request's end not recorded yet
-        late = threading.Timer(0.5, lambda: setattr(metrics, "text", exposition((1.3, 6), (6.2, 6))))
+        metrics.state.metrics = exposition((1.3, 6), (5.0, 5))  # the second request's end not recorded yet
+        late = threading.Timer(0.5, lambda: setattr(metrics.state, "metrics", exposition((1.3, 6), (6.2, 6))))
         late.start()
         await clock.window_end(metrics.root, before, answered=2)
 
@@ -215,8 +185,8 @@ def test_a_window_waits_for_the_engine_to_record_its_last_request(metrics: _Metr
     assert facts["means_seconds"]["ttft"] == pytest.approx(0.15) and facts["means_seconds"]["e2e"] == pytest.approx(1.1)
 
 
-def test_a_server_without_metrics_is_asked_once_and_reports_none(metrics: _Metrics) -> None:
-    metrics.status = 404
+def test_a_server_without_metrics_is_asked_once_and_reports_none(metrics: OpenAITestServer) -> None:
+    metrics.state.metrics = None
     clock = EngineTimings()
 
     async def windows() -> None:
@@ -225,7 +195,7 @@ def test_a_server_without_metrics_is_asked_once_and_reports_none(metrics: _Metri
             await clock.window_end(metrics.root, before, answered=1)
 
     asyncio.run(windows())
-    assert metrics.gets == 1  # a 404: not asked again in this session
+    assert metrics.state.metrics_gets == 1  # a 404: not asked again in this session
     assert clock.facts() == {"source": None, "note": NO_TIMINGS, "requests_answered": 3}
     clock.response({"prompt_ms": 10.0, "predicted_ms": 20.0, "predicted_n": 4})  # llama-server's answers
     assert clock.facts()["source"] == LLAMA_SOURCE and clock.facts()["requests"] == 1

@@ -21,7 +21,7 @@ from evalrun.evals.config import parse_config
 from evalrun.evals.run import execute, prepare
 from evalrun.evals.speed import effects_facts
 from evalrun.runners.openai import context_refusal
-from tests.runners.openai_server import OpenAITestServer, ScriptedBackend, ServerState, needle_answer
+from tests.fakes.openai_server import OpenAITestServer, ScriptedBackend, ServerState, needle_answer
 
 TASKS = [{"pack": "needle_numbers", "lengths": [96, 200], "depths": [0.0, 0.5, 1.0], "values": ["integer"]}]
 LONG = [{"pack": "needle_numbers", "lengths": [96, 400], "depths": [0.0, 1.0], "values": ["integer"]}]

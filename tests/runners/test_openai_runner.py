@@ -27,7 +27,7 @@ from evalrun.evals.store import run_key
 from evalrun.runners.models import ModelSource
 from evalrun.runners.openai import backoff_seconds, retry_after_seconds, retry_wait
 from tests.conftest import CONFIGS, run_cli, write_config
-from tests.runners.openai_server import HFBackend, OpenAITestServer, ServerState
+from tests.fakes.openai_server import HFBackend, OpenAITestServer, ServerState
 
 KEY = "sk-evalrun-test-9f8e7d6c5b4a"
 KEY_ENV = "EVALRUN_TEST_OPENAI_KEY"

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from evalrun.cli import app
 from evalrun.runners.openai import key_forms, key_problem, readable_variable, scrub
-from tests.runners.openai_server import OpenAITestServer, ScriptedBackend, ServerState
+from tests.fakes.openai_server import OpenAITestServer, ScriptedBackend, ServerState
 
 KEY = "sk-live-7Hq2+/x9Zr41abcDEF"
 ENV = "EVALRUN_SECRET_TEST_KEY"

@@ -20,7 +20,7 @@ from evalrun.evals.run import prepare
 from evalrun.runners.logprobs import TokenDists
 from evalrun.runners.openai._forced import MASS_TOLERANCE, NO_PROMPT_LOGPROBS, body, complete, record
 from evalrun.runners.openai._logprobs import TokenIds, token_dists, tokens_of
-from tests.runners.openai_server import OpenAITestServer, ScriptedBackend, ServerState
+from tests.fakes.openai_server import OpenAITestServer, ScriptedBackend, ServerState
 
 RECORDED = Path(__file__).parent / "data" / "vllm_forced_read.json"
 

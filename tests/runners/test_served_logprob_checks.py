@@ -13,7 +13,7 @@ import pytest
 
 from evalrun.runners.logprobs import TokenDists
 from evalrun.runners.openai._logprobs import ServedDists, TokenIds, token_dists, tokens_of
-from tests.runners.openai_server import OpenAITestServer, ServerState
+from tests.fakes.openai_server import OpenAITestServer, ServerState
 from tests.runners.test_served_forcing import RECORDED, _CountingBackend, _read, _served_runner
 
 

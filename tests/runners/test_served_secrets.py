@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from tests.conftest import run_cli
-from tests.runners.openai_server import OpenAITestServer, ScriptedBackend, ServerState, needle_answer
+from tests.fakes.openai_server import OpenAITestServer, ScriptedBackend, ServerState, needle_answer
 
 TOKEN = "hf_Qx7RtL2mVw9KpZ4sNc8BdJ6yHa3FgE1uTo"
 KEY, KEY_ENV = "sk-echo-Vb83kQ1zLm0pWx7Rn", "EVALRUN_TEST_ECHOED_KEY"
@@ -26,7 +26,7 @@ TASKS = [{"pack": "needle_numbers", "lengths": [96], "depths": [0.0, 1.0], "valu
 # an OpenAI server on the port evalrun gives it; the candidate's (ECHO set) answers with its HF_TOKEN
 SERVER = """
 import os, sys
-from tests.runners.openai_server import ScriptedBackend, ServerState, _Handler, _Server, needle_answer
+from tests.fakes.openai_server import ScriptedBackend, ServerState, _Handler, _Server, needle_answer
 echo = os.environ.get("ECHO") == "1"
 answer = (lambda p: "I may not say, my token is " + os.environ["HF_TOKEN"]) if echo else needle_answer
 httpd = _Server(("127.0.0.1", int(sys.argv[1])), _Handler)

@@ -1,5 +1,5 @@
 """The speed metrics are accurate: the real openai runner against a real loopback server whose
-timings are injected (tests/runners/timed_server.py), and the hf runner on a model whose
+timings are injected (tests/fakes/openai_server.py `timed_server`), and the hf runner on a model whose
 forward calls take a known time (tests/runners/paced_model.py). No mocks: real HTTP, real SSE,
 real sleeps, the metrics read back from the run store by `evals.timing.latency.request_metrics`.
 
@@ -33,7 +33,7 @@ from evalrun.evals.stats import percentile
 from tests.machine import loaded, skip_if_loaded
 from tests.runners.noise_probe import scheduling_noise
 from tests.runners.paced_model import ForwardPacer, calibrate
-from tests.runners.timed_server import Timing
+from tests.fakes.openai_server import Timing
 from tests.runners.timing_scenarios import (
     ABS_TOL, SCENARIOS, SLO_MARGIN, Scenario, ServedRun, config_for, goodput_check, percentile_rows, request_errors,
     run_served, server_lateness, tolerance,

@@ -18,7 +18,7 @@ from evalrun.contract.types import Generation, Item
 from evalrun.evals.timing import METRICS, PERCENTILES, SLO, latency, pkey, request_metrics
 from evalrun.evals.config import parse_config
 from evalrun.evals.run import execute, prepare
-from tests.runners.timed_server import StreamRecord, TimedState, Timing, timed_server
+from tests.fakes.openai_server import RequestRecord, ServerState, Timing, timed_server
 
 REL_TOL = 0.05
 ABS_TOL = 0.002  # seconds
@@ -73,12 +73,12 @@ class ServedRun:
     scenario: Scenario
     generations: list[Generation]
     items: dict[str, Item]
-    state: TimedState
+    state: ServerState
     manifest: Any
     wall_seconds: float
     runner: Any = None  # the OpenAIRunner that ran it (its `arrivals` schedule, its manifest extras)
 
-    def record_of(self, gen: Generation) -> StreamRecord:
+    def record_of(self, gen: Generation) -> RequestRecord:
         """The server's record of the request that produced `gen` (matched by the prompt it sent)."""
         prompt = self.items[gen.item_id].prompt
         (record,) = [r for r in self.state.records if r.prompt == prompt]
@@ -170,7 +170,7 @@ def request_errors(run: ServedRun, source: str = "actual") -> dict[str, float]:
     return worst
 
 
-def server_lateness(state: TimedState) -> list[float]:
+def server_lateness(state: ServerState) -> list[float]:
     """Seconds each text chunk went out after its deadline (the server's own scheduling error)."""
     late = []
     for rec in state.finished():
@@ -182,14 +182,14 @@ def server_lateness(state: TimedState) -> list[float]:
     return late
 
 
-def meets_intended(rec: StreamRecord, slo: SLO) -> bool:
+def meets_intended(rec: RequestRecord, slo: SLO) -> bool:
     """Whether the request was injected to meet every SLO given."""
     checks = ((slo.ttft, rec.intended("ttft")[0]), (slo.tpot, (rec.intended("tpot") or [0.0])[0]),
               (slo.e2el, rec.intended("e2el")[0]))
     return all(value <= limit for limit, value in checks if limit is not None)
 
 
-def slo_margin(state: TimedState, slo: SLO) -> float:
+def slo_margin(state: ServerState, slo: SLO) -> float:
     """The smallest distance between an injected value and its SLO (seconds)."""
     gaps = []
     for rec in state.finished():

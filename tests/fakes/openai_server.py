@@ -1,53 +1,129 @@
-"""A small OpenAI-compatible server for tests: real HTTP on loopback, real SSE
-streaming, real answers from the default model through the `hf` runner, and
-faults injected on request (500, 429 with Retry-After, a connection dropped
-mid-stream, an answer slower than the client's timeout, a revoked key), and two
-ways real servers end answers that were never finished: llama-cpp-python's
-default `interrupt_requests` (a request that arrives while another streams ends
-that stream with `[DONE]` and no finish_reason) and a served context that a
-prompt does not fit (a 400 `context_length_exceeded`, or a 200 with an empty
-stream).
+"""The one fake OpenAI-compatible server of the tests: real HTTP/1.1 on loopback (an OS-chosen port on
+127.0.0.1), real SSE streaming (chunked transfer encoding), one thread per connection.
 
-It serves /v1/models, /v1/chat/completions and /v1/completions the way vLLM
-does, closely enough for the `openai` runner to be tested against the wire
-protocol rather than against mocks. Generation is serialised (one model, one
-CPU), so requests queue as on a busy engine; how many are open at once is
-recorded so tests can see the client's concurrency bound from the server.
+It serves /v1/models, /v1/chat/completions and /v1/completions the way vLLM does, closely enough for the
+`openai` runner to be tested against the wire protocol rather than against mocks, and a Prometheus
+/metrics text a test sets. What it answers is its backend's:
 
-`ScriptedBackend` answers without a model (exact answers to needle questions, one
-word per token, at a set pace), for tests of the wire mechanics alone.
+- `HFBackend`: real answers from the default model through the `hf` runner, token by token;
+- `ScriptedBackend`: exact answers to needle questions without a model, one word a token, at a set pace;
+- `ExactBackend`: one whole answer per prompt, the same on every request (`gold_answers`: the gold
+  values of known items, or deliberately wrong ones);
+- `TimedBackend`: `tok0 tok1 ...` at injected timings, the ground truth the speed metrics are checked
+  against (see `Timing` and `timed_server`).
+
+How it behaves is its `ServerState`'s: faults injected on request (500, 503, 400, 429 with Retry-After,
+a connection dropped mid-stream, an answer slower than the client's timeout, a revoked key, an engine's
+"abort"), and two ways real servers end answers that were never finished: llama-cpp-python's default
+`interrupt_requests` (a request that arrives while another streams ends that stream with `[DONE]` and no
+finish_reason) and a served context that a prompt does not fit (a 400 `context_length_exceeded`, or a 200
+with an empty stream). The model backends serialise generation (one model, one CPU), so requests queue as
+on a busy engine. Every generation request is recorded (when it arrived, how it ended, the perf_counter
+right after each text chunk was written), and how many were open at once, so tests see the client's
+concurrency bound and timings from the server.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import queue
+import random
 import re
 import socket
+import subprocess
+import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from evalrun.contract.types import Item
+
+_ROOT = Path(__file__).resolve().parents[2]
 
 # "abort": the answer ends at once with finish_reason "abort" (an engine that dropped the request), streamed or not
 FAULTS = ("500", "503", "429", "drop", "slow", "400", "401", "abort")
 
 
+@dataclass(frozen=True)
+class Timing:
+    """What every streamed answer's timing is meant to be (milliseconds)."""
+
+    ttft_ms: float = 40.0
+    gap_ms: float = 5.0
+    jitter_ms: float = 0.0  # each gap drawn uniformly from gap +- jitter (seeded per request)
+    ttft_jitter_ms: float = 0.0  # TTFT drawn uniformly from ttft +- this (requests not in lockstep)
+    seed: int = 0
+    slow_share: float = 0.0  # this share of the requests, by arrival index, is the slow tail
+    slow_ttft_factor: float = 1.0
+    slow_gap_factor: float = 1.0
+
+    def is_slow(self, index: int) -> bool:
+        """Exactly round(n * share) of the first n arrivals, spread evenly (deterministic)."""
+        return math.floor((index + 1) * self.slow_share + 1e-9) > math.floor(index * self.slow_share + 1e-9)
+
+    def plan(self, index: int, tokens: int) -> tuple[bool, float, list[float]]:
+        """(slow?, intended TTFT in s, intended gaps in s) for the `index`-th request."""
+        slow = self.is_slow(index)
+        rng = random.Random(f"timed-server:{self.seed}:{index}")
+        ttft = self.ttft_ms * (self.slow_ttft_factor if slow else 1.0)
+        ttft = max(0.0, ttft + (rng.uniform(-self.ttft_jitter_ms, self.ttft_jitter_ms) if self.ttft_jitter_ms else 0.0))
+        ttft /= 1000.0
+        gap = self.gap_ms * (self.slow_gap_factor if slow else 1.0)
+        gaps = [max(0.0, gap + (rng.uniform(-self.jitter_ms, self.jitter_ms) if self.jitter_ms else 0.0)) / 1000.0
+                for _ in range(tokens - 1)]
+        return slow, ttft, gaps
+
+
 @dataclass
 class RequestRecord:
-    """One generation request as the server saw it."""
+    """One generation request as the server saw it: what was intended and what was sent."""
 
     path: str
     key: str  # hash of the prompt (messages or text), to tell items apart
-    arrived: float
+    arrived: float  # perf_counter when its request line came in
     fault: str | None
+    index: int = 0  # arrival order, from 0
+    prompt: str = ""  # the last user message (chat) or the prompt, to match the request to its item
     status: int = 0
     finished: float = 0.0
     interrupted: bool = False  # ended with [DONE] and no finish_reason because another request arrived
+    # TimedBackend's plan: in the slow tail?, intended TTFT (s after `arrived`), intended gaps between text chunks
+    slow: bool = False
+    ttft: float = 0.0
+    gaps: list[float] = field(default_factory=list)
+    sent: list[float] = field(default_factory=list)  # perf_counter right after each streamed text chunk was written
+    done: float | None = None  # perf_counter after [DONE]; None: the stream did not finish
+
+    @property
+    def tokens(self) -> int:
+        return len(self.gaps) + 1
+
+    def intended(self, metric: str) -> list[float]:
+        """The injected value(s) of a metric for this request (ITL: every gap)."""
+        return _metric(metric, self.ttft, self.gaps)
+
+    def actual(self, metric: str) -> list[float]:
+        """The same from the server's own send times (its scheduling error included)."""
+        gaps = [b - a for a, b in zip(self.sent, self.sent[1:])]
+        return _metric(metric, self.sent[0] - self.arrived, gaps)
+
+
+def _metric(metric: str, ttft: float, gaps: list[float]) -> list[float]:
+    if metric == "ttft":
+        return [ttft]
+    if metric == "itl":
+        return list(gaps)
+    if metric == "tpot":
+        return [sum(gaps) / len(gaps)] if gaps else []
+    if metric == "e2el":
+        return [ttft + sum(gaps)]
+    raise ValueError(metric)
 
 
 @dataclass
@@ -76,14 +152,46 @@ class ServerState:
     # vLLM's `prompt_logprobs` for a completions request that asks for them (the teacher-forced read): the
     # list this gives the request's body; None: the field is never sent (llama.cpp's servers)
     prompt_logprobs: Callable[[dict[str, Any]], list[Any]] | None = None
+    # GET /metrics answers this Prometheus text (None: a 404); `metrics_gets` counts the asks
+    metrics: str | None = None
+    metrics_gets: int = 0
     records: list[RequestRecord] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # a server in a child process (`timed_server`): asked for its records whenever they are read here
+    remote: Callable[[], dict[str, Any]] | None = None
 
     def completed(self) -> list[RequestRecord]:
         """Requests answered in full (a dropped stream is 598, a request the client gave up on 599)."""
         return [r for r in self.records if r.status == 200]
+
+    def sync(self) -> None:
+        """Bring `records` and `max_in_flight` up to date from a server in a child process."""
+        if self.remote is not None:
+            dump = self.remote()
+            self.records = [RequestRecord(**r) for r in dump["records"]]
+            self.max_in_flight = dump["max_in_flight"]
+
+    def finished(self) -> list[RequestRecord]:
+        """The streams that reached their [DONE]."""
+        self.sync()
+        with self.lock:
+            return [r for r in self.records if r.done is not None]
+
+    def values(self, metric: str, source: str = "intended") -> list[float]:
+        """One metric over every finished stream: `intended` (injected) or `actual` (server send times)."""
+        return [v for r in self.finished() for v in getattr(r, source)(metric)]
+
+    def distribution(self, metric: str, percentiles: tuple[float, ...], source: str = "intended") -> dict[str, Any]:
+        """The injected percentiles, by the same `evals.stats.percentile` the metrics use."""
+        from evalrun.evals.stats import percentile
+
+        vals = self.values(metric, source)
+        return {f"p{q:g}": percentile(vals, q) for q in percentiles} | {"n": len(vals)}
+
+
+# -- backends: what the server answers ----------------------------------------------------------------------
 
 
 class HFBackend:
@@ -110,7 +218,7 @@ class HFBackend:
         return self.runner.render(Item(id="server", pack="server", prompt=user, system=system, fields=[]))
 
     def stream(self, text: str, body: dict[str, Any], usage: dict[str, int],
-               waiting: Callable[[], None] | None = None) -> Iterator[str]:
+               waiting: Callable[[], None] | None = None, record: RequestRecord | None = None) -> Iterator[str]:
         """Text pieces as tokens come out of `generate`, decoded incrementally (held back while a
         character is incomplete); fills `usage` at the end. Same arguments as the hf runner's call.
         `waiting` is called every half second while the request queues for the model."""
@@ -211,6 +319,13 @@ def needle_answer(prompt: str) -> str:
     return found.get(asked.group(1), "unknown") if asked else "unknown"
 
 
+def _joined(body: dict[str, Any], chat: bool, sep: str) -> str:
+    """The prompt, or every message's text (system first) joined by `sep`."""
+    if not chat:
+        return str(body["prompt"])
+    return sep.join(str(m["content"]) for m in body["messages"])
+
+
 class ScriptedBackend:
     """Answers without a model: `answer(prompt)` split into words, one word a token, one token every
     `seconds_per_token` (so requests overlap as on a busy engine); prompts are sized in words.
@@ -227,12 +342,10 @@ class ScriptedBackend:
         return len(text.split())
 
     def prompt_of(self, body: dict[str, Any], chat: bool) -> str:
-        if not chat:
-            return str(body["prompt"])
-        return "\n\n".join(str(m["content"]) for m in body["messages"])
+        return _joined(body, chat, "\n\n")
 
     def stream(self, text: str, body: dict[str, Any], usage: dict[str, int],
-               waiting: Callable[[], None] | None = None) -> Iterator[str]:
+               waiting: Callable[[], None] | None = None, record: RequestRecord | None = None) -> Iterator[str]:
         words = re.findall(r"\s*\S+", self.answer(text))
         limit = int(body.get("max_tokens", 16))
         _wait_for(self, waiting)
@@ -249,33 +362,142 @@ class ScriptedBackend:
 
 class ExactBackend:
     """Deterministic answers with no model: `answer(prompt)` gives each whole answer, the same on every
-    request (an engine whose outputs never change with batches); streamed in a few pieces."""
+    request (an engine whose outputs never change with batches); streamed in pieces of four characters."""
 
     def __init__(self, answer: Callable[[str], str]):
         self.answer = answer
 
+    def prompt_tokens(self, text: str) -> int:
+        return max(1, len(text.split()))
+
     def prompt_of(self, body: dict[str, Any], chat: bool) -> str:
-        if not chat:
-            return str(body["prompt"])
-        return "\n".join(str(m["content"]) for m in body["messages"])
+        return _joined(body, chat, "\n")
 
     def stream(self, text: str, body: dict[str, Any], usage: dict[str, int],
-               waiting: Callable[[], None] | None = None) -> Iterator[str]:
+               waiting: Callable[[], None] | None = None, record: RequestRecord | None = None) -> Iterator[str]:
         out = self.answer(text)
         pieces = [out[i:i + 4] for i in range(0, len(out), 4)] or [""]
         yield from pieces
-        prompt_tokens = max(1, len(text.split()))
-        usage.update(prompt_tokens=prompt_tokens, completion_tokens=len(pieces),
-                     total_tokens=prompt_tokens + len(pieces), finish=1)
+        usage.update(prompt_tokens=self.prompt_tokens(text), completion_tokens=len(pieces),
+                     total_tokens=self.prompt_tokens(text) + len(pieces), finish=1)
+
+
+class TimedBackend:
+    """`tok0 tok1 ...`, `max_tokens` of them (finish_reason "length"), the first `timing.ttft_ms` after the
+    request arrived and one every `gap_ms`; each piece is due at an absolute deadline (arrival + TTFT + the
+    intended gaps so far), so lateness never accumulates. Never queued: every request streams at once."""
+
+    def __init__(self, timing: Timing):
+        self.timing = timing
+
+    def prompt_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def prompt_of(self, body: dict[str, Any], chat: bool) -> str:
+        return _last_user(body, chat)
+
+    def stream(self, text: str, body: dict[str, Any], usage: dict[str, int],
+               waiting: Callable[[], None] | None = None, record: RequestRecord | None = None) -> Iterator[str]:
+        assert record is not None
+        tokens = max(1, int(body.get("max_tokens", 16)))
+        record.slow, record.ttft, record.gaps = self.timing.plan(record.index, tokens)
+        deadline = record.arrived + record.ttft
+        for k in range(tokens):
+            if k:
+                deadline += record.gaps[k - 1]
+            # a thread's timed sleep wakes tens of microseconds late (an event loop's epoll wait: whole milliseconds)
+            if (wait := deadline - time.perf_counter()) > 0:
+                time.sleep(wait)
+            yield f" tok{k}"
+        usage.update(prompt_tokens=self.prompt_tokens(text), completion_tokens=tokens,
+                     total_tokens=self.prompt_tokens(text) + tokens, finish=0)
+
+
+def _last_user(body: dict[str, Any], chat: bool) -> str:
+    if not chat:
+        return str(body.get("prompt", ""))
+    return next((str(m.get("content", "")) for m in reversed(body.get("messages") or []) if m.get("role") == "user"),
+                "")
+
+
+# -- exact answers to known items (the CLI's served runs) ----------------------------------------------------
+
+SERVED = "smollm2-135m"  # the served name; the local tokenizer of the same name sizes the prompts
+
+
+def items_of(packs: list[dict[str, Any]]) -> list[Item]:
+    """The items a config with these `tasks` asks (the openai runner builds them the same way)."""
+    from evalrun.evals import api
+
+    out: list[Item] = []
+    for task in packs:
+        params = {k: v for k, v in task.items() if k != "pack"}
+        out.extend(api.export_pack(task["pack"], params, model=SERVED))
+    return out
+
+
+def _golds_text(item: Item, golds: dict[str, Any]) -> str:
+    if item.answer_format == "json":
+        return json.dumps(golds)
+    return "\n".join(f"{g}" if len(golds) == 1 else f"{n}: {g}" for n, g in golds.items() if g is not None) or "none"
+
+
+def exact_answer(item: Item) -> str:
+    return _golds_text(item, {f.name: f.gold for f in item.fields})
+
+
+def wrong_answer(item: Item) -> str:
+    """Every digit of every gold changed: a lost amount, number or date on every field."""
+    shift = str.maketrans("0123456789", "1234567890")
+    return _golds_text(item, {f.name: (f.gold.translate(shift) if f.gold else f.gold) for f in item.fields})
+
+
+def gold_answers(items: list[Item], wrong: Callable[[Item], bool] = lambda _it: False) -> Callable[[str], str]:
+    """An `ExactBackend`'s answers: every item it knows (by its chat prompt) answered with its gold values,
+    so a baseline is right on every field and whatever a candidate loses is the candidate's (`wrong`
+    decides which answers are altered); a prompt of no item: "I do not know"."""
+    by_prompt = {"\n".join([it.system, it.prompt] if it.system else [it.prompt]): it for it in items}
+
+    def answer(prompt: str) -> str:
+        item = by_prompt.get(prompt)
+        return "I do not know." if item is None else (wrong_answer if wrong(item) else exact_answer)(item)
+
+    return answer
+
+
+def served_config(path: Path, name: str, base_url: str, tasks: list[dict[str, Any]],
+                  gate: dict[str, Any] | None = None) -> Path:
+    """A config of the `openai` runner against the test server."""
+    import yaml
+
+    data: dict[str, Any] = {
+        "name": name, "runner": "openai", "model": SERVED,
+        "openai": {"base_url": base_url, "concurrency": 2, "timeout": 30, "max_retries": 1},
+        "generation": {"max_new_tokens": 16, "temperature": 0},
+        "tasks": tasks,
+    }
+    if gate is not None:
+        data["gate"] = gate
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+# -- the HTTP server ----------------------------------------------------------------------------------------
 
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # each SSE chunk goes out when written
     server: "_Server"
     record: RequestRecord  # the generation request being answered
+    arrived: float = 0.0
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         return
+
+    def parse_request(self) -> bool:
+        self.arrived = time.perf_counter()  # the request line is in; its headers and body follow at once
+        return super().parse_request()
 
     # -- plumbing ---------------------------------------------------------------------------------------
 
@@ -302,6 +524,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
 
+    def _start_stream(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def _end_stream(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
     def _unauthorised(self) -> None:
         message = "invalid API key"
         got = self.headers.get("Authorization") or ""
@@ -323,7 +556,19 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         state = self.server.state
-        if self.path != "/v1/models" or not state.list_models:
+        if self.path == "/metrics":
+            with state.lock:
+                state.metrics_gets += 1
+            if state.metrics is None:
+                self._error(404, "no route /metrics")
+                return
+            data = state.metrics.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        elif self.path != "/v1/models" or not state.list_models:
             self._error(404, f"no route {self.path}")
         elif not self._authorised():
             self._unauthorised()
@@ -347,7 +592,8 @@ class _Handler(BaseHTTPRequestHandler):
             answered = sum(1 for r in state.records if r.status == 200)
             if fault is None and state.revoke_after is not None and answered >= state.revoke_after:
                 fault = "401"
-            record = RequestRecord(self.path, key, time.monotonic(), fault)
+            record = RequestRecord(self.path, key, self.arrived, fault, index=len(state.records),
+                                   prompt=_last_user(body, chat))
             state.records.append(record)
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
@@ -358,7 +604,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # the client gave up (its timeout): nothing more to say
             record.status = 599
         finally:
-            record.finished = time.monotonic()
+            record.finished = time.perf_counter()
             with state.lock:
                 state.in_flight -= 1
 
@@ -393,7 +639,7 @@ class _Handler(BaseHTTPRequestHandler):
         ident = f"cmpl-{time.monotonic_ns()}"
         model = state.model_name
         if not (body.get("stream") and state.stream_supported):
-            out = "".join(backend.stream(text, body, usage))
+            out = "".join(backend.stream(text, body, usage, record=self.record))
             finish = "stop" if usage.pop("finish") else "length"
             choice = ({"index": 0, "message": {"role": "assistant", "content": out}, "finish_reason": finish} if chat
                       else {"index": 0, "text": out, "finish_reason": finish})
@@ -402,10 +648,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {"id": ident, "object": "chat.completion" if chat else "text_completion", "model": model,
                              "choices": [choice], "usage": usage})
             return 200
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
+        self._start_stream()
         obj = "chat.completion.chunk" if chat else "text_completion"
 
         def chunk(piece: str | None, finish: str | None = None) -> str:
@@ -416,26 +659,24 @@ class _Handler(BaseHTTPRequestHandler):
                 choice["text"] = piece or ""
             return json.dumps({"id": ident, "object": obj, "model": model, "choices": [choice]})
 
-        if chat:
+        if chat:  # as vLLM: the role first, no text yet
             self._chunk(json.dumps({"id": ident, "object": obj, "model": model,
                                     "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
                                                  "finish_reason": None}]}))
-        sent = 0
         # queued behind other requests: SSE comments keep the connection visibly alive, as busy servers do
-        pieces = backend.stream(text, body, usage, waiting=lambda: self._comment("queued"))
+        pieces = backend.stream(text, body, usage, waiting=lambda: self._comment("queued"), record=self.record)
         for piece in pieces:
             if state.interrupt_requests and backend.queued:
                 # llama-cpp-python: after each chunk, a request waiting for the model ends this stream
                 # with [DONE]: no finish_reason, no usage
                 pieces.close()
                 self._chunk("[DONE]")
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
+                self._end_stream()
                 self.record.interrupted = True
                 return 200
             self._chunk(chunk(piece))
-            sent += 1
-            if fault == "drop" and sent == 1:
+            self.record.sent.append(time.perf_counter())
+            if fault == "drop" and len(self.record.sent) == 1:
                 # the connection dies mid-answer: no end of the chunked body, no [DONE]
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
@@ -446,10 +687,9 @@ class _Handler(BaseHTTPRequestHandler):
         if (body.get("stream_options") or {}).get("include_usage"):
             self._chunk(json.dumps({"id": ident, "object": obj, "model": model, "choices": [], "usage": usage}))
         self._chunk("[DONE]")
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+        self._end_stream()
+        self.record.done = time.perf_counter()
         return 200
-
 
     def _abort(self, body: dict[str, Any], chat: bool) -> int:
         """An answer the engine dropped: no text, finish_reason "abort" (vLLM's and SGLang's word)."""
@@ -460,16 +700,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {"id": ident, "object": "chat.completion" if chat else "text_completion", "model": model,
                              "choices": [choice], "usage": {"prompt_tokens": 1, "completion_tokens": 0}})
             return 200
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
+        self._start_stream()
         delta = {"delta": {"content": ""}} if chat else {"text": ""}
         choice = {"index": 0, "finish_reason": "abort"} | delta
         self._chunk(json.dumps({"id": ident, "model": model, "choices": [choice]}))
         self._chunk("[DONE]")
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+        self._end_stream()
         return 200
 
     def _too_long(self, prompt: int, asked: int, stream: bool) -> int:
@@ -477,12 +713,8 @@ class _Handler(BaseHTTPRequestHandler):
         streamed answer, whose error is raised after the 200 went out: an empty stream."""
         state = self.server.state
         if state.context_refusal == "empty" and stream:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
+            self._start_stream()
+            self._end_stream()
             return 200
         message = (f"This model's maximum context length is {state.context_length} tokens. However, you requested "
                    f"{asked} tokens ({prompt} in the messages, {asked - prompt} in the completion). Please reduce "
@@ -494,21 +726,22 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024  # a burst of 32 and more connections at once waits in the listen backlog
     state: ServerState
-    backend: "HFBackend | ExactBackend"
+    backend: Any  # one of the backends above
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hung up (its timeout, a test's dropped stream) is expected here, not a traceback."""
-        import sys
-
         if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
             super().handle_error(request, client_address)
 
 
 class OpenAITestServer:
-    """Start with `with OpenAITestServer(backend, state) as srv:`; `srv.base_url` ends in /v1."""
+    """Start with `with OpenAITestServer(backend, state) as srv:`; `srv.base_url` ends in /v1, `srv.root`
+    is the server's root (where /metrics is). `backend` None: a server that answers only /metrics and
+    /v1/models (a generation request is a 500)."""
 
-    def __init__(self, backend: "HFBackend | ExactBackend", state: ServerState | None = None):
+    def __init__(self, backend: Any = None, state: ServerState | None = None):
         self.state = state or ServerState()
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.state = self.state
@@ -516,9 +749,13 @@ class OpenAITestServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
-    def base_url(self) -> str:
+    def root(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host}:{port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.root}/v1"
 
     def __enter__(self) -> "OpenAITestServer":
         self._thread.start()
@@ -528,3 +765,70 @@ class OpenAITestServer:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
+
+
+@contextmanager
+def timed_server(timing: Timing | None = None, model_name: str = "smollm2-135m",
+                 process: bool = True) -> Iterator[tuple[str, ServerState]]:
+    """The server with a `TimedBackend`; yields (base_url ending in /v1, state).
+
+    With `process` (the default) the server lives in a child process, as a real server would: in the
+    client's own process it shares the client's GIL, so the runner's work (parsing 32 streams, starting
+    requests) holds back the server's reads and sends by milliseconds and the ground truth bends with
+    the very load being measured. perf_counter is the system's monotonic clock, so the child's
+    timestamps compare with the parent's; `state` fetches them when read, also after the server stopped."""
+    timing = timing or Timing()
+    if not process:
+        with OpenAITestServer(TimedBackend(timing), ServerState(model_name=model_name)) as srv:
+            yield srv.base_url, srv.state
+        return
+    child = subprocess.Popen([sys.executable, "-m", "tests.fakes.openai_server", json.dumps(asdict(timing)),
+                              model_name], cwd=_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert child.stdin is not None and child.stdout is not None
+    state: ServerState | None = None
+    try:
+        base_url = child.stdout.readline().strip()
+        if not base_url.startswith("http://"):
+            raise RuntimeError(f"the timed server did not start (it said {base_url!r})")
+        state = ServerState(model_name=model_name, remote=_Remote(child))
+        yield base_url, state
+    finally:
+        if state is not None and child.poll() is None:
+            state.sync()  # the last word, readable after the server has gone
+            state.remote = None
+        child.stdin.close()
+        try:
+            child.wait(10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+class _Remote:
+    """Asks the child process for its records (one JSON line per ask)."""
+
+    def __init__(self, child: subprocess.Popen[str]):
+        self.child = child
+
+    def __call__(self) -> dict[str, Any]:
+        assert self.child.stdin is not None and self.child.stdout is not None
+        self.child.stdin.write("state\n")
+        self.child.stdin.flush()
+        return json.loads(self.child.stdout.readline())
+
+
+def _child_main(argv: list[str]) -> None:
+    """`python -m tests.fakes.openai_server TIMING_JSON MODEL`: print the base URL, answer each
+    `state` line on stdin with the records as one JSON line, stop at the end of stdin."""
+    with OpenAITestServer(TimedBackend(Timing(**json.loads(argv[0]))), ServerState(model_name=argv[1])) as srv:
+        print(srv.base_url, flush=True)
+        for line in sys.stdin:
+            if line.strip() == "state":
+                with srv.state.lock:
+                    dump = {"records": [asdict(r) for r in srv.state.records],
+                            "max_in_flight": srv.state.max_in_flight}
+                print(json.dumps(dump), flush=True)
+
+
+if __name__ == "__main__":
+    _child_main(sys.argv[1:])

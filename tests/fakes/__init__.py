@@ -1,0 +1,1 @@
+"""Fakes and factories the tests share: the fake OpenAI-compatible server, runs and manifests."""
