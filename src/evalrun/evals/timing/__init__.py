@@ -3,11 +3,11 @@ machine was while a run was timed."""
 
 from __future__ import annotations
 
-from evalrun.evals.timing._slo import SLO, SLOError, parse_slo, slo_from_mapping
-from evalrun.evals.timing.latency import METRICS, PERCENTILES, pkey, request_metrics
+from evalrun.evals.timing.latency import (
+    METRICS, PERCENTILES, SLO, ConfiguredSLO, SLOError, parse_slo, pkey, request_metrics, slo_from_mapping,
+)
 from evalrun.evals.timing.speedups import BOOTSTRAP_RESAMPLES, Speedup, pair_timings, parse_metric, speedup
 from evalrun.evals.timing.load import RunLoad, Snapshot, measured, run_load, timings_warning
-from evalrun.evals.timing._slo import ConfiguredSLO
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES", "ConfiguredSLO", "METRICS", "PERCENTILES", "RunLoad", "SLO", "SLOError",
