@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -105,25 +105,26 @@ class PackStats:
         return self.paired.mde
 
 
-@dataclass
-class PackComparison(_PairedAccuracy):
+@dataclass(frozen=True)
+class PackComparison:
+    """One pack's paired items, built once by `pair`: per item (aligned) its id, whether each run got it
+    right and each run's (tp, fp, fn); the flips and outcome transitions; the fields asked; statistics."""
+
     pack: str
-    n: int = 0
-    baseline_correct: int = 0
-    candidate_correct: int = 0
+    item_ids: list[str] = field(default_factory=list)
+    base_ok: list[bool] = field(default_factory=list, repr=False)
+    cand_ok: list[bool] = field(default_factory=list, repr=False)
+    base_counts: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
+    cand_counts: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
     harmful: list[Flip] = field(default_factory=list)
     helpful: list[Flip] = field(default_factory=list)
     errors: int = 0
     identical_outputs: int = 0
     transitions: Counter[tuple[str, str]] = field(default_factory=Counter)  # (baseline outcome, candidate outcome) -> fields
     first_divergence: list[int] = field(default_factory=list)  # token index of first difference, per differing pair
-    field_kinds: set[str] = field(default_factory=set)
-    field_names: set[str] = field(default_factory=set)
-    # per (field name, type), on the paired items: how often it was asked and how often the baseline
-    # got it right (what a harmful-flip rule can catch at most); one name may carry several types
+    # per (field name, type), on the paired items: how often it was asked; one name may carry several types
     # across items (a needle's `value` is a number in some, an amount in others)
     field_paired: Counter[tuple[str, str]] = field(default_factory=Counter)
-    field_baseline_right: Counter[tuple[str, str]] = field(default_factory=Counter)
     right_fields: list[tuple[str, str, str]] = field(default_factory=list)  # (item, name, type) right at baseline
     breakdowns: dict[tuple[str, str], Breakdown] = field(default_factory=dict)
     stats: PackStats | None = None
@@ -131,14 +132,30 @@ class PackComparison(_PairedAccuracy):
     reasked: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     # the paired per-field table (evals.compare), one row per field name, sorted by name
     fields: list[FieldDelta] = field(default_factory=list)
-    _field_table: FieldTable | None = field(default=None, repr=False)
-    # per item, aligned: correctness and (tp, fp, fn) counts, for the statistics
-    item_ids: list[str] = field(default_factory=list, repr=False)  # aligned with the two lists below
-    _base_ok: list[bool] = field(default_factory=list, repr=False)
-    _cand_ok: list[bool] = field(default_factory=list, repr=False)
-    _base_counts: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
-    _cand_counts: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
-    _kind_discordant: dict[str, list[int]] = field(default_factory=dict, repr=False)
+
+    @property
+    def n(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def baseline_correct(self) -> int:
+        return sum(self.base_ok)
+
+    @property
+    def candidate_correct(self) -> int:
+        return sum(self.cand_ok)
+
+    @property
+    def baseline_accuracy(self) -> float:
+        return self.baseline_correct / self.n if self.n else 0.0
+
+    @property
+    def candidate_accuracy(self) -> float:
+        return self.candidate_correct / self.n if self.n else 0.0
+
+    @property
+    def field_names(self) -> set[str]:
+        return {name for name, _ in self.field_paired}
 
     @property
     def delta_points(self) -> float:
@@ -151,21 +168,21 @@ class PackComparison(_PairedAccuracy):
 
     @property
     def f1_delta_points(self) -> float:
-        return 100.0 * (_micro_f1(self._cand_counts) - _micro_f1(self._base_counts))
+        return 100.0 * (self.candidate_f1 - self.baseline_f1)
 
     @property
     def baseline_f1(self) -> float:
-        return _micro_f1(self._base_counts)
+        return _micro_f1(self.base_counts)
 
     @property
     def candidate_f1(self) -> float:
-        return _micro_f1(self._cand_counts)
+        return _micro_f1(self.cand_counts)
 
     @property
     def baseline_found(self) -> tuple[int, int]:
         """(fields the baseline found, fields with a gold value): micro-F1 is 0 exactly when the first is 0."""
-        tp = sum(c[0] for c in self._base_counts)
-        return tp, tp + sum(c[2] for c in self._base_counts)
+        tp = sum(c[0] for c in self.base_counts)
+        return tp, tp + sum(c[2] for c in self.base_counts)
 
     @property
     def harmful_items(self) -> int:
@@ -182,15 +199,15 @@ class PackComparison(_PairedAccuracy):
     @property
     def speed_only(self) -> bool:
         """The pack's items ask for no fields (e.g. `latency`): nothing to score, no accuracy claim."""
-        return self.n > 0 and not self.field_names
+        return self.n > 0 and not self.field_paired
 
     def lost_items(self) -> list[str]:
         """Items correct at baseline and not in the candidate."""
-        return [i for i, b, c in zip(self.item_ids, self._base_ok, self._cand_ok) if b and not c]
+        return [i for i, b, c in zip(self.item_ids, self.base_ok, self.cand_ok) if b and not c]
 
     def correctness(self) -> tuple[list[bool], list[bool]]:
         """Per paired item, aligned: baseline correct, candidate correct."""
-        return list(self._base_ok), list(self._cand_ok)
+        return list(self.base_ok), list(self.cand_ok)
 
 
 @dataclass
@@ -275,64 +292,57 @@ def _first_divergence(a: list[int] | None, b: list[int] | None) -> int | None:
     return min(len(a), len(b)) if len(a) != len(b) else None
 
 
-def _add_pair(pc: PackComparison, base: ScoredItem, cand: ScoredItem) -> None:
-    pc.n += 1
-    pc.baseline_correct += base.correct
-    pc.candidate_correct += cand.correct
-    pc.item_ids.append(base.item_id)
-    pc._base_ok.append(base.correct)
-    pc._cand_ok.append(cand.correct)
-    pc._base_counts.append(_counts(base))
-    pc._cand_counts.append(_counts(cand))
-    pc.errors += cand.error is not None
-    if pc._field_table is None:
-        pc._field_table = FieldTable(pc.pack)
-    pc._field_table.add(base, cand)
-    if base.error is None and cand.error is None and base.output == cand.output:
-        pc.identical_outputs += 1
-    else:
-        pos = _first_divergence(base.output_ids, cand.output_ids)
-        if pos is not None:
+def _pack(name: str, pairs: list[tuple[ScoredItem, ScoredItem]], confidence: float, n_resamples: int,
+          seed: int) -> PackComparison:
+    """One pack's comparison over its paired items (baseline, candidate), in the baseline's order."""
+    pc = PackComparison(name, [b.item_id for b, _ in pairs], [b.correct for b, _ in pairs],
+                        [c.correct for _, c in pairs], [_counts(b) for b, _ in pairs], [_counts(c) for _, c in pairs])
+    table = FieldTable(name)
+    discordant: dict[str, list[int]] = {}  # per field type: harmful, helpful field-level pairs (McNemar)
+    identical = errors = 0
+    for base, cand in pairs:
+        errors += cand.error is not None
+        table.add(base, cand)
+        if base.error is None and cand.error is None and base.output == cand.output:
+            identical += 1
+        elif (pos := _first_divergence(base.output_ids, cand.output_ids)) is not None:
             pc.first_divergence.append(pos)
-    for dim, value in _slices(base.meta):
-        b = pc.breakdowns.setdefault((dim, value), Breakdown(dim, value))
-        b.n += 1
-        b.baseline_correct += base.correct
-        b.candidate_correct += cand.correct
-    for name, bscore in base.fields.items():
-        kind = base.kinds[name]
-        pc.field_kinds.add(kind)
-        pc.field_names.add(name)
-        cscore = cand.fields.get(name)
-        c_outcome = cscore.outcome if cscore else "missing"
-        pc.transitions[(bscore.outcome, c_outcome)] += 1
-        b_ok = bscore.outcome in CORRECT_OUTCOMES
-        pc.field_paired[(name, kind)] += 1
-        pc.field_baseline_right[(name, kind)] += b_ok
-        if b_ok:
-            pc.right_fields.append((base.item_id, name, kind))
-        disc = pc._kind_discordant.setdefault(kind, [0, 0])
-        direction = flip(bscore.outcome, c_outcome)
-        if direction == 1:
-            pc.harmful.append(_flip(base, cand, name))
-            disc[0] += 1
-        elif direction == -1:
-            pc.helpful.append(_flip(base, cand, name))
-            disc[1] += 1
+        for dim, value in _slices(base.meta):
+            b = pc.breakdowns.setdefault((dim, value), Breakdown(dim, value))
+            b.n += 1
+            b.baseline_correct += base.correct
+            b.candidate_correct += cand.correct
+        for field_name, bscore in base.fields.items():
+            kind = base.kinds[field_name]
+            cscore = cand.fields.get(field_name)
+            c_outcome = cscore.outcome if cscore else "missing"
+            pc.transitions[(bscore.outcome, c_outcome)] += 1
+            pc.field_paired[(field_name, kind)] += 1
+            if bscore.outcome in CORRECT_OUTCOMES:
+                pc.right_fields.append((base.item_id, field_name, kind))
+            disc = discordant.setdefault(kind, [0, 0])
+            direction = flip(bscore.outcome, c_outcome)
+            if direction:
+                (pc.harmful if direction == 1 else pc.helpful).append(_flip(base, cand, field_name))
+                disc[0 if direction == 1 else 1] += 1
+    stats_ = None if pc.speed_only else _compute_stats(pc, discordant, confidence, n_resamples, seed)
+    return replace(pc, errors=errors, identical_outputs=identical, stats=stats_,
+                   fields=table.rows(stats_.interval if stats_ else None))
 
 
-def _compute_stats(pc: PackComparison, confidence: float, n_resamples: int, seed: int) -> PackStats:
-    base_ok = np.asarray(pc._base_ok, dtype=float)
-    cand_ok = np.asarray(pc._cand_ok, dtype=float)
+def _compute_stats(pc: PackComparison, discordant: dict[str, list[int]], confidence: float, n_resamples: int,
+                   seed: int) -> PackStats:
+    base_ok = np.asarray(pc.base_ok, dtype=float)
+    cand_ok = np.asarray(pc.cand_ok, dtype=float)
     paired = stats.summarize_paired(base_ok, cand_ok, n_resamples=n_resamples, confidence=confidence, seed=seed)
     f1 = stats.bootstrap_micro_f1_delta(
-        np.asarray(pc._base_counts, dtype=float).reshape(-1, 3),
-        np.asarray(pc._cand_counts, dtype=float).reshape(-1, 3),
+        np.asarray(pc.base_counts, dtype=float).reshape(-1, 3),
+        np.asarray(pc.cand_counts, dtype=float).reshape(-1, 3),
         n_resamples=n_resamples,
         confidence=confidence,
         seed=seed,
     )
-    by_kind = {k: stats.mcnemar_exact(b, c) for k, (b, c) in sorted(pc._kind_discordant.items())}
+    by_kind = {k: stats.mcnemar_exact(b, c) for k, (b, c) in sorted(discordant.items())}
     ratio = bootstrap_recovery(base_ok, cand_ok, n_resamples=n_resamples, confidence=confidence, seed=seed)
     return PackStats(paired, f1, by_kind, ratio)
 
@@ -363,18 +373,14 @@ def pair(
             f"same id (e.g. {other_fields[0]}: {', '.join(b.fields)} vs {', '.join(c.fields)}); score both runs "
             "the same way (the same pack field schema, or the same `evalrun import --field` mapping)."
         )
-    packs: dict[str, PackComparison] = {}
+    by_pack: dict[str, list[tuple[ScoredItem, ScoredItem]]] = {}
     for item_id, base in base_by_id.items():
-        cand = cand_by_id.get(item_id)
-        if cand is not None:
-            _add_pair(packs.setdefault(base.pack, PackComparison(base.pack)), base, cand)
-    for pc in packs.values():
-        pc.stats = None if pc.speed_only else _compute_stats(pc, confidence, n_resamples, seed)
-        pc.fields = pc._field_table.rows(pc.stats.interval if pc.stats else None) if pc._field_table else []
+        if item_id in cand_by_id:
+            by_pack.setdefault(base.pack, []).append((base, cand_by_id[item_id]))
     return Comparison(
         baseline=baseline_name,
         candidate=candidate_name,
-        packs=sorted(packs.values(), key=lambda p: p.pack),
+        packs=[_pack(name, by_pack[name], confidence, n_resamples, seed) for name in sorted(by_pack)],
         missing_in_candidate=sorted(set(base_by_id) - set(cand_by_id)),
         missing_in_baseline=sorted(set(cand_by_id) - set(base_by_id)),
     )
