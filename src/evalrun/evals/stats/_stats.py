@@ -41,13 +41,9 @@ _CHUNK_ELEMENTS = 1 << 19
 
 
 def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value from the discordant counts.
-
-    b = baseline right & candidate wrong, c = the reverse. Under H0 each
-    discordant item is equally likely to go either way, so b ~ Binomial(b+c, 1/2).
-    Exact rather than chi-square because discordant counts are often tiny.
-    Returns 1.0 when there are no discordant pairs (no evidence either way).
-    """
+    """Two-sided exact McNemar p-value from the discordant counts b (baseline right, candidate wrong) and c
+    (the reverse): under H0 each goes either way alike, b ~ Binomial(b+c, 1/2). Exact rather than chi-square
+    because discordant counts are often tiny; 1.0 without discordant pairs (no evidence either way)."""
     b, c = int(b), int(c)
     if b < 0 or c < 0:
         raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}")
@@ -63,11 +59,8 @@ def mean_stat(means: np.ndarray) -> np.ndarray:
 
 
 def micro_f1(counts_sum: ArrayLike) -> np.ndarray:
-    """Micro-F1 = 2tp / (2tp + fp + fn) from summed (tp, fp, fn) in the last axis.
-
-    Accepts sums or means (the ratio is scale-free). 0.0 when there is nothing
-    to count, matching `FieldMetrics.f1` in evals.scoring.
-    """
+    """Micro-F1 = 2tp / (2tp + fp + fn) from (tp, fp, fn) sums or means (the ratio is scale-free) in the last
+    axis; 0.0 when there is nothing to count, as `FieldMetrics.f1` in evals.scoring."""
     a = np.asarray(counts_sum, dtype=float)
     if a.shape[-1] != 3:
         raise ValueError(f"micro_f1 expects (tp, fp, fn) in the last axis, got shape {a.shape}")
@@ -75,8 +68,7 @@ def micro_f1(counts_sum: ArrayLike) -> np.ndarray:
     num = 2.0 * tp
     den = num + fp + fn
     with np.errstate(invalid="ignore", divide="ignore"):
-        f1 = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-    return f1
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
 
 
 @dataclass(frozen=True)
@@ -90,9 +82,6 @@ class Interval:
     n_resamples: int
     n: int  # items
 
-    def contains(self, value: float) -> bool:
-        return self.low <= value <= self.high
-
 
 def _as_items(x: np.ndarray, name: str) -> np.ndarray:
     """Per-item array as float (n, k): 1-D becomes one column."""
@@ -105,11 +94,8 @@ def _as_items(x: np.ndarray, name: str) -> np.ndarray:
 
 
 def _resampled_means(x: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Column means of x over `n_resamples` bootstrap resamples of its rows: (R, k).
-
-    Each chunk draws an index matrix, turns it into per-row multiplicities with
-    one bincount, and sums with a matrix product (BLAS) instead of gathering.
-    """
+    """Column means of x over `n_resamples` bootstrap resamples of its rows, (R, k): each chunk draws an index
+    matrix, turns it into per-row multiplicities with one bincount, and sums with a matrix product (BLAS)."""
     n, k = x.shape
     out = np.empty((n_resamples, k), dtype=float)
     chunk = max(1, _CHUNK_ELEMENTS // n)
@@ -125,14 +111,9 @@ def _resampled_means(x: np.ndarray, n_resamples: int, rng: np.random.Generator) 
 
 def paired_bootstrap(base: np.ndarray, cand: np.ndarray, stat: Statistic = mean_stat, n_resamples: int = 2000,
                      confidence: float = 0.95, seed: int = 0) -> Interval:
-    """Percentile bootstrap of stat(cand) - stat(base), resampling items.
-
-    `base` and `cand` are aligned by item: 1-D (one value per item) or 2-D
-    (items x columns, e.g. per-item (tp, fp, fn)). The same item indices are
-    used for both arms, which keeps the pairing (and all fields of a document
-    together). `stat` receives column means of shape (..., k); see `Statistic`.
-    Deterministic for a given seed (np.random.default_rng).
-    """
+    """Percentile bootstrap of stat(cand) - stat(base), resampling items (the same indices for both arms).
+    `base` and `cand` are aligned by item: 1-D (one value per item) or 2-D (items x columns, e.g. per-item
+    (tp, fp, fn)); `stat` receives column means of shape (..., k) (see `Statistic`). Deterministic per seed."""
     b = _as_items(base, "base")
     c = _as_items(cand, "cand")
     if b.shape != c.shape:
@@ -182,14 +163,10 @@ def bootstrap_micro_f1_delta(base_counts: np.ndarray, cand_counts: np.ndarray, n
 
 
 def min_detectable_difference(n: int, discordance: float, alpha: float = 0.05, power: float = 0.8) -> float:
-    """Smallest paired accuracy difference (a fraction) detectable with n items.
-
-    Normal approximation to McNemar: (z_{1-alpha/2} + z_power) * sqrt(d / n),
-    about 2.8 * sqrt(d / n) at the defaults. When no discordant pairs were
-    observed (d = 0) the floor d = 1/n is used: zero observed disagreements do
-    not prove the arms identical, and a 0 MDE would claim infinite resolution.
-    Returns inf for n == 0.
-    """
+    """Smallest paired accuracy difference (a fraction) detectable with n items (inf for none), by the normal
+    approximation to McNemar: (z_{1-alpha/2} + z_power) * sqrt(d / n), about 2.8 * sqrt(d / n) at the defaults.
+    With no discordant pairs observed (d = 0) the floor d = 1/n is used: zero observed disagreements do not
+    prove the arms identical, and a 0 MDE would claim infinite resolution."""
     if n < 0:
         raise ValueError(f"n must be non-negative, got {n}")
     if not 0.0 <= discordance <= 1.0:
@@ -235,14 +212,10 @@ def summarize_paired(base_correct: np.ndarray, cand_correct: np.ndarray, n_resam
 
 
 def percentile(values: Values, q: float) -> float | None:
-    """q-th percentile (0-100) of the finite values, or None when there are none.
-
-    Uses numpy's default linear interpolation (method="linear", i.e. Hyndman-Fan
-    type 7, the same as Excel PERCENTILE.INC / pandas quantile), so p50 of an
-    even-length list is the midpoint of the two middle values. NaN/inf entries
-    (e.g. failed requests without a latency) are dropped rather than poisoning
-    the result; None instead of nan keeps reports and JSON clean.
-    """
+    """q-th percentile (0-100) of the finite values, by numpy's linear interpolation (Hyndman-Fan type 7, as
+    Excel PERCENTILE.INC and pandas: p50 of an even-length list is the midpoint of the two middle values).
+    NaN/inf entries (failed requests without a latency) are dropped rather than poisoning the result; None
+    when there are none, instead of nan, keeps reports and JSON clean."""
     if not 0.0 <= q <= 100.0:
         raise ValueError(f"q must be in [0, 100], got {q}")
     a = np.asarray(values, dtype=float).ravel()
@@ -254,15 +227,10 @@ def percentile(values: Values, q: float) -> float | None:
 
 def bootstrap_ratio_of_quantiles(numerator: Values, denominator: Values, q: float = 50.0, n_resamples: int = 2000,
                                  confidence: float = 0.95, seed: int = 0) -> Interval | None:
-    """q-th percentile(numerator) / q-th percentile(denominator) with a paired percentile-bootstrap
-    interval (a speedup at p50 or p99).
-
-    The arrays are aligned by item (e.g. baseline and candidate time to first
-    token of the same items); the same resampled indices are used for both, so
-    the pairing is kept, and a drift that slows both sides of a pair cancels.
-    `delta` holds the ratio. None when fewer than two items, or a quantile is
-    not positive.
-    """
+    """q-th percentile(numerator) / q-th percentile(denominator) with a paired percentile-bootstrap interval
+    (a speedup at p50 or p99). The arrays are aligned by item (baseline and candidate TTFT of the same items);
+    the same resampled indices serve both, so a drift that slows both sides of a pair cancels. `delta` holds
+    the ratio. None when fewer than two items, or a quantile is not positive."""
     num, den = _aligned(numerator, denominator)
     keep = np.isfinite(num) & np.isfinite(den)
     num, den = num[keep], den[keep]
@@ -277,12 +245,11 @@ def bootstrap_ratio_of_quantiles(numerator: Values, denominator: Values, q: floa
 
 def bootstrap_median_of_ratios(numerator: Values, denominator: Values, n_resamples: int = 2000,
                                confidence: float = 0.95, seed: int = 0) -> Interval | None:
-    """median(numerator_i / denominator_i) over aligned pairs, with a percentile-bootstrap interval.
-
-    The speedup of a typical request when each pair was timed side by side: a load that
-    slows both members of a pair cancels in its ratio, where a ratio of two medians over a
-    run half of which was loaded would put each median between the loaded and the unloaded
-    requests. None when fewer than two pairs, or a value is not positive."""
+    """median(numerator_i / denominator_i) over aligned pairs, with a percentile-bootstrap interval: the
+    speedup of a typical request when each pair was timed side by side. A load that slows both members of a
+    pair cancels in its ratio, where a ratio of two medians over a run half of which was loaded would put each
+    median between the loaded and the unloaded requests. None when fewer than two pairs, or a value is not
+    positive."""
     num, den = _aligned(numerator, denominator)
     keep = np.isfinite(num) & np.isfinite(den) & (num > 0) & (den > 0)
     ratios = num[keep] / den[keep]
