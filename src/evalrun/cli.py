@@ -173,8 +173,7 @@ def compare(
         return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log,
                                                       terminal=lambda view: _print_report(view, started)))
 
-    code = _guard(outputs.guarded(go))
-    raise typer.Exit(code)
+    raise typer.Exit(_guard(outputs.guarded(go)))
 
 
 # the dry run of `run` and `compare`, listed beside them in `evalrun --help`
@@ -258,8 +257,7 @@ def report(
         return _finish(stored, outputs, outputs.write(stored, table, time.perf_counter() - started, _log,
                                                       terminal=lambda view: _print_report(view, started)))
 
-    code = _guard(outputs.guarded(go))
-    raise typer.Exit(code)
+    raise typer.Exit(_guard(outputs.guarded(go)))
 
 
 @app.command()
@@ -314,8 +312,7 @@ def sweep(
         console.print(_sweep_table(base_cfg.name, points, report))
         return _finish(report, outputs, outputs.write(report, speed_table(report), time.perf_counter() - started, _log))
 
-    code = _guard(outputs.guarded(go))
-    raise typer.Exit(code)
+    raise typer.Exit(_guard(outputs.guarded(go)))
 
 
 def _sweep_table(base_name: str, points: list["SweepPoint"], report: "api.CompareReport") -> "Table":
