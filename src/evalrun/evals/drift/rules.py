@@ -108,11 +108,4 @@ def evaluate_drift(gate: Any, cand: str, drift: Drift | None, why_none: str | No
     return out
 
 
-def gate_report(report: Any) -> None:
-    """Each candidate of an evals.api.CompareReport judged by its gate's drift rules (after evals.drift.runs)."""
-    for result, chosen, verdict in zip(report.candidates, report.gates, report.verdicts):
-        verdict.rules += evaluate_drift(chosen, result.name, report.drift.get(result.name), report.drift_note,
-                                        {it.id: it.pack for it in result.items}, bool(verdict.stopped))
-
-
-__all__ = ["evaluate_drift", "gate_report", "interval"]
+__all__ = ["evaluate_drift", "interval"]

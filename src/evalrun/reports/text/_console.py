@@ -1,8 +1,10 @@
-"""The console every command prints with: rich, made safe for untrusted text."""
+"""Where output goes: the console every command prints with (rich, made safe for untrusted text), and
+where a report file may go (checked before any work; written with evals.files' one atomic writer)."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -10,7 +12,7 @@ from rich.text import Text
 
 from evalrun.reports.text._safe_text import safe_text
 
-__all__ = ["SafeConsole"]
+__all__ = ["SafeConsole", "output_problem"]
 
 
 class SafeConsole(Console):
@@ -38,3 +40,20 @@ class SafeConsole(Console):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, fd)
         os.close(devnull)
+
+
+def output_problem(path: Path) -> str | None:
+    """Why `path` cannot take a report, checked before any work is done; None when it can."""
+    if path.is_dir():
+        return "is a directory; give a file path"
+    parent = path.parent
+    probe = parent
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is not a directory, so the file cannot be created there"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"{probe} is not writable"
+    if path.exists() and not os.access(path, os.W_OK):
+        return "exists and is not writable"
+    return None
