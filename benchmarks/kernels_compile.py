@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalrun.evals import api
-from evalrun.evals.timing import speedups  # noqa: E402
+from evalrun.evals.timing import latency  # noqa: E402
 from evalrun.evals.config import load_config_variant  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,10 +46,10 @@ def _row(label: str, report, result) -> str:  # type: ignore[no-untyped-def]
     comp = next(c for c in report.comparisons if c.candidate == result.name)
     same, n = sum(pc.identical_outputs for pc in comp.packs), sum(pc.n for pc in comp.packs)
     firsts = [i for pc in comp.packs for i in getattr(pc, "first_divergence", [])]
-    base, cand, basis = speedups.pair_timings(report.baseline, result)
+    base, cand, basis = latency.pair_timings(report.baseline, result)
     cells = []
     for m in METRICS:
-        sp = speedups.speedup(base, cand, m, basis=basis)
+        sp = latency.speedup(base, cand, m, basis=basis)
         cells.append("-" if sp is None else f"{sp.value:.2f}x [{sp.low:.2f},{sp.high:.2f}]")
     per_pack = " ".join(f"{pc.pack} {pc.identical_outputs}/{pc.n}" for pc in comp.packs)
     first = f"{statistics.median(firsts):g}" if firsts else "-"

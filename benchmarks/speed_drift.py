@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalrun.evals.speed import interleave
-from evalrun.evals.timing import speedups  # noqa: E402
+from evalrun.evals.timing import latency  # noqa: E402
 from evalrun.evals.config import load_config_variant  # noqa: E402
 from evalrun.evals.run import execute, prepare  # noqa: E402
 from evalrun.evals.speed import interleaved_of  # noqa: E402
@@ -54,7 +54,7 @@ class Burners:
 def _line(name: str, base: dict, cand: dict, basis: str) -> str:
     cells = []
     for m in METRICS:
-        sp = speedups.speedup(base, cand, m, basis=basis)
+        sp = latency.speedup(base, cand, m, basis=basis)
         cells.append("-" if sp is None else f"{sp.value:.2f}x [{sp.low:.2f}, {sp.high:.2f}]")
     return f"{name:<13}" + "".join(f"{c:>24}" for c in cells)
 
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'timing':<13}" + "".join(f"{m + ' speedup':>24}" for m in METRICS))
     print(_line("sequential", base.generations, cand.generations, "stored runs") + f"   ({sequential:.0f} s)")
     print(_line("interleaved", inter.base, inter.cand, inter.basis) + f"   ({interleaved:.0f} s)")
-    sp = speedups.speedup(inter.base, inter.cand, "tpot_p50")
+    sp = latency.speedup(inter.base, inter.cand, "tpot_p50")
     ok = sp is not None and 0.95 <= sp.value <= 1.05
     print(f"interleaved TPOT p50 speedup {'within' if ok else 'OUTSIDE'} [0.95, 1.05]")
     return 0 if ok else 1

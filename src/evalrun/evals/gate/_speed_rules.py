@@ -7,7 +7,7 @@
         - max_regression: {metric: ttft_p99, value: 0.10}         # at most 10% slower
         - min_goodput: {value: 0.9}                               # share meeting the SLO
 
-Each rule stands on the paired interval (evals/timing/speedups.py), never on a point
+Each rule stands on the paired interval (evals/timing/latency.py), never on a point
 estimate: `min_speedup` passes only when the interval's lower bound reaches
 the value; `max_regression` only when the candidate's slowdown, at the
 interval's worst end, stays within it; `min_goodput` only when the one-sided

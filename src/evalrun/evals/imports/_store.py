@@ -64,19 +64,14 @@ def _dump(run: Imported) -> _Dumped:
     return _Dumped(*canonical_lines(run.items), *canonical_lines(run.generations))
 
 
-def content_key(run: Imported, dumped: _Dumped | None = None) -> str:
+def content_key(run: Imported, dumped: _Dumped) -> str:
     """The hash of what was imported: the same files give the same key wherever they lie."""
-    dumped = dumped or _dump(run)
     return run_key({"format": run.format, "items": dumped.items_sha256, "generations": dumped.generations_sha256,
                     "facts": run.facts})
 
 
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
 def _manifest(run: Imported, name: str, key: str, replicate: int, digest: str) -> dict[str, Any]:
-    stamp = now()
+    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     data = {"schema_version": SCHEMA_VERSION, "name": name, "replicate": replicate, "key": key,
             **({"role": "replicate"} if replicate else {}), **run.facts, "status": "complete", "created": stamp,
             "updated": stamp, "items_total": len(run.items),

@@ -5,7 +5,7 @@ out a `SpeedTable` and compute nothing.
 
 - Every figure follows vLLM `bench serve` (evals/timing/latency.py); speedups are
   baseline / candidate of a latency's p50 over the requests both runs timed,
-  with a 95% paired bootstrap interval (evals/timing/speedups.py), from interleaved
+  with a 95% paired bootstrap interval (evals/timing/latency.py), from interleaved
   re-timings when the candidate has them.
 - No speed claim where it would not be honest: a method marked `emulated`
   (masked dense matmuls cost the same) says EMULATED_NOTE; a run on another
@@ -31,7 +31,7 @@ from evalrun.evals import stats
 import evalrun.evals.speed.capacity as capacity
 from evalrun.evals.timing import latency
 import evalrun.evals.speed._speed as speed
-from evalrun.evals.timing import BOOTSTRAP_RESAMPLES, SLO, Speedup, load as speed_load, speedups
+from evalrun.evals.timing import BOOTSTRAP_RESAMPLES, SLO, Speedup, load as speed_load
 from evalrun.runners import accel
 
 EMULATED_NOTE = "emulated — no speed claim"
@@ -230,10 +230,10 @@ def _claim_against(row: SpeedRow, base_row: SpeedRow, base: Any, run: Any) -> No
         if row.items_timed and base_row.items_timed:
             row.speed_note = NOT_COMPARABLE_NOTE
         return
-    b_gens, c_gens, basis = speedups.pair_timings(base, run)
+    b_gens, c_gens, basis = latency.pair_timings(base, run)
     row.speedup_basis = basis
     for name in SPEEDUP_METRICS:
-        if (sp := speedups.speedup(b_gens, c_gens, name, basis=basis)) is not None:
+        if (sp := latency.speedup(b_gens, c_gens, name, basis=basis)) is not None:
             row.speedups[name] = sp
     if row.speedups:
         judged = speed_load.timing(base, run, basis)

@@ -4,9 +4,9 @@ machine was while a run was timed."""
 from __future__ import annotations
 
 from evalrun.evals.timing.latency import (
-    METRICS, PERCENTILES, SLO, ConfiguredSLO, SLOError, parse_slo, pkey, request_metrics, slo_from_mapping,
+    BOOTSTRAP_RESAMPLES, METRICS, PERCENTILES, SLO, ConfiguredSLO, SLOError, Speedup, pair_timings, parse_metric,
+    parse_slo, pkey, request_metrics, slo_from_mapping, speedup,
 )
-from evalrun.evals.timing.speedups import BOOTSTRAP_RESAMPLES, Speedup, pair_timings, parse_metric, speedup
 from evalrun.evals.timing.load import RunLoad, Snapshot, measured, run_load, timings_warning
 
 __all__ = [

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from evalrun.contract.manifest import MachineLoad
-from evalrun.evals.timing.speedups import STORED_RUNS
+from evalrun.evals.timing.latency import STORED_RUNS
 
 QUIET_OTHERS = 0.10  # share of the machine's CPUs other processes may use while a run is timed
 QUIET_STEAL = 0.05
