@@ -9,12 +9,9 @@ accepts is exactly a gold the scorer can compare against.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from evalrun.values.dates import mask_dates
 from evalrun.values.registry import field_type, type_names
-from evalrun.values.text import prep, word_count
 from evalrun.values.types._base import FieldType
 
 KINDS = type_names()
@@ -27,19 +24,9 @@ def gold_value(kind: str | FieldType, gold: str, opts: dict[str, Any]) -> Any:
     return field_type(kind).read_gold(gold, opts)
 
 
-_VALUE_START = re.compile(r"(?<![\w\-/.])[-+\u2212(]?[$€£¥]?[0-9]")
-
-
 def states_no_value(kind: str | FieldType, s: str) -> bool:
-    """A sentence (more than three words) where no token could even be a damaged value of
-    the kind: none starts with a digit once dates are masked (dates are a date field's
-    values). "Exporter: Kestrel Optics GmbH, EORI DE1234567890123" states no amount (its
-    digits belong to an id), while "The total is 14,851.2O" states a damaged one."""
-    if word_count(s) <= 3:
-        return False
-    t = prep(s)
-    # a date is a value of a date field, and may be (a wrong) one of an id field
-    return not _VALUE_START.search(t if field_type(kind).dates_are_values else mask_dates(t))
+    """FieldType.states_no_value, by the type's name."""
+    return field_type(kind).states_no_value(s)
 
 
 def is_absent_value(kind: str | FieldType, s: str, opts: dict[str, Any]) -> bool:

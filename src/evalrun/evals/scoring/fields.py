@@ -118,7 +118,7 @@ from evalrun.values.no_value import drop_cut_repeat_listed, is_copied, offered, 
 from evalrun.values.field_clauses import named_value, read_refusal
 from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.loops import collapse_loops, is_list_marker_loop, mask_loops
-from evalrun.values.kinds import KINDS, states_no_value
+from evalrun.values.kinds import KINDS
 from evalrun.values.numeric_subcodes import numeric_subcode
 from evalrun.values.registry import TYPES, unknown_type_message
 from evalrun.values.text import norm_text
@@ -195,7 +195,7 @@ def _no_value(h: FieldType, pred: str, text: str, gold_norm: str | None, opts: d
                           detail="no id value found")
     typed = h.typed
     offers = value_offered(text, opts, asked) if typed and not copied else False
-    no_value = typed and states_no_value(h, text)
+    no_value = typed and h.states_no_value(text)
     if offers and no_value:  # "The IBAN ... is: EUR250.00": a value of another shape given for the field
         return FieldScore(outcome="wrong_value", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
                           detail=OTHER_SHAPE.format(kind=h.name))

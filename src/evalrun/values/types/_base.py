@@ -10,6 +10,7 @@ naming it), and the examples that prove each of its sub-codes reachable. The sco
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
 from functools import lru_cache
@@ -20,7 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evalrun.contract.validation import first_error, raised_by_validator
 from evalrun.values.absent import is_absent
 from evalrun.values.clauses import Names
+from evalrun.values.dates import mask_dates
 from evalrun.values.locales import locale_problem
+from evalrun.values.text import prep, word_count
 from evalrun.values.types._spans import stripped
 
 Verdict = tuple[str, "str | None", "str | None"]  # outcome, sub-code, detail
@@ -208,6 +211,16 @@ class FieldType(ABC):
         a marker and has no digit ("Not found in the document.") does."""
         return is_absent(s, prefix_rule=self.typed)
 
+    def states_no_value(self, s: str) -> bool:
+        """A sentence (more than three words) where no token could even be a damaged value of
+        the type: none starts with a digit once dates are masked (unless dates are values of
+        the type). "Exporter: Kestrel Optics GmbH, EORI DE1234567890123" states no amount (its
+        digits belong to an id), while "The total is 14,851.2O" states a damaged one."""
+        if word_count(s) <= 3:
+            return False
+        t = prep(s)
+        return not _VALUE_START.search(t if self.dates_are_values else mask_dates(t))
+
     def read_gold(self, s: str, opts: dict[str, Any]) -> Any | None:
         """`gold`, cached where `gold_key` allows: references repeat across runs and models."""
         key = self.gold_key(opts)
@@ -253,6 +266,9 @@ class FieldType(ABC):
     def in_asked_unit(self, text: str, opts: dict[str, Any], asked: Names) -> Any | None:
         """Of several values, the one written in the unit the question asks for; None: none chosen."""
         return None
+
+
+_VALUE_START = re.compile(r"(?<![\w\-/.])[-+\u2212(]?[$€£¥]?[0-9]")
 
 
 @lru_cache(maxsize=65536)
