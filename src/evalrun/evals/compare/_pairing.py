@@ -59,12 +59,15 @@ class Flip:
         return (self.item_id, self.field)
 
 
-class _PairedAccuracy:
-    """Item accuracy of both runs over `n` paired items."""
+@dataclass
+class Breakdown:
+    """Accuracy of both runs within one slice of a pack (a length bucket, a depth)."""
 
-    n: int
-    baseline_correct: int
-    candidate_correct: int
+    dimension: str
+    value: str
+    n: int = 0
+    baseline_correct: int = 0
+    candidate_correct: int = 0
 
     @property
     def baseline_accuracy(self) -> float:
@@ -73,17 +76,6 @@ class _PairedAccuracy:
     @property
     def candidate_accuracy(self) -> float:
         return self.candidate_correct / self.n if self.n else 0.0
-
-
-@dataclass
-class Breakdown(_PairedAccuracy):
-    """Accuracy of both runs within one slice of a pack (a length bucket, a depth)."""
-
-    dimension: str
-    value: str
-    n: int = 0
-    baseline_correct: int = 0
-    candidate_correct: int = 0
 
 
 @dataclass

@@ -6,7 +6,7 @@ from evalrun.evals.gate._verdict import (
     Gap, INCOMPLETE_NOTE, NOTHING_COULD_FAIL, NO_RULE, RuleResult, STATUS_TEXT, SUBSET_TEXT, Status, Verdict,
     overall_counts, overall_exit_code, overall_status, overall_summary, untestable_gaps, worst,
 )
-from evalrun.evals.gate._drift_rules import AgreementBound, DriftRule, KLBound
+from evalrun.evals.gate._drift_rules import DriftRule
 from evalrun.evals.gate._coverage import coverage_gaps, plan_gaps, subset_text
 from evalrun.evals.gate._flip_rules import rule_key
 from evalrun.evals.gate._speed_rules import evaluate_speed, requests_needed, share_lower_bound
@@ -17,7 +17,7 @@ from evalrun.evals.gate._gate import (
 from evalrun.evals.gate._verdict import ALL_PACKS
 
 __all__ = [
-    "ALL_PACKS", "AgreementBound", "DEFAULT_MAX_HARMFUL", "DriftRule", "Gap", "GateConfig", "INCOMPLETE_NOTE", "KLBound", "NOTHING_COULD_FAIL",
+    "ALL_PACKS", "DEFAULT_MAX_HARMFUL", "DriftRule", "Gap", "GateConfig", "INCOMPLETE_NOTE", "NOTHING_COULD_FAIL",
     "NO_RULE", "PackRule", "RuleResult", "STATUS_TEXT", "SUBSET_TEXT", "Status", "Verdict", "acceptance_rule",
     "check_acceptance", "check_gate", "coverage_gaps", "evaluate", "evaluate_speed", "load_gate",
     "load_gate_file", "overall_counts", "overall_exit_code", "overall_status", "overall_summary", "plan_gaps",

@@ -18,24 +18,14 @@ from evalrun.reports.view.pictures import pictures
 from evalrun.reports.view.browser import MAX_TEXT_BYTES, browser_data, listed_flips
 from evalrun.reports.view.drift_maps import kl_heatmap, length_kl_map
 from evalrun.reports.view.heatmaps import heatmaps
-from evalrun.reports.view.model import (
-    OUTCOMES,
-    CandidateSection,
-    FieldRow,
-    HeatmapSet,
-    KLMap,
-    NoiseFloor,
-    PackRow,
-    ReportView,
-    RunInfo,
-)
+from evalrun.reports.view.model import OUTCOMES, CandidateSection, HeatmapSet, KLMap, PackRow, ReportView, RunInfo
 from evalrun.reports.view.tables import field_rows, noise_floor, pack_row, run_info
 
 if TYPE_CHECKING:
     from evalrun.evals.api import CompareReport, PairedRun
 
-__all__ = ["EMULATED_NOTE", "OUTCOMES", "CandidateSection", "FieldRow", "NoiseFloor", "PackRow", "ReportView",
-           "RunInfo", "build_view", "comparisons_view", "with_page"]
+__all__ = ["EMULATED_NOTE", "OUTCOMES", "CandidateSection", "PackRow", "ReportView", "RunInfo", "build_view",
+           "comparisons_view", "with_page"]
 
 
 def _section(report: CompareReport, paired: PairedRun, role: str) -> CandidateSection:
