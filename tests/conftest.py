@@ -20,10 +20,11 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, len(os.sched_getaffinity(0))
                                                      // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 
-from evalrun.contract import Field, Generation, Item
+from evalrun.contract import Field, Item
 from evalrun.evals import api
 from evalrun.evals.results import RunResult
 from evalrun.evals.store import RunStore
+from tests.fakes.runs import answered, run_result
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"
@@ -282,18 +283,16 @@ def make_run(name: str, items: list[Item], wrong: set, *, hostile: bool = False,
             if it.pack == "needle" else ("docs" in wrong)
         output = _answer(it, is_wrong, hostile)
         # one "token" per character: outputs that differ part at a known position
-        gens[it.id] = Generation(item_id=it.id, pack=it.pack, prompt_hash=it.prompt_hash, output=output,
-                                 output_ids=[ord(c) for c in output], new_tokens=new_tokens, seconds=seconds,
-                                 batch_size=batch, prompt_tokens=it.meta.get("context_tokens", 100),
-                                 prefill_seconds=seconds * (0.25 + 0.01 * k), decode_seconds=seconds * 0.7)
+        gens[it.id] = answered(it, output, output_ids=[ord(c) for c in output], new_tokens=new_tokens, seconds=seconds,
+                               batch_size=batch, prompt_tokens=it.meta.get("context_tokens", 100),
+                               prefill_seconds=seconds * (0.25 + 0.01 * k), decode_seconds=seconds * 0.7)
     accel = {} if name == "baseline" else {"kv_cache": {"quant": name, "backend": "quanto"}}
     speed = {"peak_memory": {"bytes": int(2e9 * seconds), "kind": "process_peak_rss", "scope": "run"},
              "kv_cache": {"bytes_per_token": 46080.0 * (0.25 if accel else 1.0), "longest_context_tokens": 1024,
                           "bytes_at_longest_context": round(46080 * (0.25 if accel else 1.0) * 1024)}}
-    manifest = {"name": name, "device": "cpu", "dtype": "float32", "load_seconds": 1.5, "speed": speed,
-                "config": {"model": "synthetic", "acceleration": accel}, "emulated": emulated or [],
-                "effects": {"kv_cache": {"kv_bytes_ratio": 0.25}} if accel else {}}
-    return RunResult(name, Path(f"/runs/{name}"), items, gens, manifest)
+    return run_result(name, items, gens, device="cpu", dtype="float32", load_seconds=1.5, speed=speed,
+                      config={"model": "synthetic", "acceleration": accel}, emulated=emulated or [],
+                      effects={"kv_cache": {"kv_bytes_ratio": 0.25}} if accel else {})
 
 
 def make_report(hostile: bool = True):  # type: ignore[no-untyped-def]

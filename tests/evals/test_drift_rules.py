@@ -4,12 +4,10 @@ gate cannot read is a config error naming the file and key."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from evalrun.contract.types import Generation, Item, ItemMeta
+from evalrun.contract.types import Item, ItemMeta
 from evalrun.evals import api
 from evalrun.evals.files import ConfigError
 from evalrun.evals.drift import Drift, TokenDrift
@@ -17,6 +15,7 @@ from evalrun.evals.drift.rules import evaluate_drift
 from evalrun.evals.gate import check_gate, load_gate
 from evalrun.evals.results import RunResult
 from evalrun.evals.gate._verdict import EXIT_CODES
+from tests.fakes.runs import answered, run_result
 
 
 def _drift(kls: list[list[float]], top1: list[list[bool]] | None = None, pack: str = "p") -> tuple[Drift, dict[str, str]]:
@@ -97,9 +96,7 @@ def test_drift_not_measured_fails_closed_naming_the_file_and_key() -> None:
 def _speed_only_run(name: str) -> RunResult:
     items = [Item(id=f"latency/{i}", pack="latency", prompt=f"p{i}", fields=[], meta=ItemMeta(shape="short"))
              for i in range(3)]
-    gens = {it.id: Generation(item_id=it.id, pack="latency", prompt_hash=it.prompt_hash, output="x", new_tokens=2,
-                              seconds=0.1) for it in items}
-    return RunResult(name, Path(f"/runs/{name}"), items, gens, {"name": name, "key": f"key-{name}"})
+    return run_result(name, items, [answered(it, new_tokens=2, seconds=0.1) for it in items], key=f"key-{name}")
 
 
 def test_a_gate_with_drift_rules_and_no_drift_exits_4() -> None:

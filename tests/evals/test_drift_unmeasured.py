@@ -11,13 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from evalrun.contract.types import Generation, Item
+from evalrun.contract.types import Item
 from evalrun.evals.drift._drift import compute, token_drift
 from evalrun.evals.drift.rules import evaluate_drift
 from evalrun.evals.gate import load_gate
 from evalrun.evals.gate._verdict import EXIT_CODES
 from evalrun.reports.text import drift_text
 from evalrun.runners.logprobs import ForcedDists, TokenDists
+from tests.fakes.runs import answered
 
 N, K = 4, 3
 
@@ -37,8 +38,7 @@ def _forced(shift: float) -> ForcedDists:
 
 def _drift(forced: dict[int, ForcedDists | None], items: int = 6) -> Any:
     its = [Item(id=f"p/{i}", pack="p", prompt=f"q{i}", fields=[]) for i in range(items)]
-    gens = {it.id: Generation(item_id=it.id, pack="p", prompt_hash=it.prompt_hash, output="x", new_tokens=N,
-                              seconds=0.1) for it in its}
+    gens = {it.id: answered(it, new_tokens=N, seconds=0.1) for it in its}
     base = {it.id: _base() for it in its}
     cand = {f"p/{i}": rec for i, rec in forced.items() if rec is not None}
     return compute("cand", its, base, cand, SimpleNamespace(harmful=[]), gens, gens)  # type: ignore[arg-type]

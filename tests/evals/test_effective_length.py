@@ -5,23 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalrun.contract.types import FieldScore, ItemMeta
+from evalrun.contract.types import ItemMeta
 from evalrun.evals.drift import Drift, Figure, PackDrift, TokenDrift
 from evalrun.evals.drift.runs import attach_floor
 from evalrun.evals.drift._drift import NO_FLOOR, effective_length
 from evalrun.evals.scoring import ScoredItem
 from evalrun.reports.text import drift_text
-
-
-def _scored(tokens: int, i: int, right: bool) -> ScoredItem:
-    return ScoredItem(item_id=f"n/{tokens}-{i}", pack="n", prompt_hash="h", output="x",
-                      fields={"v": FieldScore(outcome="correct" if right else "wrong_value")}, kinds={"v": "number"},
-                      golds={"v": "1"}, meta=ItemMeta(target_tokens=tokens))
+from tests.fakes.runs import scored
 
 
 def _run(acc: dict[int, int], n: int = 10) -> list[ScoredItem]:
     """`acc[length]` of `n` items right at each length."""
-    return [_scored(length, i, i < right) for length, right in acc.items() for i in range(n)]
+    return [scored(f"n/{length}-{i}", {"v": "correct" if i < right else "wrong_value"}, kinds="number",
+                   meta=ItemMeta(target_tokens=length)) for length, right in acc.items() for i in range(n)]
 
 
 def _drift(scored: list[ScoredItem], kl_at: dict[int, float]) -> Drift:

@@ -21,6 +21,7 @@ from evalrun.contract.types import FieldScore
 from evalrun.reports.formats import render_junit, render_markdown
 from evalrun.reports.text import rule_text
 from tests.conftest import DEPTHS, LENGTHS, doc_items, make_run, needle_items
+from tests.fakes.runs import scored
 
 
 NO_FLIP_RULES: dict[str, int | None] = {k: None for k in DEFAULT_MAX_HARMFUL}
@@ -28,11 +29,8 @@ NO_FLIP_RULES: dict[str, int | None] = {k: None for k in DEFAULT_MAX_HARMFUL}
 
 def _item(i: int, fields: dict[str, tuple[str, str, str | None]], output: str = "x") -> ScoredItem:
     """fields: name -> (kind, outcome, subcode)"""
-    return ScoredItem(
-        item_id=f"p/{i}", pack="p", prompt_hash=f"h{i}", output=output,
-        fields={n: FieldScore(outcome=o, subcode=s) for n, (_, o, s) in fields.items()},
-        kinds={n: k for n, (k, _, _) in fields.items()}, golds={n: "1" for n in fields},
-    )
+    return scored(f"p/{i}", {n: FieldScore(outcome=o, subcode=s) for n, (_, o, s) in fields.items()},
+                  kinds={n: k for n, (k, _, _) in fields.items()}, output=output, prompt_hash=f"h{i}")
 
 
 def _runs(n: int, flips: int, field_kind: str = "amount", name: str = "total"):

@@ -18,19 +18,16 @@ from evalrun.evals.scoring import ScoredItem, stability
 from evalrun.reports.formats import junit_xml, render_markdown, render_view, report_json
 from evalrun.reports.formats.html import render_html_text
 from evalrun.reports.view import comparisons_view
+from tests.fakes.runs import scored
 
 KINDS = ("amount", "date", "id", "text")
 
 
-def _item(i: int, right: bool, kind: str = "text") -> ScoredItem:
-    return ScoredItem(item_id=f"docs/{i}", pack="docs", prompt_hash=f"h{i}", output="x",
-                      fields={"f": FieldScore(outcome="correct" if right else "wrong_value",
-                                              pred_norm="A" if right else "B")},
-                      kinds={"f": kind}, golds={"f": "A"})
-
-
 def _run(wrong: set[int], n: int, kinds: tuple[str, ...] = ("text",)) -> list[ScoredItem]:
-    return [_item(i, i not in wrong, kinds[i % len(kinds)]) for i in range(n)]
+    """`n` docs items of one field (gold "A", kinds in turn), read wrong ("B") where the index is in `wrong`."""
+    return [scored(f"docs/{i}", {"f": FieldScore(outcome="wrong_value" if i in wrong else "correct",
+                                                pred_norm="B" if i in wrong else "A")},
+                   kinds=kinds[i % len(kinds)], golds="A", prompt_hash=f"h{i}") for i in range(n)]
 
 
 def _case(n: int, unstable: range, confirm: int = 3, kinds: tuple[str, ...] = ("text",), gate: dict | None = None):

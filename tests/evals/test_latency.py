@@ -7,14 +7,15 @@ import pytest
 
 from evalrun.contract.types import Generation
 from evalrun.evals.timing import SLO, SLOError, latency, parse_slo, slo_from_mapping
+from tests.fakes.runs import generation
 
 
 def req(i: int, start: float, ttft: float, gaps: list[float], tokens_per_chunk: int = 1,
         error: str | None = None) -> Generation:
     decode = sum(gaps)
-    return Generation(item_id=f"r{i}", pack="p", prompt_hash="h", output="x", prompt_tokens=10,
-                      new_tokens=1 + tokens_per_chunk * len(gaps), seconds=ttft + decode + 0.001, batch_size=1,
-                      prefill_seconds=ttft, decode_seconds=decode, started_at=start, itl_seconds=gaps, error=error)
+    return generation(f"r{i}", prompt_tokens=10, new_tokens=1 + tokens_per_chunk * len(gaps),
+                      seconds=ttft + decode + 0.001, batch_size=1, prefill_seconds=ttft, decode_seconds=decode,
+                      started_at=start, itl_seconds=gaps, error=error)
 
 
 def test_definitions_on_one_request() -> None:

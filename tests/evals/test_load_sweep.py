@@ -19,6 +19,7 @@ from evalrun.evals.run import LoadCurve, LoadPoint, LoadSweep, best_index, load_
 from evalrun.evals.timing import parse_slo
 from evalrun.reports.sweep import load_sweep_markdown, load_table
 from tests.conftest import run_cli
+from tests.fakes.runs import generation
 
 TASKS = [{"pack": "needle_numbers", "lengths": [128], "depths": [0.0], "values": ["integer"]}]
 
@@ -26,10 +27,9 @@ TASKS = [{"pack": "needle_numbers", "lengths": [128], "depths": [0.0], "values":
 def _batch(n: int, start: float, prefill: float, tpot: float, tokens: int = 10) -> list[Generation]:
     """One hf batch of n requests started together: every request has the batch's timings."""
     decode = tpot * (tokens - 1)
-    return [Generation(item_id=f"b{start}-{i}", pack="latency", prompt_hash="h", output="x", new_tokens=tokens,
-                       prompt_tokens=200, seconds=prefill + decode, batch_size=n, prefill_seconds=prefill,
-                       decode_seconds=decode, started_at=start, itl_seconds=[tpot] * (tokens - 1))
-            for i in range(n)]
+    return [generation(f"b{start}-{i}", pack="latency", new_tokens=tokens, prompt_tokens=200, seconds=prefill + decode,
+                       batch_size=n, prefill_seconds=prefill, decode_seconds=decode, started_at=start,
+                       itl_seconds=[tpot] * (tokens - 1)) for i in range(n)]
 
 
 def _sequential(batches: int, n: int, prefill: float, tpot: float) -> list[Generation]:

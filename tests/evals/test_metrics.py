@@ -7,16 +7,14 @@ import pytest
 
 from evalrun.evals.scoring import ScoredItem, pack_metrics, score_item
 from evalrun.evals.compare import PairingError, pair
-from evalrun.contract.types import Field, FieldScore, Generation, Item
+from evalrun.contract.types import Field, Item
+from tests.fakes.runs import answered, scored
 
 
 def _scored(item_id: str, outcomes: dict[str, tuple[str, str | None]], pack: str = "p", prompt_hash: str = "h",
             parse: str | None = None) -> ScoredItem:
-    return ScoredItem(
-        item_id=item_id, pack=pack, prompt_hash=prompt_hash, output="x",
-        fields={k: FieldScore(outcome=o) for k, (o, _) in outcomes.items()},
-        kinds={k: "amount" for k in outcomes}, golds={k: g for k, (_, g) in outcomes.items()}, parse_status=parse,
-    )
+    return scored(item_id, {k: o for k, (o, _) in outcomes.items()}, golds={k: g for k, (_, g) in outcomes.items()},
+                  pack=pack, prompt_hash=prompt_hash, parse_status=parse)
 
 
 def test_counts_and_rates_by_hand() -> None:
@@ -53,7 +51,7 @@ def test_json_answer_scoring_and_parse_failure() -> None:
                         Field(name="discount", kind="amount", gold=None)])
 
     def run(output: str) -> ScoredItem:
-        return score_item(item, Generation(item_id="d/1", pack="d", prompt_hash=item.prompt_hash, output=output))
+        return score_item(item, answered(item, output))
 
     ok = run('```json\n{"total": "EUR 14,851.20", "discount": null}\n```')
     assert ok.parse_status == "fenced" and ok.correct

@@ -5,7 +5,6 @@ device, older runs without timings, speed-only packs)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -17,13 +16,13 @@ from evalrun.evals.compare import length_bucket
 from evalrun.evals.results import RunResult
 from evalrun.evals.stats import bootstrap_ratio_of_quantiles
 from evalrun.contract.types import Field, Generation, Item
+from tests.fakes.runs import answered, generation, run_result
 
 
 def gen(i: int, new_tokens: int = 11, seconds: float = 1.0, prefill: float | None = 0.2,
         decode: float | None = 0.5, batch: int = 1, prompt_tokens: int = 100, error: str | None = None) -> Generation:
-    return Generation(item_id=f"i{i}", pack="p", prompt_hash="h", output="x", new_tokens=new_tokens, seconds=seconds,
-                      batch_size=batch, prompt_tokens=prompt_tokens, prefill_seconds=prefill, decode_seconds=decode,
-                      error=error)
+    return generation(f"i{i}", new_tokens=new_tokens, seconds=seconds, batch_size=batch, prompt_tokens=prompt_tokens,
+                      prefill_seconds=prefill, decode_seconds=decode, error=error)
 
 
 # --------------------------------------------------------------------------- one generation
@@ -158,13 +157,11 @@ def _run(name: str, scale: float, *, fields: bool = True, device: str = "cpu", e
         flds = [Field(name="v", kind="number", gold=str(1000 + i))] if fields else []
         it = Item(id=f"p/{i}", pack="p", prompt=f"question {i}", fields=flds)
         items.append(it)
-        gens[it.id] = Generation(item_id=it.id, pack="p", prompt_hash=it.prompt_hash,
-                                 output=str(1000 + i) if i < correct else "0", new_tokens=21, seconds=scale,
-                                 prefill_seconds=0.3 * scale if timed else None,
-                                 decode_seconds=0.6 * scale * (1 + 0.1 * i) if timed else None, prompt_tokens=40)
-    manifest = {"name": name, "device": device, "dtype": "float32", "emulated": emulated or [],
-                "config": {"acceleration": {"kv_cache": {"quant": "int4"}} if name != "base" else {}}}
-    return RunResult(name, Path(f"/runs/{name}"), items, gens, manifest)
+        gens[it.id] = answered(it, str(1000 + i) if i < correct else "0", new_tokens=21, seconds=scale,
+                               prefill_seconds=0.3 * scale if timed else None,
+                               decode_seconds=0.6 * scale * (1 + 0.1 * i) if timed else None, prompt_tokens=40)
+    return run_result(name, items, gens, device=device, dtype="float32", emulated=emulated or [],
+                      config={"acceleration": {"kv_cache": {"quant": "int4"}} if name != "base" else {}})
 
 
 def test_table_claims_speed_only_where_honest() -> None:

@@ -4,16 +4,15 @@ rule that cannot be measured honestly is incomplete; names the gate cannot match
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from evalrun.contract.types import Generation, Item, ItemMeta
+from evalrun.contract.types import Item, ItemMeta
 from evalrun.evals import api
 from evalrun.evals.files import ConfigError
 from evalrun.evals.gate import load_gate, requests_needed, share_lower_bound
 from evalrun.evals.results import RunResult
 from evalrun.evals.timing import SLO, speedup
+from tests.fakes.runs import answered, run_result
 
 
 def _run(name: str, scale: float, n: int = 12, emulated: list[str] | None = None, jitter: float = 0.05) -> RunResult:
@@ -22,12 +21,10 @@ def _run(name: str, scale: float, n: int = 12, emulated: list[str] | None = None
         it = Item(id=f"latency/s-{i}", pack="latency", prompt=f"p{i}", fields=[], meta=ItemMeta(shape="short"))
         items.append(it)
         k = 1 + jitter * ((i * 7) % 5 - 2)  # the same per-item spread on both sides
-        gens[it.id] = Generation(item_id=it.id, pack="latency", prompt_hash=it.prompt_hash, output="x",
-                                 new_tokens=11, seconds=scale * k * 1.1, prefill_seconds=0.1 * scale * k,
-                                 decode_seconds=scale * k, started_at=float(i * 10), prompt_tokens=50,
-                                 itl_seconds=[0.1 * scale * k] * 10)
-    manifest = {"name": name, "key": f"key-{name}", "device": "cpu", "dtype": "float32", "emulated": emulated or []}
-    return RunResult(name, Path(f"/runs/{name}"), items, gens, manifest)
+        gens[it.id] = answered(it, new_tokens=11, seconds=scale * k * 1.1, prefill_seconds=0.1 * scale * k,
+                               decode_seconds=scale * k, started_at=float(i * 10), prompt_tokens=50,
+                               itl_seconds=[0.1 * scale * k] * 10)
+    return run_result(name, items, gens, key=f"key-{name}", device="cpu", dtype="float32", emulated=emulated or [])
 
 
 def _verdict(cand: RunResult, gate: dict, slo: SLO | None = None):  # type: ignore[no-untyped-def]

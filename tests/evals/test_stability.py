@@ -8,17 +8,14 @@ from evalrun.contract.types import FieldScore
 from evalrun.evals.gate import GateConfig, evaluate
 from evalrun.evals.compare import pair
 from evalrun.evals.scoring import ScoredItem, stability
-
-
-def _item(i: int, right: bool, value: str = "EUR 10.00", pack: str = "docs") -> ScoredItem:
-    outcome = "correct" if right else "wrong_value"
-    return ScoredItem(item_id=f"{pack}/{i}", pack=pack, prompt_hash=f"h{i}", output=value,
-                      fields={"total": FieldScore(outcome=outcome, pred_norm=value if right else "EUR 1.00")},
-                      kinds={"total": "amount"}, golds={"total": "EUR 10.00"})
+from tests.fakes.runs import scored
 
 
 def _run(wrong: set[int], n: int = 100) -> list[ScoredItem]:
-    return [_item(i, i not in wrong) for i in range(n)]
+    """`n` docs items, each a total of EUR 10.00, read wrong (EUR 1.00) where its index is in `wrong`."""
+    return [scored(f"docs/{i}", {"total": FieldScore(outcome="wrong_value" if i in wrong else "correct",
+                                                    pred_norm="EUR 1.00" if i in wrong else "EUR 10.00")},
+                   golds="EUR 10.00", output="EUR 10.00", prompt_hash=f"h{i}") for i in range(n)]
 
 
 def test_stable_unstable_and_leave_one_out_counts() -> None:
@@ -100,7 +97,7 @@ def test_stability_keeps_the_rate_of_each_field_right_in_some_replicates() -> No
 
 def _item_runs_other_wrong_value() -> list:
     run = _run({0})
-    run[0] = _item(0, False, "EUR 2.00")
+    run[0].output = "EUR 2.00"
     run[0].fields["total"].pred_norm = "EUR 2.00"
     return run
 

@@ -7,25 +7,21 @@ from pathlib import Path
 from evalrun.evals.config import parse_config
 from evalrun.evals.run import key_payload
 from evalrun.evals.store import RunStore, run_key
-from evalrun.contract.types import Generation
 from evalrun.runners.models import ModelSource
-
-
-def _gen(i: int) -> Generation:
-    return Generation(item_id=f"p/{i}", pack="p", prompt_hash="h", output=f"out {i}")
+from tests.fakes.runs import generation
 
 
 def test_append_and_read(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run")
     for i in range(3):
-        store.append(_gen(i))
+        store.append(generation(f"p/{i}", f"out {i}"))
     assert list(store.read_samples()) == ["p/0", "p/1", "p/2"]
 
 
 def test_torn_last_line_is_moved_to_a_side_file(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run")
-    store.append(_gen(0))
-    store.append(_gen(1))
+    store.append(generation("p/0", "out 0"))
+    store.append(generation("p/1", "out 1"))
     torn = b'{"item_id": "p/2", "pack": "p", "prom'  # killed mid-write
     with store.samples_path.open("ab") as fh:
         fh.write(torn)
@@ -35,7 +31,7 @@ def test_torn_last_line_is_moved_to_a_side_file(tmp_path: Path) -> None:
     sides = list(store.dir.glob("samples.jsonl.torn-*"))
     assert len(sides) == 1 and sides[0].read_bytes() == torn, "the torn bytes are kept exactly"
     assert any("samples.jsonl:3" in w and sides[0].name in w for w in store.warnings), store.warnings
-    store.append(_gen(2))
+    store.append(generation("p/2", "out 2"))
     lines = store.samples_path.read_bytes().split(b"\n")
     assert len(lines) == 4 and lines[-1] == b""
     assert list(store.read_samples()) == ["p/0", "p/1", "p/2"]
@@ -43,8 +39,8 @@ def test_torn_last_line_is_moved_to_a_side_file(tmp_path: Path) -> None:
 
 def test_duplicate_ids_keep_the_first(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run")
-    store.append(_gen(0))
-    store.append(Generation(item_id="p/0", pack="p", prompt_hash="h", output="second"))
+    store.append(generation("p/0", "out 0"))
+    store.append(generation("p/0", "second"))
     assert store.read_samples()["p/0"].output == "out 0"
 
 

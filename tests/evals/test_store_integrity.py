@@ -16,12 +16,9 @@ from evalrun.evals import api
 from evalrun.evals.files import ConfigError, jsonl
 from evalrun.evals.store import RunStore, items_sha256
 from evalrun.contract.types import Field, Generation, Item
+from tests.fakes.runs import answered, generation
 
 SEPARATORS = "\u2028\u2029\u0085\r\x0b\x0c\x1c\x1d\x1e\x00"
-
-
-def _gen(i: int, output: str | None = None) -> Generation:
-    return Generation(item_id=f"p/{i}", pack="p", prompt_hash="h", output=output if output is not None else f"out {i}")
 
 
 def _valid_lines(path: Path) -> dict[str, str]:
@@ -46,7 +43,7 @@ BAD_LINES = {
 def test_a_bad_line_in_the_middle_keeps_every_line_around_it(tmp_path: Path, kind: str) -> None:
     store = RunStore(tmp_path / "run")
     for i in range(5):
-        store.append(_gen(i))
+        store.append(generation(f"p/{i}", f"out {i}"))
     lines = store.samples_path.read_bytes().split(b"\n")
     lines[2] = BAD_LINES[kind]  # p/2 is lost to the damage, nothing else
     store.samples_path.write_bytes(b"\n".join(lines))
@@ -60,7 +57,7 @@ def test_a_bad_line_in_the_middle_keeps_every_line_around_it(tmp_path: Path, kin
     assert len(seen) == 1 and f"{store.samples_path}:3: unreadable line skipped" in seen[0], seen
     assert store.samples_path.read_bytes() == before, "a bad line in the middle is left in place untouched"
 
-    store.append(_gen(2))
+    store.append(generation("p/2", "out 2"))
     after = store.samples_path.read_bytes()
     assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 1
     assert {k: v for k, v in _valid_lines(store.samples_path).items() if k != "p/2"} == hashes
@@ -70,7 +67,7 @@ def test_a_bad_line_in_the_middle_keeps_every_line_around_it(tmp_path: Path, kin
 def test_torn_tail_bytes_are_kept_in_a_side_file_and_the_next_append_starts_clean(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run")
     for i in range(3):
-        store.append(_gen(i))
+        store.append(generation(f"p/{i}", f"out {i}"))
     hashes = _valid_lines(store.samples_path)
     torn = b'{"item_id":"p/3","pack":"p","prompt_hash":"h","output":"\\u2028 half'
     with store.samples_path.open("ab") as fh:
@@ -80,30 +77,30 @@ def test_torn_tail_bytes_are_kept_in_a_side_file_and_the_next_append_starts_clea
     (side,) = store.dir.glob("samples.jsonl.torn-*")
     assert side.read_bytes() == torn
     assert f"{store.samples_path}:4: torn last line" in seen[0] and side.name in seen[0]
-    store.append(_gen(3))
+    store.append(generation("p/3", "out 3"))
     assert _valid_lines(store.samples_path) == hashes | {"p/3": _valid_lines(store.samples_path)["p/3"]}
     assert sorted(store.read_samples()) == ["p/0", "p/1", "p/2", "p/3"]
 
 
 def test_a_complete_last_line_without_newline_is_kept_and_appends_go_on_a_new_line(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run")
-    store.append(_gen(0))
+    store.append(generation("p/0", "out 0"))
     store.samples_path.write_bytes(store.samples_path.read_bytes()[:-1])  # the newline lost, the record whole
     assert list(store.read_samples(repair=True)) == ["p/0"]
     assert not list(store.dir.glob("*.torn-*"))
-    store.append(_gen(1))
+    store.append(generation("p/1", "out 1"))
     assert list(store.read_samples()) == ["p/0", "p/1"] and not store.warnings
 
 
 def test_a_newer_writers_unknown_key_is_read_and_reported(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run")
-    store.append(_gen(0))
-    line = json.loads(jsonl.encode(_gen(1))) | {"kv_trace": [1, 2], "newer": True}
+    store.append(generation("p/0", "out 0"))
+    line = json.loads(jsonl.encode(generation("p/1", "out 1"))) | {"kv_trace": [1, 2], "newer": True}
     with store.samples_path.open("a") as fh:
         fh.write(json.dumps(line) + "\n")
     seen: list[str] = []
     got = RunStore(store.dir, log=seen.append).read_samples()
-    assert got["p/1"] == _gen(1)
+    assert got["p/1"] == generation("p/1", "out 1")
     assert len(seen) == 1 and f"{store.samples_path}:2: unknown key(s) kv_trace, newer ignored" in seen[0]
 
 
@@ -112,7 +109,7 @@ def test_separators_and_surrogates_round_trip_in_every_file(tmp_path: Path) -> N
     store = RunStore(tmp_path / "run")
     item = Item(id="p/0", pack="p", prompt=text, fields=[Field(name="v", kind="text", gold=text)], meta={"m": text})
     store.write_items([item])
-    store.append(_gen(0, text))
+    store.append(generation("p/0", text))
     for path in (store.items_path, store.samples_path):
         raw = path.read_bytes()
         assert raw.isascii() and raw.count(b"\n") == 1, path
@@ -132,7 +129,7 @@ def test_lines_of_the_older_writer_with_raw_separators_are_read(tmp_path: Path) 
     store.dir.mkdir()
     item = Item(id="p/0", pack="p", prompt=text, fields=[Field(name="v", kind="text", gold=text)])
     store.items_path.write_text(item.model_dump_json() + "\n", encoding="utf-8")
-    store.samples_path.write_text(_gen(0, text).model_dump_json() + "\n", encoding="utf-8")
+    store.samples_path.write_text(generation("p/0", text).model_dump_json() + "\n", encoding="utf-8")
     assert "\u2028".encode() in store.samples_path.read_bytes()
     assert store.read_items() == [item] and store.read_samples()["p/0"].output == text
     assert store.write_items([item]) == items_sha256([item]) and not store.warnings
@@ -149,7 +146,7 @@ def test_random_corruption_never_loses_an_untouched_line(tmp_path: Path, outputs
                                                          hits: list[tuple[float, int]]) -> None:
     path = tmp_path / "p.jsonl"
     path.unlink(missing_ok=True)
-    gens = [_gen(i, out) for i, out in enumerate(outputs)]
+    gens = [generation(f"p/{i}", out) for i, out in enumerate(outputs)]
     jsonl.append(path, gens)
     raw = bytearray(path.read_bytes())
     spans, pos = [], 0
@@ -177,7 +174,7 @@ def _stored(root: Path, golds: list[str]) -> RunStore:
     store.write_manifest({"name": root.name, "items_sha256": items_sha256(items)})
     store.write_items(items)
     for it in items:
-        store.append(Generation(item_id=it.id, pack="n", prompt_hash=it.prompt_hash, output=it.fields[0].gold))
+        store.append(answered(it, it.fields[0].gold, pack="n"))
     return store
 
 

@@ -16,8 +16,9 @@ from evalrun.evals.files import ConfigError
 from evalrun.evals.config import parse_config
 from evalrun.evals.run import execute, prepare
 from evalrun.evals.store import RunStore, items_sha256, v1_items_sha256
-from evalrun.contract.types import Generation, Item
+from evalrun.contract.types import Item
 from tests.conftest import tiny_config
+from tests.fakes.runs import generation
 from tests.contract.test_items import LEGACY_DOC, LEGACY_FILES, LEGACY_LATENCY, LEGACY_NEEDLE
 
 
@@ -49,8 +50,8 @@ def _write_legacy(root: Path, records: list[dict], outputs: dict[str, str] | Non
     for r in records:
         prompt_hash = hashlib.sha256(json.dumps([r["system"], r["prompt"]], ensure_ascii=False)
                                      .encode("utf-8")).hexdigest()[:16]
-        store.append(Generation(item_id=r["id"], pack=r["pack"], prompt_hash=prompt_hash,
-                                output=(outputs or {}).get(r["id"], "EUR 14,851.20")))
+        store.append(generation(r["id"], (outputs or {}).get(r["id"], "EUR 14,851.20"), pack=r["pack"],
+                                prompt_hash=prompt_hash))
     return store
 
 

@@ -13,7 +13,6 @@ from typing import Callable
 
 import pytest
 
-from evalrun.contract import Generation
 from evalrun.contract.types import Reask, Retiming
 from evalrun.evals import api
 from evalrun.evals.files import ConfigError
@@ -22,6 +21,9 @@ from evalrun.evals.store import RunStore, run_lock
 from evalrun.evals.results import RunResult
 from tests.conftest import make_report, run_cli, write_runs
 from tests.evals.fake_runs import gold_run
+from tests.fakes.runs import generation
+
+GEN = generation("needle/L512-D0.00-0", "7001000", prompt_hash="0")  # one answer, for the writes refused
 
 VICTIM = b"a file outside the store, which evalrun must never open\n"
 
@@ -59,10 +61,6 @@ def _untouched(link: Path, victim: Path) -> None:
     assert link.is_symlink(), "the planted link itself is left for the user to see"
 
 
-def _gen(item_id: str = "needle/L512-D0.00-0") -> Generation:
-    return Generation(item_id=item_id, pack="needle", prompt_hash="0", output="7001000")
-
-
 def test_a_link_as_lock_is_refused_and_its_target_not_truncated(run_dir: Path) -> None:
     link, victim = _plant(run_dir, "lock")
 
@@ -79,7 +77,7 @@ def test_a_link_as_samples_is_refused_for_reading_and_appending(run_dir: Path) -
     store = RunStore(run_dir)
     _refused(store.read_samples, link)
     _refused(lambda: store.read_samples(repair=True), link)
-    _refused(lambda: store.append(_gen()), link)
+    _refused(lambda: store.append(GEN), link)
     _untouched(link, victim)
 
 
@@ -112,7 +110,7 @@ def test_a_link_as_confirmations_is_refused(run_dir: Path) -> None:
     link, victim = _plant(run_dir, "confirmations.jsonl")
     store = RunStore(run_dir)
     _refused(store.read_confirmations, link)
-    _refused(lambda: store.append_confirmation(Reask(attempt=1, batch_size=1, seed=None, generation=_gen())), link)
+    _refused(lambda: store.append_confirmation(Reask(attempt=1, batch_size=1, seed=None, generation=GEN)), link)
     _untouched(link, victim)
 
 
@@ -120,7 +118,7 @@ def test_a_link_as_interleaved_is_refused(run_dir: Path) -> None:
     link, victim = _plant(run_dir, "interleaved.jsonl")
     store = RunStore(run_dir)
     _refused(lambda: store.read_interleaved("0" * 64), link)
-    retiming = Retiming(baseline_key="0" * 64, pair=0, side="baseline", first=True, generation=_gen())
+    retiming = Retiming(baseline_key="0" * 64, pair=0, side="baseline", first=True, generation=GEN)
     _refused(lambda: store.append_interleaved([retiming]), link)
     _untouched(link, victim)
 
@@ -146,7 +144,7 @@ def test_a_fifo_planted_as_a_store_file_is_refused_not_waited_on(run_dir: Path) 
     fifo.unlink()
     os.mkfifo(fifo)
     store = RunStore(run_dir)
-    for action in (store.read_samples, lambda: store.append(_gen())):
+    for action in (store.read_samples, lambda: store.append(GEN)):
         with pytest.raises(ConfigError, match="is not a regular file"):
             action()
 
@@ -157,7 +155,7 @@ def test_a_run_directory_that_is_a_link_is_refused(run_dir: Path) -> None:
     run_dir.symlink_to(elsewhere, target_is_directory=True)
     before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in elsewhere.iterdir()}
     store = RunStore(run_dir)
-    for action in (store.read_manifest, store.read_items, store.read_samples, lambda: store.append(_gen()),
+    for action in (store.read_manifest, store.read_items, store.read_samples, lambda: store.append(GEN),
                    lambda: store.write_manifest({"status": "complete"}), lambda: RunResult.load(run_dir)):
         _refused(action, run_dir)
 

@@ -16,10 +16,11 @@ from typing import Any, Iterator
 
 import pytest
 
-from evalrun.contract import Field, Generation, Item
+from evalrun.contract import Field, Item
 from evalrun.evals import api
 from evalrun.evals.results import RunResult
 from evalrun.evals.speed import speed_table
+from tests.fakes.runs import answered, run_result
 from tests.reports.test_html_report import browser  # noqa: F401  (the headless Chromium fixture)
 
 # what must never come out (written here on its own, not imported from the code under test)
@@ -49,13 +50,13 @@ def hostile_report(chars: str, names: tuple[str, str] | None = None) -> "api.Com
             if wrong and k == 4:
                 continue
             out = f"Nobody {chars} {SYNTAX}" if wrong and k < 2 else f"The supplier is ACME {chars} {k}"
-            gens[it.id] = Generation(item_id=it.id, pack=it.pack, prompt_hash=it.prompt_hash, output=out,
+            gens[it.id] = answered(it, out,
                                      output_ids=[1, 2], new_tokens=2, seconds=0.1, batch_size=1, prompt_tokens=10,
                                      prefill_seconds=0.02, decode_seconds=0.08,
                                      error=f"CUDA {chars} out of memory" if wrong and k == 3 else None)
-        manifest = {"name": name, "device": "cpu", "dtype": "float32", "load_seconds": 1.0, "speed": {},
-                    "config": {"model": f"model{chars}", "acceleration": {}}, "emulated": [], "effects": {}}
-        return RunResult(name, Path("/runs") / name.encode("unicode_escape").decode("ascii"), items, gens, manifest)
+        return run_result(name, items, gens, Path("/runs") / name.encode("unicode_escape").decode("ascii"),
+                          device="cpu", dtype="float32", load_seconds=1.0, speed={},
+                          config={"model": f"model{chars}", "acceleration": {}}, emulated=[], effects={})
 
     base, cand = names or (f"base{chars}", f"cand{chars}")
     return api.compare_results(run(base, False), [(run(cand, True), None)])

@@ -15,6 +15,7 @@ from evalrun.contract.types import CONTEXT_SEPARATOR, Generation, Item
 from evalrun.evals.config import load_config
 from evalrun.evals.scoring import score_item
 from evalrun.tasks import BuildOptions, get_pack
+from tests.fakes.runs import answered
 
 ROWS = [
     {"ref": "a1", "text": "Invoice A-17 from Alpha GmbH.\nTotal due: EUR 1,234.50.\nDue 04.05.2024.",
@@ -94,8 +95,7 @@ def test_per_field_items_score(tmp_path: Path) -> None:
 
     def scored(item_id: str, output: str) -> str:
         it = items[item_id]
-        gen = Generation(item_id=it.id, pack=it.pack, prompt_hash=it.prompt_hash, output=output)
-        return score_item(it, gen).fields[it.fields[0].name].outcome
+        return score_item(it, answered(it, output)).fields[it.fields[0].name].outcome
 
     assert scored("invoices/a1/total", "EUR 1,234.50") == "correct"
     assert scored("invoices/a1/currency", "It is in euro.") == "correct"

@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from evalrun.contract.types import CONTEXT_SEPARATOR, Field, Generation, Item
+from evalrun.contract.types import CONTEXT_SEPARATOR, Field, Item
 from evalrun.evals.scoring import COPIED, score_field, score_item
 from evalrun.evals.scoring._scoring import _options
+from tests.fakes.runs import answered, generation, run_result
 
 
 def prompt(document: str, question: str) -> str:
@@ -215,8 +216,7 @@ def test_score_field_and_the_pipeline_agree_on_every_labelled_answer() -> None:
             row = json.loads(line)
             item = items[row["item_id"]]
             f = next(f for f in item.fields if f.name == row["field"])
-            pipeline = score_item(item, Generation(item_id=item.id, pack=item.pack, prompt_hash="h",
-                                                   output=row["output"])).fields[f.name]
+            pipeline = score_item(item, answered(item, row["output"], prompt_hash="h")).fields[f.name]
             public = score_field(f.kind, f.gold, row["output"], context=item.prompt, **_options(f))
             assert public == pipeline, (row["item_id"], row["output"])
             n += 1
@@ -228,7 +228,7 @@ def test_the_pipeline_passes_the_prompt() -> None:
                 question="What VAT rate in percent is charged?", answer_format="text",
                 fields=[Field(name="number", kind="number", gold="20")])
     out = "Payable within 30 days by BACS to sort code 40-11-62."
-    scored = score_item(item, Generation(item_id="d/1", pack="d", prompt_hash="h", output=out))
+    scored = score_item(item, generation("d/1", out))
     assert scored.fields["number"].outcome == "missing"
     assert score_field("number", "20", out, context=item.prompt, field="number") == scored.fields["number"]
 
@@ -253,9 +253,9 @@ def test_babble_on_decoys_is_a_harmful_flip_the_gate_fails() -> None:
         for it in items:
             gold = it.fields[0].gold
             out = f"The total is {gold}." if gold else decoy_answer
-            gens[it.id] = Generation(item_id=it.id, pack=it.pack, prompt_hash=it.prompt_hash, output=out,
+            gens[it.id] = answered(it, out,
                                      new_tokens=5, seconds=0.1, batch_size=1, prompt_tokens=50)
-        return RunResult(name, Path(f"/runs/{name}"), items, gens, {"name": name, "config": {}})
+        return run_result(name, items, gens, config={})
 
     base = run("baseline", "The document does not mention a discount.")
     babble = run("babble", "The document is an invoice for services in the English language.")
