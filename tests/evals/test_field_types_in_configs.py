@@ -15,9 +15,8 @@ from evalrun.evals.config import load_config
 from evalrun.evals.gate import DEFAULT_MAX_HARMFUL, GateConfig, PackRule, check_gate, evaluate, load_gate
 from evalrun.evals.imports import load_field_map
 from evalrun.evals.compare import pair
-from evalrun.evals.scoring import ScoredItem
-from evalrun.contract.types import FieldScore
 from evalrun.values.registry import field_type, type_names, typed_names
+from tests.fakes.runs import scored
 
 NAMES = type_names()
 
@@ -60,11 +59,9 @@ def test_an_option_of_a_new_type_is_checked_in_a_pack(tmp_path: Path) -> None:
 
 
 def _runs(kind: str, flips: int, n: int = 30):
-    def item(i: int, outcome: str) -> ScoredItem:
-        return ScoredItem(item_id=f"p/{i}", pack="p", prompt_hash=f"h{i}", output="x",
-                          fields={"v": FieldScore(outcome=outcome)}, kinds={"v": kind}, golds={"v": "1"})
-    base = [item(i, "correct") for i in range(n)]
-    cand = [item(i, "wrong_value" if i < flips else "correct") for i in range(n)]
+    base = [scored(f"p/{i}", {"v": "correct"}, kinds=kind, prompt_hash=f"h{i}") for i in range(n)]
+    cand = [scored(f"p/{i}", {"v": "wrong_value" if i < flips else "correct"}, kinds=kind, prompt_hash=f"h{i}")
+            for i in range(n)]
     return pair(base, cand, "base", "cand", n_resamples=200)
 
 

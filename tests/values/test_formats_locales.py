@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from evalrun.contract.types import Generation
 from evalrun.evals.scoring import score_field, score_item
 from evalrun.tasks import get_pack
 from evalrun.tasks.base import ParamError
@@ -20,6 +19,7 @@ from evalrun.values.dates import read_date_order
 from evalrun.values.amounts import extract_amounts
 from evalrun.values.kinds import with_locale
 from evalrun.values.locales import locale_date_order, locale_decimal, locale_problem, read_decimal
+from tests.fakes.runs import answered
 
 
 @pytest.mark.parametrize(("locale", "decimal", "order"), [
@@ -93,8 +93,7 @@ def _scores(tmp_path: Path, answers: dict[str, str], **over: Any) -> dict[str, t
     pack = get_pack("files")
     out = {}
     for item in pack.items(_params(tmp_path, **over), lambda s: len(s.split()), None):
-        gen = Generation(item_id=item.id, pack=item.pack, prompt_hash=item.prompt_hash, output=answers[item.id])
-        scored = score_item(item, gen)
+        scored = score_item(item, answered(item, answers[item.id]))
         fs = scored.fields[item.fields[0].name]
         out[item.id] = (fs.outcome, fs.subcode)
     return out
