@@ -143,25 +143,23 @@ def load_gate_file(path: str | Path) -> GateConfig:
 def check_gate(gate: GateConfig, packs: Iterable[str], field_names: Iterable[str], shapes: Iterable[str] = ()) -> None:
     """Every pack, field and shape the gate names must exist in the compared runs: a typo is exit 2, not a lost rule."""
     packs, names, shapes = sorted(set(packs)), sorted(set(field_names)), sorted(set(shapes))
+
+    def check_pack(pack: str | None, path: str, also: str = "") -> None:
+        if pack is not None and pack not in packs:
+            raise ConfigError(f"unknown pack {pack!r}{_suggest(pack, packs)}; the compared runs have: "
+                              f"{', '.join(packs) or 'none'}{also}", file=gate._file, path=path)
+
     for i, rule in enumerate(gate.speed):
         b, where = rule.bound, gate.where(f"speed[{i}].{rule.kind}")
-        if b.pack is not None and b.pack not in packs:
-            raise ConfigError(f"unknown pack {b.pack!r}{_suggest(b.pack, packs)}; the compared runs have: "
-                              f"{', '.join(packs) or 'none'}", file=gate._file, path=f"{where}.pack")
+        check_pack(b.pack, f"{where}.pack")
         if b.shape is not None and b.shape not in shapes:
             raise ConfigError(f"unknown shape {b.shape!r}{_suggest(b.shape, shapes)}; the compared items have: "
                               f"{', '.join(shapes) or 'no latency shapes'}", file=gate._file, path=f"{where}.shape")
     for i, drift_rule in enumerate(gate.drift):
-        scope = drift_rule.bound.pack
-        if scope is not None and scope not in packs:
-            raise ConfigError(f"unknown pack {scope!r}{_suggest(scope, packs)}; the compared runs have: "
-                              f"{', '.join(packs) or 'none'}", file=gate._file,
-                              path=gate.where(f"drift[{i}].{drift_rule.kind}.pack"))
+        check_pack(drift_rule.bound.pack, gate.where(f"drift[{i}].{drift_rule.kind}.pack"))
     for pack in gate.packs:
-        if pack != ALL_PACKS and pack not in packs:
-            raise ConfigError(f"unknown pack {pack!r}{_suggest(pack, packs)}; the compared runs have: "
-                              f"{', '.join(packs) or 'none'} (or '*' for every pack)",
-                              file=gate._file, path=gate.where(f"packs.{pack}"))
+        if pack != ALL_PACKS:
+            check_pack(pack, gate.where(f"packs.{pack}"), " (or '*' for every pack)")
     for key in gate.max_harmful_flips:
         if key not in FIELD_KINDS and key not in names:
             raise ConfigError(f"{key!r} is neither a field type ({', '.join(FIELD_KINDS)}) nor a field of the compared "
@@ -357,7 +355,8 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[
             if f"{r.pack}: {r.rule}" not in decided and r.evaluated and r.status in ("pass", "fail"):
                 r.evaluated = False
                 r.detail += "; not decided: the candidate stopped early"
-    all_gaps = [*(gaps or []), *untestable_gaps(rules), *no_rule_gaps((pc.pack for pc in comparison.packs if pc.n), rules)]
+    all_gaps = [*(gaps or []), *untestable_gaps(rules),
+                *no_rule_gaps((pc.pack for pc in comparison.packs if pc.n), rules)]
     if not rules and not all_gaps:
         all_gaps.append(Gap(ALL_PACKS, "no gate rule applied to any paired pack: nothing was checked"))
     return Verdict(cand, [*rules, *drift], notes, all_gaps, power=power, noise_flips=noise, unconfirmed=unconfirmed,

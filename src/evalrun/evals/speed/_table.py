@@ -272,8 +272,8 @@ def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None,
             row.requests_per_second_per_device, row.devices_needed = est.requests_per_second, est.devices
     if base_row.request_throughput:
         note = capacity.assumptions(inputs, base_row.batch_size, base_row.concurrency, base_row.device)
-    return SpeedTable(rows=rows, spread_note=_spread_note(base, base_row, rows, [p.run for p in paired]), capacity_note=note,
-                      percentiles=list(percentiles), slo=slo.text() if slo is not None and slo.given() else None,
+    return SpeedTable(rows=rows, spread_note=_spread_note(base, base_row, rows, [p.run for p in paired]),
+                      capacity_note=note, percentiles=list(percentiles), slo=slo.text() if slo is not None and slo.given() else None,
                       server_note=served_timings.note([(r.run, r.server_timings) for r in rows]))
 
 

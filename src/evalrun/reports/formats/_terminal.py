@@ -62,9 +62,9 @@ def render_pack_metrics(console: Console, run_name: str, metrics: dict[str, Pack
 def _pack_table(title: str, section: CandidateSection) -> Table:
     gated = section.verdict is not None
     aa = any(p.aa_harmful is not None for p in section.packs)
-    columns = ["pack", "items", "baseline", "candidate", "delta", "95% CI", "recovery", "McNemar p", "MDE",
-               "harmful",
-               "helpful", "errors", "identical", "1st diff tok"] + (["A/A harmful"] if aa else []) + (["verdict"] if gated else [])
+    columns = ["pack", "items", "baseline", "candidate", "delta", "95% CI", "recovery", "McNemar p", "MDE", "harmful",
+               "helpful", "errors", "identical", "1st diff tok", *(["A/A harmful"] if aa else []),
+               *(["verdict"] if gated else [])]
     table = _table(title, columns)
     for p in section.packs:
         if p.speed_only:
@@ -74,8 +74,7 @@ def _pack_table(title: str, section: CandidateSection) -> Table:
             row = [escape(p.pack), str(p.n), units.pct(p.baseline_accuracy), units.pct(p.candidate_accuracy),
                    units.num(p.delta_points, 1, True), units.ci(p.ci_low_points, p.ci_high_points),
                    units.pct(p.recovery), units.p_value(p.p_value), units.num(p.mde_points), str(p.harmful_items),
-                   str(p.helpful_items),
-                   str(p.errors), units.pct(p.agreement, 0),
+                   str(p.helpful_items), str(p.errors), units.pct(p.agreement, 0),
                    units.divergence_cell(p.first_divergence, p.identical_outputs, p.n)]
         if aa:
             row.append("-" if p.speed_only or p.aa_harmful is None else str(p.aa_harmful))
@@ -88,8 +87,7 @@ def _pack_table(title: str, section: CandidateSection) -> Table:
 def _field_table(title: str, section: CandidateSection) -> Table:
     ft = _table(f"{title}: fields (paired items; drop and wrong are the candidate's)",
                 ["pack", "field", "type", "n", "baseline", "candidate", "delta", "95% CI", "recovery", "F1 base",
-                 "F1 cand",
-                 "drop", "wrong", "harmful", "helpful"])
+                 "F1 cand", "drop", "wrong", "harmful", "helpful"])
     for column in ft.columns[3:]:
         column.no_wrap = True  # numbers and intervals stay on one line; names give way first
     for f in section.fields:
