@@ -4,6 +4,7 @@ errors, hostile text through Parquet and CSV, and fail-closed reading that never
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -33,7 +34,7 @@ def _dtypes(mapping: dict[str, str]) -> list[object]:
 
 
 def _with_outputs(run: RunResult, outputs: dict[str, Generation]) -> RunResult:
-    return RunResult(run.name, run.dir, run.items, {**run.generations, **outputs}, run.manifest)
+    return dataclasses.replace(run, generations={**run.generations, **outputs})
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +51,7 @@ def stored(tmp_path: Path, report) -> list[Path]:  # type: ignore[no-untyped-def
 def _without_first(run: RunResult) -> RunResult:
     """The run with its first item not generated yet (a partial run)."""
     first = run.items[0].id
-    return RunResult(run.name, run.dir, run.items, {k: g for k, g in run.generations.items() if k != first},
-                     run.manifest)
+    return dataclasses.replace(run, generations={k: g for k, g in run.generations.items() if k != first})
 
 
 def _store(root: Path, *runs: RunResult) -> list[Path]:
