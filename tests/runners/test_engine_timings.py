@@ -14,7 +14,7 @@ import pytest
 
 from evalrun.evals.run._manifest import runner_extras
 from evalrun.evals.speed import ServerTimings, SpeedRow
-from evalrun.evals.speed._served_timings import note, server_timings
+from evalrun.evals.speed._served import note, server_timings
 from evalrun.reports.text import units
 from evalrun.runners.base import Runner
 from evalrun.runners.openai._answer import read_json, read_stream

@@ -24,9 +24,8 @@ import numpy as np
 from pydantic import BaseModel, Field as PydField
 
 from evalrun.contract.manifest import PeakMemory, RunManifest
-from evalrun.evals.speed._engine_facts import engine_label
-import evalrun.evals.speed._served_timings as served_timings
-from evalrun.evals.speed._served_timings import ServerTimings
+import evalrun.evals.speed._served as served
+from evalrun.evals.speed._served import ServerTimings, engine_label
 from evalrun.evals import stats
 import evalrun.evals.speed.capacity as capacity
 from evalrun.evals.timing import latency
@@ -121,7 +120,7 @@ class SpeedTable(BaseModel):
 
 def method_label(manifest: dict[str, Any], baseline: dict[str, Any] | None = None) -> str:
     """The accelerations with their main settings, e.g. "kv_cache (int4 quanto)", each as its method labels itself;
-    a served run's engine and the flags that differ from `baseline`'s (evals/speed/_engine_facts.py)."""
+    a served run's engine and the flags that differ from `baseline`'s (evals/speed/_served.py)."""
     return engine_label(manifest, baseline) or accel.method_label((manifest.get("config") or {}).get("acceleration") or {})
 
 
@@ -191,7 +190,7 @@ def _row(run: Any, role: str, percentiles: Sequence[float], slo: SLO | None, bas
         batch_size=fig["batch_size_max"], concurrency=server.get("concurrency"),
         metrics=_figures(fig), duration_seconds=fig["duration_seconds"], throughput_basis=fig["throughput_basis"],
         request_throughput=fig["request_throughput"], output_throughput=fig["output_throughput"],
-        goodput=fig.get("goodput"), server_timings=served_timings.server_timings(server),
+        goodput=fig.get("goodput"), server_timings=served.server_timings(server),
         peak_memory_bytes=peak.bytes if peak else None, peak_memory_kind=_memory_kind(peak) if peak else None,
         kv_bytes_per_token=kv.bytes_per_token if kv else None,
         kv_bytes_at_longest=kv.bytes_at_longest_context if kv else None,
@@ -274,7 +273,7 @@ def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None,
         note = capacity.assumptions(inputs, base_row.batch_size, base_row.concurrency, base_row.device)
     return SpeedTable(rows=rows, spread_note=_spread_note(base, base_row, rows, [p.run for p in paired]),
                       capacity_note=note, percentiles=list(percentiles), slo=slo.text() if slo is not None and slo.given() else None,
-                      server_note=served_timings.note([(r.run, r.server_timings) for r in rows]))
+                      server_note=served.note([(r.run, r.server_timings) for r in rows]))
 
 
 def _spread_note(base: Any, base_row: SpeedRow, rows: list[SpeedRow], runs: list[Any]) -> str:
