@@ -20,9 +20,7 @@ import shutil
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
-
-from pydantic import BaseModel
+from typing import Any, Callable
 
 from evalrun.contract.manifest import SCHEMA_VERSION, RunManifest
 from evalrun.evals.files import ConfigError, jsonl, write_atomic
@@ -43,31 +41,24 @@ class StoredImport:
     replicate: int = 0
 
 
-def canonical_lines(records: Sequence[BaseModel]) -> tuple[list[str], str]:
-    """Each record's canonical JSON (what `jsonl.canonical` gives: a valid stored line too, keys sorted)
-    and the hash of them all, computed as `store.items_sha256` does, so each record is dumped once."""
-    texts = [jsonl.canonical(r) for r in records]
-    return texts, lines_sha256(texts)
-
-
 @dataclass
 class _Dumped:
-    """An imported run's lines and hashes, made once for its key and for its files."""
+    """An imported run's lines (each record's `jsonl.canonical` JSON: a valid stored line, keys sorted), the
+    items' hash (as `store.items_sha256` computes it) and its key, made once for the key and for the files."""
 
     items: list[str]
     items_sha256: str
     generations: list[str]
-    generations_sha256: str
+    key: str
 
 
 def _dump(run: Imported) -> _Dumped:
-    return _Dumped(*canonical_lines(run.items), *canonical_lines(run.generations))
-
-
-def content_key(run: Imported, dumped: _Dumped) -> str:
-    """The hash of what was imported: the same files give the same key wherever they lie."""
-    return run_key({"format": run.format, "items": dumped.items_sha256, "generations": dumped.generations_sha256,
-                    "facts": run.facts})
+    """The key hashes what was imported: the same files give the same key wherever they lie."""
+    items = [jsonl.canonical(r) for r in run.items]
+    gens = [jsonl.canonical(g) for g in run.generations]
+    digest = lines_sha256(items)
+    key = run_key({"format": run.format, "items": digest, "generations": lines_sha256(gens), "facts": run.facts})
+    return _Dumped(items, digest, gens, key)
 
 
 def _manifest(run: Imported, name: str, key: str, replicate: int, digest: str) -> dict[str, Any]:
@@ -132,7 +123,7 @@ def store_imported(runs: list[Imported], name: str, out: str | Path = "runs",
     for j, other in enumerate(runs[1:], 1):
         _same_items(runs[0], other, f"replicate {j}")
     dumped = [_dump(r) for r in runs]
-    keys = [content_key(r, d) for r, d in zip(runs, dumped)]
+    keys = [d.key for d in dumped]
     key = keys[0] if len(runs) == 1 else run_key({"replicates": keys})
     base_dir = Path(out) / f"{name}-{key[:12]}"
     base_dir.parent.mkdir(parents=True, exist_ok=True)
