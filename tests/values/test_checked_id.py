@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from evalrun.evals.scoring import score_field
-from evalrun.values.kinds import gold_value
-from evalrun.values.registry import user_option_problem
+from evalrun.values.registry import gold_value, user_option_problem
 
 IBAN = "DE89 3704 0044 0532 0130 00"
 

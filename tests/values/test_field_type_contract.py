@@ -33,7 +33,7 @@ def test_every_module_of_the_folder_is_one_registered_type() -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_declarations_are_complete(name: str) -> None:
     t = field_type(name)
-    assert t.doc and "\n" not in t.doc and t.rules.strip() and t.noun
+    assert t.doc and "\n" not in t.doc and t.rules.strip() and t.noun and t.hint
     assert t.subcodes and len(set(t.subcodes)) == len(t.subcodes)
     assert t.unparseable is None or t.unparseable in t.subcodes
     assert set(t.examples) <= set(t.subcodes), "an example for a sub-code the type does not declare"

@@ -17,7 +17,7 @@ from evalrun.tasks import get_pack
 from evalrun.tasks.base import ParamError
 from evalrun.values.dates import read_date_order
 from evalrun.values.amounts import extract_amounts
-from evalrun.values.kinds import with_locale
+from evalrun.values.registry import with_locale
 from evalrun.values.locales import locale_date_order, locale_decimal, locale_problem, read_decimal
 from tests.fakes.runs import answered
 

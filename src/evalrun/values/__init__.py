@@ -19,8 +19,7 @@ from evalrun.values.dates import (
 from evalrun.values.enums import enum_candidates, enum_gold, enum_lookup, find_enum_values
 from evalrun.values.ids import id_candidates, norm_id
 from evalrun.values.list_markers import mask_list_markers
-from evalrun.values.kinds import KINDS, gold_value, is_absent_value
-from evalrun.values.registry import field_type, type_names
+from evalrun.values.registry import KINDS, field_type, gold_value, is_absent_value, type_names
 from evalrun.values.text import norm_text, prep
 
 __all__ = [

@@ -2,7 +2,10 @@
 
 Nothing lists the types: the registry imports each module of the folder by name
 (no import cycle: a type module never imports the registry), so adding a type is
-adding one file. Names are in module order, which is alphabetical.
+adding one file. Names are in module order, which is alphabetical. Reading a string
+as the type of a given name (a gold, "no value") goes through the same type object
+for the scorer and for the packs that check their golds before a run, so a gold a
+pack accepts is exactly a gold the scorer can compare against.
 """
 
 from __future__ import annotations
@@ -79,6 +82,31 @@ def user_option_problem(kind: str, options: dict[str, Any]) -> tuple[str, str] |
     return option_problem(kind, options)
 
 
+def gold_value(kind: str | FieldType, gold: str, opts: dict[str, Any]) -> Any:
+    """The gold's one typed value, or None when the reference does not parse as `kind`
+    (the scorer then compares it as plain text), including a date that the field's
+    `date_order` leaves ambiguous. ValueError for a bad `date_order`."""
+    return field_type(kind).read_gold(gold, opts)
+
+
+def states_no_value(kind: str | FieldType, s: str) -> bool:
+    """FieldType.states_no_value, by the type's name."""
+    return field_type(kind).states_no_value(s)
+
+
+def is_absent_value(kind: str | FieldType, s: str, opts: dict[str, Any]) -> bool:
+    """Does `s` (a gold or an answer) say there is no value? An allowed enum value
+    ("none") never does; a typed answer that starts with a marker and has no digit
+    ("Not found in the document.") does."""
+    return field_type(kind).says_absent(s, opts)
+
+
+def with_locale(kind: str | FieldType, options: dict[str, Any], locale: str | None) -> dict[str, Any]:
+    """The options with `locale` set and what it decides written out (FieldType.with_locale):
+    `decimal` for an amount or number, `date_order` for a date, where the options do not give it."""
+    return field_type(kind).with_locale(options, locale)
+
+
 class FieldSpec(BaseModel):
     """A field's type and the options the scorer reads it with: what a pack's field (the `files`
     pack's mapping form) and an imported task's typed field both are."""
@@ -94,5 +122,8 @@ class FieldSpec(BaseModel):
         return check_type_name(v)
 
 
-__all__ = ["INTERNAL_OPTIONS", "FieldSpec", "FieldType", "TYPES", "check_type_name", "field_type", "option_problem",
-           "type_names", "typed_names", "unknown_type_message", "user_option_problem"]
+KINDS = type_names()  # every type, found now
+
+__all__ = ["INTERNAL_OPTIONS", "KINDS", "FieldSpec", "FieldType", "TYPES", "check_type_name", "field_type", "gold_value",
+           "is_absent_value", "option_problem", "states_no_value", "type_names", "typed_names", "unknown_type_message",
+           "user_option_problem", "with_locale"]

@@ -24,9 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field as PydField, PrivateAttr, Vali
 from evalrun.contract.types import Field
 from evalrun.evals.files import ConfigError, read_yaml, validation_error
 from evalrun.tasks.base import ParamError
-from evalrun.values.registry import FieldSpec, type_names, user_option_problem
+from evalrun.values.registry import KINDS, FieldSpec, user_option_problem
 
-KINDS: tuple[str, ...] = type_names()
 ANY_TASK = "*"
 
 

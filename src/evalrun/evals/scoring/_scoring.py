@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field as PydField
 
-from evalrun.evals.scoring.fields import ANSWER_MAX_CHARS, COPIED, score_field  # noqa: F401 - COPIED: older callers
+from evalrun.evals.scoring.fields import ANSWER_MAX_CHARS, score_field
 from evalrun.evals.scoring._json_answer import parse_json_answer
 from evalrun.evals.scoring._source_metric import SOURCE_METRIC, source_score
 from evalrun.contract.types import CORRECT_OUTCOMES, Field, FieldScore, Generation, Item, ItemMeta

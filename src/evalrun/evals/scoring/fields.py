@@ -118,8 +118,6 @@ from evalrun.values.no_value import drop_cut_repeat_listed, is_copied, offered, 
 from evalrun.values.field_clauses import named_value, read_refusal
 from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.loops import collapse_loops, is_list_marker_loop, mask_loops
-from evalrun.values.kinds import KINDS
-from evalrun.values.numeric_subcodes import numeric_subcode
 from evalrun.values.registry import TYPES, unknown_type_message
 from evalrun.values.text import norm_text
 from evalrun.values.types._base import SELF_CONTRADICTING, FieldType
@@ -333,4 +331,4 @@ def score_field(kind: str, gold: Any, pred: Any, *, context: str | None = None, 
         return FieldScore(outcome="wrong_value", subcode=None, detail=detail)
 
 
-__all__ = ["ANSWER_MAX_CHARS", "score_field", "numeric_subcode", "KINDS", "OUTCOMES", "SUBCODES", "AMBIGUOUS", "COPIED"]
+__all__ = ["ANSWER_MAX_CHARS", "score_field", "OUTCOMES", "SUBCODES", "AMBIGUOUS", "COPIED"]

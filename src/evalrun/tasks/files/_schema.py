@@ -19,11 +19,10 @@ from pydantic import ValidationError
 from evalrun.contract.validation import first_error
 from evalrun.tasks.base import ParamError
 from evalrun.values.locales import locale_problem
-from evalrun.values.registry import FieldSpec, field_type, type_names, user_option_problem
+from evalrun.values.registry import KINDS, FieldSpec, field_type, user_option_problem
 
 DateOrder = Literal["dmy", "mdy", "ymd"]
 DATE_ORDERS: tuple[str, ...] = get_args(DateOrder)
-KINDS: tuple[str, ...] = type_names()
 
 
 class PackField(FieldSpec):
