@@ -19,8 +19,7 @@ import pytest
 from evalrun.evals.drift import Drift, Figure, FlipNote, TokenDrift
 from evalrun.reports.formats.html import render_html_text
 from evalrun.reports.view import build_view
-from evalrun.reports.view.drift_maps import length_kl_map
-from evalrun.reports.view.heatmaps import KL_STOPS, kl_fill
+from evalrun.reports.view.heatmaps import KL_STOPS, kl_fill, length_kl_map
 from evalrun.reports.view.strip import STRIP_TOKENS, kl_code, kl_value
 from tests.conftest import make_report
 

@@ -16,8 +16,7 @@ from evalrun.evals.compare import Comparison
 from evalrun.evals.gate import Verdict, overall_exit_code, overall_status
 from evalrun.reports.view.pictures import pictures
 from evalrun.reports.view.browser import MAX_TEXT_BYTES, browser_data, listed_flips
-from evalrun.reports.view.drift_maps import kl_heatmap, length_kl_map
-from evalrun.reports.view.heatmaps import heatmaps
+from evalrun.reports.view.heatmaps import heatmaps, kl_heatmap, length_kl_map
 from evalrun.reports.view.model import OUTCOMES, CandidateSection, HeatmapSet, KLMap, PackRow, ReportView, RunInfo
 from evalrun.reports.view.tables import field_rows, noise_floor, pack_row, run_info
 

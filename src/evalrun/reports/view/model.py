@@ -118,7 +118,7 @@ class HeatmapSet:
     baseline: Heatmap
     candidate: Heatmap
     difference: Heatmap
-    kl: Heatmap | None = None  # the candidate's mean KL per cell (reports/view/drift_maps.py), where drift was measured
+    kl: Heatmap | None = None  # the candidate's mean KL per cell (reports/view/heatmaps.py), where drift was measured
 
 
 @dataclass
