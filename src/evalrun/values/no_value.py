@@ -46,11 +46,11 @@ def _is_copied(answer: str, ctx: AnswerContext) -> bool:
 _is_copied_cached = lru_cache(maxsize=8192)(_is_copied)
 
 
-def _label_line(clause: str) -> bool:
-    """A short "label value" line ("Nettobetrag 2.510,45 €", "Net mass 388,40 kg"); an
-    ideograph counts as a word, so a run of CJK babble is no label."""
+def _words(clause: str) -> int:
+    """The clause's words of three letters or more; an ideograph counts as one, so a run of CJK
+    babble is no short line."""
     letters = [w for w in words(clause) if len(w) >= 3 and w.isalpha() and not IDEOGRAPH.search(w)]
-    return len(letters) + len(IDEOGRAPH.findall(clause)) <= 3
+    return len(letters) + len(IDEOGRAPH.findall(clause))
 
 
 def offered(h: FieldType, answer: str, opts: dict[str, Any], asked: Names) -> bool:
@@ -62,7 +62,8 @@ def offered(h: FieldType, answer: str, opts: dict[str, Any], asked: Names) -> bo
     for clause in answer_clauses(answer):
         if not h.candidates(clause, opts):
             continue
-        if _label_line(clause) or (subject(clause, False).strip() and about_field(clause, names)):
+        # a short "label value" line ("Nettobetrag 2.510,45 €", "Net mass 388,40 kg"), or a clause about the field
+        if _words(clause) <= 3 or (subject(clause, False).strip() and about_field(clause, names)):
             return True
     return False
 
@@ -95,10 +96,8 @@ def value_offered(answer: str, opts: dict[str, Any], asked: Names) -> bool | Non
 
 def _short_line(clause: str) -> bool:
     """A bare value, or one word and a value ("1000,00 €", "Oconteiro 2023-01-01", "Cláusula
-    1.ª - 186.450,00 €", "1200 x 2400 = 3200"); "Exporter: KO-EXP-2024-0117" labels another
-    thing, and an ideograph counts as a word."""
-    letters = [w for w in words(clause) if len(w) >= 3 and w.isalpha() and not IDEOGRAPH.search(w)]
-    n = len(letters) + len(IDEOGRAPH.findall(clause))
+    1.ª - 186.450,00 €", "1200 x 2400 = 3200"); "Exporter: KO-EXP-2024-0117" labels another thing."""
+    n = _words(clause)
     return n == 0 or (n == 1 and ":" not in clause)
 
 

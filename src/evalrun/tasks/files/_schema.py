@@ -71,11 +71,6 @@ def scorer_options(kind: str, options: dict[str, Any], locale: str | None, date_
     return options
 
 
-def _first_error(exc: ValidationError) -> tuple[str, str]:
-    """(key inside the field, message) for the first problem, worded as config errors are."""
-    return first_error(exc, PackField, show_input=False)
-
-
 def parse_fields(raw: Any) -> Any:
     """Each field as its type name or a PackField, with errors at `NAME` or `NAME.KEY`."""
     if not isinstance(raw, dict):
@@ -93,7 +88,7 @@ def parse_fields(raw: Any) -> Any:
             try:
                 out[name] = PackField.model_validate(value)
             except ValidationError as exc:
-                key, message = _first_error(exc)
+                key, message = first_error(exc, PackField, show_input=False)  # worded as config errors are
                 raise ParamError(message, f"{name}.{key}" if key else str(name)) from None
             if value.get("question") is not None and value.get("prompt") is not None:
                 raise ParamError("give either `question` (asked after the shared document) or `prompt` "
@@ -102,16 +97,6 @@ def parse_fields(raw: Any) -> Any:
             raise ParamError(f"expected a type ({', '.join(KINDS)}) or a mapping {{type: ..., question: ...}}, "
                              f"got {type(value).__name__}", str(name))
     return out
-
-
-def _spec(value: str | PackField) -> PackField:
-    return PackField(type=value) if isinstance(value, str) else value
-
-
-def _check_options(options: dict[str, Any], kind: str, key: str) -> None:
-    """Every option must be one the scorer reads for this kind, with a value it can read."""
-    if (problem := user_option_problem(kind, options)) is not None:
-        raise ParamError(problem[1], f"{key}.{problem[0]}")
 
 
 def resolve_fields(fields: dict[str, str | PackField], gold_columns: dict[str, str],
@@ -128,7 +113,7 @@ def resolve_fields(fields: dict[str, str | PackField], gold_columns: dict[str, s
                                  f"{key}.{name}" if key != "nullable" else key)
     out: list[Resolved] = []
     for name, value in fields.items():
-        spec = _spec(value)
+        spec = PackField(type=value) if isinstance(value, str) else value
         for old, attr, given in (("gold_columns", "column", spec.column is not None and name in gold_columns),
                                  ("field_options", "options", bool(spec.options) and name in field_options),
                                  ("nullable", "nullable", spec.nullable and name in nullable)):
@@ -140,7 +125,9 @@ def resolve_fields(fields: dict[str, str | PackField], gold_columns: dict[str, s
         locale = options.pop("locale", None)  # read here: what it decides is written out for the scorer
         if (problem := locale_problem(locale)) is not None:
             raise ParamError(problem, f"{key}.locale")
-        _check_options(options, spec.type, key)
+        # every option must be one the scorer reads for this type, with a value it can read
+        if (bad := user_option_problem(spec.type, options)) is not None:
+            raise ParamError(bad[1], f"{key}.{bad[0]}")
         out.append(Resolved(name=name, kind=spec.type, column=spec.column or gold_columns.get(name, name),
                             options=scorer_options(spec.type, options, locale, date_order),
                             nullable=spec.nullable or name in nullable,
