@@ -19,7 +19,7 @@ from evalrun.tasks.base import PackSpec
 
 def _scan() -> Iterator[tuple[str, PackSpec]]:
     # modules that hold no pack: the registry itself and the shared definitions
-    for module in folder_modules(Path(__file__).resolve().parent, __name__.rpartition(".")[0], skip=("registry", "base")):
+    for module in folder_modules(Path(__file__).resolve().parent, "evalrun.tasks", skip=("registry", "base")):
         spec = getattr(module, "SPEC", None)
         if isinstance(spec, PackSpec):
             yield spec.name, spec

@@ -124,6 +124,6 @@ class FieldSpec(BaseModel):
 
 KINDS = type_names()  # every type, found now
 
-__all__ = ["INTERNAL_OPTIONS", "KINDS", "FieldSpec", "FieldType", "TYPES", "check_type_name", "field_type", "gold_value",
-           "is_absent_value", "option_problem", "states_no_value", "type_names", "typed_names", "unknown_type_message",
-           "user_option_problem", "with_locale"]
+__all__ = ["INTERNAL_OPTIONS", "KINDS", "FieldSpec", "FieldType", "TYPES", "check_type_name", "field_type",
+           "gold_value", "is_absent_value", "option_problem", "states_no_value", "type_names", "typed_names",
+           "unknown_type_message", "user_option_problem", "with_locale"]

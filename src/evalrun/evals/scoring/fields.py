@@ -179,7 +179,8 @@ def _decoy(h: FieldType, pred: str, text: str, cands: list[Any], opts: dict[str,
     if cands or id_given:
         return FieldScore(outcome="hallucinated", pred_norm=pred_norm or _cap(norm_text(pred)))
     if shows_any_value(text) or h.offers_in_words(pred, opts, asked):
-        return FieldScore(outcome="hallucinated", pred_norm=_cap(norm_text(pred)), detail=f"a value, though not of a {h.name}")
+        return FieldScore(outcome="hallucinated", pred_norm=_cap(norm_text(pred)),
+                          detail=f"a value, though not of a {h.name}")
     return FieldScore(outcome="missing", pred_norm=_cap(norm_text(pred)), detail=NO_VALUE_NO_REFUSAL)
 
 
@@ -243,7 +244,8 @@ def _score(h: FieldType, gold: str | None, pred: str | None, note: str | None, o
         detail = "non-scalar value"
         if gold_absent:
             return FieldScore(outcome="hallucinated", pred_norm=_cap(pred), detail=detail)
-        return FieldScore(outcome="wrong_value", subcode=h.nonscalar, gold_norm=_cap(gold_norm), pred_norm=_cap(pred), detail=detail)
+        return FieldScore(outcome="wrong_value", subcode=h.nonscalar, gold_norm=_cap(gold_norm), pred_norm=_cap(pred),
+                          detail=detail)
     question = ctx.question if ctx is not None else None
     asked = asked_names(question)
     if (refused := _refusal(h, pred, gold_absent, gold_norm, opts, asked)) is not None:
