@@ -19,11 +19,11 @@ def _oom_above(runner: HFRunner, limit: int, calls: list[int]) -> None:
     """Make the runner's generate call fail like a full accelerator above `limit` sequences."""
     real = runner._generate_batch
 
-    def fake(items, shared=None):
+    def fake(items, request, shared=None):
         calls.append(len(items))
         if len(items) > limit:
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (injected)")
-        return real(items, shared)
+        return real(items, request, shared)
 
     runner._generate_batch = fake  # type: ignore[method-assign]
 

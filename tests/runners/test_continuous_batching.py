@@ -151,7 +151,7 @@ def test_items_too_long_for_the_cache_and_a_crashed_loop_are_error_generations(
     cfg = _cfg(tiny_model_dir, batching={"mode": "continuous", "num_blocks": 6})  # 192 tokens: the long items fail
     prepared = prepare(cfg, tmp_path)
     out: list = []
-    prepared.runner.run(prepared.items, out.append)
+    prepared.runner.run(prepared.request(prepared.items), out.append)
     too_long = [g for g in out if g.error]
     assert len(out) == 6 and 0 < len(too_long) < 6 and all("raise batching.num_blocks" in g.error for g in too_long)
     # a forward that raises mid-run: every request still in flight is an error, the run goes on
@@ -165,7 +165,8 @@ def test_items_too_long_for_the_cache_and_a_crashed_loop_are_error_generations(
     handle = prepared.runner.model.model.layers[0].register_forward_pre_hook(boom)
     try:
         again: list = []
-        prepared.runner.run([it for it in prepared.items if it.id not in {g.item_id for g in too_long}], again.append)
+        prepared.runner.run(prepared.request([it for it in prepared.items if it.id not in {g.item_id for g in too_long}]),
+                            again.append)
     finally:
         handle.remove()
     assert again and all(g.error and "kernel failed" in g.error for g in again)
@@ -181,9 +182,9 @@ def test_an_early_stop_hard_stops_the_manager(tiny_model_dir: Path, tmp_path: Pa
         raise Stop()
 
     with pytest.raises(Stop):
-        prepared.runner.run(prepared.items, emit)
+        prepared.runner.run(prepared.request(prepared.items), emit)
     out: list = []
-    prepared.runner.run(prepared.items[:2], out.append)  # the model is free again
+    prepared.runner.run(prepared.request(prepared.items[:2]), out.append)  # the model is free again
     assert len(out) == 2 and all(g.error is None for g in out)
     assert prepared.runner.model.config._attn_implementation == "sdpa"
 

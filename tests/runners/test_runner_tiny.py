@@ -100,10 +100,10 @@ def test_a_failing_batch_is_retried_item_by_item_and_errors_are_kept(
     real = HFRunner._generate_batch
     bad_id = "needle_numbers/L160-D1.00-integer"
 
-    def flaky(self, items, shared=None):
+    def flaky(self, items, request, shared=None):
         if any(it.id == bad_id for it in items):
             raise RuntimeError("shape mismatch at this length")
-        return real(self, items, shared)
+        return real(self, items, request, shared)
 
     monkeypatch.setattr(HFRunner, "_generate_batch", flaky)
     result = _run(tiny_model_dir, tmp_path)
@@ -119,7 +119,7 @@ def test_every_item_failing_is_a_run_failure(tiny_model_dir: Path, tmp_path: Pat
     from evalrun.evals.run import RunFailed
     from evalrun.runners.hf.runner import HFRunner
 
-    def broken(self, items):
+    def broken(self, items, *_args):
         raise RuntimeError("backend unavailable")
 
     monkeypatch.setattr(HFRunner, "_generate_batch", broken)

@@ -155,13 +155,10 @@ def _served_runner(base_url: str, tmp_path: Path) -> Any:
 
 
 def _read(prepared: Any, base: TokenDists) -> list[str]:
-    runner, got = prepared.runner, []
-    runner.forced = {it.id: base for it in prepared.items}
-    runner.on_forced = lambda item_id, _rec: got.append(item_id)
-    try:
-        runner.run(prepared.items, lambda _gen: pytest.fail("a forced read emits no generation"))
-    finally:
-        runner.forced = runner.on_forced = None
+    got: list[str] = []
+    request = prepared.request(prepared.items, forced={it.id: base for it in prepared.items},
+                               on_forced=lambda item_id, _rec: got.append(item_id))
+    prepared.runner.run(request, lambda _gen: pytest.fail("a forced read emits no generation"))
     return got
 
 
@@ -180,7 +177,7 @@ def test_a_server_that_cannot_read_the_answer_measures_nothing_and_says_why(
         prepared = _served_runner(srv.base_url, tmp_path)
         assert _read(prepared, base) == []
         paths = [r.path for r in srv.state.records]
-    problem = prepared.runner.forced_problem
+    problem = prepared.runner.forcing.forced_problem
     if counted:
         assert problem == NO_PROMPT_LOGPROBS and paths == ["/v1/chat/completions", "/v1/completions"]
     else:

@@ -61,9 +61,9 @@ def test_a_forced_read_with_a_value_that_is_no_logprob_stops_naming_item_and_tok
         prepared = _served_runner(srv.base_url, tmp_path)
         got = _read(prepared, base)
     [item] = prepared.items
-    problem = prepared.runner.forced_problem
+    problem = prepared.runner.forcing.forced_problem
     if bad is None or 0 < bad[1] <= 1e-4:
-        assert got == [item.id] and problem is None and prepared.runner.forced_skipped == []
+        assert got == [item.id] and problem is None and prepared.runner.forcing.forced_skipped == []
         return
     assert got == []
     assert problem is not None and problem.startswith(f"item {item.id}: answer token {bad[0]} (id {int(base.ids[bad[0]])})")

@@ -30,6 +30,7 @@ from evalrun.evals.config import parse_config
 from evalrun.evals.run import prepare
 from evalrun.evals.timing import SLO
 from evalrun.evals.stats import percentile
+from evalrun.runners.base import RunRequest
 from tests.machine import loaded, skip_if_loaded
 from tests.runners.noise_probe import scheduling_noise
 from tests.runners.paced_model import ForwardPacer, calibrate
@@ -170,7 +171,7 @@ def _run_paced(runner: Any, items: list[Any], pacer: ForwardPacer) -> list[Any]:
     gens: list[Any] = []
     pacer.attach(runner.model)
     try:
-        runner.run(items, gens.append)
+        runner.run(RunRequest(items), gens.append)
     finally:
         pacer.detach()
     return gens

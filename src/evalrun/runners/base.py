@@ -1,56 +1,67 @@
-"""What the pipeline needs of a backend: the `Runner` interface (lm-eval's `LM` is the model).
+"""What the pipeline needs of a backend: the `Runner` interface (lm-eval's `LM` is the model), and the one
+`RunRequest` each call of `run` receives.
 
 evals/run/_execute.py uses a runner only through these methods: it sizes prompts
-with `count_tokens` and `max_context`, hands the run's items over, calls
-`run` with an `emit` callback that stores each generation as it is produced,
-and records `manifest_extras`, `load_seconds`, the accelerations' effects and
-the KV layout for the speed figures. A backend that implements them plugs in
-without touching the pipeline.
+with `count_tokens` and `max_context`, calls `run` with a `RunRequest` (the items
+to generate and everything that asks how: decoding, batch seed, top-k capture,
+teacher forcing) and an `emit` callback that stores each generation as it is
+produced, and records `manifest_extras`, `load_seconds`, the accelerations'
+effects and the KV layout for the speed figures. A runner keeps only what it was
+built with (model, engine, server) and what it measured; a caller that asks
+otherwise for one call (a re-ask, a warm-up, a forced read) passes another
+request (`dataclasses.replace`). A backend that implements them plugs in without
+touching the pipeline.
 """
 
 from __future__ import annotations
 
 import abc
 import contextlib
-from typing import Any, Callable, Generic, Iterator, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
 
+from evalrun.contract.generation import GenerationSettings
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel.base import Acceleration
+from evalrun.runners.logprobs import ForcedDists, TokenDists
 
 
-T = TypeVar("T")
+@dataclass(frozen=True)
+class RunRequest:
+    """One hand-off to `Runner.run`: the items to generate and how (defined once; every backend reads it)."""
 
+    items: list[Item]
+    generation: GenerationSettings = field(default_factory=GenerationSettings)
+    # every item of the run (not only those still missing), for methods that calibrate on them; None: `items`
+    run_items: list[Item] | None = None
+    # at most this many items per batch (a re-ask at batch 1); None: the runner's own batch size
+    batch_size: int | None = None
+    # batch composition: None, the runner's own plan; a seed, items shuffled into other batches
+    # (a replicate or a re-ask sees other neighbours and padding, as a GPU server's batches would)
+    batch_seed: int | None = None
+    top_k: int = 0  # each generated token's top-k distribution to `on_distribution` (runners/logprobs.py)
+    on_distribution: Callable[[str, TokenDists], None] | None = None
+    # teacher forcing: read these baseline answers instead of generating (emits placeholders), records to on_forced
+    forced: dict[str, TokenDists] | None = None
+    on_forced: Callable[[str, ForcedDists], None] | None = None
+    # while generating: an answer equal to the baseline's gives its forced record to `on_forced`
+    watched: dict[str, TokenDists] | None = None
 
-class Delegated(Generic[T]):
-    """An attribute of a runner that lives on a part of it (`self.<holder>.<same name>`), read and set
-    there: the pipeline sets a runner's knobs by the in-process runner's names, whatever holds them."""
-
-    def __init__(self, holder: str) -> None:
-        self.holder = holder
-        self.name = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: Any, owner: type | None = None) -> T:
-        return getattr(getattr(obj, self.holder), self.name)
-
-    def __set__(self, obj: Any, value: T) -> None:
-        setattr(getattr(obj, self.holder), self.name, value)
+    @property
+    def every(self) -> list[Item]:
+        """The run's items (calibration, plans that see the whole run)."""
+        return self.run_items or self.items
 
 
 class Runner(abc.ABC):
     """One model (local or served) that turns Items into Generations."""
 
+    reads_forced = False  # reads a request's `forced` answers (teacher forcing); Ray actors cannot
+
     def __init__(self, accelerations: list[Acceleration] | None = None) -> None:
         # applied in this process (a served engine applies its own: none here)
         self.accelerations: list[Acceleration] = list(accelerations or [])
         self.load_seconds = 0.0  # seconds spent loading the model, 0 when nothing was loaded here
-        # every item of the run (not only those still missing), for methods that calibrate on them
-        self.run_items: list[Item] | None = None
-        # batch composition: None, the runner's own plan; a seed, items shuffled into other batches
-        # (a replicate or a re-ask sees other neighbours and padding, as a GPU server's batches would)
-        self.batch_seed: int | None = None
 
     @abc.abstractmethod
     def render(self, item: Item) -> str:
@@ -79,8 +90,8 @@ class Runner(abc.ABC):
         return None
 
     @abc.abstractmethod
-    def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
-        """Generate every item, handing each Generation to `emit` as soon as it exists; an item
+    def run(self, request: RunRequest, emit: Callable[[Generation], None]) -> None:
+        """Generate every item of `request`, handing each Generation to `emit` as soon as it exists; an item
         that fails is an `error` Generation, and only a run that cannot go on raises."""
 
     @contextlib.contextmanager
@@ -107,4 +118,4 @@ class Runner(abc.ABC):
         return None
 
 
-__all__ = ["Delegated", "Runner"]
+__all__ = ["Runner", "RunRequest"]

@@ -132,13 +132,14 @@ def force_processor(rows: list[list[int]], prompt_len: int, end_id: int) -> Any:
     return LogitsProcessorList([ForceTokens()])
 
 
-def capture_setup(runner: Any, items: Sequence[Any], prompt_len: int, tok: Any, kwargs: dict[str, Any],
+def capture_setup(request: Any, items: Sequence[Any], prompt_len: int, tok: Any, kwargs: dict[str, Any],
                   max_new: int) -> int:
     """Add to `kwargs` the `generate` arguments that keep the raw logits per step (the outputs are the
-    same with or without them) and, in teacher forcing (`runner.forced`), make each row emit its
+    same with or without them) and, in teacher forcing (the RunRequest's `forced`), make each row emit its
     forced tokens; returns the answer length to generate."""
-    forced = [runner.forced[it.id] for it in items] if runner.forced is not None else None
-    if forced is None and not (runner.top_k > 0 and runner.on_distribution is not None) and not _watched(runner, items):
+    forced = [request.forced[it.id] for it in items] if request.forced is not None else None
+    watched = request.on_forced is not None and any(it.id in (request.watched or {}) for it in items)
+    if forced is None and not (request.top_k > 0 and request.on_distribution is not None) and not watched:
         return max_new
     kwargs.update(output_logits=True, return_dict_in_generate=True)
     if forced is None:
@@ -148,30 +149,28 @@ def capture_setup(runner: Any, items: Sequence[Any], prompt_len: int, tok: Any, 
     return max([len(f) for f in forced] + [1])
 
 
-def _watched(runner: Any, items: Sequence[Any]) -> bool:
-    watched: dict[str, TokenDists] = getattr(runner, "watched", None) or {}
-    return runner.on_forced is not None and any(it.id in watched for it in items)
-
-
-def hand_over(runner: Any, items: Sequence[Any], results: Sequence[Any], logits: Any) -> None:
-    """Each item's record to the runner's `on_forced` (teacher forcing) or `on_distribution`; and, while
+def hand_over(request: Any, items: Sequence[Any], results: Sequence[Any], logits: Any) -> float:
+    """Each item's record to the request's `on_forced` (teacher forcing) or `on_distribution`; and, while
     generating with `watched` baseline records, the forced record of each answer that came out
-    token for token as the baseline's (its logits are the ones forcing would read: same prefix)."""
+    token for token as the baseline's (its logits are the ones forcing would read: same prefix).
+    Returns the seconds those `watched` records took (teacher forcing's cost, not generation's)."""
+    spent = 0.0
     if logits is None:
-        return
+        return spent
     for i, (item, gen) in enumerate(zip(items, results)):
-        if runner.forced is not None and runner.on_forced is not None:
-            runner.on_forced(item.id, forced_dists(logits, i, runner.forced[item.id]))
+        if request.forced is not None and request.on_forced is not None:
+            request.on_forced(item.id, forced_dists(logits, i, request.forced[item.id]))
             continue
-        if runner.forced is None and runner.on_distribution is not None:
-            runner.on_distribution(item.id, top_k_dists(logits, i, list(gen.output_ids or []), runner.top_k))
-        base = (getattr(runner, "watched", None) or {}).get(item.id)
-        if base is not None and runner.on_forced is not None and gen.error is None \
+        if request.forced is None and request.on_distribution is not None:
+            request.on_distribution(item.id, top_k_dists(logits, i, list(gen.output_ids or []), request.top_k))
+        base = (request.watched or {}).get(item.id)
+        if base is not None and request.on_forced is not None and gen.error is None \
                 and list(gen.output_ids or []) == base.ids.tolist():
             start = time.perf_counter()
             record = forced_dists(logits, i, base)
-            runner.watch_seconds += time.perf_counter() - start
-            runner.on_forced(item.id, record)
+            spent += time.perf_counter() - start
+            request.on_forced(item.id, record)
+    return spent
 
 
 __all__ = ["capture_setup", "hand_over", "DEFAULT_TOP_K", "ForcedDists", "TokenDists", "force_processor", "forced_dists", "top_k_dists"]

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 # ConfigError and validation_error live in config_errors (the gate raises them too); they
 # stay importable from here, where every caller has always found them.
+from evalrun.contract.generation import GenerationSettings
 from evalrun.evals.files import (
     ConfigError as ConfigError, MAX_EXTENDS_DEPTH, YamlProblem, check_finite, merge, merge_origins, origin_file,
     origins_of, read_yaml as _read_yaml, validation_error as validation_error,
@@ -37,15 +38,6 @@ T = TypeVar("T")
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-
-class GenerationSettings(_Strict):
-    """Decoding settings; greedy unless a temperature above 0 is asked for."""
-
-    max_new_tokens: int = Field(default=48, ge=1, le=32768)
-    temperature: float = Field(default=0.0, ge=0.0)
-    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    seed: int = 0
 
 
 class TaskRef(_Strict):

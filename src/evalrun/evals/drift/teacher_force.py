@@ -8,7 +8,8 @@ every method declares a chunk equivalent to decode steps, in two forward passes:
 Speculative decoding: the target's logits are what count, and transformers verifies a drafted
 block in one forward pass, so the forced answer is read a block at a time, as when generating.
 An answer the candidate wrote token for token as the baseline's is not read again: its generation's
-logits are the forced ones (same prefix), stored as they were generated (`watched`). Not where a
+logits are the forced ones (same prefix), stored as they were generated (`watched`: the run's RunRequest
+carries the records and their writer while the watch is open). Not where a
 method makes items depend on their batch mates (`Acceleration.shares_batch_state`): forcing only the
 answers that departed would read them among other mates, so every answer is forced, in its batches.
 What the candidate assigned is stored beside its run in `forced-<baseline key>.{bin,jsonl}`
@@ -25,11 +26,14 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from pathlib import Path
+from typing import Any, Callable, Iterator
 
 from evalrun.evals.store import dists as dists_store, run_lock
 from evalrun.evals.results import PreparedRun, RunResult
 from evalrun.runners.logprobs import ForcedDists, TokenDists
+
+_WATCHES: dict[Path, dict[str, Any]] = {}  # run directory -> the RunRequest fields of the watch open on it
 
 
 @dataclass
@@ -53,7 +57,7 @@ def baseline_dists(baseline: RunResult, warn: Callable[[str], None]) -> tuple[di
 
 def cannot(runner: object) -> str | None:
     """Why this runner cannot read tokens teacher-forced (None: it can)."""
-    if not hasattr(runner, "forced"):
+    if not getattr(runner, "reads_forced", False):
         return f"{type(runner).__name__} cannot read an answer teacher-forced (Ray actors)"
     if getattr(runner, "continuous", None) is not None:
         return "continuous batching cannot read an answer teacher-forced (its scheduler owns the decode loop)"
@@ -72,7 +76,7 @@ def watched(cand: PreparedRun, baseline: RunResult, base: dict[str, TokenDists])
     as its forced record then (runners/logprobs.hand_over), so `score` forces only the answers that
     depart. Yields the seconds those records have cost so far."""
     runner = cand.runner
-    if not base or cannot(runner) is not None or not hasattr(runner, "watched") or shares_batch_state(runner):
+    if not base or cannot(runner) is not None or not hasattr(runner, "watch_seconds") or shares_batch_state(runner):
         yield lambda: 0.0
         return
     name = dists_store.forced_name(baseline.manifest.key or baseline.dir.name)
@@ -86,12 +90,17 @@ def watched(cand: PreparedRun, baseline: RunResult, base: dict[str, TokenDists])
             writer.append(item_id, rec, sha[item_id])
             done.add(item_id)
 
-    runner.watched, runner.on_forced = {k: v for k, v in base.items() if k not in done}, keep
+    _WATCHES[cand.dir] = {"watched": {k: v for k, v in base.items() if k not in done}, "on_forced": keep}
     start = runner.watch_seconds
     try:
         yield lambda: runner.watch_seconds - start
     finally:
-        runner.watched, runner.on_forced = None, None
+        _WATCHES.pop(cand.dir, None)
+
+
+def watch_of(run_dir: Path) -> dict[str, Any]:
+    """The RunRequest fields (`watched`, `on_forced`) of the watch open on the run in `run_dir`; {} when none."""
+    return _WATCHES.get(run_dir, {})
 
 
 def score(cand: PreparedRun, result: RunResult, baseline: RunResult, base: dict[str, TokenDists],
@@ -115,25 +124,21 @@ def score(cand: PreparedRun, result: RunResult, baseline: RunResult, base: dict[
     writer = dists_store.DistWriter(cand.dir, name)
     log(f"{cand.label}: teacher-forced scoring of {len(todo)} items on {baseline.name}'s answers")
     with run_lock(cand.dir, log, cand.label):
-        runner.forced = {it.id: base[it.id] for it in todo}
 
         def keep(item_id: str, rec: ForcedDists) -> None:
             writer.append(item_id, rec, sha[item_id])
             done[item_id] = rec
 
-        runner.on_forced = keep
-        runner.run_items = cand.items
         start = time.perf_counter()
-        try:
-            runner.run(todo, lambda _gen: None)  # the forced answers are not the candidate's: discarded
-        finally:
-            runner.forced, runner.on_forced = None, None
+        # the forced answers are not the candidate's: discarded
+        runner.run(cand.request(todo, forced={it.id: base[it.id] for it in todo}, on_forced=keep), lambda _gen: None)
         seconds = time.perf_counter() - start
     # a served engine learns only while reading that it cannot (no prompt logprobs), or skips an item
-    for skipped in getattr(runner, "forced_skipped", None) or []:
+    forcing = getattr(runner, "forcing", None)
+    for skipped in getattr(forcing, "forced_skipped", None) or []:
         log(f"{cand.label}: teacher-forced read without a record: {skipped}")
-    problem = getattr(runner, "forced_problem", None)
+    problem = getattr(forcing, "forced_problem", None)
     return Scored(records=done, scored_now=len(todo), seconds=seconds, reason=problem)
 
 
-__all__ = ["Scored", "baseline_dists", "cannot", "score", "shares_batch_state", "watched"]
+__all__ = ["Scored", "baseline_dists", "cannot", "score", "shares_batch_state", "watch_of", "watched"]

@@ -5,7 +5,7 @@ importing the executor that makes them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -17,6 +17,7 @@ from evalrun.contract.types import Generation, Item
 from evalrun.evals.files import ConfigError, store_files
 from evalrun.evals.config import RunConfig
 from evalrun.evals.store import RunStore
+from evalrun.runners.base import RunRequest
 from evalrun.runners.models import ModelSource
 from evalrun.runners.openai import scrub_known
 
@@ -53,6 +54,14 @@ class PreparedRun:
     def label(self) -> str:
         """The config's name, marked with the replicate for repeated runs (A/A)."""
         return self.config.name + (f"~r{self.replicate}" if self.replicate else "")
+
+    def request(self, items: list[Item], **changes: Any) -> RunRequest:
+        """The runner's hand-off for `items` of this run: the config's decoding and top-k, every item of the
+        run, and for a replicate its own batch seed (other batches: the noise a GPU server's batching makes);
+        `changes` replace fields for one call (a re-ask's batches, teacher forcing, the distributions' writer)."""
+        base = RunRequest(items, self.config.generation, run_items=self.items, batch_seed=self.replicate or None,
+                          top_k=self.config.logprobs)
+        return replace(base, **changes) if changes else base
 
 
 @dataclass

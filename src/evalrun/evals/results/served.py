@@ -91,13 +91,10 @@ def openai_runner(config: OpenAIRunConfig) -> tuple[Runner, ModelSource, str, st
     if config.server is not None:
         # launched only when an item is missing: its identity is its launch, known without starting it
         server, launch = launched_server(config, tok_source, api_key)
-        runner = OpenAIRunner(settings, config.model, config.generation.model_dump(), tok_source, api_key,
-                              server=server)
-        runner.top_k = config.logprobs
+        runner = OpenAIRunner(settings, config.model, tok_source, api_key, server=server)
         identity = {"served_model": config.model, "server_launch": launch, "tokenizer": tok_source.identity}
         return runner, ModelSource(config.model, "openai", "launched by evalrun", identity), "remote", "server"
-    runner = OpenAIRunner(settings, config.model, config.generation.model_dump(), tok_source, api_key)
-    runner.top_k = config.logprobs
+    runner = OpenAIRunner(settings, config.model, tok_source, api_key)
     runner.probe()
     source = ModelSource(
         config.model,

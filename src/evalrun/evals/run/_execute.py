@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from evalrun.evals.drift import teacher_force
 from evalrun.evals.store import dists as dists_store
 from evalrun.evals.files import jsonl
 import evalrun.evals.run._memory as memory
@@ -109,19 +110,16 @@ def _hf_runner(config: HFRunConfig) -> tuple[Runner, ModelSource, str, str]:
         source,
         device,
         dtype,
-        config.generation.model_dump(),
         accelerations,
         batch_size=config.batch_size,
         prefix_reuse=config.prefix_reuse,
         batching=config.batching,
     )
-    runner.top_k = config.logprobs
     if config.executor == "ray":
         from evalrun.runners.ray import EngineSpec, RaySettings
         from evalrun.runners.ray.runner import RayRunner
 
-        spec = EngineSpec(source, device, dtype, config.generation.model_dump(), config.acceleration,
-                          config.batch_size, config.prefix_reuse)
+        spec = EngineSpec(source, device, dtype, config.acceleration, config.batch_size, config.prefix_reuse)
         return RayRunner(runner, spec, config.ray or RaySettings()), source, device, dtype
     return runner, source, device, dtype
 
@@ -148,8 +146,6 @@ def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, re
                               path=f"tasks[{i}]" + (f".{exc.key}" if exc.key else "")) from None
     key = run_key(key_payload(config, source, device, dtype))
     run_dir = Path(out_dir) / run_dir_name(config.name, key, replicate)
-    # a replicate sees other batches than the first run: the noise a GPU server's batching makes
-    runner.batch_seed = replicate or None
     server = getattr(runner, "server", None)
     if server is not None:
         server.log_to(run_dir / "server.log", store_files.open_fd)  # the engine's output, beside its answers
@@ -306,8 +302,9 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     if done:
         log(f"{prepared.label}: resuming {prepared.dir}: {len(wanted) - len(missing)} of {len(wanted)} items stored")
 
-    runner = dists_store.attach(prepared.runner, prepared.dir)  # per-token distributions, stored with the samples
-    runner.run_items = prepared.items
+    runner = prepared.runner
+    # per-token distributions stored with the samples; answers equal to a watched baseline's (compare --drift)
+    request = dists_store.attach(prepared.request(missing, **teacher_force.watch_of(prepared.dir)), prepared.dir)
     if recreated:
         manifest = manifest.merged({"manifest_recreated": {"at": rm.now(), "reason": recreated,
                                                            "note": "earlier sessions, effects and load times are unknown"}})
@@ -322,7 +319,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     peak_reset, stopped = memory.reset_peak(prepared.device), False
     try:
         with listening(getattr(progress, "note", None)):  # a first-use compile is said in the progress line
-            runner.run(missing, emit)
+            runner.run(request, emit)
     except StopGeneration:
         stopped = True
     except Exception as exc:

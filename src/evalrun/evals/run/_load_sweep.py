@@ -198,9 +198,8 @@ def _warm_up(config: RunConfig, out: Path, log: Callable[[str], None]) -> None:
     short = GenerationOverride(max_new_tokens=min(8, asked.max_new_tokens if asked else 8),
                                ignore_eos=bool(asked and asked.ignore_eos))
     item = item.model_copy(update={"generation": short})
-    prepared.runner.run_items = [item]
     try:
-        prepared.runner.run([item], lambda g: None)
+        prepared.runner.run(prepared.request([item], run_items=[item]), lambda g: None)
     except Exception as exc:  # noqa: BLE001 - the timed run reports a real failure properly
         log(f"{config.name}: warm-up request failed ({type(exc).__name__}: {exc}); the points run anyway")
 

@@ -18,6 +18,7 @@ from typing import Callable
 
 from evalrun.contract.types import Generation, Item, Reask
 from evalrun.evals.compare import Comparison
+from evalrun.evals.drift import teacher_force
 from evalrun.evals.store import run_lock
 from evalrun.evals.results import PreparedRun
 from evalrun.evals.scoring import ScoredItem, Stability, score_item
@@ -47,12 +48,6 @@ def reask(prepared: PreparedRun, item_ids: list[str], attempts: int,
                 continue
             configured = getattr(runner, "batch_size", 1)
             size, seed = attempt_plan(attempt, configured)
-            saved = (configured, runner.batch_seed)
-            if hasattr(runner, "batch_size"):
-                runner.batch_size = min(size, configured)
-            runner.batch_seed = seed
-            runner.run_items = prepared.items
-
             wanted = {it.id for it in need}
             fillers: list[Item] = []
             if seed is not None and len(need) < configured:
@@ -67,12 +62,9 @@ def reask(prepared: PreparedRun, item_ids: list[str], attempts: int,
                     store.append_confirmation(Reask(attempt=attempt, batch_size=gen.batch_size, seed=seed,
                                                     generation=gen))
 
-            try:
-                runner.run(need + fillers, keep)
-            finally:
-                if hasattr(runner, "batch_size"):
-                    runner.batch_size = saved[0]
-                runner.batch_seed = saved[1]
+            # answers equal to a watched baseline's are recorded as when generating (compare --drift)
+            runner.run(prepared.request(need + fillers, batch_size=min(size, configured), batch_seed=seed,
+                                        **teacher_force.watch_of(prepared.dir)), keep)
             asked += len(need)
         if asked:
             log(f"{prepared.label}: confirmed {len(item_ids)} flipped item(s) with {asked} re-ask(s) in "

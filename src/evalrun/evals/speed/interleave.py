@@ -46,7 +46,7 @@ def sample_batches(items: list[Item], batch_size: int, batches: int,
 
 def _timed(prepared: PreparedRun, batch: list[Item]) -> list[Generation]:
     out: list[Generation] = []
-    prepared.runner.run(batch, out.append)
+    prepared.runner.run(prepared.request(batch), out.append)
     return out
 
 
@@ -103,8 +103,6 @@ def retime_once(base: PreparedRun, base_run: RunResult, cand: PreparedRun, resul
             log(f"{cand.label}: reusing its interleaved timing against {base.label}")
             return
         log(f"{cand.label}: its stored interleaved timing was on a busy machine: timing it again")
-    cand.runner.run_items = cand.items
-    base.runner.run_items = base.items
     retime(base, cand, cand.config.timing_batches, log)
 
 

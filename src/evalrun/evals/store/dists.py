@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Generic, TypeVar
 
@@ -200,11 +200,9 @@ def read(run_dir: Path, kind: type[R], name: str = DISTS, warn: Callable[[str], 
     return out
 
 
-def attach(runner: Any, run_dir: Path) -> Any:
-    """`runner`, set to store the distributions it captures (an in-process one with `top_k` > 0) in `run_dir`."""
-    if getattr(runner, "top_k", 0) > 0 and hasattr(runner, "on_distribution"):
-        runner.on_distribution = DistWriter(run_dir).append
-    return runner
+def attach(request: Any, run_dir: Path) -> Any:
+    """`request` (a runners.base.RunRequest) storing the distributions it captures (`top_k` > 0) in `run_dir`."""
+    return replace(request, on_distribution=DistWriter(run_dir).append) if request.top_k > 0 else request
 
 
 def summary(run_dir: Path) -> dict[str, Any] | None:

@@ -38,9 +38,11 @@ from typing import Any, Callable, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalrun.contract.generation import GenerationSettings
 from evalrun.contract.types import Generation, GenerationOverride, Item
 from evalrun.runners.accel.base import Acceleration
 from evalrun.runners.accel.kv_layout import KVLayout, element_size
+from evalrun.runners.base import RunRequest
 
 
 class BatchingSettings(BaseModel):
@@ -69,15 +71,13 @@ class Host(Protocol):
     model: Any
     tokenizer: Any
     device: str
-    generation: dict[str, Any]
     accelerations: list[Acceleration]
     batch_size: int
     batch_seed: int | None
-    run_items: list[Item] | None
     prefix_reuse: bool
 
     def render(self, item: Item) -> str: ...
-    def batches(self, items: list[Item]) -> list[list[Item]]: ...
+    def batches(self, items: list[Item], request: RunRequest) -> list[list[Item]]: ...
     def _error(self, item: Item, exc: BaseException) -> Generation: ...
 
 
@@ -235,16 +235,15 @@ class ContinuousRun:
             self._ids[item.id] = host.tokenizer(host.render(item), add_special_tokens=False)["input_ids"]
         return self._ids[item.id]
 
-    def run(self, host: Host, items: list[Item], emit: Callable[[Generation], None]) -> None:
-        """Generate `items`, one manager session per generation override (fixed output lengths), each
-        result handed to `emit` the moment its request finishes."""
-        default_new = int(host.generation.get("max_new_tokens", 48))
+    def run(self, host: Host, request: RunRequest, emit: Callable[[Generation], None]) -> None:
+        """Generate the request's items, one manager session per generation override (fixed output lengths),
+        each result handed to `emit` the moment its request finishes."""
+        default_new = request.generation.max_new_tokens
         if self.plan is None:  # sized on the whole run, so every session of it (resumes too) gets one cache
-            every = host.run_items or items
-            self.plan = plan_cache(self.settings, host.batches(every), lambda it: len(self.ids(host, it)),
-                                   default_new, host.batch_size)
+            self.plan = plan_cache(self.settings, host.batches(request.every, request),
+                                   lambda it: len(self.ids(host, it)), default_new, host.batch_size)
         groups: dict[GenerationOverride | None, list[Item]] = {}
-        for batch in host.batches(items):  # the static order: length-sorted, or shuffled with a batch seed
+        for batch in host.batches(request.items, request):  # the static order: length-sorted, or shuffled by seed
             groups.setdefault(batch[0].generation, []).extend(batch)
         for override, members in groups.items():
             fits = []
@@ -258,9 +257,9 @@ class ContinuousRun:
                 else:
                     fits.append(item)
             if fits:
-                self._session(host, fits, override, emit)
+                self._session(host, fits, request.generation, override, emit)
 
-    def _session(self, host: Host, items: list[Item], override: GenerationOverride | None,
+    def _session(self, host: Host, items: list[Item], g: GenerationSettings, override: GenerationOverride | None,
                  emit: Callable[[Generation], None]) -> None:
         """One manager, started for these items and stopped after them (hard-stopped when `emit` raises:
         an early stop leaves the unfinished requests ungenerated, to be resumed)."""
@@ -272,12 +271,12 @@ class ContinuousRun:
         logging.getLogger("ContinuousBatchingLogger").setLevel(logging.CRITICAL)
         model = host.model
         original = model.config._attn_implementation
-        gen_config, eos = self._generation_config(host, override)
+        gen_config, eos = self._generation_config(host, g, override)
         max_new = override.max_new_tokens if override else int(gen_config.max_new_tokens)
         hints = WorkloadHints(max_prompt_length=max(len(self.ids(host, it)) for it in items),
                               max_generated_length=max_new, num_requests=len(items))
         manager = model.init_continuous_batching(generation_config=gen_config, workload_hints=hints,
-                                                 continuous_batching_config=self._cb_config(host))
+                                                 continuous_batching_config=self._cb_config(host, g))
         self.sessions += 1
         finished = False
         try:
@@ -348,34 +347,33 @@ class ContinuousRun:
             itl_seconds=[round(b - a, 6) for a, b in zip(stamps, stamps[1:len(new)])] if stamps else None,
         )
 
-    def _generation_config(self, host: Host, override: GenerationOverride | None) -> tuple[Any, Any]:
+    def _generation_config(self, host: Host, g: GenerationSettings,
+                           override: GenerationOverride | None) -> tuple[Any, Any]:
         """The model's generation config with the run's decoding, and the stop ids as the static runner
         stops: the config's end-of-sequence ids plus the tokenizer's eos and pad (-1: none, ignore_eos)."""
-        g = host.generation
         tok = host.tokenizer
         cfg = copy.deepcopy(host.model.generation_config)
-        sampling = g.get("temperature", 0.0) > 0
+        sampling = g.sampling
         configured = cfg.eos_token_id if isinstance(cfg.eos_token_id, list) else [cfg.eos_token_id]
         stops = sorted({t for t in (*configured, tok.eos_token_id, tok.pad_token_id) if t is not None and t >= 0})
-        cfg.update(max_new_tokens=int(g.get("max_new_tokens", 48)), do_sample=sampling,
-                   temperature=g.get("temperature") if sampling else None, top_p=g.get("top_p") if sampling else None,
+        cfg.update(max_new_tokens=g.max_new_tokens, do_sample=sampling,
+                   temperature=g.temperature if sampling else None, top_p=g.top_p if sampling else None,
                    top_k=None, pad_token_id=tok.pad_token_id, eos_token_id=stops or None)
         if override and override.ignore_eos:
             cfg.suppress_tokens = stops or None  # min_new_tokens = max_new_tokens in the static runner
             return cfg, -1
         return cfg, stops or -1
 
-    def _cb_config(self, host: Host) -> Any:
+    def _cb_config(self, host: Host, g: GenerationSettings) -> Any:
         from transformers import ContinuousBatchingConfig
 
         _register_scheduler()
         assert self.plan is not None
-        sampling = host.generation.get("temperature", 0.0) > 0
         return ContinuousBatchingConfig(
             page_size=self.plan.block_size, num_blocks=self.plan.num_blocks,
             max_batch_tokens=self.plan.max_batch_tokens, auto_switch_to_flash=False,
             allow_block_sharing=bool(host.prefix_reuse), scheduler_type=SCHEDULER,
-            seed=int(host.generation.get("seed", 0)) if sampling else None,
+            seed=g.seed if g.sampling else None,
         )
 
 

@@ -26,6 +26,7 @@ from typing import Any, Sequence
 
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel.base import cache_kwarg
+from evalrun.runners.base import RunRequest
 from evalrun.runners.logprobs import TokenDists, hand_over
 
 
@@ -74,16 +75,16 @@ def read_forced(model: Any, enc: Any, kwargs: dict[str, Any], rows: Sequence[Tok
     return steps
 
 
-def forced_one_pass(runner: Any, items: list[Item]) -> list[Generation] | None:
-    """In teacher forcing (`runner.forced`, `runner.one_pass_forcing`) where every method allows it: the
+def forced_one_pass(runner: Any, items: list[Item], request: RunRequest) -> list[Generation] | None:
+    """In teacher forcing (`request.forced`, `runner.one_pass_forcing`) where every method allows it: the
     batch (an hf runner's, without a shared prefix) encoded as `generate` gets it, read in two passes, its
     records handed over, and placeholder Generations (the caller discards them: the forced answers are the
     baseline's); None: read it through `generate`."""
     import torch
 
-    if runner.forced is None or not runner.one_pass_forcing:
+    if request.forced is None or not runner.one_pass_forcing:
         return None
-    rows = [runner.forced[it.id] for it in items]
+    rows = [request.forced[it.id] for it in items]
     if one_pass_blocker(runner.accelerations, runner.capabilities, max(len(r) for r in rows)) is not None:
         return None
     texts = [runner.render(it) for it in items]
@@ -95,7 +96,7 @@ def forced_one_pass(runner: Any, items: list[Item]) -> list[Generation] | None:
         steps = read_forced(runner.model, enc, kwargs, rows, runner.tokenizer.pad_token_id, cache_kwarg())
     results = [Generation(item_id=it.id, pack=it.pack, prompt_hash=it.prompt_hash, output="",
                           output_ids=r.ids.tolist(), new_tokens=len(r)) for it, r in zip(items, rows)]
-    hand_over(runner, items, results, steps)
+    hand_over(request, items, results, steps)
     return results
 
 

@@ -14,12 +14,12 @@ from typing import Any, Callable, Iterable
 
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel.base import Acceleration, cache_kwarg
-from evalrun.runners.base import Runner
+from evalrun.runners.base import Runner, RunRequest
 from evalrun.runners.batch_plan import PLAN, SHUFFLED, PaddingTally, WorkUnit, plan_batches
 from evalrun.runners.accel.kv_layout import KVLayout, element_size
 from evalrun.runners.hf.forced_read import forced_one_pass
 from evalrun.runners.hf._continuous import BatchingSettings
-from evalrun.runners.logprobs import ForcedDists, TokenDists, capture_setup, hand_over
+from evalrun.runners.logprobs import capture_setup, hand_over
 from evalrun.runners.hf.prefix import SharedPrefix, group_by_prefix, prefill, split_at_question
 from evalrun.runners.models import ModelSource, device_kind, load_model, load_tokenizer
 from evalrun.runners._quiet_gc import frozen_heap
@@ -61,20 +61,15 @@ def auto_batch_size(model: Any, device: str, items: list[Item], max_new_tokens: 
 class HFRunner(Runner):
     """Generates answers for Items with one loaded model and a set of accelerations."""
 
-    top_k: int = 0  # runners/logprobs.py: top-k per token to on_distribution; `forced`: teacher forcing
-    on_distribution: Callable[[str, TokenDists], None] | None = None
-    forced: dict[str, TokenDists] | None = None
-    on_forced: Callable[[str, ForcedDists], None] | None = None
+    reads_forced = True
     one_pass_forcing: bool = True  # runners/hf/forced_read.py where every method allows it; False: the decode path
-    watched: dict[str, TokenDists] | None = None  # while generating: an answer equal to the baseline's gives its forced record
-    watch_seconds: float = 0.0  # spent computing those records (teacher forcing's cost, not generation's)
+    watch_seconds: float = 0.0  # spent computing `watched` records (teacher forcing's cost, not generation's)
 
     def __init__(
         self,
         source: ModelSource,
         device: str,
         dtype: str,
-        generation: dict[str, Any],
         accelerations: list[Acceleration],
         batch_size: int | str = 4,
         prefix_reuse: bool = False,
@@ -84,13 +79,13 @@ class HFRunner(Runner):
         self.source = source
         self.device = device
         self.dtype = dtype
-        self.generation = generation
         self.capabilities = [a.run_capabilities() for a in self.accelerations]
         self.limits = [c.max_batch_size for c in self.capabilities if c.max_batch_size]
         self.batch_configured = batch_size
         self.batch_auto = batch_size == "auto"
         self.batch_size = min([AUTO_START if self.batch_auto else int(batch_size), *self.limits])
         self.oom_halvings = 0
+        self.batch_seed: int | None = None  # the last plan's seed (the manifest's batching.seed)
         self.padding = PaddingTally()
         self.prefix_reuse = prefix_reuse
         self.prefix_stats: dict[str, Any] = {"documents": 0, "questions": 0, "tokens_saved": 0}
@@ -166,21 +161,23 @@ class HFRunner(Runner):
         self._max_context = value
         return value
 
-    def _ensure_loaded(self) -> None:
+    def _ensure_loaded(self, request: RunRequest | None = None) -> None:
         if self.model is not None:
             return
         import copy
 
         self.model, self.tokenizer, self.load_seconds = load_model(self.source, self.device, self.dtype)
-        if self.batch_auto:
-            self.batch_size = min([auto_batch_size(self.model, self.device, self.run_items or [],
-                                                     int(self.generation.get("max_new_tokens", 48))), *self.limits])
+        if self.batch_auto:  # sized for the run's items and answers
+            request = request or RunRequest([])
+            self.batch_size = min([auto_batch_size(self.model, self.device, request.every,
+                                                   request.generation.max_new_tokens), *self.limits])
         for accel, caps in zip(self.accelerations, self.capabilities):
             if caps.modifies_weights:
                 # the loaded model is shared by every run in this process: change a copy
                 self.model = accel.prepare_model(copy.deepcopy(self.model))
 
-    def _generate_batch(self, items: list[Item], shared: SharedPrefix | None = None) -> list[Generation]:
+    def _generate_batch(self, items: list[Item], request: RunRequest,
+                        shared: SharedPrefix | None = None) -> list[Generation]:
         import torch
 
         tok = self.tokenizer
@@ -194,15 +191,14 @@ class HFRunner(Runner):
             ids = [self._token_ids.get(it.id) or self._tokens_and_split(it)[0] for it in items]
             enc = shared.inputs(ids, tok.pad_token_id, self.device)
             kwargs[cache_kwarg()] = shared.cache_for(len(items))
-        g = self.generation
-        sampling = g.get("temperature", 0.0) > 0
-        if sampling:
-            torch.manual_seed(int(g.get("seed", 0)))
+        g = request.generation
+        if g.sampling:
+            torch.manual_seed(g.seed)
         override = items[0].generation  # batches() never mixes overrides
-        max_new = override.max_new_tokens if override else int(g.get("max_new_tokens", 48))
+        max_new = override.max_new_tokens if override else g.max_new_tokens
         if override and override.ignore_eos:
             kwargs["min_new_tokens"] = max_new  # end-of-sequence is suppressed until the fixed length
-        max_new = capture_setup(self, items, enc["input_ids"].shape[1], tok, kwargs, max_new)
+        max_new = capture_setup(request, items, enc["input_ids"].shape[1], tok, kwargs, max_new)
         clock = TokenClock(torch.cuda.synchronize if self.device == "cuda" else None)
         started_at, start = time.time(), time.perf_counter()
         with torch.no_grad():  # not inference_mode: quantized tensor subclasses (quanto int4) reject it
@@ -211,9 +207,9 @@ class HFRunner(Runner):
             out = self.model.generate(
                 **enc,
                 max_new_tokens=max_new,
-                do_sample=sampling,
-                temperature=g.get("temperature") if sampling else None,
-                top_p=g.get("top_p") if sampling else None,
+                do_sample=g.sampling,
+                temperature=g.temperature if g.sampling else None,
+                top_p=g.top_p if g.sampling else None,
                 top_k=None,
                 pad_token_id=tok.pad_token_id,
                 streamer=clock,
@@ -258,16 +254,18 @@ class HFRunner(Runner):
                     finish_reason="stop" if n_new and new[n_new - 1] in stop_ids and not ignore else "length",
                 )
             )
-        hand_over(self, items, results, logits)  # after every result exists: never a record for a batch that raised
+        # after every result exists: never a record for a batch that raised
+        self.watch_seconds += hand_over(request, items, results, logits)
         return results
 
-    def _generate_or_split(self, batch: list[Item], shared: SharedPrefix | None = None) -> list[Generation]:
+    def _generate_or_split(self, batch: list[Item], request: RunRequest,
+                           shared: SharedPrefix | None = None) -> list[Generation]:
         """Generate a batch; on out-of-memory halve the batch size and retry both halves; a batch
         that raises otherwise is retried item by item, and an item that still raises is an error."""
         import torch
 
         try:  # teacher forcing reads the batch in two passes where its methods allow (runners/hf/forced_read.py)
-            return (shared is None and forced_one_pass(self, batch)) or self._generate_batch(batch, shared)
+            return (shared is None and forced_one_pass(self, batch, request)) or self._generate_batch(batch, request, shared)
         except torch.OutOfMemoryError as exc:
             if len(batch) == 1:
                 return [self._error(batch[0], exc)]
@@ -276,14 +274,15 @@ class HFRunner(Runner):
             half = len(batch) // 2
             self.batch_size = min(self.batch_size, len(batch) - half)
             self.oom_halvings += 1
-            return self._generate_or_split(batch[:half], shared) + self._generate_or_split(batch[half:], shared)
+            return self._generate_or_split(batch[:half], request, shared) + self._generate_or_split(batch[half:], request,
+                                                                                                   shared)
         except Exception as exc:
             if len(batch) == 1:
                 return [self._error(batch[0], exc)]
             results: list[Generation] = []
             for item in batch:
                 try:
-                    results.extend(self._generate_batch([item], shared))
+                    results.extend(self._generate_batch([item], request, shared))
                 except Exception as item_exc:
                     results.append(self._error(item, item_exc))
             return results
@@ -331,40 +330,47 @@ class HFRunner(Runner):
             batch_size=1,
         )
 
-    def batches(self, items: Iterable[Item]) -> list[list[Item]]:
-        """Batches planned by prompt tokens, longest first, so padding wastes little (or, with a
-        `batch_seed`, shuffled ones: other neighbours, other padding); items with different
-        generation overrides (fixed output lengths) never share a batch."""
-        return plan_batches(items, self.prompt_tokens, self.batch_size, self.batch_seed)
+    def size(self, request: RunRequest) -> int:
+        """Items per batch: the runner's (after any out-of-memory halving), at most the request's."""
+        return min(self.batch_size, request.batch_size or self.batch_size)
 
-    def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
+    def batches(self, items: Iterable[Item], request: RunRequest | None = None) -> list[list[Item]]:
+        """Batches planned by prompt tokens, longest first, so padding wastes little (or, with the
+        request's `batch_seed`, shuffled ones: other neighbours, other padding); items with different
+        generation overrides (fixed output lengths) never share a batch."""
+        request = request or RunRequest([])
+        self.batch_seed = request.batch_seed
+        return plan_batches(items, self.prompt_tokens, self.size(request), request.batch_seed)
+
+    def run(self, request: RunRequest, emit: Callable[[Generation], None]) -> None:
         """Generate every item, handing each result to `emit` as soon as its batch is done."""
+        items = request.items
         if not items:
             return
-        self._ensure_loaded()  # `batch_size: auto` is resolved by the loaded model: the plan needs it
-        units = None if self.continuous is not None else self.plan_units(items)
-        self.begin(items, units[0].batches[0] if units else self.batches(items)[0])
+        self._ensure_loaded(request)  # `batch_size: auto` is resolved by the loaded model: the plan needs it
+        units = None if self.continuous is not None else self.plan_units(items, request)
+        self.begin(request, units[0].batches[0] if units else self.batches(items, request)[0])
         try:
             with frozen_heap():  # no full collection inside a timed step (runners/_quiet_gc.py)
                 if units is None:
-                    self.continuous.run(self, items, emit)  # pyright: ignore[reportOptionalMemberAccess]
+                    self.continuous.run(self, request, emit)  # pyright: ignore[reportOptionalMemberAccess]
                 for unit in units or []:
-                    self.generate_unit(unit, emit)
+                    self.generate_unit(unit, emit, request)
         finally:
             self.end()
 
-    def begin(self, items: list[Item], first_batch: list[Item]) -> None:
+    def begin(self, request: RunRequest, first_batch: list[Item]) -> None:
         """Load the model and attach the methods (calibrated on every item of the run); a method
         that needs a warm-up (compiling) pays it here on `first_batch`, reported apart."""
-        self._ensure_loaded()
-        texts = [self.render(it) for it in (self.run_items or items)] if self.accelerations else []
+        self._ensure_loaded(request)
+        texts = [self.render(it) for it in request.every] if self.accelerations else []
         for accel in self.accelerations:
             accel.set_calibration_texts(texts)
             accel.attach(self.model)
         if any(c.warmup for c in self.capabilities):
             start = time.perf_counter()
             with frozen_heap(), contextlib.suppress(Exception):  # the timed batch meets the same error, per item
-                self._generate_batch(first_batch)
+                self._generate_batch(first_batch, request)
             self.padding = PaddingTally()  # the warm-up's prefill is no part of the run's
             for accel in self.accelerations:
                 accel.warmed_up(time.perf_counter() - start)
@@ -373,26 +379,26 @@ class HFRunner(Runner):
         for accel in self.accelerations:
             accel.detach(self.model)
 
-    def plan_units(self, items: list[Item]) -> list[WorkUnit]:
+    def plan_units(self, items: list[Item], request: RunRequest) -> list[WorkUnit]:
         """The run's work: each document's questions after its prefix (prefilled once), then the
         other items in planned batches. The plan depends on the items alone, never on who runs it."""
         groups, rest = self._shared_prefixes(items)
-        units = [WorkUnit(self.batches(members), prefix) for prefix, members in groups]
-        return units + [WorkUnit([batch]) for batch in self.batches(rest)]
+        units = [WorkUnit(self.batches(members, request), prefix) for prefix, members in groups]
+        return units + [WorkUnit([batch]) for batch in self.batches(rest, request)]
 
-    def generate_unit(self, unit: WorkUnit, emit: Callable[[Generation], None]) -> None:
+    def generate_unit(self, unit: WorkUnit, emit: Callable[[Generation], None], request: RunRequest) -> None:
         """Generate one unit, emitting each batch's results as it finishes."""
         if unit.prefix is None:
             for batch in unit.batches:
                 # a halving after an out-of-memory error also shrinks the batches still to come
-                for start in range(0, len(batch), self.batch_size):
-                    for result in self._generate_or_split(batch[start : start + self.batch_size]):
+                for start in range(0, len(batch), self.size(request)):
+                    for result in self._generate_or_split(batch[start : start + self.size(request)], request):
                         emit(result)
             return
         shared = prefill(self.model, unit.prefix, self.device, cache_kwarg())
         shared.questions = len(unit.items)
         for batch in unit.batches:
-            for result in self._generate_or_split(batch, shared):
+            for result in self._generate_or_split(batch, request, shared):
                 emit(result)
         self.prefix_stats["documents"] += 1
         self.prefix_stats["questions"] += len(unit.items)

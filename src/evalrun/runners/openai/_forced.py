@@ -25,6 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from evalrun.contract.types import Item
+from evalrun.runners.base import RunRequest
 from evalrun.runners.logprobs import ForcedDists, TokenDists
 from evalrun.runners.openai._http import ItemFailed, ServerError, Transient
 from evalrun.runners.openai._logprobs import MAX_TOP, NotLogprob, checked
@@ -160,12 +161,10 @@ async def _json(resp: Any, _start: float) -> dict[str, Any]:
 
 
 class ServedForcing:
-    """The runner's side of it: the baseline records to read (`forced`), where each result goes
-    (`on_forced`), and why the reading stopped or skipped an item (`forced_problem`, `forced_skipped`)."""
+    """The runner's side of it: reading a RunRequest's baseline records (`forced`, each result to its
+    `on_forced`), and why the reading stopped or skipped an item (`forced_problem`, `forced_skipped`)."""
 
     def __init__(self) -> None:
-        self.forced: dict[str, TokenDists] | None = None
-        self.on_forced: Callable[[str, ForcedDists], None] | None = None
         self.forced_problem: str | None = None  # why nothing more could be read (the engine, a refusal)
         self.forced_skipped: list[str] = []  # items read without a record, each with why
 
@@ -175,10 +174,11 @@ class ServedForcing:
         special = runner.settings.endpoint == "completions"
         return list(runner.tokenizer(runner.render(item), add_special_tokens=special)["input_ids"])
 
-    async def _check(self, runner: Any, client: Any, item: Item, ids: list[int]) -> str | None:
+    async def _check(self, runner: Any, request: RunRequest, client: Any, item: Item, ids: list[int]) -> str | None:
         """Whether the server counts the item's prompt as len(ids) tokens (asked once per run, as it generates)."""
         # the request the item was generated with (extra_body, a chat template's server-side rendering), whole
-        ask = {k: v for k, v in runner._body(item).items() if k not in _STREAMED} | {"max_tokens": 1, "stream": False}
+        ask = {k: v for k, v in runner._body(item, request.generation).items() if k not in _STREAMED} | {
+            "max_tokens": 1, "stream": False}
         path = "chat/completions" if runner.settings.endpoint == "chat" else "completions"
         what = f"POST /{path} (item {item.id}, the prompt's token count)"
         data = await runner.http.with_retries(lambda: runner.http.send(client, "POST", path, ask, _json, what), what)
@@ -188,7 +188,7 @@ class ServedForcing:
                     "the forced read would not see the prompt the answer was generated after")
         return None
 
-    async def _one(self, runner: Any, client: Any, item: Item, base: TokenDists) -> None:
+    async def _one(self, runner: Any, request: RunRequest, client: Any, item: Item, base: TokenDists) -> None:
         ids = self.prompt_ids(runner, item)
         what = f"POST /completions (item {item.id}, teacher-forced)"
         k = min(base.k, MAX_TOP)  # what the server returns at most (vLLM's default max_logprobs)
@@ -210,26 +210,27 @@ class ServedForcing:
             else:
                 self.forced_skipped.append(f"item {item.id}: {why}")
             return
-        if self.on_forced is not None:
-            self.on_forced(item.id, rec)
+        if request.on_forced is not None:
+            request.on_forced(item.id, rec)
 
-    async def read_all(self, runner: Any, items: list[Item]) -> None:
+    async def read_all(self, runner: Any, request: RunRequest) -> None:
         """Read every item's forced answer (at most the runner's concurrency at once); a refusal or an
         engine without prompt logprobs stops the reading with `forced_problem` set."""
-        forced = self.forced or {}
-        pending = [it for it in reversed(items) if it.id in forced]
+        forced = request.forced or {}
+        pending = [it for it in reversed(request.items) if it.id in forced]
 
         async def worker(client: Any) -> None:
             while pending and self.forced_problem is None:
                 item = pending.pop()
-                await self._one(runner, client, item, forced[item.id])
+                await self._one(runner, request, client, item, forced[item.id])
 
         self.forced_problem, self.forced_skipped = None, []
         async with runner.http.client() as client:
             workers: list[asyncio.Task[None]] = []
             try:
                 if pending:  # the tokenization is the run's: checked on one item, before any is read
-                    self.forced_problem = await self._check(runner, client, pending[-1], self.prompt_ids(runner, pending[-1]))
+                    self.forced_problem = await self._check(runner, request, client, pending[-1],
+                                                            self.prompt_ids(runner, pending[-1]))
                 workers = [asyncio.create_task(worker(client)) for _ in range(min(runner.settings.concurrency, len(pending)))]
                 await asyncio.gather(*workers)
             except ServerError as exc:

@@ -183,7 +183,7 @@ class ServedDists:
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
-        self.top_k = 0  # set from the config's `logprobs`; 0 asks for none
+        self.top_k = 0  # the run request's (the config's `logprobs`); 0 asks for none
         self.on_distribution: Callable[[str, TokenDists], None] | None = None
         self._ids: TokenIds | None = None
         self._pending: dict[str, TokenDists] = {}

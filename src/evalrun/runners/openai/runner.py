@@ -28,13 +28,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator
 
+from evalrun.contract.generation import GenerationSettings
 from evalrun.contract.types import Generation, Item
-from evalrun.runners.base import Delegated, Runner
+from evalrun.runners.base import Runner, RunRequest
 from evalrun.runners.models import ModelSource, load_tokenizer, say
 from evalrun.runners.openai._answer import Answer, read_json, read_stream
 from evalrun.runners.openai._engine_timings import EngineTimings
 from evalrun.runners.openai._http import ItemFailed, ServerClient, ServerError, run_sync
-from evalrun.runners.logprobs import ForcedDists, TokenDists
 from evalrun.runners.openai._forced import ServedForcing
 from evalrun.runners.openai._logprobs import ServedDists
 from evalrun.runners.openai._props import json_object, llama_props
@@ -60,11 +60,12 @@ def messages(item: Item) -> list[dict[str, str]]:
 class OpenAIRunner(Runner):
     """Generates answers for Items by calling an OpenAI-compatible server."""
 
+    reads_forced = True  # through vLLM's prompt_logprobs (runners/openai/_forced.py)
+
     def __init__(
         self,
         settings: OpenAISettings,
         model: str,
-        generation: dict[str, Any],
         tokenizer_source: ModelSource,
         api_key: str | None = None,
         rng: random.Random | None = None,
@@ -73,7 +74,6 @@ class OpenAIRunner(Runner):
         super().__init__()  # nothing is loaded or accelerated in this process
         self.settings = settings
         self.served_model = model
-        self.generation = generation
         self.tokenizer_source = tokenizer_source
         self.tokenizer: Any = load_tokenizer(tokenizer_source)
         self.http = ServerClient(settings, api_key, rng)
@@ -93,14 +93,6 @@ class OpenAIRunner(Runner):
         self.dists = ServedDists(self.tokenizer)  # each answer's top-k logprobs, when the server returns them
         self.forcing = ServedForcing()  # teacher forcing: reading another run's answers (runners/openai/_forced.py)
         self.engine_timings = EngineTimings()  # the engine's own clock, where it reports one
-
-    # the in-process runner's names for them (the config's `logprobs`; evals/store/dists.attach's writer)
-    top_k = Delegated[int]("dists")
-    on_distribution = Delegated["Callable[[str, TokenDists], None] | None"]("dists")
-    forced = Delegated["dict[str, TokenDists] | None"]("forcing")  # set: `run` reads these answers instead
-    on_forced = Delegated["Callable[[str, ForcedDists], None] | None"]("forcing")
-    forced_problem = Delegated["str | None"]("forcing")  # why the reading stopped (teacher_force reports it)
-    forced_skipped = Delegated["list[str]"]("forcing")  # items read without a record, each with why
 
     # -- the runner interface -------------------------------------------------------------------------
 
@@ -131,19 +123,21 @@ class OpenAIRunner(Runner):
                 "streamed text chunk, ITL between chunks" if self.settings.stream else "client time.perf_counter of whole answers "
                 "(not streamed: no TTFT, TPOT or ITL)")
 
-    def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
+    def run(self, request: RunRequest, emit: Callable[[Generation], None]) -> None:
         """Send every item (at most `concurrency` at once) and emit each answer as it arrives; in teacher
         forcing (`forced`), read those answers instead and hand each record to `on_forced` (emits nothing)."""
-        if items:
+        if request.items:
+            self.dists.top_k, self.dists.on_distribution = request.top_k, request.on_distribution
             with self.serving(), frozen_heap():
-                run_sync(self.forcing.read_all(self, items) if self.forced is not None else self._run_window(items, emit))
+                run_sync(self.forcing.read_all(self, request) if request.forced is not None
+                         else self._run_window(request, emit))
 
-    async def _run_window(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
+    async def _run_window(self, request: RunRequest, emit: Callable[[Generation], None]) -> None:
         """`_run_all` with the engine's /metrics scraped before and after (also when a failure stops it: the
         answers stored before it were timed too; not after Ctrl-C, which stops at once)."""
         before, answered = await self.engine_timings.scrape(self.root()), self.streamed + self.not_streamed
         try:
-            await self._run_all(items, emit)
+            await self._run_all(request, emit)
         except Exception:
             await self.engine_timings.window_end(self.root(), before, self.streamed + self.not_streamed - answered)
             raise
@@ -242,10 +236,9 @@ class OpenAIRunner(Runner):
                               "set `model` to one of them")
         self.server_model = {k: v for k, v in match.items() if k not in ("created", "permission")}
 
-    def _body(self, item: Item) -> dict[str, Any]:
-        g = self.generation
-        body: dict[str, Any] = {"model": self.served_model, "max_tokens": int(g.get("max_new_tokens", 48)),
-                                "temperature": float(g.get("temperature", 0.0))}
+    def _body(self, item: Item, g: GenerationSettings) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.served_model, "max_tokens": g.max_new_tokens,
+                                "temperature": g.temperature}
         # an item that fixes its own output length (speed packs) says so; `ignore_eos` is vLLM's and SGLang's name
         override = getattr(item, "generation", None)
         if override is not None:
@@ -258,9 +251,9 @@ class OpenAIRunner(Runner):
             body["messages"] = messages(item)
         else:
             body["prompt"] = self.render(item)
-        if body["temperature"] > 0:
-            body["top_p"] = float(g.get("top_p", 1.0))
-            body["seed"] = int(g.get("seed", 0))
+        if g.sampling:
+            body["top_p"] = g.top_p
+            body["seed"] = g.seed
         if self.settings.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -324,10 +317,10 @@ class OpenAIRunner(Runner):
                                  f"max_tokens {body['max_tokens']}, past the served context of {context[0]} tokens "
                                  f"({context[1]})", prompt)
 
-    async def _generate(self, client: Any, item: Item) -> Generation:
+    async def _generate(self, client: Any, item: Item, g: GenerationSettings) -> Generation:
         path = "chat/completions" if self.settings.endpoint == "chat" else "completions"
         what = f"POST /{path} (item {item.id})"
-        body = self._body(item)
+        body = self._body(item, g)
         refused = self._too_long(item, body)
         if refused is not None:
             return refused
@@ -356,7 +349,8 @@ class OpenAIRunner(Runner):
             t += rng.expovariate(self.settings.request_rate)
         return out
 
-    async def _run_all(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
+    async def _run_all(self, request: RunRequest, emit: Callable[[Generation], None]) -> None:
+        items = request.items
         loop = asyncio.get_running_loop()
         pending = list(reversed(list(zip(items, self.arrivals(len(items))))))
 
@@ -368,7 +362,7 @@ class OpenAIRunner(Runner):
                 self._in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self._in_flight)
                 try:
-                    gen = await self._generate(client, item)
+                    gen = await self._generate(client, item, request.generation)
                 finally:
                     self._in_flight -= 1
                 # storing an answer (a write and an fsync) runs on a thread of its own: on the event loop it

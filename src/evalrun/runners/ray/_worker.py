@@ -16,8 +16,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalrun.contract.types import Generation, Item
+from evalrun.contract.types import Generation
 from evalrun.runners.accel.accelerations import Accelerations
+from evalrun.runners.base import RunRequest
 from evalrun.runners.batch_plan import WorkUnit
 from evalrun.runners.models import device_kind
 
@@ -29,7 +30,6 @@ class EngineSpec:
     source: Any  # ModelSource
     device: str
     dtype: str
-    generation: dict[str, Any]
     acceleration: Accelerations
     batch_size: int | str
     prefix_reuse: bool
@@ -59,6 +59,7 @@ class Worker:
             torch.set_num_threads(threads)
         self.threads = torch.get_num_threads()
         self.engines: dict[str, Any] = {}  # run id -> HFRunner
+        self.requests: dict[str, RunRequest] = {}  # run id -> its decoding and every item (no items, no callbacks)
         self.current: str | None = None  # the run whose engine is attached (begun) now
         self.caps: dict[str, int] = {}  # run id -> batch size after this actor's out-of-memory halvings
 
@@ -66,26 +67,23 @@ class Worker:
         return {"node": socket.gethostname(), "pid": os.getpid(), "threads": self.threads,
                 "device_kind": device_kind(device)}
 
-    def register(self, run_id: str, spec: EngineSpec, run_items: list[Item]) -> None:
+    def register(self, run_id: str, spec: EngineSpec, request: RunRequest) -> None:
         """Make a run's engine (cheap: only the tokenizer; the model loads with the first unit)."""
+        self.requests[run_id] = request
         if run_id in self.engines:
-            self.engines[run_id].run_items = run_items
             return
         from evalrun.runners.accel import build_accelerations
         from evalrun.runners.hf.runner import HFRunner
 
-        runner = HFRunner(spec.source, spec.device, spec.dtype, spec.generation,
-                          build_accelerations(spec.acceleration), batch_size=spec.batch_size,
-                          prefix_reuse=spec.prefix_reuse)
-        runner.run_items = run_items
-        self.engines[run_id] = runner
+        self.engines[run_id] = HFRunner(spec.source, spec.device, spec.dtype, build_accelerations(spec.acceleration),
+                                        batch_size=spec.batch_size, prefix_reuse=spec.prefix_reuse)
 
     def _switch(self, run_id: str, unit: WorkUnit) -> Any:
         runner = self.engines[run_id]
         if self.current != run_id:
             if self.current is not None:
                 self.engines[self.current].end()
-            runner.begin(runner.run_items or unit.items, unit.batches[0])
+            runner.begin(dataclasses.replace(self.requests[run_id], items=unit.items), unit.batches[0])
             self.current = run_id
         return runner
 
@@ -95,21 +93,22 @@ class Worker:
         from evalrun.runners._quiet_gc import frozen_heap
 
         runner = self._switch(run_id, unit)
-        runner.batch_size = min(batch_size, self.caps.get(run_id, batch_size))
+        request = dataclasses.replace(self.requests[run_id], items=unit.items,
+                                      batch_size=min(batch_size, self.caps.get(run_id, batch_size)))
         out: list[Generation] = []
         start = time.perf_counter()
         with frozen_heap():
-            runner.generate_unit(unit, out.append)
+            runner.generate_unit(unit, out.append, request)
         if runner.oom_halvings:
-            self.caps[run_id] = runner.batch_size
+            self.caps[run_id] = runner.size(request)
         return UnitResult(out, time.perf_counter() - start, dataclasses.asdict(runner.padding),
-                          dict(runner.prefix_stats), runner.batch_size,
+                          dict(runner.prefix_stats), runner.size(request),
                           runner.oom_halvings, runner.load_seconds, runner.effects())
 
     def batch_size(self, run_id: str) -> int:
         """`batch_size: auto` as this actor's device resolves it (the model is loaded for it)."""
         runner = self.engines[run_id]
-        runner._ensure_loaded()
+        runner._ensure_loaded(self.requests[run_id])
         return int(runner.batch_size)
 
     def release(self, run_id: str) -> None:
@@ -118,6 +117,7 @@ class Worker:
             self.engines[run_id].end()
             self.current = None
         self.engines.pop(run_id, None)
+        self.requests.pop(run_id, None)
 
 
 __all__ = ["EngineSpec", "UnitResult", "Worker"]

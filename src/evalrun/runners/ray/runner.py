@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from evalrun.contract.errors import RuntimeFailure
 from evalrun.contract.types import Generation, Item
-from evalrun.runners.base import Delegated, Runner
+from evalrun.runners.base import Runner, RunRequest
 from evalrun.runners.batch_plan import PaddingTally, WorkUnit
 from evalrun.runners.ray.executor import Actor, RaySettings, actor_errors, pool_for, require_ray
 from evalrun.runners.ray._worker import EngineSpec, UnitResult
@@ -47,10 +47,10 @@ class RayRunner(Runner):
         self.auto_resolved = False
         self.on_unit: Callable[[str, int], None] | None = None  # tests: (actor, units done) after each unit
 
-    # the plan's knobs live on the driver's runner: confirm and replicates set them there
-    batch_size = Delegated[int]("local")
-    batch_seed = Delegated["int | None"]("local")  # pyright: ignore[reportAssignmentType]
-    run_items = Delegated["list[Item] | None"]("local")  # pyright: ignore[reportAssignmentType]
+    @property
+    def batch_size(self) -> int:
+        """The driver's plan's batch size (the actors' after their out-of-memory halvings, once they ran)."""
+        return self.local.batch_size
 
     @property
     def load_seconds(self) -> float:
@@ -76,8 +76,8 @@ class RayRunner(Runner):
     def clock(self) -> str:
         return self.local.clock()
 
-    def batches(self, items: list[Item]) -> list[list[Item]]:
-        return self.local.batches(items)
+    def batches(self, items: list[Item], request: RunRequest | None = None) -> list[list[Item]]:
+        return self.local.batches(items, request)
 
     def kv_source(self) -> tuple[Any, int] | None:
         import torch
@@ -87,25 +87,27 @@ class RayRunner(Runner):
 
         return read_model_config(self.spec.source), element_size(getattr(torch, self.spec.dtype))
 
-    def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
-        if not items:
+    def run(self, request: RunRequest, emit: Callable[[Generation], None]) -> None:
+        if not request.items:
             return
         ray = require_ray()
         pool = pool_for(self.settings, self.spec.device)
         self.actors = pool.actors
+        # what an actor keeps of the run: decoding and every item (callbacks stay here: nothing captured on Ray)
+        kept = RunRequest([], request.generation, run_items=request.every)
         if self.local.batch_auto and not self.auto_resolved:  # sized on an actor's device, then planned here
             first = pool.alive()[0]
-            self._register(first, items)
+            self._register(first, kept)
             self.local.batch_size = ray.get(first.handle.batch_size.remote(self.run_id))
             self.auto_resolved = True
-        units = self.local.plan_units(items)
+        units = self.local.plan_units(request.items, request)
         queue = collections.deque(range(len(units)))
         inflight: dict[Any, tuple[Actor, int]] = {}
         errors = actor_errors()
         started = time.perf_counter()
         try:
             while queue or inflight:
-                self._submit(pool.alive(), units, queue, inflight, items)
+                self._submit(pool.alive(), units, queue, inflight, kept, self.local.size(request))
                 if not inflight:
                     raise AllActorsLost(f"every Ray actor is gone ({len(self.failures)} failed): the items stored "
                                         "so far are kept; the same command resumes with the rest")
@@ -132,18 +134,18 @@ class RayRunner(Runner):
             self.wall_seconds += time.perf_counter() - started
 
     def _submit(self, actors: list[Actor], units: list[WorkUnit], queue: collections.deque[int],
-                inflight: dict[Any, tuple[Actor, int]], items: list[Item]) -> None:
+                inflight: dict[Any, tuple[Actor, int]], kept: RunRequest, size: int) -> None:
         for actor in actors:
             while queue and actor.inflight < 1 + self.settings.prefetch:
                 idx = queue.popleft()
-                self._register(actor, items)
-                ref = actor.handle.generate.remote(self.run_id, units[idx], self.batch_size)
+                self._register(actor, kept)
+                ref = actor.handle.generate.remote(self.run_id, units[idx], size)
                 inflight[ref] = (actor, idx)
                 actor.inflight += 1
 
-    def _register(self, actor: Actor, items: list[Item]) -> None:
+    def _register(self, actor: Actor, kept: RunRequest) -> None:
         if self.run_id not in actor.runs:  # an actor runs one caller's calls in order: registered before it generates
-            actor.handle.register.remote(self.run_id, self.spec, self.run_items or items)
+            actor.handle.register.remote(self.run_id, self.spec, kept)
             actor.runs.add(self.run_id)
 
     def _lost(self, pool: Any, actor: Actor, idx: int, units: list[WorkUnit], queue: collections.deque[int],
