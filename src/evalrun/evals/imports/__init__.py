@@ -17,8 +17,7 @@ from evalrun.evals.files import ConfigError
 from evalrun.evals.imports._fields import FieldMap, load_field_map
 from evalrun.evals.imports._inspect import read_inspect
 from evalrun.evals.imports._lmeval import read_lmeval
-from evalrun.evals.imports._run import Imported
-from evalrun.evals.imports._store import StoredImport, store_imported
+from evalrun.evals.imports._run import Imported, StoredImport, store_imported
 
 Format = Literal["lm-eval", "inspect"]
 READERS = {"lm-eval": read_lmeval, "inspect": read_inspect}
