@@ -40,9 +40,10 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from evalrun.contract.types import Item
+if TYPE_CHECKING:  # the timed server's child process starts without importing evalrun
+    from evalrun.contract.types import Item
 
 _ROOT = Path(__file__).resolve().parents[2]
 
@@ -211,6 +212,8 @@ class HFBackend:
         return len(self.runner.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def prompt_of(self, body: dict[str, Any], chat: bool) -> str:
+        from evalrun.contract.types import Item
+
         if not chat:
             return str(body["prompt"])
         system = next((m["content"] for m in body["messages"] if m["role"] == "system"), None)
