@@ -202,7 +202,7 @@ class HFBackend:
         from evalrun.runners.hf.runner import HFRunner
         from evalrun.runners.models import resolve_model
 
-        self.runner = HFRunner(resolve_model(model), "cpu", "float32", {}, [], batch_size=1)
+        self.runner = HFRunner(resolve_model(model), "cpu", "float32", [], batch_size=1)
         self.runner._ensure_loaded()
         self.gen_lock = threading.Lock()
         self.count_lock = threading.Lock()
