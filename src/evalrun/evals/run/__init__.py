@@ -3,9 +3,8 @@ and confirmation of flips, load sweeps, and the plans and checks made before a r
 
 from __future__ import annotations
 
-from evalrun.evals.run._failure import RunFailed
 from evalrun.evals.run._early_stop import stopped_text
-from evalrun.evals.run._execute import Progress, check_stored_items, execute, key_payload, prepare
+from evalrun.evals.run._execute import Progress, RunFailed, check_stored_items, execute, key_payload, prepare
 from evalrun.evals.run._generate import execute_run, run_candidate
 from evalrun.evals.run._load_sweep import (
     LoadCurve, LoadPoint, LoadSweep, best_index, load_sweep, make_curve, point_metrics,

@@ -15,23 +15,27 @@ from evalrun.evals.files import jsonl
 import evalrun.evals.run._memory as memory
 from evalrun.evals.timing import load as speed_load
 import evalrun.evals.run._manifest as rm
-from evalrun.evals.files import ConfigError, StoreLink, store_files
+from evalrun.evals.files import ConfigError, StoreLink, StoreWriteFailed, store_files
 from evalrun.evals.config import HFRunConfig, OpenAIRunConfig, RunConfig
 from evalrun.evals.run._early_stop import EarlyStop, StopGeneration
 from evalrun.evals.store import RunStore, run_key, run_lock
 from evalrun.evals.results import PreparedRun, RunResult, manifest_model, openai_runner, without_secrets
-from evalrun.evals.run._failure import RunFailed as RunFailed, failed_session as _failed_session
+from evalrun.contract.errors import RuntimeFailure
 from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel import build_accelerations
 from evalrun.runners.openai import scrub_known
-from evalrun.runners.base import Runner
+from evalrun.runners.base import Runner, RunRequest
 from evalrun.runners.batch_plan import PLAN_KEY
 from evalrun.runners.models import ModelSource, listening, resolve_device, resolve_dtype, resolve_model
 from evalrun.tasks import get_pack
 
 # Bump when the way items are turned into model input changes (chat rendering, ...).
 PROMPT_FORMAT_VERSION = "1"
+
+
+class RunFailed(RuntimeFailure):
+    """The run as a whole could not proceed (exit 3)."""
 
 
 class Progress(Protocol):
@@ -284,6 +288,26 @@ def _stored_partial(prepared: PreparedRun, store: RunStore, manifest: RunManifes
     return RunResult(prepared.label, prepared.dir, prepared.items, kept, manifest, True, 0, store.warnings)
 
 
+def _failed_session(prepared: PreparedRun, store: RunStore, manifest: RunManifest, exc: Exception, stored: int,
+                    generated: int) -> Exception:
+    """Record a session that failed (on a full disk too: never left `running`); what to raise for it."""
+    unrecorded = "" if store.write_failed_manifest(manifest) else \
+        f"; {store.manifest_path} could not be updated either: it still says `running`"
+    wanted = len({it.id for it in prepared.items})
+    if isinstance(exc, StoreLink):
+        return exc
+    if isinstance(exc, StoreWriteFailed):
+        return RunFailed(f"{prepared.label}: {exc.text(f'{stored} of {wanted} items are stored')}{unrecorded}")
+    kept = f" ({stored} of {wanted} items are stored; the same command resumes)" if generated else ""
+    return RunFailed(f"{prepared.label}: {exc}{kept}{unrecorded}")
+
+
+def _request(prepared: PreparedRun, items: list[Item]) -> RunRequest:
+    """The run's request for `items`: per-token distributions stored with the samples, and the forced record of
+    each answer equal to a watched baseline's (compare --drift)."""
+    return dists_store.attach(prepared.request(items, **teacher_force.watch_of(prepared.dir)), prepared.dir)
+
+
 def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress | None,
                     log: Callable[[str], None], waited: bool, watch: EarlyStop | None = None) -> RunResult:
     started_at = rm.now()
@@ -303,8 +327,6 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
         log(f"{prepared.label}: resuming {prepared.dir}: {len(wanted) - len(missing)} of {len(wanted)} items stored")
 
     runner = prepared.runner
-    # per-token distributions stored with the samples; answers equal to a watched baseline's (compare --drift)
-    request = dists_store.attach(prepared.request(missing, **teacher_force.watch_of(prepared.dir)), prepared.dir)
     if recreated:
         manifest = manifest.merged({"manifest_recreated": {"at": rm.now(), "reason": recreated,
                                                            "note": "earlier sessions, effects and load times are unknown"}})
@@ -319,7 +341,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     peak_reset, stopped = memory.reset_peak(prepared.device), False
     try:
         with listening(getattr(progress, "note", None)):  # a first-use compile is said in the progress line
-            runner.run(request, emit)
+            runner.run(_request(prepared, missing), emit)
     except StopGeneration:
         stopped = True
     except Exception as exc:

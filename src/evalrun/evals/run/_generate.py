@@ -9,8 +9,7 @@ from typing import Callable
 
 import evalrun.evals.run.confirm as confirm
 from evalrun.evals.run._early_stop import EarlyStop
-from evalrun.evals.run._execute import Progress, execute, set_aside
-from evalrun.evals.run._failure import RunFailed
+from evalrun.evals.run._execute import Progress, RunFailed, execute, set_aside
 from evalrun.evals.gate import GateConfig
 from evalrun.evals.compare import pair
 from evalrun.evals.store import run_lock

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from evalrun.contract.types import Item
 from evalrun.evals.files import ConfigError
-from evalrun.evals.run._failure import RunFailed
+from evalrun.evals.run._execute import RunFailed
 from evalrun.runners.models import ModelError, ModelNotFound, load_tokenizer, resolve_model
 from evalrun.tasks import get_pack
 
