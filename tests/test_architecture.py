@@ -200,7 +200,7 @@ ORDER = {
     "evals": ["files", "store", "stats", "scoring", "compare", "timing", "gate", "config", "results", "speed",
               "drift", "imports", "run", "api", "frames"],
     "runners": ["_quiet_gc", "config_rules", "logprobs", "batch_plan", "models", "accel", "base", "hf", "openai", "ray",
-                "hf_settings", "runner_settings"],
+                "runner_settings"],
     "reports": ["text", "charts", "view", "formats", "sweep"],
 }
 

@@ -15,7 +15,7 @@ from evalrun.evals.timing import SLO
 from evalrun.evals.gate._speed_rules import GoodputBound
 from evalrun.runners.accel import build_accelerations
 from evalrun.runners.accel.kv_cache import KVCacheSettings
-from evalrun.runners.hf_settings import HFSettings
+from evalrun.runners.runner_settings import HFSettings
 from tests.conftest import BASE_CONFIG as BASE, CONFIGS, run_cli
 
 SERVED = ("name: served\nmodel: m\nrunner: openai\nopenai: {base_url: 'http://127.0.0.1:9/v1'}\n"

@@ -1,19 +1,77 @@
 """The runner a config names and the settings that runner reads: a union discriminated on `runner`.
 
-Each runner's settings model holds its own rules (runners/hf_settings.py,
-runners/openai/_settings.py); what is left here is the rule about both: a key that only the
-other runner reads is a config error naming that key, not a setting silently ignored.
+The keys stay at the top level of a config file, as they always were; the config loader
+(evals/config/_config.py) validates them with `HFSettings` (here) for `runner: hf` and the served-engine
+settings (runners/openai/_settings.py `OpenAIRunnerSettings`) for `runner: openai`. Each model holds its
+own rules; what is left for the union is the rule about both: a key that only the other runner reads is a
+config error naming that key, not a setting silently ignored.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Mapping, Union
+from typing import Annotated, Any, Literal, Mapping, Union
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from evalrun.runners.accel.accelerations import Accelerations, build_accelerations
 from evalrun.runners.config_rules import RuleBroken
-from evalrun.runners.hf_settings import HFSettings
+from evalrun.runners.hf import BatchingSettings
 from evalrun.runners.openai import OpenAIRunnerSettings
+from evalrun.runners.ray import RaySettings
+
+
+class HFSettings(BaseModel):
+    """`runner: hf`: where and how the model generates in process (or on Ray actors)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    runner: Literal["hf"] = "hf"
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    # "auto": the largest batch that fits (estimated from free accelerator memory; 8 on the CPU),
+    # halved on out-of-memory with the batch retried, so nothing is lost
+    batch_size: int | Literal["auto"] = 4
+    # compute a document's KV once for all the questions asked about it (items
+    # with the same `context`); off by default: it changes the batch shapes
+    prefix_reuse: bool = False
+    # static batches, or continuous batching over a paged KV cache (runners/hf/_continuous.py)
+    batching: BatchingSettings = Field(default_factory=BatchingSettings)
+    # where the batches are generated: in this process, or spread over Ray actors
+    # (runners/ray/executor.py); the same batches either way, so not part of the run key
+    executor: Literal["inprocess", "ray"] = "inprocess"
+    ray: RaySettings | None = None
+    acceleration: Accelerations = Field(default_factory=Accelerations.none)
+
+    @field_validator("batch_size", mode="before")
+    @classmethod
+    def _batch_size(cls, value: Any) -> Any:
+        if value == "auto":
+            return value
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
+            raise ValueError(f"must be an integer from 1 to 1024 or 'auto' (got {value!r})")
+        return value
+
+    @model_validator(mode="after")
+    def _runs_as_configured(self) -> HFSettings:
+        """The paged cache replaces the cache object and the `generate` call: only methods that declare
+        they work without them (Capabilities.continuous_batching) run under continuous batching.
+        `ray:` without `executor: ray` is a no-op worth a line; continuous batching packs requests into
+        steps as they come, a plan the driver cannot split into units, so it runs in process only."""
+        if self.batching.mode == "continuous":
+            for accel in build_accelerations(self.acceleration):
+                if not accel.run_capabilities().continuous_batching:
+                    raise RuleBroken(f"{accel.name} cannot run with batching.mode: continuous: it supplies its own "
+                                     "cache object or generate arguments (or needs padded batches), which the paged "
+                                     "cache of continuous batching replaces; use batching.mode: static with it",
+                                     path=f"acceleration.{accel.name}")
+        if self.ray is not None and self.executor != "ray":
+            raise RuleBroken("only used with executor: ray (this config's executor is inprocess)", path="ray")
+        if self.executor == "ray" and self.batching.mode == "continuous":
+            raise RuleBroken("batching.mode: continuous runs in process only: its steps are packed as requests "
+                             "arrive, which the driver cannot split into actors' units; use batching.mode: static "
+                             "with executor: ray", path="executor")
+        return self
+
 
 RunnerSettings = Annotated[Union[HFSettings, OpenAIRunnerSettings], Field(discriminator="runner")]
 
@@ -60,4 +118,4 @@ def foreign_keys(data: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["RunnerSettings", "SETTINGS", "foreign_keys", "own_keys"]
+__all__ = ["HFSettings", "RunnerSettings", "SETTINGS", "foreign_keys", "own_keys"]

@@ -24,10 +24,9 @@ from evalrun.evals.timing import ConfiguredSLO
 from evalrun.evals.gate import GateConfig, load_gate
 from evalrun.runners.accel import Accelerations
 from evalrun.runners.config_rules import RuleBroken
-from evalrun.runners.hf_settings import HFSettings
 from evalrun.runners.openai import OpenAIRunnerSettings
 from evalrun.runners.ray import RaySettings
-from evalrun.runners.runner_settings import foreign_keys
+from evalrun.runners.runner_settings import HFSettings, foreign_keys
 from evalrun.tasks import get_pack
 from evalrun.tasks.base import PackParams
 
@@ -183,7 +182,8 @@ def _parse_tasks(raw: Any, file: Path, base_dir: Path | None = None) -> list[Tas
         except KeyError as exc:
             raise ConfigError(str(exc.args[0]), file=file, path=f"{where}.pack") from None
         try:
-            refs.append(TaskRef(pack=spec.name, params=spec.params.model_validate(params, context={"base_dir": base_dir or file.parent})))
+            checked = spec.params.model_validate(params, context={"base_dir": base_dir or file.parent})
+            refs.append(TaskRef(pack=spec.name, params=checked))
         except ValidationError as exc:
             raise validation_error(exc, file, where, spec.params) from None
     _check_pack_names(refs, file)
