@@ -26,6 +26,21 @@ from evalrun.runners.accel.base import Acceleration
 from evalrun.runners.logprobs import ForcedDists, TokenDists
 
 
+def messages(item: Item) -> list[dict[str, str]]:
+    """An item as chat messages: the system prompt (when it has one), then the question."""
+    return ([{"role": "system", "content": item.system}] if item.system else []) + [
+        {"role": "user", "content": item.prompt}
+    ]
+
+
+def render_chat(tokenizer: Any, item: Item) -> str:
+    """The exact text the model reads for `item`: the tokenizer's chat template when it has one (the hf runner
+    feeds it; the openai runner sends it to `completions`, and a `chat` server renders the same template)."""
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template(messages(item), tokenize=False, add_generation_prompt=True)
+    return f"{item.system}\n\n{item.prompt}" if item.system else item.prompt
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """One hand-off to `Runner.run`: the items to generate and how (defined once; every backend reads it)."""
@@ -118,4 +133,4 @@ class Runner(abc.ABC):
         return None
 
 
-__all__ = ["Runner", "RunRequest"]
+__all__ = ["Runner", "RunRequest", "messages", "render_chat"]

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel.base import Acceleration, cache_kwarg
-from evalrun.runners.base import Runner, RunRequest
+from evalrun.runners.base import Runner, RunRequest, render_chat
 from evalrun.runners.batch_plan import PLAN, SHUFFLED, PaddingTally, WorkUnit, plan_batches
 from evalrun.runners.accel.kv_layout import KVLayout, element_size
 from evalrun.runners.hf.forced_read import forced_one_pass
@@ -113,13 +113,7 @@ class HFRunner(Runner):
         }
 
     def render(self, item: Item) -> str:
-        """The exact text fed to the model: the chat template when the tokenizer has one."""
-        if getattr(self.tokenizer, "chat_template", None):
-            messages = ([{"role": "system", "content": item.system}] if item.system else []) + [
-                {"role": "user", "content": item.prompt}
-            ]
-            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        return f"{item.system}\n\n{item.prompt}" if item.system else item.prompt
+        return render_chat(self.tokenizer, item)
 
     def clock(self) -> str:
         return CLOCK_CUDA if self.device == "cuda" else CLOCK_CPU
@@ -254,8 +248,7 @@ class HFRunner(Runner):
                     finish_reason="stop" if n_new and new[n_new - 1] in stop_ids and not ignore else "length",
                 )
             )
-        # after every result exists: never a record for a batch that raised
-        self.watch_seconds += hand_over(request, items, results, logits)
+        self.watch_seconds += hand_over(request, items, results, logits)  # never a record of a batch that raised
         return results
 
     def _generate_or_split(self, batch: list[Item], request: RunRequest,

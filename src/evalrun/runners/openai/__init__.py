@@ -6,10 +6,11 @@ from __future__ import annotations
 from evalrun.runners.openai._api_key import (
     key_forms, key_problem, readable_variable, scrub, scrub_known, variable_words,
 )
-from evalrun.runners.openai._retry import backoff_seconds, retry_after_seconds, retry_wait
-from evalrun.runners.openai._sse import sse_data
+from evalrun.runners.openai._answer import sse_data
 from evalrun.runners.openai._settings import EngineInfo, KeyUnusable, OpenAISettings, api_key_from_env
-from evalrun.runners.openai._http import ServerError, context_refusal, run_sync
+from evalrun.runners.openai._http import (
+    ServerError, backoff_seconds, context_refusal, retry_after_seconds, retry_wait, run_sync,
+)
 from evalrun.runners.openai._server_settings import (
     ServerSettings, VersionUnknown, engine_version, placeholders_in,
 )

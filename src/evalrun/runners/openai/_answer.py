@@ -1,4 +1,5 @@
-"""One served answer read off the wire, and whether the engine finished it.
+"""One served answer read off the wire (streamed as server-sent events, or one JSON body), and whether the
+engine finished it.
 
 An answer counts only when the server says why it ended: a `finish_reason`
 evalrun knows. A stream that ends without one (llama-cpp-python's default
@@ -20,7 +21,6 @@ from typing import Any, AsyncIterator, Callable, Literal
 
 from evalrun.runners.openai._http import Transient
 from evalrun.runners.openai._logprobs import ServedToken, tokens_of
-from evalrun.runners.openai._sse import sse_data
 
 # the answer is complete: the model stopped (OpenAI, vLLM, SGLang, llama.cpp: stop; TGI: eos_token,
 # stop_sequence), called a tool, or the server's filter ended it (retrying gives the same)
@@ -32,6 +32,27 @@ KNOWN = FINISHED | {LENGTH}
 _INTERRUPT_HINT = ("llama-cpp-python's server ends a running stream this way when another request arrives "
                    "(its default interrupt_requests): start it with --interrupt_requests False, or set "
                    "openai.concurrency: 1")
+
+
+async def sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """The data payload of each event in a stream of server-sent events (only `data:` matters for completions;
+    an event ends at a blank line, its `data:` lines joined by newlines; comments and other fields skipped); a
+    last event without its blank line is still given."""
+    buffer: list[str] = []
+    async for raw in lines:
+        line = raw.rstrip("\r\n")
+        if not line:
+            if buffer:
+                yield "\n".join(buffer)
+                buffer = []
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        if name == "data":
+            buffer.append(value[1:] if value.startswith(" ") else value)
+    if buffer:
+        yield "\n".join(buffer)
 
 
 @dataclass

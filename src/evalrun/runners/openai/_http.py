@@ -1,25 +1,74 @@
 """The `openai` runner's HTTP side: one attempt at a request, retries with backoff, the
 refusals that stop a run and those that concern one item only (a prompt past the
 served context, an answer the server never finished), with the API key scrubbed
-from every message in every form (runners/openai/_api_key.py)."""
+from every message in every form (runners/openai/_api_key.py); and what a server says
+about itself outside the OpenAI API (llama.cpp's GET /props).
+
+Servers under load answer 429 or 503 and say when to come back (`Retry-After`); a
+dropped connection or a timeout is worth another try too. Everything else (400, 401,
+404, ...) will fail the same way again, so it is not retried. Waits grow exponentially
+with jitter so that many clients backing off together do not return in lockstep."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import re
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from email.utils import parsedate_to_datetime
 from typing import Any, Awaitable, Callable, Coroutine, TypeVar
 
 from evalrun.contract.errors import RuntimeFailure
 from evalrun.runners.openai._api_key import readable_variable, scrub
 from evalrun.runners.models import ModelError
 from evalrun.runners.openai._settings import OpenAISettings
-from evalrun.runners.openai._retry import retry_after_seconds, retry_wait, retryable_status
 
 T = TypeVar("T")
+
+# the longest Retry-After honoured; a server asking for more is treated as asking for this
+MAX_RETRY_AFTER = 300.0
+
+
+def retryable_status(code: int) -> bool:
+    """429 (rate limited), 408 (request timeout) and every 5xx are transient."""
+    return code in (408, 429) or code >= 500
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Seconds a `Retry-After` header asks for: a number of seconds or an HTTP date; None if absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if seconds != seconds:  # NaN
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+def backoff_seconds(attempt: int, base: float, cap: float, rng: random.Random | None = None) -> float:
+    """Wait before retry number `attempt` (0 = first retry): base * 2**attempt capped, the upper half jittered."""
+    span = min(cap, base * (2 ** min(attempt, 32)))
+    return span / 2 + (rng or random).uniform(0, span / 2)
+
+
+def retry_wait(attempt: int, base: float, cap: float, retry_after: float | None,
+               rng: random.Random | None = None) -> float:
+    """The backoff, but never shorter than what the server asked for."""
+    wait = backoff_seconds(attempt, base, cap, rng)
+    return max(wait, retry_after) if retry_after is not None else wait
+
 
 # httpcore's trace event just before a request's last bytes (its body) are written: nothing
 # between it and the socket write yields to the event loop (HTTP/1.1, as this client speaks)
@@ -197,3 +246,30 @@ class ServerClient:
             raise Transient(f"timeout: no answer within {self.settings.timeout:g} s ({type(exc).__name__})") from None
         except (httpx.TransportError, httpx.DecodingError) as exc:
             raise Transient(f"connection: {type(exc).__name__}: {self.scrub(str(exc))}") from None
+
+
+async def llama_props(root: str) -> dict[str, Any] | None:
+    """llama.cpp's GET /props (build, model file, context), when the server has it; None otherwise."""
+    import httpx
+
+    try:
+        async with httpx.AsyncClient(timeout=10.0) as client:
+            resp = await client.get(f"{root}/props")
+        data = resp.json() if resp.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    settings = data.get("default_generation_settings")
+    ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+    return {k: data[k] for k in ("build_info", "model_path", "total_slots") if k in data} | (
+        {"n_ctx": ctx} if isinstance(ctx, int) else {})
+
+
+async def json_object(resp: Any, _start: float) -> dict[str, Any] | None:
+    """A response body that is a JSON object (a listing), else None: a reader for ServerClient.send."""
+    try:
+        data = json.loads(await resp.aread())
+        return data if isinstance(data, dict) else None
+    except ValueError:
+        return None

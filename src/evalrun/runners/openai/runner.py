@@ -30,31 +30,16 @@ from typing import Any, Callable, Iterator
 
 from evalrun.contract.generation import GenerationSettings
 from evalrun.contract.types import Generation, Item
-from evalrun.runners.base import Runner, RunRequest
+from evalrun.runners.base import Runner, RunRequest, messages, render_chat
 from evalrun.runners.models import ModelSource, load_tokenizer, say
 from evalrun.runners.openai._answer import Answer, read_json, read_stream
 from evalrun.runners.openai._engine_timings import EngineTimings
-from evalrun.runners.openai._http import ItemFailed, ServerClient, ServerError, run_sync
+from evalrun.runners.openai._http import ItemFailed, ServerClient, ServerError, json_object, llama_props, run_sync
 from evalrun.runners.openai._forced import ServedForcing
 from evalrun.runners.openai._logprobs import ServedDists
-from evalrun.runners.openai._props import json_object, llama_props
 from evalrun.runners.openai._settings import EngineInfo, OpenAISettings, api_key_from_env
 from evalrun.runners._quiet_gc import frozen_heap
 from evalrun.runners.openai._server_process import ServerProcess
-
-
-def render_chat(tokenizer: Any, item: Item) -> str:
-    """The prompt text as the model sees it: the tokenizer's chat template when it has one."""
-    if getattr(tokenizer, "chat_template", None):
-        return tokenizer.apply_chat_template(messages(item), tokenize=False, add_generation_prompt=True)
-    return f"{item.system}\n\n{item.prompt}" if item.system else item.prompt
-
-
-def messages(item: Item) -> list[dict[str, str]]:
-    """An item as chat messages: the system prompt (when it has one), then the question."""
-    return ([{"role": "system", "content": item.system}] if item.system else []) + [
-        {"role": "user", "content": item.prompt}
-    ]
 
 
 class OpenAIRunner(Runner):
