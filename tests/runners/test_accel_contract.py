@@ -92,7 +92,7 @@ def test_lifecycle_leaves_the_model_bit_identical_and_reports_effects(tiny, name
     headline = cls.headline(effects)
     assert headline and all(isinstance(h, str) and h for h in headline), "a headline shows the method took effect"
     # two workers that did exactly this: counters double, everything else (settings, rates, the model's
-    # properties) is what one worker measured (src/evalrun/runners/accel/effects_merge.py)
+    # properties) is what one worker measured (src/evalrun/runners/accel/base.py merge_effects)
     merged = cls.merged_effects([effects, copy.deepcopy(effects)])
     assert merged.pop("workers") == 2
     for key, value in effects.items():

@@ -3,7 +3,7 @@ come from summed parts, other figures are weighted by calls, and nothing is sile
 
 from __future__ import annotations
 
-from evalrun.runners.accel.effects_merge import merge_effects
+from evalrun.runners.accel.base import merge_effects
 from evalrun.runners.accel.kv_cache import KVCache
 from evalrun.runners.accel.speculative import SpeculativeDecoding
 

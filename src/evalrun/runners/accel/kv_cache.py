@@ -12,7 +12,9 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from evalrun.runners.accel import quanto_ext
-from evalrun.runners.accel.base import MAX_TOKEN_GROUP, AccelSettings, Acceleration, Capabilities, cache_kwarg
+from evalrun.runners.accel.base import (
+    MAX_TOKEN_GROUP, AccelSettings, Acceleration, Capabilities, cache_kwarg, merge_effects,
+)
 from evalrun.runners.accel.evict import EvictSettings, Evictor, policies
 from evalrun.runners.accel.kv_quant import KVQuantizer, check_quant
 
@@ -146,7 +148,5 @@ class KVCache(Acceleration):
     @classmethod
     def merged_effects(cls, parts: list[dict[str, Any]]) -> dict[str, Any]:
         """The ratio over every worker's bytes: kept (eviction) or stored (quantization) over full."""
-        from evalrun.runners.accel.effects_merge import merge_effects
-
         kept = "kv_bytes_kept" if any("kv_bytes_kept" in p for p in parts) else "kv_bytes_stored"
         return merge_effects(parts, cls.effect_counters, {"kv_bytes_ratio": (kept, "kv_bytes_full_precision")})

@@ -1,4 +1,4 @@
-"""The one place KV-cache bytes are computed from a model's shape.
+"""The one place KV-cache bytes are computed from a model's shape, and where a tensor's bytes are measured.
 
 The cache of a decoder holds, per layer, a key and a value tensor of
 [batch, kv heads, tokens, head dim] elements: 2 x layers x batch x kv heads x
@@ -45,4 +45,24 @@ def element_size(dtype: Any) -> int:
     return torch.empty((), dtype=dtype).element_size()
 
 
-__all__ = ["KVLayout", "element_size"]
+def tensor_bytes(obj: Any) -> int:
+    """Bytes really held by a (possibly quantized, tensor-subclass) tensor, or a tuple, list or dict of them:
+    the proof that a method stored less (weights, KV caches), measured rather than computed from settings."""
+    import torch
+
+    if obj is None:
+        return 0
+    if isinstance(obj, (tuple, list)):
+        return sum(tensor_bytes(o) for o in obj)
+    if isinstance(obj, dict):
+        return sum(tensor_bytes(o) for o in obj.values())
+    if isinstance(obj, torch.Tensor):
+        flatten = getattr(obj, "__tensor_flatten__", None)
+        if flatten is not None and type(obj) is not torch.Tensor:
+            names, _ = flatten()
+            return sum(tensor_bytes(getattr(obj, n)) for n in names)
+        return obj.numel() * obj.element_size()
+    return 0
+
+
+__all__ = ["KVLayout", "element_size", "tensor_bytes"]

@@ -24,8 +24,7 @@ from typing import Any
 import torch
 
 from evalrun.runners.accel import quanto_ext
-from evalrun.runners.accel.tensor_bytes import tensor_bytes
-from evalrun.runners.accel.kv_layout import KVLayout, element_size
+from evalrun.runners.accel.kv_layout import KVLayout, element_size, tensor_bytes
 
 BITS = {f"int{b}": b for b in range(1, 9)}
 # what transformers 5.24's layers accept and what then runs: quanto's layer takes 2 or 4 bits;

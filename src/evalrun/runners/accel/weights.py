@@ -18,7 +18,7 @@ from pydantic import Field, field_validator
 
 from evalrun.runners.accel import quanto_ext
 from evalrun.runners.accel.base import AccelSettings, Acceleration, Capabilities
-from evalrun.runners.accel.tensor_bytes import tensor_bytes
+from evalrun.runners.accel.kv_layout import tensor_bytes
 
 
 class WeightSettings(AccelSettings):
