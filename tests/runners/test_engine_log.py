@@ -1,4 +1,4 @@
-"""The cache facts a launched engine prints while loading (src/evalrun/runners/openai/_engine_log.py), read from the
+"""The cache facts a launched engine prints while loading (src/evalrun/runners/openai/_server_process.py), read from the
 lines both engines write, and shown as the served candidate's proof that its KV flag took effect."""
 
 from __future__ import annotations

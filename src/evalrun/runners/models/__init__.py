@@ -4,11 +4,10 @@ and what is prepared once, at first use. `hf_folder_cli` is the command that mak
 
 from __future__ import annotations
 
-from evalrun.runners.models._preparing import listening, preparing, say
 from evalrun.runners.models._hf_folder import MARKER, is_complete, write_hf_folder
 from evalrun.runners.models._models import (
-    ModelError, ModelNotFound, ModelSource, device_kind, load_model, load_tokenizer, local_dir,
-    quiet_transformers, resolve_device, resolve_dtype, resolve_model,
+    ModelError, ModelNotFound, ModelSource, device_kind, listening, load_model, load_tokenizer, local_dir, preparing,
+    quiet_transformers, resolve_device, resolve_dtype, resolve_model, say,
 )
 
 __all__ = [

@@ -1,9 +1,16 @@
-"""Finding, identifying and loading models.
+"""Finding, identifying and loading models, and one-time preparation said in words while it runs.
 
 A model's identity (a content hash for local files) is part of every run's
 cache key, so two different weights never share stored results. GGUF files are
 de-quantized once and cached on disk as a plain transformers checkpoint,
 because converting them takes tens of seconds per load.
+
+A first use that compiles an extension or converts weights can take minutes
+before the first item; without a word, a progress line reads "0/25 items, rate
+unknown" for all that time. The code that prepares wraps the work in
+`preparing(cause, estimate)`; whoever shows progress listens with `listening`
+(the progress line then names the cause and the estimate); with no listener the
+announcement is one line on stderr.
 """
 
 from __future__ import annotations
@@ -13,13 +20,69 @@ import importlib.util
 import json
 import os
 import platform
+import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from evalrun.contract.errors import RuntimeFailure, UsageError
-from evalrun.runners.models._preparing import preparing
+
+# called with the announcement when preparation starts, and with None when it ends
+Listener = Callable[[str | None], None]
+
+_listeners: list[Listener] = []
+
+
+@contextmanager
+def listening(listener: Listener | None) -> Iterator[None]:
+    """Route announcements made inside the block to `listener` (None: no change)."""
+    if listener is None:
+        yield
+        return
+    _listeners.append(listener)
+    try:
+        yield
+    finally:
+        _listeners.remove(listener)
+
+
+def announcement(cause: str, estimate: str) -> str:
+    return f"preparing: {cause} ({estimate})"
+
+
+@contextmanager
+def preparing(cause: str, estimate: str) -> Iterator[None]:
+    """Announce one-time work (`cause`, with an `estimate` such as "first use, about 2 min on 2 cores")."""
+    text = announcement(cause, estimate)
+    listener = _listeners[-1] if _listeners else None
+    started = time.monotonic()
+    if listener is not None:
+        listener(text)
+    else:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    try:
+        yield
+    finally:
+        if listener is not None:
+            listener(None)
+        else:
+            sys.stderr.write(f"prepared in {time.monotonic() - started:.0f} s: {cause}\n")
+            sys.stderr.flush()
+
+
+def say(text: str | None) -> None:
+    """A passing state (a server starting: its elapsed time and last log line) to whoever shows progress,
+    or a line on stderr; None: the state is over (nothing is printed without a listener)."""
+    listener = _listeners[-1] if _listeners else None
+    if listener is not None:
+        listener(text)
+    elif text is not None:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
 
 ALIASES: dict[str, tuple[str, str]] = {
     # alias -> (python package that ships it, file inside the package)

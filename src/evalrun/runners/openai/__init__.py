@@ -14,8 +14,7 @@ from evalrun.runners.openai._http import (
 from evalrun.runners.openai._server_settings import (
     ServerSettings, VersionUnknown, engine_version, placeholders_in,
 )
-from evalrun.runners.openai._engine_log import kv_facts, kv_text
-from evalrun.runners.openai._server_process import ServerProcess
+from evalrun.runners.openai._server_process import ServerProcess, kv_facts, kv_text
 from evalrun.runners.openai._engine_timings import EngineTimings, combine as combine_engine_timings
 from evalrun.runners.openai._settings import OpenAIRunnerSettings
 
