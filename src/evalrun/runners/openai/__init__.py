@@ -7,16 +7,15 @@ from evalrun.runners.openai._api_key import (
     key_forms, key_problem, readable_variable, scrub, scrub_known, variable_words,
 )
 from evalrun.runners.openai._answer import sse_data
-from evalrun.runners.openai._settings import EngineInfo, KeyUnusable, OpenAISettings, api_key_from_env
+from evalrun.runners.openai._settings import (
+    EngineInfo, KeyUnusable, OpenAIRunnerSettings, OpenAISettings, ServerSettings, VersionUnknown, api_key_from_env,
+    engine_version, placeholders_in,
+)
 from evalrun.runners.openai._http import (
     ServerError, backoff_seconds, context_refusal, retry_after_seconds, retry_wait, run_sync,
 )
-from evalrun.runners.openai._server_settings import (
-    ServerSettings, VersionUnknown, engine_version, placeholders_in,
-)
 from evalrun.runners.openai._server_process import ServerProcess, kv_facts, kv_text
 from evalrun.runners.openai._engine_timings import EngineTimings, combine as combine_engine_timings
-from evalrun.runners.openai._settings import OpenAIRunnerSettings
 
 __all__ = [
     "EngineInfo", "EngineTimings", "KeyUnusable", "OpenAIRunnerSettings", "OpenAISettings", "ServerError", "ServerProcess",

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator
 from evalrun.runners.models import ModelError
 from evalrun.runners.openai._api_key import scrub_known
 from evalrun.runners.openai._http import key_hint
-from evalrun.runners.openai._server_settings import ServerSettings, filled
+from evalrun.runners.openai._settings import ServerSettings, filled
 
 HOST = "127.0.0.1"
 _LIVE: set["ServerProcess"] = set()  # started and not stopped: what atexit and SIGTERM stop
@@ -65,7 +65,8 @@ def _answers(port: int) -> bool:
 # Both engines print this while loading, before their port answers; evalrun never asks for it over HTTP
 # (neither serves it there). A log that says none of it gives an empty record, and the report says
 # "not in the server's log" rather than guessing from the flags.
-# llama.cpp: "llama_kv_cache: size =   90.00 MiB (  4096 cells,  30 layers,  1/1 seqs), K (f16):   45.00 MiB, V (f16): ..."
+# llama.cpp: "llama_kv_cache: size =   90.00 MiB (  4096 cells,  30 layers,  1/1 seqs), K (f16):   45.00 MiB,
+# V (f16): ..."
 _LLAMA_KV = re.compile(r"size\s*=\s*([\d.]+)\s*MiB\s*\(\s*(\d+)\s*cells.*?K\s*\((\w+)\):\s*([\d.]+)\s*MiB,\s*"
                        r"V\s*\((\w+)\):\s*([\d.]+)\s*MiB")
 # llama.cpp: "llama_context: flash_attn    = enabled" (older builds: "= 1")
