@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from evalrun.evals.run._early_stop import stopped_text
 from evalrun.evals.run._execute import Progress, RunFailed, check_stored_items, execute, key_payload, prepare
-from evalrun.evals.run._generate import execute_run, run_candidate
+from evalrun.evals.run.confirm import execute_run, run_candidate
 from evalrun.evals.run._load_sweep import (
     LoadCurve, LoadPoint, LoadSweep, best_index, load_sweep, make_curve, point_metrics,
 )
 from evalrun.evals.run._pack_export import export_pack
-from evalrun.evals.run._check import CheckResult, inspect_run
-from evalrun.evals.run._plan import Plan, plan_from_run
+from evalrun.evals.run._check import CheckResult, Plan, inspect_run, plan_from_run
 
 __all__ = [
     "CheckResult", "LoadCurve", "LoadPoint", "LoadSweep", "Plan", "Progress", "RunFailed", "best_index",

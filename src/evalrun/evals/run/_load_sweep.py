@@ -27,7 +27,7 @@ from evalrun.evals.config import (
     Number, RunConfig, Workload, check_knob, config_slo, point_config, value_label, with_workload,
 )
 from evalrun.evals.run._execute import Progress, RunFailed, prepare, set_aside
-from evalrun.evals.run._generate import execute_run
+from evalrun.evals.run.confirm import execute_run
 from evalrun.evals.store import run_lock
 from evalrun.evals.results import PreparedRun, RunResult
 from evalrun.runners.models import ModelError, ModelNotFound
