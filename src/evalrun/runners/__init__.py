@@ -2,5 +2,5 @@
 accelerations in accel/ (eviction policies in accel/evict/).
 
 Sub-packages and modules, each importing only those before it (tests/test_architecture.py ORDER):
-_quiet_gc -> config_rules -> logprobs -> batch_plan -> models -> accel -> base -> hf -> openai -> ray -> runner_settings.
+config_rules -> logprobs -> batch_plan -> models -> accel -> base -> hf -> openai -> ray -> runner_settings.
 Each `Runner.run` receives one `RunRequest` (runners/base.py)."""

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel.base import Acceleration, cache_kwarg
-from evalrun.runners.base import Runner, RunRequest, render_chat
+from evalrun.runners.base import Runner, RunRequest, frozen_heap, render_chat
 from evalrun.runners.batch_plan import PLAN, SHUFFLED, PaddingTally, WorkUnit, plan_batches
 from evalrun.runners.accel.kv_layout import KVLayout, element_size
 from evalrun.runners.hf.forced_read import forced_one_pass
@@ -22,7 +22,6 @@ from evalrun.runners.hf._continuous import BatchingSettings
 from evalrun.runners.logprobs import capture_setup, hand_over
 from evalrun.runners.hf.prefix import SharedPrefix, group_by_prefix, prefill, split_at_question
 from evalrun.runners.models import ModelSource, device_kind, load_model, load_tokenizer
-from evalrun.runners._quiet_gc import frozen_heap
 from evalrun.runners.hf.token_clock import CLOCK_CPU, CLOCK_CUDA, TokenClock
 
 MAX_PLAUSIBLE_CONTEXT = 1 << 24  # larger values are "no limit" placeholders, not a context
@@ -344,7 +343,7 @@ class HFRunner(Runner):
         units = None if self.continuous is not None else self.plan_units(items, request)
         self.begin(request, units[0].batches[0] if units else self.batches(items, request)[0])
         try:
-            with frozen_heap():  # no full collection inside a timed step (runners/_quiet_gc.py)
+            with frozen_heap():  # no full collection inside a timed step (runners/base.py)
                 if units is None:
                     self.continuous.run(self, request, emit)  # pyright: ignore[reportOptionalMemberAccess]
                 for unit in units or []:

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator
 
 from evalrun.contract.generation import GenerationSettings
 from evalrun.contract.types import Generation, Item
-from evalrun.runners.base import Runner, RunRequest, messages, render_chat
+from evalrun.runners.base import Runner, RunRequest, frozen_heap, messages, render_chat
 from evalrun.runners.models import ModelSource, load_tokenizer, say
 from evalrun.runners.openai._answer import Answer, read_json, read_stream
 from evalrun.runners.openai._engine_timings import EngineTimings
@@ -38,7 +38,6 @@ from evalrun.runners.openai._http import ItemFailed, ServerClient, ServerError, 
 from evalrun.runners.openai._forced import ServedForcing
 from evalrun.runners.openai._logprobs import ServedDists
 from evalrun.runners.openai._settings import EngineInfo, OpenAISettings, api_key_from_env
-from evalrun.runners._quiet_gc import frozen_heap
 from evalrun.runners.openai._server_process import ServerProcess
 
 

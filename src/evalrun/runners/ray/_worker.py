@@ -18,7 +18,7 @@ from typing import Any
 
 from evalrun.contract.types import Generation
 from evalrun.runners.accel.accelerations import Accelerations
-from evalrun.runners.base import RunRequest
+from evalrun.runners.base import RunRequest, frozen_heap
 from evalrun.runners.batch_plan import WorkUnit
 from evalrun.runners.models import device_kind
 
@@ -90,8 +90,6 @@ class Worker:
     def generate(self, run_id: str, unit: WorkUnit, batch_size: int) -> UnitResult:
         """Generate one unit with the run's engine (attached now if another run's was); `batch_size`
         is the driver's, lowered here only by this actor's own out-of-memory halvings."""
-        from evalrun.runners._quiet_gc import frozen_heap
-
         runner = self._switch(run_id, unit)
         request = dataclasses.replace(self.requests[run_id], items=unit.items,
                                       batch_size=min(batch_size, self.caps.get(run_id, batch_size)))
