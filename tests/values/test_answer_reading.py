@@ -56,14 +56,14 @@ def test_clauses_split_sentences_but_not_abbreviations_or_dates() -> None:
 
 
 def test_a_clause_names_a_field_by_all_its_words() -> None:
-    deposit = field_names({"field": "tenancy_deposit"})
+    deposit = field_names("tenancy_deposit")
     assert names_field("The tenancy deposit is £5", deposit) and names_field("Tenancy deposits: £5", deposit)
     assert not names_field("The deposit is £5", deposit)
-    total = field_names({"field": "total"})
+    total = field_names("total")
     assert not names_field("Subtotal: 5", total) and not names_field("Sub-total: 5", total)
-    assert names_field("Due-date: 2024-04-13", field_names({"field": "due_date"}))
-    assert names_field("Balance: 5", field_names({"field": "amount_due", "aliases": ["balance"]}))
-    assert field_names({}) == ()
+    assert names_field("Due-date: 2024-04-13", field_names("due_date"))
+    assert names_field("Balance: 5", field_names("amount_due", ["balance"]))
+    assert field_names(None) == ()
 
 
 def test_denials_say_what_they_are_about() -> None:

@@ -20,7 +20,7 @@ NAMES = type_names()
 
 
 def _opts(options: dict[str, Any]) -> dict[str, Any]:
-    return copy.deepcopy(options)  # readers may keep tables in the dict they are given
+    return copy.deepcopy(options)  # each call its own dict, as a config gives it
 
 
 def test_every_module_of_the_folder_is_one_registered_type() -> None:
@@ -46,9 +46,9 @@ def test_gold_round_trip(name: str) -> None:
     golds = [(g, o) for g, o in t.golds] + [(e.gold, e.options) for es in t.examples.values() for e in es]
     assert t.golds, "declare golds that read"
     for gold, options in golds:
-        value = t.gold(gold, _opts(options))
+        value = t.gold(gold, t.options(options))
         assert value is not None, (gold, options)
-        again = t.gold(t.fmt(value), t.canonical_options(_opts(options)))
+        again = t.gold(t.fmt(value), t.canonical_options(t.options(options)))
         assert again == value, (gold, t.fmt(value), again)
 
 
@@ -58,7 +58,7 @@ def test_candidates_never_fill_missing_parts(name: str) -> None:
     t = field_type(name)
     assert {part for _, part in t.partial_examples} == set(t.parts), "one example per declared part"
     for answer, part in t.partial_examples:
-        cands = t.candidates(answer, {})
+        cands = t.candidates(answer, t.options({}))
         assert cands, answer
         for c in cands:
             values = t.part_values(c)
@@ -99,7 +99,7 @@ def test_spans_point_at_the_text_they_came_from(name: str) -> None:
     t = field_type(name)
     for ex in [e for es in t.examples.values() for e in es]:
         for s in _sentences(ex.pred):
-            opts = _opts(ex.options)
+            opts = t.options(ex.options)
             found = t.find(s, opts)
             assert set(t.candidates(s, opts)) <= {f.value for f in found}, (s, found)
             for f in found:
@@ -124,7 +124,7 @@ def test_no_exception_on_fuzzed_strings(batch: list[str]) -> None:
         t = field_type(name)
         gold, options = t.golds[0]
         for s in batch:
-            opts = _opts(options)
+            opts = t.options(options)
             t.candidates(s, opts)
             for f in t.find(s, opts):
                 assert 0 <= f.start <= f.end <= len(s)

@@ -54,12 +54,12 @@ def test_the_locale_decides_the_date_order_and_an_explicit_one_wins() -> None:
 
 
 def test_the_locale_decides_the_decimal_separator_and_an_explicit_one_wins() -> None:
-    assert read_decimal({"locale": "de-DE"}, "auto") == ","
-    assert read_decimal({"locale": "de-CH"}, "auto") == "."
-    assert read_decimal({"locale": "de-DE", "decimal": "."}, "auto") == "."
-    assert read_decimal({}, "auto") == "auto"
-    assert extract_amounts("EUR 1,234", read_decimal({"locale": "fr-FR"}, "auto"))[0].value == Decimal("1.234")
-    assert extract_amounts("USD 1,234", read_decimal({"locale": "en-US"}, "auto"))[0].value == 1234
+    assert read_decimal(None, "de-DE", "auto") == ","
+    assert read_decimal(None, "de-CH", "auto") == "."
+    assert read_decimal(".", "de-DE", "auto") == "."
+    assert read_decimal(None, None, "auto") == "auto"
+    assert extract_amounts("EUR 1,234", read_decimal(None, "fr-FR", "auto"))[0].value == Decimal("1.234")
+    assert extract_amounts("USD 1,234", read_decimal(None, "en-US", "auto"))[0].value == 1234
     assert with_locale("amount", {}, "de-DE") == {"locale": "de-DE", "decimal": ","}
     assert with_locale("amount", {"decimal": "."}, "de-DE") == {"locale": "de-DE", "decimal": "."}
     assert with_locale("date", {}, "en-US") == {"locale": "en-US", "date_order": "mdy"}

@@ -128,7 +128,7 @@ def test_coerce_json_values() -> None:
 
 def test_enum_values_are_whole_words_and_not_negated() -> None:
     opts = {"allowed": ["paid", "unpaid"], "synonyms": {"settled": "paid"}}
-    lookup, allowed = enum_lookup(opts)
+    lookup, allowed = enum_lookup(opts["allowed"], opts["synonyms"])
     assert allowed == {"paid", "unpaid"} and lookup["settled"] == "paid"
     assert find_enum_values("the invoice is not paid it is unpaid", lookup) == ["unpaid"]
     assert find_enum_values("it was settled", lookup) == ["paid"]

@@ -14,12 +14,12 @@ from evalrun.values.registry import field_type, type_names, typed_names
     ("9 am", 540), ("12 am", 0), ("12:15 pm", 735), ("00:00", 0), ("23:59", 1439),
 ])
 def test_times_read_as_minutes_since_midnight(written: str, minutes: int) -> None:
-    assert field_type("time_of_day").gold(written, {}) == minutes
+    assert field_type("time_of_day").gold(written, field_type("time_of_day").options({})) == minutes
 
 
 @pytest.mark.parametrize("written", ["14", "24:00", "12:60", "13 pm", "0 am", "2024-03-14", "EUR 14.30", "v1:30x"])
 def test_what_is_no_time(written: str) -> None:
-    assert field_type("time_of_day").gold(written, {}) is None
+    assert field_type("time_of_day").gold(written, field_type("time_of_day").options({})) is None
 
 
 def test_the_type_is_registered_by_its_file_alone() -> None:

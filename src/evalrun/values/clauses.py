@@ -80,14 +80,13 @@ def _name_words(name: str) -> frozenset[str]:
     return frozenset(singular(w) for w in re.split(r"[\s_\-]+", name.casefold()) if w)
 
 
-def field_names(opts: dict[str, Any]) -> Names:
+def field_names(field: Any, aliases: Any = None) -> Names:
     """The field's name (option `field`, which evals.scoring passes) and its
     `aliases`, as word sets; empty when the scorer was not told the field."""
     names = []
-    field = opts.get("field")
     if isinstance(field, str) and field.strip():
         names.append(_name_words(field))
-    aliases = opts.get("aliases") or ()
+    aliases = aliases or ()
     for alias in [aliases] if isinstance(aliases, str) else aliases:
         if isinstance(alias, str) and alias.strip():
             names.append(_name_words(alias))

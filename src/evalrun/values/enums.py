@@ -94,25 +94,17 @@ def _currency_mentions(s: str, allowed: frozenset[str] | None, lookup: dict[str,
     return out
 
 
-def enum_lookup(opts: dict[str, Any]) -> EnumTable:
-    """(normalised name or synonym -> canonical value, the allowed set or None) for a
-    field's options. Built once per options dict and kept in it under
-    "__enum_table": pass a dict the caller owns (score_field's own **kwargs)."""
-    if (table := opts.get("__enum_table")) is not None:
-        return table
-    allowed = opts.get("allowed")
-    syn = opts.get("synonyms") or {}
-    opts["__enum_table"] = table = _enum_table(
-        tuple(str(a) for a in allowed) if allowed is not None else None,
-        tuple(sorted((str(k), str(v)) for k, v in dict(syn).items())),
-    )
-    return table
+def enum_lookup(allowed: Any, synonyms: Any = None) -> EnumTable:
+    """(normalised name or synonym -> canonical value, the allowed set or None) for a field's
+    `allowed` and `synonyms` (cached: EnumOptions.table holds it per field)."""
+    return _enum_table(tuple(str(a) for a in allowed) if allowed is not None else None,
+                       tuple(sorted((str(k), str(v)) for k, v in dict(synonyms or {}).items())))
 
 
-def enum_candidates(s: str, opts: dict[str, Any]) -> list[str]:
+def enum_candidates(s: str, table: EnumTable) -> list[str]:
     """The canonical values an answer names: the whole answer when it is a name or
     synonym, else (with `allowed`) every one mentioned and not negated."""
-    lookup, allowed = enum_lookup(opts)
+    lookup, allowed = table
     n = norm_text(s)
     if n in lookup:
         return [lookup[n]]
@@ -120,10 +112,3 @@ def enum_candidates(s: str, opts: dict[str, Any]) -> list[str]:
         return [n] if n else []
     named = find_enum_values(n, lookup)
     return named + [c for c in _currency_mentions(s, allowed, lookup) if c not in named]
-
-
-def enum_gold(s: str, opts: dict[str, Any]) -> str | None:
-    """A reference enum value, canonical when it is a synonym."""
-    lookup, _ = enum_lookup(opts)
-    n = norm_text(s)
-    return lookup.get(n, n) or None

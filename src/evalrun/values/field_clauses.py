@@ -7,13 +7,13 @@ from typing import Any, NamedTuple
 
 import re
 
-from evalrun.values.clauses import Names, field_names, names_field, singular, split_clauses, subject, words
+from evalrun.values.clauses import Names, names_field, singular, split_clauses, subject, words
 from evalrun.values.dates import MONTH_NAMES
 from evalrun.values.denials import (
     BARE_WORDS, VALUE_WORDS, denial_targets, drop_document_denials, mask_references, may_deny,
 )
 from evalrun.values.text import HAS_DIGIT, norm_text, prep
-from evalrun.values.types._base import FieldType
+from evalrun.values.types._base import FieldType, Options
 
 _BARE = frozenset(singular(w) for w in BARE_WORDS) | frozenset(
     "section page line clause paragraph article table figure appendix schedule annex chapter".split())
@@ -106,7 +106,7 @@ def about_field(clause: str, names: Names) -> bool:
     return all(w in known for w in own)
 
 
-def _rival(h: FieldType, clauses: list[str], naming: list[str], asked: Names, opts: dict[str, Any]) -> bool:
+def _rival(h: FieldType, clauses: list[str], naming: list[str], asked: Names, opts: Options) -> bool:
     """Does another clause, whose subject is made of the question's words ("The total
     including tax is ¥ 1" when the quoted total including tax is asked, "The amount is
     120,000,000" when the loan amount is), give the field a second value? Then the answer
@@ -131,7 +131,7 @@ def _rival(h: FieldType, clauses: list[str], naming: list[str], asked: Names, op
 _STATES_VALUE = re.compile(r"(?i)\b(?:is|are|was|were)\s*:?\s+(?:[A-Z]{3}\s?|Rs\.?\s?)?[-+\u2212(]?[$€£¥₹]?\s?\d")
 
 
-def named_value(h: FieldType, pred: str, opts: dict[str, Any], asked: Names = ()) -> Any | None:
+def named_value(h: FieldType, pred: str, opts: Options, asked: Names = ()) -> Any | None:
     """The one value the answer gives for the field, when it gives several: the one in
     the clauses that name the field as the question does ("What is the closing
     balance?": "The closing balance is 3,402.18. The amount is 1,450.00."), else as
@@ -143,8 +143,8 @@ def named_value(h: FieldType, pred: str, opts: dict[str, Any], asked: Names = ()
     if not h.typed:
         return None
     clauses = answer_clauses(pred)
-    known = frozenset().union(*asked, *field_names(opts))
-    for names in (asked, field_names(opts)):
+    known = frozenset().union(*asked, *opts.names)
+    for names in (asked, opts.names):
         # with the question known, a clause naming the field's key but something more ("the net
         # amount" when the invoice total is asked) is about that other thing
         naming = [c for c in clauses if names and names_field(c, names)
@@ -158,7 +158,7 @@ def named_value(h: FieldType, pred: str, opts: dict[str, Any], asked: Names = ()
             return None
         if cands:
             return cands[0]
-    names = asked + field_names(opts)
+    names = asked + opts.names
     valued = [c for c in clauses if h.candidates(c, opts)]
     own = [c for c in valued if about_field(c, names) and not _FRACTION_OF.search(c)]  # a share is another thing
     if not own or len(own) == len(valued):
@@ -170,7 +170,7 @@ def named_value(h: FieldType, pred: str, opts: dict[str, Any], asked: Names = ()
 _FRACTION_OF = re.compile(r"(?i)\d(?:[.,]\d+)?\s?%\s+(?:of|von|de|du|del|di)\s")
 
 
-def _whole_field_values(h: FieldType, naming: list[str], opts: dict[str, Any]) -> list[Any]:
+def _whole_field_values(h: FieldType, naming: list[str], opts: Options) -> list[Any]:
     """The values of the naming clauses that do not speak of a share of the field ("The
     amount is ₹30 lakh, which is 30% of the loan amount", "21.00% of the total to pay is
     2.574,00 €"): several clauses name the field, and one gives the field itself. None
@@ -201,14 +201,14 @@ def _for_field(h: FieldType, clause: str, names: Names) -> bool:
     return not _content(subject(clause, h.typed), _VALUE)
 
 
-def _cands(h: FieldType, clause: str, opts: dict[str, Any]) -> list[Any]:
+def _cands(h: FieldType, clause: str, opts: Options) -> list[Any]:
     """The clause's values; an id needs a digit here ("発注番号は記載されていません" is no id)."""
     if h.needs_digit and not HAS_DIGIT.search(clause):
         return []
     return h.candidates(clause, opts)
 
 
-def read_refusal(h: FieldType, pred: str, opts: dict[str, Any], asked: Names = ()) -> Refusal | None:
+def read_refusal(h: FieldType, pred: str, opts: Options, asked: Names = ()) -> Refusal | None:
     """None when the answer denies nothing. Otherwise whether a denial concerns the
     field and whether the answer also states a value for it. Numbers pointing into
     the document ("Section 4 does not state a due date") are no value; nor, when
@@ -223,7 +223,7 @@ def read_refusal(h: FieldType, pred: str, opts: dict[str, Any], asked: Names = (
     denied = [bool(t) for t in targets]
     if not any(denied):
         return None
-    names = field_names(opts) + asked
+    names = opts.names + asked
     # the value is what is denied ("EUR 500.00 not found", "The total EUR 500 is not stated")
     denied_value = any(HAS_DIGIT.search(t) and not _content(t, _BARE | _VALUE) and _cands(h, c, opts)
                        for c, ts in zip(clauses, targets) for t in ts)

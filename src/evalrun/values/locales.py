@@ -104,11 +104,9 @@ def written_decimals(text: str) -> frozenset[str]:
     return frozenset(m[2] for m in _SETTLED.finditer(text) if m[1] != m[2])
 
 
-def read_decimal(opts: dict[str, Any], default: str) -> str:
+def read_decimal(decimal: str | None, locale: str | None, default: str) -> str:
     """A field's decimal separator: its `decimal` option, else its `locale`'s, else `default`."""
-    if opts.get("decimal") is not None:
-        return opts["decimal"]
-    return locale_decimal(opts.get("locale")) or default
+    return decimal if decimal is not None else locale_decimal(locale) or default
 
 
 __all__ = ["KNOWN_LANGUAGES", "locale_date_order", "locale_decimal", "locale_problem", "parse_locale",

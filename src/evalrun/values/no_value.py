@@ -10,14 +10,14 @@ from functools import lru_cache
 from typing import Any
 
 from evalrun.values.answer_context import AnswerContext
-from evalrun.values.clauses import Names, field_names, subject, words
+from evalrun.values.clauses import Names, subject, words
 from evalrun.values.denials import mask_references
 from evalrun.values.field_clauses import answer_clauses, about_field
 from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.text import (
     CACHE_MAX_LEN, HAS_DIGIT, IDEOGRAPH, drop_cut_repeat, mostly_copied, only_copies, prep, word_count,
 )
-from evalrun.values.types._base import FieldType
+from evalrun.values.types._base import FieldType, Options
 
 
 
@@ -53,12 +53,12 @@ def _words(clause: str) -> int:
     return len(letters) + len(IDEOGRAPH.findall(clause))
 
 
-def offered(h: FieldType, answer: str, opts: dict[str, Any], asked: Names) -> bool:
+def offered(h: FieldType, answer: str, opts: Options, asked: Names) -> bool:
     """Does some clause give one of its values as an answer? It is a short label line or a
     bare value, or it is about the field asked ("The balance from this assessment is
     $1,284.50."); a value inside a copied sentence about something else ("Zahlbar innert
     30 Tagen, d. h. bis 06.03.2024, ...") is not offered for the VAT rate."""
-    names = asked + field_names(opts)
+    names = asked + opts.names
     for clause in answer_clauses(answer):
         if not h.candidates(clause, opts):
             continue
@@ -74,14 +74,14 @@ def shows_any_value(text: str) -> bool:
     return bool(HAS_DIGIT.search(mask_references(mask_list_markers(prep(text)))))
 
 
-def value_offered(answer: str, opts: dict[str, Any], asked: Names) -> bool | None:
+def value_offered(answer: str, opts: Options, asked: Names) -> bool | None:
     """Is something given as the field's value, whatever its shape? A short answer (three
     words or fewer), or a bare value line ("1000,00 €"), is one; in prose, a clause with a
     value that speaks of the field ("The IBAN of the settlement account is: EUR250.00",
     "The contract period starts on the 15th of the month"). Copied lines, babble and
     sentences with no word of the question offer none. None where nothing names the field
     (no question, no field name): then nothing tells."""
-    known = {w for name in asked + field_names(opts) for w in name if len(w) >= 3}
+    known = {w for name in asked + opts.names for w in name if len(w) >= 3}
     if not known:
         return None
     if word_count(answer) <= 3:

@@ -19,7 +19,7 @@ from evalrun.contract.registry import Registry, folder_modules
 from evalrun.values.types._base import INTERNAL_OPTIONS, FieldType
 
 
-def _scan() -> Iterator[tuple[str, FieldType]]:
+def _scan() -> Iterator[tuple[str, FieldType[Any]]]:
     seen: dict[str, type] = {}
     for module in folder_modules(Path(__file__).resolve().parent / "types", "evalrun.values.types"):
         for obj in vars(module).values():
@@ -31,7 +31,7 @@ def _scan() -> Iterator[tuple[str, FieldType]]:
                 yield obj.name, obj()
 
 
-TYPES: Registry[FieldType] = Registry("field type", _scan)  # found once, on first use
+TYPES: Registry[FieldType[Any]] = Registry("field type", _scan)  # found once, on first use
 
 
 def type_names() -> tuple[str, ...]:
@@ -86,7 +86,8 @@ def gold_value(kind: str | FieldType, gold: str, opts: dict[str, Any]) -> Any:
     """The gold's one typed value, or None when the reference does not parse as `kind`
     (the scorer then compares it as plain text), including a date that the field's
     `date_order` leaves ambiguous. ValueError for a bad `date_order`."""
-    return field_type(kind).read_gold(gold, opts)
+    t = field_type(kind)
+    return t.read_gold(gold, t.options(opts))
 
 
 def states_no_value(kind: str | FieldType, s: str) -> bool:
@@ -98,7 +99,8 @@ def is_absent_value(kind: str | FieldType, s: str, opts: dict[str, Any]) -> bool
     """Does `s` (a gold or an answer) say there is no value? An allowed enum value
     ("none") never does; a typed answer that starts with a marker and has no digit
     ("Not found in the document.") does."""
-    return field_type(kind).says_absent(s, opts)
+    t = field_type(kind)
+    return t.says_absent(s, t.options(opts))
 
 
 def with_locale(kind: str | FieldType, options: dict[str, Any], locale: str | None) -> dict[str, Any]:

@@ -120,7 +120,7 @@ from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.loops import collapse_loops, is_list_marker_loop, mask_loops
 from evalrun.values.registry import TYPES, unknown_type_message
 from evalrun.values.text import norm_text
-from evalrun.values.types._base import SELF_CONTRADICTING, FieldType
+from evalrun.values.types._base import SELF_CONTRADICTING, FieldType, Options
 
 OUTCOMES = FIELD_OUTCOMES  # the contract's list: what a field of a generated answer can be
 # every type's sub-codes, as the type declares them (values/types/)
@@ -148,7 +148,7 @@ def _cap(s: str | None) -> str | None:
     return s if s is None or len(s) <= _NORM_MAX else s[: _NORM_MAX - 1] + "\u2026"
 
 
-def _refusal(h: FieldType, pred: str, gold_absent: bool, gold_norm: str | None, opts: dict[str, Any],
+def _refusal(h: FieldType[Any], pred: str, gold_absent: bool, gold_norm: str | None, opts: Options,
              asked: Names) -> FieldScore | None:
     """A refusal is missing (or, for a decoy, correct_absent); a refusal beside a
     value stated for the field is never credited: self_contradicting (hallucinated
@@ -167,7 +167,7 @@ def _refusal(h: FieldType, pred: str, gold_absent: bool, gold_norm: str | None, 
     return FieldScore(outcome="missing", gold_norm=_cap(gold_norm), pred_norm=pn, detail=REFUSAL)
 
 
-def _decoy(h: FieldType, pred: str, text: str, cands: list[Any], opts: dict[str, Any], asked: Names,
+def _decoy(h: FieldType[Any], pred: str, text: str, cands: list[Any], opts: Options, asked: Names,
            ctx: AnswerContext | None, pred_norm: str | None, id_given: bool | None) -> FieldScore:
     """A decoy answered with something other than "not given": a value of any shape
     (an amount offered as a PO number, a date as a percentage) is hallucinated; an
@@ -184,7 +184,7 @@ def _decoy(h: FieldType, pred: str, text: str, cands: list[Any], opts: dict[str,
     return FieldScore(outcome="missing", pred_norm=_cap(norm_text(pred)), detail=NO_VALUE_NO_REFUSAL)
 
 
-def _no_value(h: FieldType, pred: str, text: str, gold_norm: str | None, opts: dict[str, Any], asked: Names,
+def _no_value(h: FieldType[Any], pred: str, text: str, gold_norm: str | None, opts: Options, asked: Names,
               id_given: bool, copied: bool, looped: bool) -> FieldScore:
     """An answer with a gold and no value of the field's type read from it."""
     if looped and not shows_any_value(text):
@@ -208,7 +208,7 @@ def _no_value(h: FieldType, pred: str, text: str, gold_norm: str | None, opts: d
                       pred_norm=_cap(norm_text(pred)), detail=f"no {h.name} value found")
 
 
-def _read_unlooped(h: FieldType, text: str, opts: dict[str, Any], gold: Any) -> tuple[str, list[Any], bool]:
+def _read_unlooped(h: FieldType[Any], text: str, opts: Options, gold: Any) -> tuple[str, list[Any], bool]:
     """The answer's values once loops are set aside: (text, candidates, whether a loop was
     blanked). An answer that only repeats one value ("EUR 5 EUR 5 EUR 5 EUR 5") still
     states it; a loop of several values or of none ("2023-2024, 2023-2024, ...") is babble."""
@@ -225,7 +225,7 @@ def _read_unlooped(h: FieldType, text: str, opts: dict[str, Any], gold: Any) -> 
     return masked, cands, True
 
 
-def _score(h: FieldType, gold: str | None, pred: str | None, note: str | None, opts: dict[str, Any],
+def _score(h: FieldType[Any], gold: str | None, pred: str | None, note: str | None, opts: Options,
            ctx: AnswerContext | None = None) -> FieldScore:
     fmt: Callable[[Any], str] = h.fmt
     gold_absent = gold is None or h.says_absent(gold, opts)
@@ -314,17 +314,15 @@ def score_field(kind: str, gold: Any, pred: Any, *, context: str | None = None, 
     h = TYPES.find(kind) if isinstance(kind, str) else None  # the one registry lookup of a field
     if h is None:
         raise ValueError(unknown_type_message(kind))
-    if options and (problem := h.option_problem(options)) is not None:  # the harness's options, not the model's
-        raise ValueError(f"option {problem[0]}: {problem[1]}")
+    opts = h.options(options)  # validated once per field: a bad option is the harness's, not the model's
     gold_s, _ = coerce(gold)
     try:
         pred_s, note = coerce(pred)
         if pred_s is None or len(pred_s) <= ANSWER_MAX_CHARS:
-            return _score(h, gold_s, drop_cut_repeat_listed(pred_s) if pred_s else pred_s, note, options,
+            return _score(h, gold_s, drop_cut_repeat_listed(pred_s) if pred_s else pred_s, note, opts,
                           read_context(context))
         cut = f"{CUT}: its first {ANSWER_MAX_CHARS:,} of {len(pred_s):,} characters"
-        s = _score(h, gold_s, drop_cut_repeat_listed(pred_s[:ANSWER_MAX_CHARS]), note, options,
-                   read_context(context))
+        s = _score(h, gold_s, drop_cut_repeat_listed(pred_s[:ANSWER_MAX_CHARS]), note, opts, read_context(context))
         return s.model_copy(update={"detail": "; ".join(d for d in (s.detail, cut) if d)})
     except Exception as exc:  # noqa: BLE001 - last line of defence, never crash a run
         detail = f"scorer error: {type(exc).__name__}: {exc}"[:300]

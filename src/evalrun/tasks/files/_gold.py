@@ -58,9 +58,7 @@ def check_golds(rows: Rows, fields: dict[str, str], gold_columns: dict[str, str]
         in_row = (row_options(index) if row_options else None) or options
         for name, t in types.items():
             column = gold_columns.get(name, name)
-            # a copy: the enum reader caches its table in the dict it is given, and the
-            # field's own options end up in items.jsonl
-            opts = dict(in_row.get(name, {}))
+            opts = t.options(in_row.get(name, {}))
             raw = row.get(column)
             text, problem = gold_text(raw)
             where = f"{source}: {_label(rows, index, ids)}, column {column!r}"

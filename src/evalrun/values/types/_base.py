@@ -1,11 +1,7 @@
 """What a field type is: one class per file in this folder, found by the registry.
 
-A type says how it reads a gold, how it finds candidate values in an answer (with
-their spans), how a gold and a candidate compare (outcome, sub-code, detail), which
-options it takes (a pydantic model: a misspelt or malformed option is an error
-naming it), and the examples that prove each of its sub-codes reachable. The scorer
-(`evalrun.evals.scoring.fields`) and the packs that check golds before a run
-(`evalrun.tasks.files._gold`) both go through the type, so they never disagree.
+A type reads golds and answers, compares values and owns its options model and sub-codes;
+the scorer and the packs that check golds before a run both go through it, so they never disagree.
 """
 
 from __future__ import annotations
@@ -13,14 +9,14 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
-from functools import lru_cache
-from typing import Any, ClassVar, NamedTuple
+from functools import cached_property
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evalrun.contract.validation import first_error, raised_by_validator
 from evalrun.values.absent import is_absent
-from evalrun.values.clauses import Names
+from evalrun.values.clauses import Names, field_names
 from evalrun.values.dates import mask_dates
 from evalrun.values.locales import locale_problem
 from evalrun.values.text import prep, word_count
@@ -51,8 +47,7 @@ def _is_names(value: Any) -> bool:
 
 
 class Options(BaseModel):
-    """The options every field type reads. Values are checked, not converted: the scorer
-    reads the options dict as given."""
+    """The options every field type reads; validated once per field, then read by attribute."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -74,6 +69,11 @@ class Options(BaseModel):
         if v is not None and not _is_names(v):
             raise ValueError(f"aliases must be a list of names; got {v!r}")
         return v
+
+    @cached_property
+    def names(self) -> Names:
+        """The field's name and aliases as word sets (clauses.field_names)."""
+        return field_names(self.field, self.aliases)
 
 
 class LocaleOptions(Options):
@@ -97,22 +97,21 @@ INTERNAL_OPTIONS = frozenset({"field"})
 def option_error(model: type[Options], options: dict[str, Any]) -> tuple[str, str] | None:
     """(option, what is wrong) for the first option of `model` that cannot be read, else None.
     Keys that are not options of the model are not judged here."""
-    if not options:
-        return None
+    checked = _checked(model, options)
+    return checked if isinstance(checked, tuple) else None
+
+
+def _checked(model: type[Options], options: dict[str, Any]) -> Options | tuple[str, str]:
+    """The options of `model` in `options` as the model, or (option, what is wrong). Cached by their
+    repr: the scorer gets the same options on every call of a field, and the model keeps its tables."""
     fields = _NAMES.get(model) or _NAMES.setdefault(model, frozenset(model.model_fields))
     known = {k: v for k, v in options.items() if k in fields}
-    if not known:
-        return None
     try:
-        text = repr(known)  # the scorer checks every call's options: the same options are checked once
+        text = repr(known)
     except Exception:  # noqa: BLE001 - an unprintable value is checked uncached
         text = ""
-    if 0 < len(text) <= 4096:
-        return _validated(model, text, known)
-    return _validate(model, known)
-
-
-def _validated(model: type[Options], text: str, known: dict[str, Any]) -> tuple[str, str] | None:
+    if not 0 < len(text) <= 4096:
+        return _validate(model, known)
     key = (model, text)
     if key not in _SEEN:
         if len(_SEEN) >= 4096:
@@ -121,23 +120,24 @@ def _validated(model: type[Options], text: str, known: dict[str, Any]) -> tuple[
     return _SEEN[key]
 
 
-_SEEN: dict[tuple[type[Options], str], tuple[str, str] | None] = {}
+_SEEN: dict[tuple[type[Options], str], Options | tuple[str, str]] = {}
 _NAMES: dict[type[Options], frozenset[str]] = {}
 
 
-def _validate(model: type[Options], known: dict[str, Any]) -> tuple[str, str] | None:
+def _validate(model: type[Options], known: dict[str, Any]) -> Options | tuple[str, str]:
     try:
-        model.model_validate(known)
+        return model.model_validate(known)
     except ValidationError as exc:
         key, msg = first_error(exc, model)
         return key or "?", msg if raised_by_validator(exc) else f"{key}: {msg}"
-    return None
 
 
-class FieldType(ABC):
-    """One field type. Subclasses set the class attributes and the reading methods; the
-    registry makes one instance per type. `opts` is the field's options dict (already
-    checked against `Options`), passed whole so readers may keep per-field tables in it."""
+O = TypeVar("O", bound=Options)
+
+
+class FieldType(ABC, Generic[O]):
+    """One field type; the registry makes one instance per type. Readers take the field's
+    options as the type's model (`options`), validated once per field."""
 
     name: ClassVar[str]
     doc: ClassVar[str]  # one line for the docs
@@ -161,39 +161,36 @@ class FieldType(ABC):
     needs_digit: ClassVar[bool] = False  # a clause with no digit holds none of its values
 
     @abstractmethod
-    def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
+    def candidates(self, s: str, opts: O) -> list[Any]:
         """The distinct values of this type in `s` (the scorer's fast path)."""
 
-    def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
+    def find(self, s: str, opts: O) -> list[Found]:
         """Every value mention in `s` with its span in `s`. By default one value read from
         the whole string."""
         start, end = stripped(s)
         return [Found(start, end, c) for c in self.candidates(s, opts)]
 
-    def gold(self, s: str, opts: dict[str, Any]) -> Any | None:
+    def gold(self, s: str, opts: O) -> Any | None:
         """The gold's one value, or None when the reference is not a value of this type."""
         cands = self.candidates(s, opts)
         return cands[0] if len(cands) == 1 else None
 
-    def gold_key(self, opts: dict[str, Any]) -> Hashable | None:
+    def gold_key(self, opts: O) -> Hashable | None:
         """What of `opts` reading a gold depends on, for the gold cache; None: do not cache."""
-        names = self.gold_options
-        if len(names) == 1:
-            return ((names[0], opts.get(names[0])),)
-        return tuple([(k, opts.get(k)) for k in names])
+        return tuple([(k, getattr(opts, k)) for k in self.gold_options])
 
     def fmt(self, value: Any) -> str:
         """A value as the scorer shows it (gold_norm, pred_norm)."""
         return str(value)
 
-    def compare(self, gold: Any, cand: Any, opts: dict[str, Any]) -> Verdict:
+    def compare(self, gold: Any, cand: Any, opts: O) -> Verdict:
         return ("correct", None, None) if gold == cand else ("wrong_value", None, None)
 
     def part_values(self, value: Any) -> dict[str, Any]:
         """Each of `parts` in a value (None where the value does not give it)."""
         return {}
 
-    def canonical_options(self, opts: dict[str, Any]) -> dict[str, Any]:
+    def canonical_options(self, opts: O) -> O:
         """The options `fmt`'s output reads back under (fmt writes one canonical form)."""
         return opts
 
@@ -201,12 +198,20 @@ class FieldType(ABC):
     def option_problem(cls, options: dict[str, Any]) -> tuple[str, str] | None:
         return option_error(cls.Options, options)
 
+    def options(self, options: dict[str, Any]) -> O:
+        """A field's options dict as this type's model; ValueError naming a bad option (a harness bug).
+        Keys that are no option of the type are ignored, so a field's dict may carry other metadata."""
+        checked = _checked(self.Options, options)
+        if isinstance(checked, tuple):
+            raise ValueError(f"option {checked[0]}: {checked[1]}")
+        return cast(O, checked)
+
     @classmethod
     def user_options(cls) -> tuple[str, ...]:
         """The options a config may set for this type."""
         return tuple(sorted(set(cls.Options.model_fields) - INTERNAL_OPTIONS))
 
-    def says_absent(self, s: str, opts: dict[str, Any]) -> bool:
+    def says_absent(self, s: str, opts: O) -> bool:
         """Does `s` (a gold or an answer) say there is no value? A typed answer that starts with
         a marker and has no digit ("Not found in the document.") does."""
         return is_absent(s, prefix_rule=self.typed)
@@ -221,23 +226,28 @@ class FieldType(ABC):
         t = prep(s)
         return not _VALUE_START.search(t if self.dates_are_values else mask_dates(t))
 
-    def read_gold(self, s: str, opts: dict[str, Any]) -> Any | None:
+    def read_gold(self, s: str, opts: O) -> Any | None:
         """`gold`, cached where `gold_key` allows: references repeat across runs and models."""
         key = self.gold_key(opts)
         if key is None or len(s) > 256:
             return self.gold(s, opts)
-        return _gold_cached(self, s, key)
+        cache = (self, s, key)
+        if cache not in _GOLDS:
+            if len(_GOLDS) >= 65536:
+                _GOLDS.clear()
+            _GOLDS[cache] = self.gold(s, opts)
+        return _GOLDS[cache]
 
-    def gold_accepted(self, value: Any, opts: dict[str, Any]) -> bool:
+    def gold_accepted(self, value: Any, opts: O) -> bool:
         """May a pack's gold be this value (read by `gold`)? Checked before a run."""
         return True
 
-    def reading_options(self, opts: dict[str, Any], answer: str, document: str | None) -> dict[str, Any]:
+    def reading_options(self, opts: O, answer: str, document: str | None) -> O:
         """The options an answer is read with, where the answer (or else the document) settles
         what the options leave open; the gold is read with `opts` as written."""
         return opts
 
-    def locale_defaults(self, opts: dict[str, Any], locale: str) -> dict[str, Any]:
+    def locale_defaults(self, opts: O, locale: str) -> dict[str, Any]:
         """The options a `locale` decides for this type where `opts` do not give them."""
         return {}
 
@@ -247,30 +257,26 @@ class FieldType(ABC):
         if locale is None:
             return options
         out = {**options, "locale": locale}
-        return {**out, **self.locale_defaults(out, locale)}
+        return {**out, **self.locale_defaults(self.options(out), locale)}
 
     def whole_answer(self, answer: str) -> Any | None:
         """The answer read whole as one value, before any token is looked at; None: read by tokens."""
         return None
 
-    def offered_in_prose(self, text: str, opts: dict[str, Any], asked: Names) -> bool | None:
+    def offered_in_prose(self, text: str, opts: O, asked: Names) -> bool | None:
         """Is a value given for the field in prose (True), are all values about other things
         (False), or can the prose not tell (None)?"""
         return None
 
-    def offers_in_words(self, answer: str, opts: dict[str, Any], asked: Names) -> bool | None:
+    def offers_in_words(self, answer: str, opts: O, asked: Names) -> bool | None:
         """For a type whose values are words: does an answer with no value read still offer one?
         None for a type whose values have a shape (their digits tell)."""
         return None
 
-    def in_asked_unit(self, text: str, opts: dict[str, Any], asked: Names) -> Any | None:
+    def in_asked_unit(self, text: str, opts: O, asked: Names) -> Any | None:
         """Of several values, the one written in the unit the question asks for; None: none chosen."""
         return None
 
 
 _VALUE_START = re.compile(r"(?<![\w\-/.])[-+\u2212(]?[$€£¥]?[0-9]")
-
-
-@lru_cache(maxsize=65536)
-def _gold_cached(t: FieldType, gold: str, key: Hashable) -> Any:
-    return t.gold(gold, dict(key))  # type: ignore[call-overload]
+_GOLDS: dict[tuple[FieldType[Any], str, Hashable], Any] = {}

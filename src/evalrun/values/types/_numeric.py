@@ -14,7 +14,7 @@ from evalrun.values.amounts import (
 from evalrun.values.currencies import THREE_DECIMAL, currency_code, stated_currency
 from evalrun.values.dates import mask_dates
 from evalrun.values.list_markers import mask_list_markers
-from evalrun.values.locales import locale_decimal
+from evalrun.values.locales import locale_decimal, read_decimal
 from evalrun.values.numeric_subcodes import NUMERIC_SUBCODES, numeric_subcode
 from evalrun.values.text import prep
 from evalrun.values.types._base import Found, LocaleOptions
@@ -35,11 +35,15 @@ class NumericOptions(LocaleOptions):
             raise ValueError(f"decimal must be '.' or ','; got {v!r}")
         return v
 
+    def separator(self, default: str) -> str:
+        """The decimal separator read: `decimal`, else the `locale`'s, else `default`."""
+        return read_decimal(self.decimal, self.locale, default)
 
-def decimal_default(opts: dict[str, Any], locale: str) -> dict[str, Any]:
+
+def decimal_default(opts: NumericOptions, locale: str) -> dict[str, Any]:
     """The decimal separator a locale writes, where the options give none (amount, number)."""
     sep = locale_decimal(locale)
-    return {"decimal": sep} if opts.get("decimal") is None and sep else {}
+    return {"decimal": sep} if opts.decimal is None and sep else {}
 
 
 def amount_candidates(s: str, decimal: str, use_currency: bool) -> list[AmountCand]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalrun.values.locales import read_decimal, written_decimals
+from evalrun.values.locales import written_decimals
 from evalrun.values.amounts import AmountCand, fmt_amount
 from evalrun.values.currencies import same_currency
 from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Verdict
@@ -62,7 +62,7 @@ RULES = """\
 """
 
 
-class Amount(FieldType):
+class Amount(FieldType[NumericOptions]):
     name = "amount"
     doc = "A sum of money: a signed Decimal and, where written, its currency."
     noun = "an amount"
@@ -93,17 +93,17 @@ class Amount(FieldType):
                                      {"field": "total"}),),
     }
 
-    def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
+    def candidates(self, s: str, opts: NumericOptions) -> list[Any]:
         # "1.234" is 1234 in an amount (German thousands; amounts rarely carry three decimals)
-        return amount_candidates(s, read_decimal(opts, "auto"), True)
+        return amount_candidates(s, opts.separator("auto"), True)
 
-    def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
-        return amount_spans(s, read_decimal(opts, "auto"), True)
+    def find(self, s: str, opts: NumericOptions) -> list[Found]:
+        return amount_spans(s, opts.separator("auto"), True)
 
     def fmt(self, value: AmountCand) -> str:
         return fmt_amount(value.value, value.currency)
 
-    def compare(self, g: AmountCand, p: AmountCand, opts: dict[str, Any]) -> Verdict:
+    def compare(self, g: AmountCand, p: AmountCand, opts: NumericOptions) -> Verdict:
         cur_differs = g.currency and p.currency and not same_currency(g.currency, p.currency)
         if g.value == p.value:
             if cur_differs:
@@ -114,17 +114,17 @@ class Amount(FieldType):
     def part_values(self, value: AmountCand) -> dict[str, Any]:
         return {"currency": value.currency}
 
-    def canonical_options(self, opts: dict[str, Any]) -> dict[str, Any]:
-        return {**opts, "decimal": "."}
+    def canonical_options(self, opts: NumericOptions) -> NumericOptions:
+        return opts.model_copy(update={"decimal": "."})
 
-    def reading_options(self, opts: dict[str, Any], answer: str, document: str | None) -> dict[str, Any]:
+    def reading_options(self, opts: NumericOptions, answer: str, document: str | None) -> NumericOptions:
         """With no `decimal` or `locale`, "12.500" reads as 12500 (amounts seldom carry three
         decimals) unless the answer's own numbers, else the document's, settle the convention:
         one that writes "1,250.00" reads it 12.5, one that writes "1.250,00" 12500."""
-        if opts.get("decimal") is not None or opts.get("locale") is not None:
+        if opts.decimal is not None or opts.locale is not None:
             return opts
         seps = written_decimals(answer) or (written_decimals(document) if document is not None else frozenset())
-        return {**opts, "decimal": next(iter(seps))} if len(seps) == 1 else opts
+        return opts.model_copy(update={"decimal": next(iter(seps))}) if len(seps) == 1 else opts
 
-    def locale_defaults(self, opts: dict[str, Any], locale: str) -> dict[str, Any]:
+    def locale_defaults(self, opts: NumericOptions, locale: str) -> dict[str, Any]:
         return decimal_default(opts, locale)

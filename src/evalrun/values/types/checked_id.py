@@ -46,9 +46,9 @@ def _passes(scheme: str, code: str) -> bool:
         return False
 
 
-def _scheme(code: str, opts: dict[str, Any]) -> str | None:
-    """The scheme whose check `code` passes: the field's own, or the first of AUTO."""
-    if (chosen := opts.get("scheme")) is not None:
+def _scheme(code: str, chosen: str | None) -> str | None:
+    """The scheme whose check `code` passes: the field's own (`chosen`), or the first of AUTO."""
+    if chosen is not None:
         return chosen if _passes(chosen, code) else None
     return next((s for s in AUTO if _passes(s, code)), None)
 
@@ -65,7 +65,7 @@ class CheckedIdOptions(Options):
         return v
 
 
-class CheckedId(FieldType):
+class CheckedId(FieldType[CheckedIdOptions]):
     name = "checked_id"
     doc = "An identifier with a check digit (IBAN, ISIN, ISO 6346, LEI, VAT, EAN, ISBN), checked with python-stdnum."
     noun = "an id that passes its check digit"
@@ -87,20 +87,20 @@ class CheckedId(FieldType):
                                      "document does not state an IBAN.", {"field": "IBAN"}),),
     }
 
-    def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
+    def candidates(self, s: str, opts: CheckedIdOptions) -> list[Any]:
         return list(dict.fromkeys(id_candidates(s)[1]))
 
-    def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
+    def find(self, s: str, opts: CheckedIdOptions) -> list[Found]:
         return [Found(*to_original(s, a, b), c) for a, b, c in id_spans(s)[1]]
 
-    def gold(self, s: str, opts: dict[str, Any]) -> Any | None:
+    def gold(self, s: str, opts: CheckedIdOptions) -> Any | None:
         code = norm_id(s)
-        return code if _scheme(code, opts) is not None else None
+        return code if _scheme(code, opts.scheme) is not None else None
 
-    def compare(self, g: str, p: str, opts: dict[str, Any]) -> Verdict:
+    def compare(self, g: str, p: str, opts: CheckedIdOptions) -> Verdict:
         if g == p:
             return "correct", None, None
-        scheme = _scheme(g, opts) or "?"
+        scheme = _scheme(g, opts.scheme) or "?"
         outcome, slip, _ = id_verdict(g, p)
         if not _passes(scheme, p):
             return outcome, "check_digit_failed", f"{p} fails the {scheme} check digit" + (f"; {slip}" if slip else "")

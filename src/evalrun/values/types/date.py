@@ -49,8 +49,13 @@ class DateOptions(LocaleOptions):
         return read_date_order({info.field_name: v}) if info.field_name == "date_order" else (
             read_date_order({"dayfirst": v}) == "dmy")
 
+    @property
+    def order(self) -> str:
+        """The date order read: `date_order`, else `dayfirst`, else the `locale`'s, else dmy."""
+        return read_date_order({"date_order": self.date_order, "dayfirst": self.dayfirst, "locale": self.locale})
 
-class Date(FieldType):
+
+class Date(FieldType[DateOptions]):
     name = "date"
     doc = "A calendar date: year, month and day, each only where written."
     noun = "a calendar date"
@@ -76,29 +81,29 @@ class Date(FieldType):
                                      {"field": "due date"}),),
     }
 
-    def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
-        return distinct_dates(extract_dates(s, read_date_order(opts)))
+    def candidates(self, s: str, opts: DateOptions) -> list[Any]:
+        return distinct_dates(extract_dates(s, opts.order))
 
-    def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
-        order = read_date_order(opts)
+    def find(self, s: str, opts: DateOptions) -> list[Found]:
+        order = opts.order
         found = [Found(*to_original(s, a, b), p) for a, b, p in find_dates(prep(s), order)[:200]]
         if not found and (whole := extract_dates(s, order)):  # a compact date or a bare year, read whole
             found = [Found(*stripped(s), whole[0])]
         return found
 
-    def gold(self, s: str, opts: dict[str, Any]) -> Any | None:
+    def gold(self, s: str, opts: DateOptions) -> Any | None:
         cands = self.candidates(s, opts)
         if len(cands) != 1 or isinstance(cands[0], AmbiguousDate):  # a gold must say which date it is
             return None
         return cands[0]
 
-    def gold_key(self, opts: dict[str, Any]) -> Hashable | None:
-        return (("date_order", read_date_order(opts)),)
+    def gold_key(self, opts: DateOptions) -> Hashable | None:
+        return (("date_order", opts.order),)
 
     def fmt(self, value: DateParts | AmbiguousDate) -> str:
         return fmt_date(value)
 
-    def compare(self, g: DateParts, p: DateParts | AmbiguousDate, opts: dict[str, Any]) -> Verdict:
+    def compare(self, g: DateParts, p: DateParts | AmbiguousDate, opts: DateOptions) -> Verdict:
         if isinstance(p, AmbiguousDate):  # never credited, never a day/month swap
             return "wrong_value", None, f"ambiguous: {p.a:02d}/{p.b:02d}/{p.y} is either day or month first (date_order ymd)"
         lacking = [n for n, gv, pv in zip(_NAMES, g, p) if gv is not None and pv is None]
@@ -126,11 +131,11 @@ class Date(FieldType):
             return {"year": value.y, "month": None, "day": None}
         return dict(zip(_NAMES, value))
 
-    def canonical_options(self, opts: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in opts.items() if k not in ("date_order", "dayfirst")}
+    def canonical_options(self, opts: DateOptions) -> DateOptions:
+        return opts.model_copy(update={"date_order": None, "dayfirst": None})
 
-    def locale_defaults(self, opts: dict[str, Any], locale: str) -> dict[str, Any]:
-        if opts.get("date_order") is not None or opts.get("dayfirst") is not None:
+    def locale_defaults(self, opts: DateOptions, locale: str) -> dict[str, Any]:
+        if opts.date_order is not None or opts.dayfirst is not None:
             return {}
         order = locale_date_order(locale)
         return {"date_order": order} if order is not None else {}

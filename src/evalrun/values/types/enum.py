@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable
+from functools import cached_property
 from typing import Any
 
 from pydantic import Field, field_validator
 
-from evalrun.values.clauses import Names, field_names, names_field, split_clauses, words
+from evalrun.values.clauses import Names, names_field, split_clauses, words
 from evalrun.values.currencies import currency_mentions
 from evalrun.values.denials import BARE_WORDS, VALUE_WORDS
-from evalrun.values.enums import enum_candidates, enum_gold, enum_lookup
+from evalrun.values.enums import EnumTable, enum_candidates, enum_lookup
 from evalrun.values.text import norm_text, prep
 from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Options, Verdict
 from evalrun.values.types._spans import stripped, to_original
@@ -52,6 +53,11 @@ class EnumOptions(Options):
             raise ValueError(f"synonyms must map written names to values ({{settled: paid}}); got {v!r}")
         return v
 
+    @cached_property
+    def table(self) -> EnumTable:
+        """(name or synonym -> canonical value, the allowed set or None), built once per field."""
+        return enum_lookup(self.allowed, self.synonyms)
+
 
 _FILLER = BARE_WORDS | VALUE_WORDS | frozenset(
     "following contain contains containing listed list currency currencies values type kind".split())
@@ -60,21 +66,20 @@ _ANSWER_IS = re.compile(r"(?i)\banswer (?:is|would be|will be)\b")
 _COPULA = re.compile(r"\s(?:is|are|was|were|would be)\s|[:=]")
 
 
-def _offers_value(answer: str, opts: dict[str, Any], asked: Names) -> bool:
+def _offers_value(answer: str, opts: EnumOptions, asked: Names) -> bool:
     """Does an answer with no allowed value read still offer one ("Pending", "The currency
-    is that of India", "the answer is "French"")? Yes for a short answer, and for a
-    clause that names the field (or says "the answer is") with words of its own after
-    it; not for babble ("The document contains 1Z 999 AA1 ...", "The document is in
-    German, so I will translate", "The document is in the currency of"), nor for digits
-    alone when every allowed value is written in letters ("1000000000" for a currency)."""
-    if not _LETTER.search(answer) and (allowed := enum_lookup(opts)[1]) and all(_LETTER.search(a) for a in allowed):
+    is that of India")? Yes for a short answer, and for a clause naming the field (or "the
+    answer is") with words of its own after it; not for babble ("The document is in German,
+    so I will translate"), nor for digits alone when every allowed value is in letters."""
+    lookup, allowed = opts.table
+    if not _LETTER.search(answer) and allowed and all(_LETTER.search(a) for a in allowed):
         return False
     if len(answer.split()) <= 3 or currency_mentions(answer, words=True):
         return True  # a short answer, or a currency named ("$5 and $7" when USD and CAD are allowed)
     padded = f" {norm_text(answer)} "
-    if any(f" {name} " in padded for name in enum_lookup(opts)[0] if name):
+    if any(f" {name} " in padded for name in lookup if name):
         return True  # an allowed name, if negated ("The invoice is not paid.")
-    names = asked + field_names(opts)
+    names = asked + opts.names
     if not names:
         return True  # nothing tells what the answer is about: every answer is taken as one
     name_words = frozenset().union(*names)
@@ -92,7 +97,7 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)" + r"\W+".join(map(re.escape, name.split())) + r"(?!\w)", re.I)
 
 
-class Enum(FieldType):
+class Enum(FieldType[EnumOptions]):
     name = "enum"
     doc = "One of a fixed set of values (`allowed`), written names mapped by `synonyms`."
     noun = "one of the allowed values"
@@ -109,13 +114,13 @@ class Enum(FieldType):
                                      {**_OPTS, "field": "status"}),),
     }
 
-    def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
-        return enum_candidates(s, opts)
+    def candidates(self, s: str, opts: EnumOptions) -> list[Any]:
+        return enum_candidates(s, opts.table)
 
-    def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
+    def find(self, s: str, opts: EnumOptions) -> list[Found]:
         """Each value at its first written name (the whole answer where it is one name)."""
         values = self.candidates(s, opts)
-        lookup, _ = enum_lookup(opts)
+        lookup = opts.table[0]
         t = prep(s)
         out = []
         for v in values:
@@ -124,25 +129,26 @@ class Enum(FieldType):
             out.append(Found(*to_original(s, *hit.span()), v) if hit else Found(*stripped(s), v))
         return out
 
-    def gold(self, s: str, opts: dict[str, Any]) -> Any | None:
-        return enum_gold(s, opts)
+    def gold(self, s: str, opts: EnumOptions) -> Any | None:
+        n = norm_text(s)
+        return opts.table[0].get(n, n) or None  # a synonym reads as its value
 
-    def gold_key(self, opts: dict[str, Any]) -> Hashable | None:
-        return None  # the lookup table lives in the options dict
+    def gold_key(self, opts: EnumOptions) -> Hashable | None:
+        return None  # the table is the options' own
 
-    def compare(self, g: str, p: str, opts: dict[str, Any]) -> Verdict:
-        _, allowed = enum_lookup(opts)
+    def compare(self, g: str, p: str, opts: EnumOptions) -> Verdict:
+        allowed = opts.table[1]
         if allowed is not None and p not in allowed:
             return "wrong_value", "invalid_value", None
         return ("correct", None, None) if g == p else ("wrong_value", None, None)
 
-    def says_absent(self, s: str, opts: dict[str, Any]) -> bool:
+    def says_absent(self, s: str, opts: EnumOptions) -> bool:
         # "none" may be a legitimate enum value: an allowed one never says "no value"
-        return norm_text(s) not in enum_lookup(opts)[0] and super().says_absent(s, opts)
+        return norm_text(s) not in opts.table[0] and super().says_absent(s, opts)
 
-    def gold_accepted(self, value: Any, opts: dict[str, Any]) -> bool:
-        _, allowed = enum_lookup(opts)
+    def gold_accepted(self, value: Any, opts: EnumOptions) -> bool:
+        allowed = opts.table[1]
         return allowed is None or value in allowed
 
-    def offers_in_words(self, answer: str, opts: dict[str, Any], asked: Names) -> bool | None:
+    def offers_in_words(self, answer: str, opts: EnumOptions, asked: Names) -> bool | None:
         return _offers_value(answer, opts, asked)

@@ -8,11 +8,11 @@ from typing import Any
 
 from rapidfuzz.distance import OSA, Levenshtein
 
-from evalrun.values.clauses import Names, field_names
+from evalrun.values.clauses import Names
 from evalrun.values.field_clauses import about_field, answer_clauses
 from evalrun.values.ids import id_candidates, id_spans, norm_id
 from evalrun.values.text import HAS_DIGIT
-from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Verdict
+from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Options, Verdict
 from evalrun.values.types._spans import to_original
 
 RULES = """\
@@ -47,14 +47,14 @@ _LEAD = frozenset("the a an number no nr nr. no. ref reference id # simply just"
 _QUOTED = re.compile(r"^[\"'“‘«]\S")
 
 
-def _id_offered(answer: str, opts: dict[str, Any], asked: Names) -> bool | None:
+def _id_offered(answer: str, opts: Options, asked: Names) -> bool | None:
     """In prose, an id is given as the answer right after the verb or colon of a clause
     about the field ("The quote number is YDL-Q-24-0588.", "The invoice number is 20.",
     "The agreement's reference is "This Agreement""); digits deep in a description
     ("The agreement is a contract between ... Bristol BS6 5QT.") or behind another
     label ("Exporter: KO-EXP-2024-0117") are not offered. None where no clause has a
     verb or colon to tell by (a bare value, "RE-2024-0815 per the header")."""
-    names = asked + field_names(opts)
+    names = asked + opts.names
     seen = False
     for clause in answer_clauses(answer):
         m = _AFTER_COPULA.search(f" {clause} ")
@@ -72,7 +72,7 @@ def _id_offered(answer: str, opts: dict[str, Any], asked: Names) -> bool | None:
     return False if seen else None
 
 
-class Id(FieldType):
+class Id(FieldType[Options]):
     name = "id"
     doc = "An identifier, compared exactly after dropping case, spaces and - . / _."
     noun = "an id"
@@ -91,25 +91,25 @@ class Id(FieldType):
                                      {"field": "po_number"}),),
     }
 
-    def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
+    def candidates(self, s: str, opts: Options) -> list[Any]:
         return list(dict.fromkeys(id_candidates(s)[1]))
 
-    def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
+    def find(self, s: str, opts: Options) -> list[Found]:
         return [Found(*to_original(s, a, b), c) for a, b, c in id_spans(s)[1]]
 
-    def gold(self, s: str, opts: dict[str, Any]) -> Any | None:
+    def gold(self, s: str, opts: Options) -> Any | None:
         return norm_id(s) or None
 
-    def gold_key(self, opts: dict[str, Any]) -> Hashable | None:
+    def gold_key(self, opts: Options) -> Hashable | None:
         return ()
 
-    def compare(self, g: str, p: str, opts: dict[str, Any]) -> Verdict:
+    def compare(self, g: str, p: str, opts: Options) -> Verdict:
         return id_verdict(g, p)
 
     def whole_answer(self, answer: str) -> Any | None:
         # the whole answer is the id: "0 CAD", "INV 2024 0042" need no token heuristics
         return norm_id(answer)
 
-    def offered_in_prose(self, text: str, opts: dict[str, Any], asked: Names) -> bool | None:
+    def offered_in_prose(self, text: str, opts: Options, asked: Names) -> bool | None:
         """With the question known, an id is what a clause about the field gives right after its verb."""
         return _id_offered(text, opts, asked) if asked and id_candidates(text)[0] else None

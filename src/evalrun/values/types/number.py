@@ -15,7 +15,6 @@ from typing import Any
 
 from evalrun.values.amounts import AmountCand, fmt_amount
 from evalrun.values.clauses import Names, words
-from evalrun.values.locales import read_decimal
 from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Verdict
 from evalrun.values.types._numeric import (
     NUMERIC_SUBCODES, NumericOptions, amount_candidates, amount_spans, decimal_default, number_verdict,
@@ -58,7 +57,7 @@ RULES = """\
 """
 
 
-class Number(FieldType):
+class Number(FieldType[NumericOptions]):
     name = "number"
     doc = "A plain number: a signed Decimal; currency and percent signs are ignored."
     noun = "a number"
@@ -85,25 +84,25 @@ class Number(FieldType):
                                      {"field": "count"}),),
     }
 
-    def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
-        return amount_candidates(s, read_decimal(opts, "."), False)
+    def candidates(self, s: str, opts: NumericOptions) -> list[Any]:
+        return amount_candidates(s, opts.separator("."), False)
 
-    def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
-        return amount_spans(s, read_decimal(opts, "."), False)
+    def find(self, s: str, opts: NumericOptions) -> list[Found]:
+        return amount_spans(s, opts.separator("."), False)
 
     def fmt(self, value: AmountCand) -> str:
         return fmt_amount(value.value)
 
-    def compare(self, g: AmountCand, p: AmountCand, opts: dict[str, Any]) -> Verdict:
+    def compare(self, g: AmountCand, p: AmountCand, opts: NumericOptions) -> Verdict:
         return number_verdict(g.value, p.value)
 
-    def canonical_options(self, opts: dict[str, Any]) -> dict[str, Any]:
-        return {**opts, "decimal": "."}
+    def canonical_options(self, opts: NumericOptions) -> NumericOptions:
+        return opts.model_copy(update={"decimal": "."})
 
-    def locale_defaults(self, opts: dict[str, Any], locale: str) -> dict[str, Any]:
+    def locale_defaults(self, opts: NumericOptions, locale: str) -> dict[str, Any]:
         return decimal_default(opts, locale)
 
-    def in_asked_unit(self, text: str, opts: dict[str, Any], asked: Names) -> Any | None:
+    def in_asked_unit(self, text: str, opts: NumericOptions, asked: Names) -> Any | None:
         """The one value `text` writes in the unit the question asks for, when every other
         value it writes is in another unit; None otherwise."""
         if not asked:

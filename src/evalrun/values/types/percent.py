@@ -6,7 +6,6 @@ import re
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from evalrun.values.locales import read_decimal
 from evalrun.values.amounts import AMOUNT_RE, interpret_number
 from evalrun.values.dates import mask_dates
 from evalrun.values.list_markers import mask_list_markers
@@ -62,7 +61,7 @@ def _read(s: str, decimal: str) -> list[tuple[int, int, Pct]]:
     return out
 
 
-class Percent(FieldType):
+class Percent(FieldType[NumericOptions]):
     name = "percent"
     doc = "A rate in percent; a bare number is read in percent, a fraction is not converted."
     noun = "a percentage"
@@ -89,20 +88,20 @@ class Percent(FieldType):
                                      {"field": "VAT rate"}),),
     }
 
-    def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
-        return list(dict.fromkeys(p for _, _, p in _read(s, read_decimal(opts, "."))))
+    def candidates(self, s: str, opts: NumericOptions) -> list[Any]:
+        return list(dict.fromkeys(p for _, _, p in _read(s, opts.separator("."))))
 
-    def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
-        return [Found(*to_original(s, a, b), p) for a, b, p in _read(s, read_decimal(opts, "."))]
+    def find(self, s: str, opts: NumericOptions) -> list[Found]:
+        return [Found(*to_original(s, a, b), p) for a, b, p in _read(s, opts.separator("."))]
 
     def fmt(self, value: Pct) -> str:
         return f"{format(value.value, 'f')}{value.sign or ''}"
 
-    def compare(self, g: Pct, p: Pct, opts: dict[str, Any]) -> Verdict:
+    def compare(self, g: Pct, p: Pct, opts: NumericOptions) -> Verdict:
         return number_verdict(g.value, p.value)
 
     def part_values(self, value: Pct) -> dict[str, Any]:
         return {"percent_sign": value.sign}
 
-    def canonical_options(self, opts: dict[str, Any]) -> dict[str, Any]:
-        return {**opts, "decimal": "."}
+    def canonical_options(self, opts: NumericOptions) -> NumericOptions:
+        return opts.model_copy(update={"decimal": "."})

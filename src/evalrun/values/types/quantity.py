@@ -7,7 +7,6 @@ from decimal import Decimal, Inexact, InvalidOperation, localcontext
 from typing import Any, NamedTuple
 from pydantic import Field, field_validator
 
-from evalrun.values.locales import read_decimal
 from evalrun.values.amounts import fmt_amount, interpret_number
 from evalrun.values.dates import mask_dates
 from evalrun.values.list_markers import mask_list_markers
@@ -133,7 +132,7 @@ def _unit_or_none(written: str) -> str | None:
         return None
 
 
-class Quantity(FieldType):
+class Quantity(FieldType[QuantityOptions]):
     name = "quantity"
     doc = "A measured value with its unit; units convert only where the factor is exact."
     noun = "a quantity with a unit"
@@ -162,29 +161,29 @@ class Quantity(FieldType):
                                     "gross weight.", {"field": "gross weight"}),),
     }
 
-    def _found(self, s: str, opts: dict[str, Any]) -> list[Found]:
-        decimal = read_decimal(opts, ".")
+    def _found(self, s: str, opts: QuantityOptions) -> list[Found]:
+        decimal = opts.separator(".")
         found = [Found(*to_original(s, a, b), q) for a, b, q in _read(s, decimal)]
         if found:
             return found
         return [f._replace(value=Qty(f.value.value, None)) for f in amount_spans(s, decimal, False)]
 
-    def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
+    def candidates(self, s: str, opts: QuantityOptions) -> list[Any]:
         return list(dict.fromkeys(f.value for f in self._found(s, opts)))
 
-    def gold(self, s: str, opts: dict[str, Any]) -> Any | None:
+    def gold(self, s: str, opts: QuantityOptions) -> Any | None:
         value = super().gold(s, opts)
-        if value is not None and value.unit is None and opts.get("unit"):
-            return value._replace(unit=_unit(opts["unit"]))  # a bare gold in the field's declared unit
+        if value is not None and value.unit is None and opts.unit:
+            return value._replace(unit=_unit(opts.unit))  # a bare gold in the field's declared unit
         return value
 
-    def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
+    def find(self, s: str, opts: QuantityOptions) -> list[Found]:
         return self._found(s, opts)
 
     def fmt(self, value: Qty) -> str:
         return fmt_amount(value.value, value.unit)
 
-    def compare(self, g: Qty, p: Qty, opts: dict[str, Any]) -> Verdict:
+    def compare(self, g: Qty, p: Qty, opts: QuantityOptions) -> Verdict:
         gold, value, note = g.value, p.value, None
         if g.unit and p.unit and g.unit != p.unit:
             if (converted := _convert(p.value, p.unit, g.unit)) is not None:
@@ -201,5 +200,5 @@ class Quantity(FieldType):
     def part_values(self, value: Qty) -> dict[str, Any]:
         return {"unit": value.unit}
 
-    def canonical_options(self, opts: dict[str, Any]) -> dict[str, Any]:
-        return {**opts, "decimal": "."}
+    def canonical_options(self, opts: QuantityOptions) -> QuantityOptions:
+        return opts.model_copy(update={"decimal": "."})

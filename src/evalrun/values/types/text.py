@@ -8,7 +8,7 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein
 
 from evalrun.values.text import norm_text
-from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Verdict
+from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Options, Verdict
 
 NEAR_MATCH, PARTIAL = 0.9, 0.5
 _LEADS = (" is ", " are ", " was ", " were ")
@@ -24,7 +24,7 @@ RULES = f"""\
 """
 
 
-class Text(FieldType):
+class Text(FieldType[Options]):
     name = "text"
     doc = "Free text, graded by similarity after normalisation (near_match, partial)."
     noun = "text"
@@ -40,13 +40,13 @@ class Text(FieldType):
                                      "mention the carrier.", {"field": "carrier"}),),
     }
 
-    def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
+    def candidates(self, s: str, opts: Options) -> list[Any]:
         return [n] if (n := norm_text(s)) else []
 
-    def gold_key(self, opts: dict[str, Any]) -> Hashable | None:
+    def gold_key(self, opts: Options) -> Hashable | None:
         return ()
 
-    def compare(self, g: str, p: str, opts: dict[str, Any]) -> Verdict:
+    def compare(self, g: str, p: str, opts: Options) -> Verdict:
         """Equal, or the gold inside a longer answer, is correct; otherwise graded by similarity."""
         if g == p:
             return "correct", None, None

@@ -6,7 +6,7 @@ import re
 from collections.abc import Hashable
 from typing import Any
 
-from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Verdict
+from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Options, Verdict
 
 RULES = """\
 * Read as minutes since midnight from "14:30", "14:30:15" (seconds dropped), "14h30", "2:30 pm",
@@ -29,7 +29,7 @@ def _minutes(m: re.Match[str]) -> int | None:
     return hour * 60 + minute
 
 
-class TimeOfDay(FieldType):
+class TimeOfDay(FieldType[Options]):
     name = "time_of_day"
     doc = "A clock time, read as minutes since midnight from 24-hour or am/pm forms."
     noun = "a time of day"
@@ -47,19 +47,19 @@ class TimeOfDay(FieldType):
                                      "meeting time.", {"field": "meeting_time"}),),
     }
 
-    def find(self, s: str, opts: dict[str, Any]) -> list[Found]:
+    def find(self, s: str, opts: Options) -> list[Found]:
         return [Found(m.start(), m.end(), v) for m in _TIME.finditer(s) if (v := _minutes(m)) is not None]
 
-    def candidates(self, s: str, opts: dict[str, Any]) -> list[Any]:
+    def candidates(self, s: str, opts: Options) -> list[Any]:
         return list(dict.fromkeys(f.value for f in self.find(s, opts)))
 
-    def gold_key(self, opts: dict[str, Any]) -> Hashable | None:
+    def gold_key(self, opts: Options) -> Hashable | None:
         return ()
 
     def fmt(self, value: int) -> str:
         return f"{value // 60:02d}:{value % 60:02d}"
 
-    def compare(self, g: int, p: int, opts: dict[str, Any]) -> Verdict:
+    def compare(self, g: int, p: int, opts: Options) -> Verdict:
         if g == p:
             return "correct", None, None
         return "wrong_value", "am_pm_swap" if abs(g - p) == 720 else None, None
