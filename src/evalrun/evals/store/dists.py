@@ -137,14 +137,6 @@ class Stored(Generic[R]):
     problems: list[str] = field(default_factory=list)
     present: bool = False  # the sidecar exists at all
 
-    @property
-    def bytes(self) -> int:
-        return sum(line.length for line in self.lines.values())
-
-    @property
-    def tokens(self) -> int:
-        return sum(line.n for line in self.lines.values())
-
 
 def _check(raw: bytes, line: IndexLine, bin_path: Path, index_name: str) -> tuple[bytes | None, str | None]:
     """The record's bytes when they are all there and hash to its line, else why not."""
@@ -210,12 +202,14 @@ def summary(run_dir: Path) -> dict[str, Any] | None:
     stored = read(run_dir, TokenDists)
     if not stored.present:
         return None
-    ks = sorted({line.k for line in stored.lines.values()})
+    lines = stored.lines.values()
+    ks = sorted({line.k for line in lines})
     return {"file": f"{DISTS}.bin", "index": f"{DISTS}.jsonl", "format": FORMAT, "top_k": ks[0] if len(ks) == 1 else ks,
-            "items": len(stored.records), "tokens": stored.tokens, "bytes": stored.bytes,
+            "items": len(stored.records), "tokens": sum(line.n for line in lines),
+            "bytes": sum(line.length for line in lines),
             "dtype": "float32 logprobs, int32 ids", "unusable": len(stored.problems),
             "index_sha256": hashlib.sha256(store_files.read_bytes(run_dir / f"{DISTS}.jsonl") or b"").hexdigest()}
 
 
-__all__ = ["DISTS", "DistWriter", "IndexLine", "attach", "Stored", "bytes_per_token", "decode", "encode", "encode_sha", "forced_name",
-           "read", "summary"]
+__all__ = ["DISTS", "DistWriter", "IndexLine", "attach", "Stored", "bytes_per_token", "decode", "encode", "encode_sha",
+           "forced_name", "read", "summary"]
