@@ -199,7 +199,7 @@ class Timing:
 
 
 def timing(base: Any, cand: Any, basis: str) -> Timing:
-    """Judge the speedups of `cand` over `base` (RunResults) timed on `basis` (evals.timing.speedups.pair_timings)."""
+    """Judge the speedups of `cand` over `base` (RunResults) timed on `basis` (evals.timing.latency.pair_timings)."""
     if basis != STORED_RUNS:
         inter = getattr(cand, "interleaved", None)
         where = run_load(cand.manifest).where or run_load(base.manifest).where  # a server's work is not this process's
