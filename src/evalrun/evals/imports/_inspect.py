@@ -44,7 +44,8 @@ SAMPLES = "samples/"
 def _entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, cap: int) -> Any:
     """One entry's JSON, inflated in chunks and refused past `cap` bytes (its declared size first)."""
     where = f"{path}: {info.filename}"
-    too_big = f"inflates past {cap // 2**20} MiB (the cap on one entry of an Inspect log): a zip bomb, or a sample too large to import"
+    too_big = (f"inflates past {cap // 2**20} MiB (the cap on one entry of an Inspect log): a zip bomb, or a sample "
+               "too large to import")
     if info.file_size > cap:
         raise ConfigError(too_big, file=where)
     chunks, size = [], 0
