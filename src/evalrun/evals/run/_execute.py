@@ -305,7 +305,9 @@ def _failed_session(prepared: PreparedRun, store: RunStore, manifest: RunManifes
 def _request(prepared: PreparedRun, items: list[Item]) -> RunRequest:
     """The run's request for `items`: per-token distributions stored with the samples, and the forced record of
     each answer equal to a watched baseline's (compare --drift)."""
-    return dists_store.attach(prepared.request(items, **teacher_force.watch_of(prepared.dir)), prepared.dir)
+    request = prepared.request(items, **teacher_force.watch_of(prepared.dir))
+    with_sink: RunRequest = dists_store.attach(request, prepared.dir)
+    return with_sink
 
 
 def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress | None,

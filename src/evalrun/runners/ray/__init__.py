@@ -3,8 +3,7 @@ it loads the hf runner)."""
 
 from __future__ import annotations
 
-from evalrun.runners.ray._worker import EngineSpec
-from evalrun.runners.ray.executor import RaySettings, RayUnavailable, cluster_device
+from evalrun.runners.ray.executor import EngineSpec, RaySettings, RayUnavailable, cluster_device
 
 __all__ = [
     "EngineSpec", "RaySettings", "RayUnavailable", "cluster_device",

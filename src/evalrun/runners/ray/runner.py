@@ -20,8 +20,7 @@ from evalrun.contract.errors import RuntimeFailure
 from evalrun.contract.types import Generation, Item
 from evalrun.runners.base import Runner, RunRequest
 from evalrun.runners.batch_plan import PaddingTally, WorkUnit
-from evalrun.runners.ray.executor import Actor, RaySettings, actor_errors, pool_for, require_ray
-from evalrun.runners.ray._worker import EngineSpec, UnitResult
+from evalrun.runners.ray.executor import Actor, EngineSpec, RaySettings, UnitResult, actor_errors, pool_for, require_ray
 
 
 class AllActorsLost(RuntimeFailure, RuntimeError):
