@@ -1,12 +1,6 @@
-"""Typed values: what a field type means, shared by the packs and the scorer.
-
-Reading an amount, a date, an id or an enum value out of a string, normalising
-text, reading a gold, telling "no value" apart: one module per kind of value,
-each total (any string in, a value or nothing out, never an exception). Each
-field type is one file under values/types/, found by `values.registry`
-(`field_type(name)`, `type_names()`). This layer sits just above the contract
-and imports nothing else of ours.
-"""
+"""Typed values: what a field type means, shared by the packs and the scorer. One module per kind of value,
+each total (any string in, a value or nothing out); types under values/types/, found by `values.registry`.
+This layer sits just above the contract and imports nothing else of ours."""
 
 from evalrun.values.absent import ABSENT_MARKERS, is_absent
 from evalrun.values.amounts import AmountCand, distinct_amounts, extract_amounts, fmt_amount, interpret_number

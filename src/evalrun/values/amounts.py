@@ -82,20 +82,10 @@ _DECIMAL_LAST = re.compile(r"[0-9]{1,3}(?:([.,])[0-9]{3})+\1[0-9]{1,2}")
 
 @lru_cache(maxsize=16384)
 def interpret_number(num: str, decimal: str | None = None, three_decimals: bool = False) -> Decimal | None:
-    """Digits with separators -> Decimal, deciding which separator is decimal.
-
-    Spaces and apostrophes are always thousands; with both '.' and ',' the last
-    one is decimal; repeated separators are thousands, unless the last of them is
-    followed by one or two digits after groups of three ("1.412.50" is 1412.50: a
-    grouping written with the decimal's own sign). A single separator
-    followed by exactly three digits ("1,234", "1.234") is the ambiguous case:
-    `decimal` names the decimal separator ("." by default: "1,234" is 1234,
-    "1.234" is 1.234), or "auto" reads both as thousands (amounts seldom have
-    three decimals). It is decimal all the same after an integer part of four
-    or more digits (no thousands group is that long: "1234.560"), in a
-    three-decimal currency (`three_decimals`: "KWD 12.500"), and after a
-    leading "0" ("0,125").
-    """
+    """Digits with separators -> Decimal. Spaces, apostrophes and repeated separators are thousands (unless
+    "1.412.50": groups, then decimals); with '.' and ',' the last is decimal. One separator before exactly
+    three digits is ambiguous: `decimal` names it ("auto": thousands, amounts seldom have three decimals),
+    but it is decimal after 4+ integer digits, in a three-decimal currency and after a leading "0"."""
     s = num
     if _SPACE_SEP_RE.search(s):
         s = _SPACE_SEP_RE.sub("", s).replace(",", ".")
@@ -161,10 +151,8 @@ _PERCENT_WORD = re.compile(r"\ ?(?i:percent|per\ cent|pct|prozent|pour\ cent|por
 
 
 def not_money(t: str, m: re.Match[str]) -> bool:
-    """Is the amount match `m` of `t` no sum of money: a span of time ("30 days", "36日") or a
-    rate in parentheses beside an amount ("Tax: 512.40 (8%)", "VAT (8 percent): 512.40")? A
-    currency beside it makes it money all the same; "30% of the loan" stays a share, read as
-    one (field_clauses)."""
+    """Is match `m` no sum of money: a span of time ("30 days") or a rate in parentheses beside an amount
+    ("Tax: 512.40 (8%)")? A currency beside it makes it money; "30% of the loan" stays a share (field_clauses)."""
     if m["c1"] or m["c2"]:
         return False
     opened = bool(m["open"] or m["open2"])
@@ -213,14 +201,8 @@ _extract_amounts_cached = lru_cache(maxsize=65536)(_extract_amounts)
 
 
 def extract_amounts(text: str, decimal: str | None = None, money: bool = False) -> tuple[AmountCand, ...]:
-    """All amounts/numbers in `text`, in order, each one currency-aware span.
-
-    Dates are masked first so "14 March 2024" never yields 14 and 2024; digits
-    glued to letters or ids ("INV-2024-001", "A123", "5-10") are not numbers,
-    nor are list markers ("1. ", "(2) "); a value restated in parentheses in
-    another unit or currency ("412.6 kg (909.6 lb)") is one value, the first.
-    With `money`, a span of time ("30 days", "36日") or a rate ("8%") is none either.
-    """
+    """All amounts/numbers in `text`, in order. Dates and list markers are masked first, digits glued to ids
+    are none, a restatement in parentheses is one value; with `money`, spans of time and rates are none."""
     if len(text) > CACHE_MAX_LEN:
         return _extract_amounts(text, decimal, money)
     return _extract_amounts_cached(text, decimal, money)

@@ -1,12 +1,5 @@
-"""What the model was shown, as the answer reader uses it: the document (to tell
-copied lines from an answer) and the question (its words name the field asked
-for, and what an answer merely echoes from it is no value).
-
-The scorer gets the prompt exactly as the model saw it; an item that asks about
-a document has `prompt == context + CONTEXT_SEPARATOR + question`, so the
-question is the part after the last separator (without one, the question is not
-known and only the copied-text reading applies).
-"""
+"""What the model was shown: the document (copied lines are no answer) and the question (its words name the
+field; what an answer echoes from it is no value), split at the last CONTEXT_SEPARATOR of the prompt."""
 
 from __future__ import annotations
 
@@ -52,11 +45,8 @@ def _content(text: str) -> frozenset[str]:
 
 @lru_cache(maxsize=4096)
 def asked_names(question: str | None) -> Names:
-    """The names the question gives the field: the content words of its first
-    sentence ("What is the closing balance?" -> closing, balance), and each
-    parenthesised name in it ("(Rechnungsbetrag)") on its own. Empty when the
-    question asks nothing readable. A clause names the asked thing when it holds
-    all the words of one of these names."""
+    """The names the question gives the field: the content words of its first sentence, and each parenthesised
+    name in it ("(Rechnungsbetrag)"); empty when the question asks nothing readable."""
     if not question:
         return ()
     q = prep(question).strip()
@@ -78,9 +68,8 @@ _CODE = re.compile(r"(?<![\w'/-])[A-Z][A-Z]{1,9}(?![\w'/-])(?![\s:#.-]*[0-9])")
 
 @lru_cache(maxsize=4096)
 def echoed_tokens(question: str | None) -> frozenset[str]:
-    """The numbers and capitalised codes of the question ("2023", "MRN"): an answer
-    repeating them repeats the question, it does not give a value. A code before a
-    number ("PO 77412") is part of that number's id and stays."""
+    """The numbers and capitalised codes of the question: an answer repeating them gives no value. A code before
+    a number ("PO 77412") is part of that id and stays."""
     if not question:
         return frozenset()
     q = prep(question)

@@ -1,12 +1,5 @@
-"""An answer's clauses, and whether a clause names a field.
-
-A clause is a line, a part between semicolons, or a sentence; list markers are
-blanked first, so "1. The tenancy deposit is £1,673.07." is one clause. A clause
-names a field when it holds every word of the field's name (split on "_", "-"
-and spaces; case-insensitive whole words, singular and plural alike) or of one
-of its `aliases`: "The tenancy deposit is ..." names `tenancy_deposit`,
-"subtotal" and "sub-total" do not name `total`.
-"""
+"""An answer's clauses (lines, ';'-parts, sentences; list markers blanked first), and whether one names a
+field: it holds every word of the name or an alias (split on _ - and spaces, singular or plural alike)."""
 
 from __future__ import annotations
 
@@ -113,9 +106,8 @@ def names_field(clause: str, names: Names) -> bool:
 
 
 def subject(clause: str, whole: bool) -> str:
-    """What a value clause is about: the words before "is"/":" ("The subtotal is
-    EUR 450"), else the whole clause when `whole` (typed values, whose clause
-    holds little else) or nothing (a text value is its clause)."""
+    """What a value clause is about: the words before "is"/":", else the whole clause when `whole` (typed values)
+    or nothing (a text value is its clause)."""
     m = _COPULA.search(f" {clause} ")
     if m:
         return f" {clause} "[: m.start()]

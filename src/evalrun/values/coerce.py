@@ -8,13 +8,8 @@ from typing import Any
 
 
 def coerce(value: Any) -> tuple[str | None, str | None]:
-    """A model's JSON value as text: (text or None if absent, note).
-
-    note is "nonscalar" for a non-empty object (or a list of lists), which is
-    never a field value. Singleton lists are unwrapped; longer lists of scalars
-    are joined with "; " so that several different values surface as
-    ambiguous candidates; empty lists and objects are absent.
-    """
+    """A model's JSON value as (text or None if absent, note): "nonscalar" for an object or nested list (never a
+    value); singleton lists unwrapped, longer ones joined with "; " (several values are ambiguous); empty absent."""
     for _ in range(256):
         if isinstance(value, (list, tuple)) and len(value) == 1:
             value = value[0]

@@ -1,12 +1,5 @@
-"""Currencies: ISO codes, the symbols and words that name them, and which
-symbols are shared by several currencies ("$", "kr", "¥", "£").
-
-A shared symbol is kept as written (the candidate's currency is "$") and
-resolved against the other side when two amounts are compared: "$" matches any
-dollar currency, so "$14,208.15" is CAD 14208.15 when the gold is CAD and a
-currency mismatch when the gold is EUR. A prefixed symbol ("C$", "US$", "A$")
-names one currency.
-"""
+"""Currencies: ISO codes, the symbols and words that name them, and the shared symbols ("$", "kr", "¥", "£").
+A shared symbol stays as written and is resolved against the other side when amounts are compared."""
 
 from __future__ import annotations
 
@@ -87,11 +80,8 @@ def _korean_won(text: str, at: int) -> bool:
 
 
 def currency_mentions(text: str, words: bool = False, everyday: bool = True) -> list[tuple[str, str]]:
-    """(as written, ISO code or shared symbol) for each currency the text names, in order:
-    ISO codes in capitals ("try" and "pen" are words), symbols, and with `words` the
-    currencies named in words (evalrun.values.currency_names: "Canadian dollars", "the
-    currency of Canada"; "dinar" alone names none: KWD, BHD, JOD, ...); without
-    `everyday`, not "won", which is also an everyday verb."""
+    """(as written, ISO code or shared symbol) for each currency named, in order: codes in capitals ("try" is a
+    word), symbols, and with `words` names (currency_names); without `everyday`, not "won" (also a verb)."""
     return [(tok, cur) for _, tok, cur in currency_mentions_at(text, words, everyday)]
 
 
@@ -107,19 +97,16 @@ def currency_mentions_at(text: str, words: bool = False, everyday: bool = True) 
 
 
 def _data_row(line: str) -> bool:
-    """A row of data: three or more cells split by "," ";" "|" or a tab with no space after
-    ("DocNo,Date,Description,Amount USD"); prose puts a space after its commas, and a comma
-    between digits groups a number ("1,234,567.89")."""
+    """A data row: three or more cells split by , ; | or tab with no space after (prose puts a space after its
+    commas; a comma between digits groups a number)."""
     cuts = [i for i, ch in enumerate(line) if ch in ",;|\t"
             and not (line[i - 1:i].isdigit() and line[i + 1:i + 2].isdigit())]
     return len(cuts) >= 2 and all(line[i + 1:i + 2] not in (" ", "") for i in cuts)
 
 
 def stated_currency(text: str) -> str | None:
-    """The one currency an answer names apart from its amount ("The net pay is 2,318.64.
-    The currency is USD."), or None when it names none or several that cannot be one.
-    A currency in a data row the answer copies (a CSV header "...,Amount USD") states
-    nothing about the answer's value."""
+    """The one currency an answer names apart from its amount ("2,318.64. The currency is USD."), else None;
+    one inside a data row the answer copies states nothing about its value."""
     found: list[str] = []
     mentions = currency_mentions(text, words=True, everyday=False)
     if mentions and any(ch in text for ch in ",;|\t"):

@@ -1,15 +1,6 @@
-"""Currencies named in words: "Canadian dollars", "Swiss francs", "yen", "won",
-"rupees", "人民币", and a country in a phrase about its currency ("the currency
-of Canada", "Japan's currency", "Swiss currency").
-
-A name that several currencies share stays the shared symbol ("dollars" is "$",
-"pounds" "£", "kronor" "kr") and is resolved by the other side, as the symbols
-are. "dinar", "peso", "riyal", "dirham" and "real" alone name no currency (each
-is the name of several, or an everyday word); qualified ("Kuwaiti dinar",
-"Mexican peso", "Brazilian real") they name one. "rupee(s)" is INR, as "Rs" is.
-A country is read only in such a phrase: "Shipped from Canada, paid in USD"
-names USD alone.
-"""
+"""Currencies named in words ("Canadian dollars", "yen", "人民币") and a country in a phrase about its currency
+("the currency of Canada"). A shared name stays the shared symbol ("dollars" is "$"); "dinar", "peso",
+"riyal", "dirham", "real" alone name none; a country outside such a phrase names nothing."""
 
 from __future__ import annotations
 

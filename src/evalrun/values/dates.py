@@ -1,11 +1,6 @@
-"""Dates written numerically, in words (the languages of values/months.py), in CJK
-form, in a Japanese era (values/eras.py) or in the Hijri calendar (values/hijri.py).
-
-A numeric a/b/yyyy date with both a and b <= 12 reads by the field's date order:
-"dmy" (the default: 04/09/2024 is 4 September), "mdy" (it is 9 April) or
-"ymd", where it is an AmbiguousDate that no gold matches. The order is the
-field's `date_order`, else its `locale`'s (values/locales.py), never today's.
-"""
+"""Dates written numerically, in words (values/months.py), in CJK form, in a Japanese era (values/eras.py)
+or in the Hijri calendar (values/hijri.py). A numeric a/b/yyyy date with a, b <= 12 reads by the field's
+date order (`read_date_order`); under "ymd" it is an AmbiguousDate that no gold matches. Never today's."""
 
 from __future__ import annotations
 
@@ -44,9 +39,8 @@ DATE_ORDERS = ("dmy", "mdy", "ymd")
 
 
 def read_date_order(opts: dict[str, Any]) -> str:
-    """A field's date order: `date_order` (dmy | mdy | ymd), else the older
-    `dayfirst` (true = dmy, false = mdy), else the order of its `locale`
-    (evalrun.values.locales), else dmy. ValueError for another value."""
+    """A field's date order: `date_order`, else the older `dayfirst` (true = dmy), else its `locale`'s, else
+    dmy. ValueError for another value."""
     order = opts.get("date_order")
     if order is None:
         dayfirst = opts.get("dayfirst")
@@ -142,9 +136,8 @@ def _match_parts(name: str, m: re.Match[str], order: str) -> DateParts | Ambiguo
 
 
 def _written_date(t: str, w: re.Match[str], mo: int) -> list[tuple[int, int, DateParts]]:
-    """The longest date around one month word, in this order of preference:
-    14 March 2024, March 14, 2024, 2024 March 14, March 2024, 2024 March,
-    14 March, March 14."""
+    """The longest date around one month word, preferring 14 March 2024, March 14, 2024, 2024 March 14,
+    March 2024, 2024 March, 14 March, March 14."""
     ws, we = w.span()
     lo = max(0, ws - 24)
     before = _BEFORE_D.search(t, lo, ws)
@@ -272,9 +265,8 @@ def fmt_date(p: DateParts | AmbiguousDate) -> str:
 
 
 def distinct_dates(cands: tuple[DateParts | AmbiguousDate, ...]) -> list[DateParts | AmbiguousDate]:
-    """Unique dates; a less precise mention consistent with a more precise one
-    ("in March 2024, on 14 March 2024") is the same answer, and so is an
-    ambiguous date one of whose readings the answer also writes unambiguously."""
+    """Unique dates; a less precise mention consistent with a more precise one ("March 2024, on 14 March 2024"),
+    or an ambiguous date one of whose readings is also written, is the same answer."""
     uniq = list(dict.fromkeys(cands))
     plain = [c for c in uniq if isinstance(c, DateParts)]
     return [

@@ -1,7 +1,5 @@
-"""How answers say that a field has no value: "not stated", "The document does
-not mention the carrier.", "There is no PO number.", "I could not find ...",
-"No due date is given." Read on norm_text'd clauses (lowercase, apostrophes
-dropped: "doesn't" is "doesnt")."""
+"""How answers say a field has no value ("not stated", "There is no PO number.", "I could not find ..."),
+read on norm_text'd clauses ("doesn't" is "doesnt")."""
 
 from __future__ import annotations
 
@@ -112,9 +110,8 @@ def may_deny_foreign(norm_clause: str) -> bool:
 
 
 def denial_targets(norm_clause: str) -> list[str]:
-    """What each denial in a normalised clause is about: the denial with the words
-    after it ("does not mention the carrier"), or with the few words before it
-    ("the total is not stated"; "total eur 500 with vat not shown" is about VAT)."""
+    """What each denial in a normalised clause is about: the words after it ("does not mention the carrier"), or
+    the few before it ("the total is not stated"; "total eur 500 with vat not shown" is about VAT)."""
     if may_deny_foreign(norm_clause):
         norm_clause = _FOREIGN.sub(" not stated ", norm_clause)
     out = [norm_clause[m.start():] for m in _OBJECT_AFTER.finditer(norm_clause)]

@@ -1,8 +1,5 @@
-"""The field-type reference (docs/field-types.md), rendered from the registered types, so the
-documentation lists every type with its options, rules and sub-codes and cannot drift from them.
-
-    python -m evalrun.values.docs [--check] [PATH]
-"""
+"""The field-type reference (docs/field-types.md), rendered from the registered types so it cannot drift.
+    python -m evalrun.values.docs [--check] [PATH]"""
 
 from __future__ import annotations
 

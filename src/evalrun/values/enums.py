@@ -12,10 +12,8 @@ _NEGATIONS = frozenset("not no never non isnt arent wasnt werent dont doesnt did
 
 
 def find_enum_values(norm_pred: str, lookup: dict[str, str]) -> list[str]:
-    """Canonical values whose name or synonym occurs as whole words in the
-    normalised answer, skipping negated mentions ("not paid"). Longer names are
-    matched first and claim their words: with synonyms "dollars" and "canadian
-    dollars", "paid in canadian dollars" names only the second."""
+    """Canonical values named as whole words in the normalised answer, negated mentions ("not paid") skipped;
+    longer names match first and claim their words ("canadian dollars" is not also "dollars")."""
     padded = f" {norm_pred} "
     found: dict[str, int] = {}  # canonical value -> where it is first named
     taken = bytearray(len(padded))  # 1 where a longer name already read sits: linear in the answer
@@ -73,10 +71,8 @@ _ISO = frozenset(ISO_CODES)
 
 
 def _currency_mentions(s: str, allowed: frozenset[str] | None, lookup: dict[str, str]) -> list[str]:
-    """In a currency field (every allowed value an ISO code) the field knows every currency:
-    another ISO code written ("Kuwaiti dinar (DKK)") is a second value, and a symbol names
-    the allowed currency it stands for ("120,00 €" is EUR; "$" only when one allowed
-    currency is written with it). Codes in capitals only: "try" and "pen" are words."""
+    """In a currency field (every allowed value an ISO code) another ISO code in capitals is a second value, and
+    a symbol names the allowed currency it stands for ("$" only when one allowed currency uses it)."""
     if not allowed or not all(a.upper() in _ISO for a in allowed):
         return []
     out: list[str] = []

@@ -1,12 +1,5 @@
-"""Dates counted in an era: the Japanese imperial eras and the Republic of China (Minguo) years.
-
-"令和5年12月1日" is 2023-12-01, "令和元年" (the first year, 元) is 2019, "平成31年4月30日" is
-2019-04-30, "昭和64年" is 1989. A date outside its era (平成32年, 昭和64年2月1日: Shōwa ended on
-7 January 1989) is no date rather than a guess. The one-letter forms of Japanese forms and
-receipts, "R5.12.1" and "H31.4.30" (M Meiji, T Taishō, S Shōwa, H Heisei, R Reiwa), are read
-too, but only as a full year.month.day with a capital letter glued to the year, so "R5" or
-"H31" alone stays an id. "民國113年" (Taiwan) is 2024.
-"""
+"""Dates in an era: Japanese imperial eras ("令和5年12月1日", "令和元年", "R5.12.1") and Minguo years ("民國113年").
+A date outside its era (平成32年) is none, not a guess; "R5.12.1" forms only as a full date ("R5" is an id)."""
 
 from __future__ import annotations
 

@@ -27,10 +27,8 @@ _GIVES = re.compile(r"(?i)\b(?:is|are|was|were|for|of|on|towards?|as)\b|:")
 
 
 def answer_clauses(pred: str) -> list[str]:
-    """Clauses (values.clauses), with a parenthesised aside that has a subject of its
-    own ("EUR 500.00 (the subtotal is EUR 450.00)"), and a later part of a sentence that
-    gives its value to an item of its own ("EUR 1,250.00, of which EUR 50.00 is
-    shipping"), as clauses of their own."""
+    """Clauses (values.clauses), with an aside that has a subject of its own ("(the subtotal is EUR 450.00)")
+    and a later part giving its value to an item of its own ("of which EUR 50.00 is shipping") split off."""
     out = []
     for clause in split_clauses(pred):
         asides = [m for m in _ASIDE.finditer(clause) if subject(m[1], False).strip()]
@@ -42,12 +40,8 @@ def answer_clauses(pred: str) -> list[str]:
 
 
 def _item_parts(clause: str) -> list[str]:
-    """The clause, and apart from it each later part with a value that it gives to an
-    item of its own ("and the discount is EUR 50.00", "including EUR 50.00 for
-    shipping") once an earlier part has given a value: that value is not the first's. It
-    gives it by a verb or preposition; other words beside a value ("24,85 Cent/kWh", "26 in
-    Graz", "previously 26") say nothing of what the value is, and a share of the field
-    ("which is 30% of the loan amount") stays (_whole_field_values)."""
+    """The clause and, split off, each later part giving its value to an item of its own by a verb or
+    preposition ("including EUR 50.00 for shipping"); a share of the field stays (_whole_field_values)."""
     kept, apart, sep, at, valued = "", [], "", 0, False
     for m in [*_PART.finditer(clause), None]:
         part = clause[at:m.start() if m else len(clause)]
@@ -78,17 +72,14 @@ def _content_words(text: str, asked: frozenset[str] = frozenset()) -> list[str]:
 
 
 def _subject_words(clause: str, whole: bool, asked: frozenset[str] = frozenset()) -> list[str]:
-    """The content words of a value clause's subject; a hyphenated word counts whole
-    ("Sub-total: EUR 450" is about a sub-total). A value word ("amount") is no content
-    unless the question asks for it ("What loan amount ...?": "The amount is ...")."""
+    """The content words of a value clause's subject, a hyphenated word whole ("Sub-total"); a value word
+    ("amount") counts only when the question asks for it."""
     return _content_words(subject(clause, whole), asked)
 
 
 def _item_words(part: str) -> list[str]:
-    """What a value part gives its value to: its subject ("the discount is EUR 50.00"),
-    else its own words up to a qualifier after the value ("EUR 50.00 is charged for
-    shipping", "of which EUR 50.00 is shipping", "after a deposit of EUR 300.00";
-    "EUR 1,300.00 with shipping" is a total with shipping: none)."""
+    """What a value part gives its value to: its subject, else its words up to a qualifier after the value
+    ("EUR 50.00 is charged for shipping"; "EUR 1,300.00 with shipping" is a total: none)."""
     if own := _subject_words(part, False):
         return own
     digit = HAS_DIGIT.search(part)
@@ -97,21 +88,16 @@ def _item_words(part: str) -> list[str]:
 
 
 def about_field(clause: str, names: Names) -> bool:
-    """Is a value clause about the field asked for? Its subject (the words before
-    "is"/":", else the whole clause) is nothing but the field's or the question's words
-    ("Total: EUR 500" when the total is asked) or value words ("The amount is ...");
-    "the net amount is ..." is about a net amount, whatever the field's key."""
+    """Is a value clause about the field? Its subject is only the field's, the question's or value words
+    ("Total: EUR 500"); "the net amount is ..." is about a net amount, whatever the field's key."""
     own = _subject_words(clause, True) or _item_words(clause)  # "EUR 50.00 is shipping": about shipping
     known = frozenset().union(*names) if names else frozenset()
     return all(w in known for w in own)
 
 
 def _rival(h: FieldType, clauses: list[str], naming: list[str], asked: Names, opts: Options) -> bool:
-    """Does another clause, whose subject is made of the question's words ("The total
-    including tax is ¥ 1" when the quoted total including tax is asked, "The amount is
-    120,000,000" when the loan amount is), give the field a second value? Then the answer
-    states two and none is read. A subject of value words alone ("The amount") gives one
-    only right after its verb."""
+    """Does another clause whose subject is the question's words give the field a second value ("The amount is
+    120,000,000" when the loan amount is asked)? Then none is read; value words alone only right after the verb."""
     chosen = h.candidates("\n".join(naming), opts)
     known = frozenset().union(*asked)
     for clause in clauses:
@@ -132,14 +118,9 @@ _STATES_VALUE = re.compile(r"(?i)\b(?:is|are|was|were)\s*:?\s+(?:[A-Z]{3}\s?|Rs\
 
 
 def named_value(h: FieldType, pred: str, opts: Options, asked: Names = ()) -> Any | None:
-    """The one value the answer gives for the field, when it gives several: the one in
-    the clauses that name the field as the question does ("What is the closing
-    balance?": "The closing balance is 3,402.18. The amount is 1,450.00."), else as
-    the field's name or aliases do ("1. The tenancy deposit is £1,673.07.\\n2. The
-    monthly rent is £950.00." for tenancy_deposit), of several there the one written in
-    the unit the question asks for (FieldType.in_asked_unit); else the one value left when the
-    others are attributed to something else by the answer itself ("EUR 500.00 (the
-    subtotal is EUR 450.00)"). None when no such reading gives exactly one value."""
+    """The one value given for the field among several: in the clauses naming it as the question does, else as
+    its name or aliases do (of those, the one in the unit asked: FieldType.in_asked_unit), else the one left
+    when the answer attributes the others elsewhere ("EUR 500.00 (the subtotal is EUR 450.00)"); else None."""
     if not h.typed:
         return None
     clauses = answer_clauses(pred)
@@ -171,10 +152,8 @@ _FRACTION_OF = re.compile(r"(?i)\d(?:[.,]\d+)?\s?%\s+(?:of|von|de|du|del|di)\s")
 
 
 def _whole_field_values(h: FieldType, naming: list[str], opts: Options) -> list[Any]:
-    """The values of the naming clauses that do not speak of a share of the field ("The
-    amount is ₹30 lakh, which is 30% of the loan amount", "21.00% of the total to pay is
-    2.574,00 €"): several clauses name the field, and one gives the field itself. None
-    when every naming clause speaks of a share: the field is read from the other clauses."""
+    """The values of the naming clauses that do not speak of a share of the field ("..., which is 30% of the
+    loan amount"); none when every one does: the field is then read from the other clauses."""
     whole = [c for c in naming if not _FRACTION_OF.search(c)]
     if len(whole) == len(naming):
         return h.candidates("\n".join(naming), opts)
@@ -191,9 +170,8 @@ def _content(text: str, filler: frozenset[str]) -> list[str]:
 
 
 def _for_field(h: FieldType, clause: str, names: Names) -> bool:
-    """Does a clause with a value give it for the field asked? Yes when it names the
-    field or is about nothing else ("¥1,335,900.", "The amount is EUR 5"); not when
-    its subject is another ("The subtotal is EUR 450", "The total is EUR 500")."""
+    """Does a clause with a value give it for the field? Yes when it names the field or is about nothing else
+    ("¥1,335,900."); not when its subject is another ("The subtotal is EUR 450")."""
     if not h.typed and not _content(clause, _BARE):
         return False  # "Sorry." is no text value
     if names_field(clause, names):
@@ -209,13 +187,9 @@ def _cands(h: FieldType, clause: str, opts: Options) -> list[Any]:
 
 
 def read_refusal(h: FieldType, pred: str, opts: Options, asked: Names = ()) -> Refusal | None:
-    """None when the answer denies nothing. Otherwise whether a denial concerns the
-    field and whether the answer also states a value for it. Numbers pointing into
-    the document ("Section 4 does not state a due date") are no value; nor, when
-    the denial concerns the field, is anything inside the denial itself ("The
-    invoice dated 14 March 2024 does not state a due date"), unless the value is
-    what is denied ("EUR 500.00 not found": a value and a denial). A sentence
-    about the document itself ("The document is not found.") denies no value."""
+    """None when the answer denies nothing; else whether a denial concerns the field and whether a value is also
+    stated. References into the document ("Section 4") and what sits inside a denial of the field are no value,
+    unless the value is what is denied ("EUR 500.00 not found"); "The document is not found." denies no value."""
     if not may_deny(pred):
         return None
     clauses = split_clauses(mask_references(prep(pred)), fine=True)

@@ -1,14 +1,5 @@
-"""Hijri (Islamic) dates, converted to the Gregorian calendar with `hijridate` (Umm al-Qura).
-
-Read: a day, a month named in Arabic or in a common transliteration and a year
-("15 Ramadan 1445", "١٥ رمضان ١٤٤٥ هـ", "Ramadan 15, 1445 AH"), and a numeric date
-marked as Hijri by "AH", "A.H." or "هـ" ("1445/09/15 AH", "15/09/1445 هـ"; a numeric
-Hijri date with the year last is day/month/year, the way it is written in the
-Gulf). A numeric date without that mark is a Gregorian date. Only whole dates are
-read: "Ramadan 1445" spans two Gregorian months and names neither. A date outside
-the Umm al-Qura table (1343-1500 AH) or one that does not exist (30 Safar in a
-29-day month) is no date, never a guess.
-"""
+"""Hijri dates, converted to Gregorian with `hijridate` (Umm al-Qura): "15 Ramadan 1445", "1445/09/15 AH"
+(a numeric one needs the AH/هـ mark). Whole dates only; outside the table or nonexistent is none, never a guess."""
 
 from __future__ import annotations
 

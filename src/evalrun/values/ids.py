@@ -128,12 +128,8 @@ _id_candidates_cached = lru_cache(maxsize=65536)(_id_candidates)
 
 
 def id_candidates(text: str) -> tuple[bool, tuple[str, ...]]:
-    """(is_free_text, normalised candidates). List markers ("1. ") are blanked
-    first. Runs of id-ish tokens joined by
-    spaces are candidates ("ID: DE 1234 5678" -> DE12345678); without any, a
-    value with no prose words is taken whole, and prose falls back to all-caps
-    codes. In prose, dates and amounts are masked first and candidates shorter
-    than three characters are dropped."""
+    """(is_free_text, normalised candidates): runs of id-ish tokens ("ID: DE 1234 5678" -> DE12345678), else a
+    value with no prose words whole, else all-caps codes; in prose dates and amounts masked, short ones dropped."""
     if len(text) > CACHE_MAX_LEN:
         return _id_candidates(text)
     return _id_candidates_cached(text)

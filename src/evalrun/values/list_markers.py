@@ -1,6 +1,4 @@
-"""List markers ("1.", "2)", "(3)", "a)", "-", "*", "•", and outline numbers such as
-"1.1.2.4") that open a line: they number an answer's items and are never a value of
-the field."""
+"""List markers opening a line ("1.", "2)", "(3)", "a)", "-", "•", outline "1.1.2"): never a value of the field."""
 
 from __future__ import annotations
 
@@ -28,10 +26,8 @@ def _blank(t: str, spans: list[tuple[int, int]]) -> str:
 
 
 def list_marker_spans(t: str, outline: bool = True) -> list[tuple[int, int]]:
-    """The markers opening the lines of `t`. A bullet followed by a space always is
-    one ("- EUR 5" is not minus five); a number or letter is one when two or more
-    lines are numbered, or when it is the first item ("1.", "a)"): an answer
-    "24. It is due on delivery." still states 24. With `outline`, outline numbers too."""
+    """The markers opening the lines of `t`: a bullet and a space always ("- EUR 5" is not minus five); a number or
+    letter when two or more lines are numbered or it is "1"/"a" ("24. It is due." states 24). `outline`: those too."""
     if outline and t.count(".") >= 3 and _OUTLINE.search(t):
         return _spans(t) + [m.span("mark") for m in _OUTLINE.finditer(t)]
     return _spans(t)

@@ -1,29 +1,9 @@
-"""A field's `locale` hint: which separator is decimal and which date order a
-numeric date follows, where the written form alone cannot tell.
+"""A field's `locale` (a BCP 47 tag: "de-CH", "en-IN", "ja"; "_" for "-"): the decimal separator of
+"1.234" and the order of a numeric a/b/yyyy date, where the written form cannot tell.
 
-`locale` is a BCP 47 tag, language with an optional region ("de-CH", "en-IN",
-"ja-JP", "fr-FR", "de"; "_" is accepted for "-"). It decides only what is truly
-ambiguous, and an explicit option always wins:
-
-* the decimal separator of "1.234" / "1,234" (`decimal` wins): "," in the
-  languages that write 1.234,50 (German, French, Spanish, Italian, Portuguese,
-  Dutch, Polish, the Nordic and most other European languages, Turkish,
-  Indonesian, Vietnamese), "." elsewhere (English, Japanese, Chinese, Korean,
-  Hindi, Arabic, Hebrew, Thai, ...), with the regions that differ from their
-  language: de-CH, de-LI, it-CH and Spanish in MX, US, PR, DO, GT, HN, NI, SV,
-  PA, PE write "."; en-ZA and Arabic in MA, DZ, TN write ",".
-* the order of a numeric a/b/yyyy date (`date_order`, then `dayfirst`, win):
-  "mdy" in the US, PR, PH and the US Pacific territories; "ymd" (which leaves
-  a/b/yyyy ambiguous, never credited) where the year-first form is the norm or
-  the country mixes orders (ja, zh, ko, hu, lt, mn, sv, fa; CA, ZA, JP, CN, TW,
-  KR, HU, LT, MN, SE, IR) and for "en" with no region (US or not: unknown);
-  "dmy" for every other known language or region.
-
-Nothing is ever guessed from today's date or the machine's own locale. A tag
-whose language this table does not know is an error (`locale_problem`), not a
-silent default. The `files` pack can also set the locale per row from a column
-(`locale_column`), for a CSV that mixes documents of several countries.
-"""
+An explicit `decimal` / `date_order` / `dayfirst` always wins. "ymd" (a/b/yyyy stays ambiguous, never
+credited) where the year-first form is the norm or the country mixes orders, and for "en" with no region.
+Nothing is guessed from today or the machine's locale: an unknown language is an error (`locale_problem`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Degenerate repetition: a short run of text repeated back to back until the answer is
-cut off ("2023-2024, 2023-2024, 2023-2024, ...", "12 x 12 = 144 / 12 x 12 = 144 / ...",
-"1.1.1.1.1.1", "カラララララ"). A damaged model loops like this; a reviewer reads it as
-no answer, not as the values it happens to contain. A sentence restated whole ("The
-total is EUR 5. The total is EUR 5.") is longer than a loop unit and stays an answer."""
+"""Degenerate repetition: a short run repeated back to back until the answer is cut off ("2023-2024,
+2023-2024, ..."). A reviewer reads it as no answer; a sentence restated whole is longer than a unit and stays."""
 
 from __future__ import annotations
 
@@ -38,11 +35,8 @@ def is_list_marker_loop(unit: str) -> bool:
 
 
 def loop_spans(text: str) -> list[tuple[int, int, str]]:
-    """Each loop in `text`: (start, end, its unit). A loop never starts inside a number: in
-    "= 30 + 20 + 20 + ..." the loop is " + 20", not "0 + 2" inside the 30. A loop whose
-    first copy is glued to the token before it ("CIF 2100-2400, 2400, 2400, ...") goes on
-    repeating a piece of that token: the loop takes the token, which is its first unit; a
-    loop of "+ 20" goes on with the sum its first term opens ("30 + 20 + 20 + ...")."""
+    """Each loop in `text`: (start, end, unit). A loop never starts inside a number (" + 20", not "0 + 2");
+    one whose first copy is glued to the token before it takes that token as its first unit."""
     if len(text) < 8:
         return []
     found = []

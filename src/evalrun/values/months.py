@@ -1,16 +1,6 @@
-"""Written month names, one table for every language the date reader knows.
-
-Each name is looked up as a whole word, case-insensitively. A name that is also
-an everyday word or name in some language ("marco", "gen", "ago") is read
-only in a full date, day and year ("12 ago 2023"), never as "5 ago" or "ago,
-2021"; "may" keeps its older rule (no yearless "12 may"). Polish months are listed in the nominative
-("styczeń") and in the genitive a date uses ("5 maja 2024"). Portuguese, Spanish
-and Italian "12 de abril de 2023", "1º de março de 2024" are read through the
-"de"/"del" connectors and ordinal marks in `evalrun.values.dates`.
-
-Left out on purpose: Portuguese "set"/"out" and Polish three-letter
-abbreviations ("sie", "lis"), which are common words in other languages.
-"""
+"""Written month names, every language the date reader knows, as whole words. A name that is also an everyday
+word ("marco", "gen", "ago") is read only in a full date; Portuguese "set"/"out" and Polish three-letter
+abbreviations are left out on purpose (common words elsewhere)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Answers that give no value: copied document lines, words with no value of the
-field's type, a cut-off repeat. The scorer reads these as a dropped field
-(`missing`), never as a wrong value, and on a decoy never as "correctly absent":
-only an answer that says the value is not given earns that."""
+"""Answers that give no value (copied lines, words with no value of the type, a cut-off repeat): a dropped
+field (`missing`), never a wrong value, and on a decoy never "correctly absent"."""
 
 from __future__ import annotations
 
@@ -22,9 +20,8 @@ from evalrun.values.types._base import FieldType, Options
 
 
 def drop_cut_repeat_listed(answer: str) -> str:
-    """values.text.drop_cut_repeat, with list markers ignored: "1. 12 février 2024:
-    12 février 2024\\n2. 12 février 2024: 12 fé" ends in a cut repeat of its first
-    item, not in a new value "12"."""
+    """values.text.drop_cut_repeat, list markers ignored: "1. 12 février 2024\n2. 12 fé" ends in a cut repeat,
+    not a new value "12"."""
     masked = mask_list_markers(answer, outline=False)
     kept = drop_cut_repeat(masked)
     return answer if kept == masked else answer[: len(kept)]
@@ -54,10 +51,8 @@ def _words(clause: str) -> int:
 
 
 def offered(h: FieldType, answer: str, opts: Options, asked: Names) -> bool:
-    """Does some clause give one of its values as an answer? It is a short label line or a
-    bare value, or it is about the field asked ("The balance from this assessment is
-    $1,284.50."); a value inside a copied sentence about something else ("Zahlbar innert
-    30 Tagen, d. h. bis 06.03.2024, ...") is not offered for the VAT rate."""
+    """Does some clause give one of its values as an answer: a short label line, a bare value, or a clause about
+    the field? A value inside a copied sentence about something else is not offered."""
     names = asked + opts.names
     for clause in answer_clauses(answer):
         if not h.candidates(clause, opts):
@@ -75,12 +70,8 @@ def shows_any_value(text: str) -> bool:
 
 
 def value_offered(answer: str, opts: Options, asked: Names) -> bool | None:
-    """Is something given as the field's value, whatever its shape? A short answer (three
-    words or fewer), or a bare value line ("1000,00 €"), is one; in prose, a clause with a
-    value that speaks of the field ("The IBAN of the settlement account is: EUR250.00",
-    "The contract period starts on the 15th of the month"). Copied lines, babble and
-    sentences with no word of the question offer none. None where nothing names the field
-    (no question, no field name): then nothing tells."""
+    """Is something given as the field's value, whatever its shape: a short answer, a bare value line, or a clause
+    with a value that speaks of the field? None where nothing names the field (no question, no field name)."""
     known = {w for name in asked + opts.names for w in name if len(w) >= 3}
     if not known:
         return None
@@ -111,9 +102,8 @@ _NEAR = 4  # tokens either side of the field's word within which its value is gi
 
 
 def _value_after_name(clause: str, known: set[str]) -> bool:
-    """A value within a few words of a word of the question, not in an aside: "the high
-    tariff was consumed 11.08.2024" and "300 boxes of gloves" give one; "the margin ... applies to the loan facility
-    offered by Hartwell on 9 April 2024" and "the total includes tax (2024년 4월 30일)" do not."""
+    """A value within a few words of a word of the question, not in an aside ("300 boxes of gloves" gives one;
+    "the total includes tax (2024년 4월 30일)" does not)."""
     toks = _ASIDE_TEXT.sub(" ", clause).split()
     for i, tok in enumerate(toks):
         if known.isdisjoint(words(tok)):

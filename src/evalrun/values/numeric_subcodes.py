@@ -1,11 +1,5 @@
-"""Why two different numbers differ: a sign flip, a scale error, rounding, or a
-digit slip (transposed, dropped, inserted, changed), in the priority order the
-scorer documents (docs/field-types.md).
-
-A digit sub-code is a claim that a slip of one or two digits explains the
-difference; it is made only where that is plausible, so "1 vs 24" is simply
-another number, not a changed digit.
-"""
+"""Why two numbers differ, in the scorer's priority (docs/field-types.md). A digit sub-code claims a slip of
+one or two digits explains it, so it is given only where that is plausible ("1" vs 24 is another number)."""
 
 from __future__ import annotations
 
@@ -46,9 +40,7 @@ def _int_len(v: Decimal) -> int:
 
 
 def _is_rounding(g: Decimal, p: Decimal) -> bool:
-    """One value is the other correctly rounded (half-up or half-even) to its own,
-    coarser precision: 14851.20 -> 14851, 1234.56 -> 1234.6; a truncation
-    (1234.56 -> 1234.5) is not."""
+    """One value is the other rounded (half-up or half-even) to its coarser precision; a truncation is not."""
     if (g < 0) != (p < 0) or len(g.as_tuple().digits) + len(p.as_tuple().digits) > 120:
         return False
     dg, dp = _eff_decimals(g), _eff_decimals(p)
@@ -65,10 +57,8 @@ def _is_rounding(g: Decimal, p: Decimal) -> bool:
 
 
 def _digit_edit(a: str, b: str, int_change: int) -> str | None:
-    """The digit slip turning `a` into `b`, or None when no small slip explains
-    it: more than two edits, edits not fewer than half the longer digit string,
-    a substitution or transposition that changes the integer part's length, or
-    drops/inserts that change it by more than the digits dropped/inserted."""
+    """The digit slip turning `a` into `b`, or None where no small slip explains it (more than two edits, half
+    the digits, or an integer part whose length the slip cannot change so)."""
     longer = max(len(a), len(b))
     if longer > _MAX_DIGITS:
         return None

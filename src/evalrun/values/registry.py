@@ -1,12 +1,5 @@
-"""The field-type registry: every module of values/types/ that defines a FieldType.
-
-Nothing lists the types: the registry imports each module of the folder by name
-(no import cycle: a type module never imports the registry), so adding a type is
-adding one file. Names are in module order, which is alphabetical. Reading a string
-as the type of a given name (a gold, "no value") goes through the same type object
-for the scorer and for the packs that check their golds before a run, so a gold a
-pack accepts is exactly a gold the scorer can compare against.
-"""
+"""The field-type registry: every module of values/types/ that defines a FieldType (adding a type is adding
+one file). The scorer and the packs that check golds read through the same type object, so they agree."""
 
 from __future__ import annotations
 
@@ -83,9 +76,8 @@ def user_option_problem(kind: str, options: dict[str, Any]) -> tuple[str, str] |
 
 
 def gold_value(kind: str | FieldType, gold: str, opts: dict[str, Any]) -> Any:
-    """The gold's one typed value, or None when the reference does not parse as `kind`
-    (the scorer then compares it as plain text), including a date that the field's
-    `date_order` leaves ambiguous. ValueError for a bad `date_order`."""
+    """The gold's one typed value, or None when it does not parse as `kind` (then compared as plain text),
+    as for a date its `date_order` leaves ambiguous. ValueError for a bad option."""
     t = field_type(kind)
     return t.read_gold(gold, t.options(opts))
 
@@ -96,9 +88,8 @@ def states_no_value(kind: str | FieldType, s: str) -> bool:
 
 
 def is_absent_value(kind: str | FieldType, s: str, opts: dict[str, Any]) -> bool:
-    """Does `s` (a gold or an answer) say there is no value? An allowed enum value
-    ("none") never does; a typed answer that starts with a marker and has no digit
-    ("Not found in the document.") does."""
+    """Does `s` say there is no value? An allowed enum value ("none") never does; a typed answer that starts with
+    a marker and has no digit does."""
     t = field_type(kind)
     return t.says_absent(s, t.options(opts))
 

@@ -1,29 +1,8 @@
-"""Words that scale the number before them: "EUR 1.5 million", "2.5億円", "12 lakh".
+"""Words that scale the number before them: "EUR 1.5 million", "2.5億円", "12 lakh", "$1.5M".
 
-Read as a scale, after the number (one space at most):
-
-* CJK units glued to the number, compounds included: 万/萬 10^4, 億/亿 10^8, 兆 10^12,
-  千 10^3 (also 千万, 百万, 十万), Korean 만 억 조 천 (천만, 백만):
-  "2.5億円" = 250,000,000 JPY, "1億2,000万円" = 120,000,000, "1万5000円" = 15,000,
-  "2억 5천만 원" = 250,000,000 KRW. The units of a compound must fall from left
-  to right, or the amount is not read.
-* words, in any case: thousand, million, billion (10^9, the short scale), trillion,
-  lakh/lac (10^5), crore (10^7); German Million(en), Milliarde(n), French
-  million(s), milliard(s), Spanish millón/millones, mil millones (10^9),
-  Portuguese milhão/milhões, mil milhões, Italian milione/milioni,
-  miliardo/miliardi, Dutch miljoen(en), miljard(en), Polish milion(y/ów),
-  miliard(y/ów); abbreviations as written: Mio., Mrd., Mia., Tsd., mln, mld, mrd,
-  bn, tys. ("1.5 Mio. €", "2 Mrd.", "USD 2.3 bn").
-* M, MM, B, K, k, mn, Md, Mds only beside a currency ("$1.5M", "1,5 M€", "€12k"):
-  alone they are metres, bytes, kelvins or a section ("5 m" is five, and "5M"
-  alone is no amount, as before).
-
-Not a scale: "m" in any case (metres, minutes), "cr" (credit), "bilhão" and
-"billón" (10^9 in Brazil, 10^12 in Portugal and Spain), German "Billion"
-(10^12) read as English 10^9 is the one trade-off (German business text writes
-"Mrd." and "Bio."). Grouping is never a scale: a lakh-grouped "₹12,34,567.89"
-is 1234567.89 as written.
-"""
+CJK compounds must fall from left to right or the amount is not read. M, K, B, mn, Md only beside a
+currency ("5 m" is metres). Not a scale: "m", "cr", "bilhão"/"billón" (10^9 or 10^12 by country);
+German "Billion" (10^12) read as 10^9 is the one trade-off. Lakh grouping ("₹12,34,567.89") is no scale."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Text as the scorer compares it, and the small pieces every parser shares.
-
-Every function in `evalrun.values` is total: any string in, a value (or an empty
-tuple) out, never an exception. Nothing is ever filled in from "today" or from
-the gold value: the parsers see one string at a time.
-"""
+"""Text as the scorer compares it, and the small pieces every parser shares. Every parser is total (any
+string in, a value or nothing out) and sees one string at a time: nothing is filled in from today or the gold."""
 
 from __future__ import annotations
 
@@ -17,10 +13,8 @@ CACHE_MAX_LEN = 4096
 
 
 def _build_digits() -> dict[int, str | None]:
-    """Every BMP decimal digit (Arabic-Indic ٠-٩, Persian ۰-۹, Devanagari, Thai, ...) ->
-    its ASCII digit; the Arabic decimal separator ٫ -> ".", the Arabic thousands
-    separator ٬ -> ",", the Arabic percent sign ٪ -> "%"; the invisible bidi marks
-    that right-to-left text puts around numbers (LRM, RLM, ALM, isolates) dropped."""
+    """Every BMP decimal digit -> its ASCII digit, the Arabic separators and percent sign to ". , %", and the
+    bidi marks right-to-left text puts around numbers dropped."""
     table: dict[int, str | None] = {
         i: str(unicodedata.decimal(chr(i))) for i in range(0x80, 0x10000)
         if unicodedata.category(chr(i)) == "Nd"
@@ -34,9 +28,8 @@ _DIGITS = _build_digits()
 
 
 def prep(s: str) -> str:
-    """NFKC (fullwidth digits, no-break spaces, fullwidth currency signs) and every
-    script's digits as ASCII digits, with the Arabic separators (`_build_digits`), only
-    when the string is not plain ASCII, which keeps the common case cheap."""
+    """NFKC and every script's digits as ASCII (`_build_digits`), only for a string that is not plain ASCII
+    (the common case stays cheap)."""
     return s if s.isascii() else unicodedata.normalize("NFKC", s).translate(_DIGITS)
 
 
@@ -74,9 +67,8 @@ _TERMINAL = ".!?。)\"'”»"
 
 
 def drop_cut_repeat(answer: str) -> str:
-    """The answer without a last fragment that was cut off while repeating an earlier
-    sentence ("USD 38,750.00. The stated value is USD 38,750.00. The stated value is USD
-    38,7"): a model that runs out of tokens mid-repeat has not stated a new value."""
+    """The answer without a last fragment cut off while repeating an earlier sentence ("... is USD 38,750.00.
+    The stated value is USD 38,7"): a model out of tokens mid-repeat states no new value."""
     stripped = answer.rstrip()
     if not stripped or stripped[-1] in _TERMINAL or len(stripped) > 20000:
         return answer
@@ -97,13 +89,8 @@ def _words(text: str) -> list[str]:
 
 
 def mostly_copied(answer: str, document: str, share: float = 0.75, min_words: int = 6, n: int = 3) -> bool:
-    """Is (nearly) all of the answer runs of the document's own words? A model that repeats
-    or garbles its input ("Exporter: KO-EXP-2024-0112-1 / Item 1: Optical measuring
-    instruments, ...") instead of answering is told apart from one that answers in its own
-    frame ("The purchase order number is 1200 Harbor Blvd, ..."), even when that frame
-    reuses the document's words: a word counts as copied only inside a run of `n` words
-    the document has in that order. The last word is left out when the answer was cut
-    mid-word (no closing punctuation)."""
+    """Is (nearly) all of the answer runs of `n` document words in the document's order? Repeated input is told
+    from an answer in its own frame that reuses the document's words; a word cut mid-way at the end is left out."""
     words = _words(answer)
     if answer.rstrip()[-1:] not in _TERMINAL and len(words) > 1:
         words = words[:-1]
@@ -119,9 +106,8 @@ def mostly_copied(answer: str, document: str, share: float = 0.75, min_words: in
 
 
 def only_copies(answer: str, document: str, min_chars: int = 20) -> bool:
-    """Is the answer nothing but lines copied from the document (whitespace aside)? A small
-    model that cannot answer often repeats the document instead: such an answer states no
-    value of its own, whatever digits the copied lines hold."""
+    """Is the answer nothing but lines copied from the document? A model that cannot answer often repeats the
+    document: that states no value, whatever digits the lines hold."""
     lines = [" ".join(line.split()) for line in answer.splitlines()]
     lines = [line for line in lines if line]
     if sum(map(len, lines)) < min_chars:

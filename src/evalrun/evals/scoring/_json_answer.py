@@ -1,20 +1,6 @@
-"""Read a model's JSON answer in a fixed order and record how it was obtained.
-
-Order: strict (the whole text is an object) -> fenced (a ```json block, or the
-first balanced {...} that parses) -> repaired (trailing commas, single quotes,
-unquoted keys, Python None/True/False, smart quotes, comments, missing commas)
--> truncated (the text ends inside an object: open strings and brackets are
-closed; `suspect_key` names the key whose value may be cut: the innermost key
-whose string/number/literal was cut or whose value is missing, else the key
-holding a nested list/object left open; None when only members of the outer
-object were lost) -> failed. Also repaired: a double-encoded answer ("{\"a\": 1}").
-The status is what the metrics report as the parse mix; a truncated answer's
-suspect value is what a scorer should distrust. A truncated answer needs at
-least one member, so "I think {" is failed, not an empty object.
-
-`parse_json_answer` never raises: any input (huge, deeply nested, binary-ish)
-gives a JsonAnswer. The repair and completion pass is `evals/scoring/_json_repair.py`.
-"""
+"""A model's JSON answer read in a fixed order, recording how: strict -> fenced (```json or the first balanced
+{...}) -> repaired (_json_repair) -> truncated (open strings and brackets closed; `suspect_key` names the value
+that may be cut) -> failed. A truncated answer needs one member ("I think {" fails). Never raises."""
 
 from __future__ import annotations
 
@@ -55,13 +41,8 @@ def _loads(s: str, strict: bool = True) -> dict[str, Any] | None:
 
 
 def _scan_braces(text: str) -> tuple[list[tuple[int, int]], int | None]:
-    """Outermost balanced {...} spans in start order, and the first '{' never
-    closed. Objects nested in another (even an unclosed one) are left out: the
-    inner object of a truncated answer must not pass for the answer.
-
-    Strings ("..." and Python's '...') are tracked only inside braces, so quotes
-    and apostrophes in the prose around the JSON cannot derail the scan.
-    """
+    """Outermost balanced {...} spans in order, and the first '{' never closed; nested objects are left out (a
+    truncated answer's inner object is no answer). Quotes are tracked only inside braces, so prose cannot derail."""
     stack: list[int] = []
     pairs: list[tuple[int, int]] = []
     quote, skip = "", -1

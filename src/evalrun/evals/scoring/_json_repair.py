@@ -1,12 +1,5 @@
-"""Rewriting near-JSON into JSON, the repair behind `evalrun.evals.scoring._json_answer`.
-
-One pass over the text with a stack of open containers: trailing commas, single
-and smart quotes, unquoted keys, Python None/True/False, comments and missing
-commas or colons are fixed as they are met. With `complete`, a text that stops
-inside an object is closed (open strings and brackets), the key whose value may
-be cut is named, and cut-back alternatives drop the last partial member for
-when the completion does not parse.
-"""
+"""Rewriting near-JSON into JSON in one pass with a stack of open containers (trailing commas, quotes, unquoted
+keys, Python literals, comments, missing commas); with `complete`, closing a text that stops inside an object."""
 
 from __future__ import annotations
 
@@ -295,13 +288,8 @@ class _Rewriter:
 
 
 def rewrite(s: str, complete: bool) -> tuple[str, str | None, list[str]]:
-    """Rewrite near-JSON into JSON; with `complete`, also close what is open.
-
-    Returns (json text, suspect key, cut-back alternatives) where the
-    alternatives drop the last partial member, for when the completion fails.
-    Without `complete`, ("", None, []) when the text is cut or a closer closes
-    nothing.
-    """
+    """(json text, suspect key, cut-back alternatives that drop the last partial member); without `complete`,
+    ("", None, []) when the text is cut or a closer closes nothing."""
     return _Rewriter(s, complete).run()
 
 

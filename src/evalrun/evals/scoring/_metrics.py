@@ -1,10 +1,5 @@
-"""Extraction metrics per field and per pack.
-
-Counting follows Kleister/DocILE: a wrong value is one false positive and one
-false negative; a dropped field is a false negative; a value given for a decoy
-is a false positive; near matches and partial text earn nothing in strict
-scoring; a generation error drops every gold field.
-"""
+"""Extraction metrics per field and pack, counted as Kleister/DocILE do: a wrong value is a false positive and a
+false negative; near matches earn nothing in strict scoring; a generation error drops every gold field."""
 
 from __future__ import annotations
 

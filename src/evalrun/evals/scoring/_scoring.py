@@ -1,8 +1,5 @@
-"""Scoring a run's stored generations against its items, field by field.
-
-Pure and cheap: it never touches a model, so a scorer fix is applied to stored
-runs without generating again (`evalrun rescore`).
-"""
+"""Scoring a run's stored generations field by field; it never touches a model, so a scorer fix applies to
+stored runs (`evalrun rescore`)."""
 
 from __future__ import annotations
 

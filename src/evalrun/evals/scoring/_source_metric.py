@@ -1,12 +1,5 @@
-"""An imported item's outcome read from the source harness's own per-sample metric.
-
-lm-eval logs `exact_match: 1.0` per sample, Inspect a scorer's "C"/"I"/"P"/"N" or
-a 0/1/true value. An imported run keeps those values on its generations
-(`Generation.source_scores`); a field whose options name one (`source_metric`)
-takes its outcome from it, so the pairing, the gate and the reports judge the
-source's own verdict item by item. Only a pass/fail value is an outcome: a
-score such as BLEU 23.4 or F1 0.67 is not (`is_pass_fail` says which).
-"""
+"""An imported item's outcome from the source harness's own per-sample metric (lm-eval `exact_match`, Inspect's
+"C"/"I"), for a field whose options name one (`source_metric`). Only pass/fail values are outcomes (`is_pass_fail`)."""
 
 from __future__ import annotations
 

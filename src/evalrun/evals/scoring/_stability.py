@@ -1,21 +1,6 @@
-"""Which baseline answers are stable: the baseline generated K times under different
-batch compositions (replicates), compared field by field.
-
-A field is stable when every replicate that has the item gives the same outcome
-and value; a harmful flip is gated only on fields stable *and right* at baseline
-(a field the baseline itself gets right only sometimes cannot tell a regression
-from noise). The A/A flip rate the gate tests against is leave-one-out: for each
-replicate, the fields right in all the others, and how many of those it got
-wrong. That is the chance that a field which looks right on K - 1 runs fails on
-a fresh one: slightly higher than on K runs, so the test errs toward noise.
-
-With one replicate (none beyond the baseline) nothing is measured: every field
-the baseline got right is gated and the A/A counts are empty (every flip counts).
-
-A field right in only some replicates (k of K, 0 < k < K) cannot be gated flip by
-flip, but it is not ignored either: `rated` keeps its k and K, and the flip rules
-(evals.stats) compare that rate with the candidate's own on the same fields.
-"""
+"""Which baseline answers are stable across K replicates (other batch compositions). Harmful flips are gated only
+on fields stable and right at baseline. The A/A flip rate is leave-one-out (errs toward noise); with one
+replicate nothing is measured. A field right in k of K is `rated`, for the flip rules (evals.stats)."""
 
 from __future__ import annotations
 

@@ -52,9 +52,8 @@ def _cap(s: str | None) -> str | None:
 
 def _refusal(h: FieldType[Any], pred: str, gold_absent: bool, gold_norm: str | None, opts: Options,
              asked: Names) -> FieldScore | None:
-    """A refusal is missing (or, for a decoy, correct_absent); a refusal beside a
-    value stated for the field is never credited: self_contradicting (hallucinated
-    for a decoy). None when the answer is no refusal."""
+    """A refusal is missing (correct_absent for a decoy); beside a value stated for the field it is
+    self_contradicting (hallucinated for a decoy). None when the answer is no refusal."""
     ref = read_refusal(h, pred, opts, asked)
     if ref is None or not (ref.relevant or not ref.states_value):
         return None
@@ -71,10 +70,8 @@ def _refusal(h: FieldType[Any], pred: str, gold_absent: bool, gold_norm: str | N
 
 def _decoy(h: FieldType[Any], pred: str, text: str, cands: list[Any], opts: Options, asked: Names,
            ctx: AnswerContext | None, pred_norm: str | None, id_given: bool | None) -> FieldScore:
-    """A decoy answered with something other than "not given": a value of any shape
-    (an amount offered as a PO number, a date as a percentage) is hallucinated; an
-    answer with no value at all (babble, an echoed prompt, copied lines offering no
-    single value) is missing: it did not say the document has none."""
+    """A decoy not answered "not given": a value of any shape is hallucinated; no value at all (babble, an echo,
+    copied lines) is missing: it did not say the document has none."""
     if (ctx is not None and not h.quotes_document and (len(cands) != 1 or not offered(h, text, opts, asked))
             and is_copied(pred, ctx)):
         return FieldScore(outcome="missing", pred_norm=pred_norm, detail=COPIED)
@@ -111,9 +108,8 @@ def _no_value(h: FieldType[Any], pred: str, text: str, gold_norm: str | None, op
 
 
 def _read_unlooped(h: FieldType[Any], text: str, opts: Options, gold: Any) -> tuple[str, list[Any], bool]:
-    """The answer's values once loops are set aside: (text, candidates, whether a loop was
-    blanked). An answer that only repeats one value ("EUR 5 EUR 5 EUR 5 EUR 5") still
-    states it; a loop of several values or of none ("2023-2024, 2023-2024, ...") is babble."""
+    """(text, candidates, whether a loop was blanked) with loops set aside: one value repeated still states it; a loop
+    of several values or none is babble."""
     whole = h.candidates(text, opts)
     if len(whole) == 1 and gold is not None and h.compare(gold, whole[0], opts)[0] == "correct":
         return text, whole, False  # the one value read is the gold: a loop around it restates it
@@ -204,15 +200,9 @@ def _score(h: FieldType[Any], gold: str | None, pred: str | None, note: str | No
 
 
 def score_field(kind: str, gold: Any, pred: Any, *, context: str | None = None, **options: Any) -> FieldScore:
-    """Score one field: typed normalisation, typed match rule, exactly one outcome.
-
-    `context` is the prompt exactly as the model saw it (document, separator,
-    question), as the pipeline (evals.scoring) passes it: with it, copied document
-    lines and an echoed question are told apart from an answer, and the question's
-    words name the field. Raises ValueError only for an unknown `kind` or a bad
-    option (`date_order`, `field`, `aliases`: harness bugs); any model output,
-    however hostile, yields a FieldScore.
-    """
+    """Score one field: exactly one outcome. With `context` (the prompt as the model saw it) copied lines and an echoed
+    question are told apart and the question's words name the field. ValueError only for an unknown `kind` or a bad
+    option; any model output yields a FieldScore."""
     h = TYPES.find(kind) if isinstance(kind, str) else None  # the one registry lookup of a field
     if h is None:
         raise ValueError(unknown_type_message(kind))

@@ -1,5 +1,2 @@
-"""Field types, one module each (amount.py, date.py, ...), found by `evalrun.values.registry`.
-
-A type module imports only `_base` and the readers of `evalrun.values` (never this
-package or the registry), so adding a type is adding one file here.
-"""
+"""Field types, one module each, found by `evalrun.values.registry`. A type module imports only `_base`
+and the readers of `evalrun.values` (never the registry), so adding a type is adding one file."""

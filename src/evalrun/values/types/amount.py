@@ -118,9 +118,8 @@ class Amount(FieldType[NumericOptions]):
         return opts.model_copy(update={"decimal": "."})
 
     def reading_options(self, opts: NumericOptions, answer: str, document: str | None) -> NumericOptions:
-        """With no `decimal` or `locale`, "12.500" reads as 12500 (amounts seldom carry three
-        decimals) unless the answer's own numbers, else the document's, settle the convention:
-        one that writes "1,250.00" reads it 12.5, one that writes "1.250,00" 12500."""
+        """With no `decimal` or `locale`, "12.500" is 12500 (amounts seldom carry three decimals) unless the
+        answer's own numbers, else the document's, write one convention ("1,250.00": 12.5)."""
         if opts.decimal is not None or opts.locale is not None:
             return opts
         seps = written_decimals(answer) or (written_decimals(document) if document is not None else frozenset())

@@ -67,10 +67,8 @@ _COPULA = re.compile(r"\s(?:is|are|was|were|would be)\s|[:=]")
 
 
 def _offers_value(answer: str, opts: EnumOptions, asked: Names) -> bool:
-    """Does an answer with no allowed value read still offer one ("Pending", "The currency
-    is that of India")? Yes for a short answer, and for a clause naming the field (or "the
-    answer is") with words of its own after it; not for babble ("The document is in German,
-    so I will translate"), nor for digits alone when every allowed value is in letters."""
+    """Does an answer with no allowed value still offer one ("Pending", "The currency is that of India")? A short
+    answer or a clause naming the field with words after it does; babble and digits alone (letter values) do not."""
     lookup, allowed = opts.table
     if not _LETTER.search(answer) and allowed and all(_LETTER.search(a) for a in allowed):
         return False

@@ -48,12 +48,8 @@ _QUOTED = re.compile(r"^[\"'“‘«]\S")
 
 
 def _id_offered(answer: str, opts: Options, asked: Names) -> bool | None:
-    """In prose, an id is given as the answer right after the verb or colon of a clause
-    about the field ("The quote number is YDL-Q-24-0588.", "The invoice number is 20.",
-    "The agreement's reference is "This Agreement""); digits deep in a description
-    ("The agreement is a contract between ... Bristol BS6 5QT.") or behind another
-    label ("Exporter: KO-EXP-2024-0117") are not offered. None where no clause has a
-    verb or colon to tell by (a bare value, "RE-2024-0815 per the header")."""
+    """In prose an id is given right after the verb or colon of a clause about the field ("The quote number is
+    YDL-Q-24-0588."), not deep in a description or behind another label; None where no clause tells."""
     names = asked + opts.names
     seen = False
     for clause in answer_clauses(answer):

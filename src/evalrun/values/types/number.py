@@ -1,12 +1,8 @@
 """number: a plain number (a count, a rate, a measurement), currency ignored.
 
-Of several numbers, the one in the unit the question asks for (`in_asked_unit`): "What is
-the energy price in cents per kWh?" answered "4.215 kWh x 24,85 Cent/kWh ≈ ...": only one
-number is in the unit asked (cents per kWh); the others are in another unit (kWh: an energy,
-not a price), so they are other facts. The asked unit is what the answer's units share with
-the question's words: a value's unit is the asked one when its words are exactly those
-("Cent/kWh"), not a part of them ("kWh") nor words the question does not use ("t" when kg
-is asked). A bare number is in no unit: beside one, nothing is chosen."""
+Of several numbers, the one in the unit the question asks for ("price in cents per kWh": "4.215 kWh x
+24,85 Cent/kWh" is 24.85): a unit is the asked one when its words are exactly those the answer's units share
+with the question ("Cent/kWh", not "kWh"). A bare number is in no unit: beside one, nothing is chosen."""
 
 from __future__ import annotations
 
