@@ -1,8 +1,5 @@
-"""What a task pack is: parameters in, deterministic Items out.
-
-A pack measures context length in the model's own tokens, so it is handed a
-token counter by whoever builds it; it never loads a model itself.
-"""
+"""What a task pack is: parameters in, deterministic Items out. A pack measures length in the model's own
+tokens with a counter it is handed; it never loads a model itself."""
 
 from __future__ import annotations
 
@@ -26,9 +23,8 @@ class PackParams(BaseModel):
     seed: int = 0
 
     def key_dump(self) -> dict[str, Any]:
-        """What of these parameters enters the run key: everything that can change an item. A
-        pack whose parameters say where something lies (a file's path) leaves that out and
-        keys by its content instead."""
+        """What of the parameters enters the run key: all that can change an item; a pack whose parameters say where
+        something lies (a path) keys by its content instead."""
         return self.model_dump(mode="json")
 
 
@@ -54,9 +50,8 @@ class PackDataError(UsageError):
 
 @dataclass(frozen=True)
 class BuildOptions:
-    """What the caller knows beyond the parameters: how many items it wants (a pack that
-    reads user data builds only those, tokenizing nothing else) and how many tokens a
-    prompt may have (the model's context less the answer's room; None: unknown)."""
+    """What the caller knows beyond the parameters: how many items it wants (a pack reading user data tokenizes
+    no others) and how many tokens a prompt may have (None: unknown)."""
 
     limit: int | None = None
     max_prompt_tokens: int | None = None
@@ -67,10 +62,8 @@ P = TypeVar("P", bound="PackParams")  # a pack's own parameters
 
 @dataclass(frozen=True)
 class PackSpec(Generic[P]):
-    """A registered pack. `version` changes whenever the items it builds would.
-
-    `build(params, count)` builds every item; a pack that can honour BuildOptions
-    itself also gives `build_with(params, count, options)`. Callers use `items()`."""
+    """A registered pack; `version` changes whenever its items would. `build(params, count)` builds every item,
+    `build_with` honours BuildOptions too; callers use `items()`."""
 
     name: str
     version: str

@@ -1,10 +1,5 @@
-"""Deterministic filler text for long contexts.
-
-Sentences are composed from small word lists so the haystack is varied (a
-single repeated sentence is trivially compressible by KV eviction and lets a
-model pattern-match the needle) and contains no digits (so the only numbers in
-the context are the ones a pack put there on purpose).
-"""
+"""Deterministic filler text for long contexts: varied (one repeated sentence is trivially compressible by KV
+eviction) and digit-free (the only numbers are those a pack placed)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""Fixed-shape prompts for measuring speed without accuracy noise.
-
-Each shape is a prompt length (in the model's tokens) and an output length;
-items carry a generation override so every item generates exactly that many
-tokens (end-of-sequence ignored). Items have no fields: the pack measures
-speed only, and reports say so instead of showing an accuracy.
-
-Presets: `short` (about 200 tokens in, 300 out: a chat turn) and `long`
-(about 2,000 in, 1,000 out: a document task); any other shape is given as
-{name, input_tokens, output_tokens}. Prompts differ per item (filler drawn
-from a per-item seed) so no two items share a prefix beyond the instruction.
-"""
+"""Fixed-shape prompts for measuring speed without accuracy noise: each item generates exactly its output
+length (EOS ignored) and has no fields. Presets `short` (200 in, 300 out) and `long` (2,000 in, 1,000 out),
+or {name, input_tokens, output_tokens}; filler drawn per item so no two items share a prefix."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""RULER-style needles with numeric values in a haystack.
-
-One needle per item, placed at a relative depth in filler text whose length
-is measured in the model's own tokens. Values are 7-digit integers or amounts
-with cents — the exact details that lossy KV methods lose first.
-"""
+"""RULER-style needles with numeric values at a relative depth in filler text measured in the model's tokens:
+7-digit integers or amounts with cents, the exact details lossy KV methods lose first."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""Which packs exist: every module or package of this folder that defines a
-module-level `SPEC` (a PackSpec) is a pack, found by listing the folder, so adding
-a pack is one new file (or one new folder, for a pack of several concerns whose
-`__init__` re-exports its SPEC) and no module imports the packs by name.
-
-The packs are imported by name string (importlib), never by an import statement,
-so the registry sits below them and they need nothing from it: the import graph
-stays a tree (registry -> base; pack -> base).
-"""
+"""Which packs exist: every module or package of this folder with a module-level `SPEC`, found by listing the
+folder and imported by name, so adding a pack is one file and the import graph stays a tree."""
 
 from __future__ import annotations
 

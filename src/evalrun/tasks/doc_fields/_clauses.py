@@ -1,11 +1,5 @@
-"""The digit-free clauses that pad a doc_fields document to its length.
-
-Clauses are composed from parts (subject, action, tail) under a section
-heading, because a single repeated sentence is trivially compressible by KV
-eviction; they contain no digits, so the only numbers in a document are the
-ones the pack placed, and never a word that would give a decoy field away.
-The tables are data; the logic is `clause` and `filler`.
-"""
+"""The digit-free clauses that pad a doc_fields document, composed from parts because one repeated sentence
+is trivially compressible by KV eviction; no digits and no word that gives a decoy field away."""
 
 from __future__ import annotations
 
@@ -192,10 +186,8 @@ def clause(rng: random.Random, doc_type: str, heading: str, said: set[str]) -> s
 
 def filler(rng: random.Random, doc_type: str, absent: list[str], budget: int,
            count: Callable[[str], int]) -> tuple[list[str], list[int], list[int], int]:
-    """Clause sections worth at most `budget` tokens, counted one short unit at a
-    time (O(n) counts, never the whole text). No sentence names an absent field.
-    Returns the units, the unit index where each section starts, the token count
-    before each section start, and the total."""
+    """Clause sections worth at most `budget` tokens, counted one short unit at a time (never the whole text):
+    (units, the unit where each section starts, the tokens before each start, the total)."""
     banned = [w for f in absent for w in T.DECOY_WORDS.get(f, ())]
     units: list[str] = []
     starts: list[int] = []

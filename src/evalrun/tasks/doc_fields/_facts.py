@@ -1,11 +1,5 @@
-"""The content of one doc_fields document before layout: its facts, distractors and decoys.
-
-A document's facts depend on (seed, document index) only, so the same document
-is seen at every target length. Every value is drawn fresh (no distractor ever
-repeats a gold), derived values (tax, total) are registered as used, and the
-near-miss distractors (last year's total, an amount one digit off the total, an
-earlier invoice number) are what make extraction hard in practice.
-"""
+"""One doc_fields document's facts, distractors and decoys before layout. They depend on (seed, document index)
+only, so the same document is seen at every length; no distractor repeats a gold."""
 
 from __future__ import annotations
 

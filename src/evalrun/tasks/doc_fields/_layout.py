@@ -1,9 +1,4 @@
-"""Laying a doc_fields document out at a target length in the model's tokens.
-
-Field groups take shuffled, evenly spaced slots between digit-free clause
-sections, so some facts sit near the start, some in the middle, some at the
-end; the depth of every placed sentence is recorded for the depth breakdowns.
-"""
+"""Laying a doc_fields document out at a target length in the model's tokens."""
 
 from __future__ import annotations
 
@@ -16,9 +11,8 @@ from evalrun.tasks.doc_fields._facts import Doc
 
 def layout(d: Doc, length: int, seed: int, budget: int, count: TokenCounter,
            stream: str) -> tuple[str, dict[str, tuple[float, str]]]:
-    """The document text, and for every placed fact or distractor key its
-    (relative depth, sentence). Field groups take shuffled, evenly spaced slots
-    so that some facts sit near the start, some in the middle, some at the end."""
+    """The document text and, for every placed fact or distractor key, its (relative depth, sentence). Field
+    groups take shuffled, evenly spaced slots so facts sit at the start, the middle and the end."""
     # a fact in the document has its sentence (only an absent field's Fact has none)
     text = {**d.distractors, **{n: f.line for n, f in d.facts.items() if f.line is not None}}
 

@@ -1,17 +1,7 @@
-"""Long-document key-field extraction: invoices, service contracts, annual statements.
-
-Each generated document carries the typed fields a business extracts, the
-distractors that make extraction hard in practice (subtotal vs total, last
-year's figures, an earlier invoice number, an amount one digit away from the
-total, a date next to the due date) and at least one decoy field it does not
-contain. It is padded with digit-free clauses to a length measured in the
-model's tokens, with the facts at recorded depths, because lossy KV methods
-drop exactly such details from the middle of long contexts.
-
-A document's facts depend on (seed, document index) only, so the same document
-is seen at every target length and length effects are not confounded with
-value difficulty; the padding and the fact depths depend on the length too.
-"""
+"""Long-document key-field extraction (invoices, contracts, statements): typed fields, distractors that make
+extraction hard (subtotal vs total, last year's figures, one digit off) and decoys, padded to lengths in the
+model's tokens, because lossy KV methods drop such details from long contexts. Facts depend on (seed, index)
+only, so length effects are not confounded with value difficulty."""
 
 from __future__ import annotations
 

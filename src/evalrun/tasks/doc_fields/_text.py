@@ -1,9 +1,5 @@
-"""Vocabulary and rendering for the doc_fields pack: field names and lines,
-company names, IBANs, amounts and dates as documents print them, the questions.
-
-Kept apart from the pack logic so that the words can grow without the layout
-code growing with them; the padding clauses live in _clauses.
-"""
+"""Vocabulary and rendering for the doc_fields pack (field names, companies, IBANs, amounts and dates as
+documents print them, the questions), apart from the pack logic so the words can grow on their own."""
 
 from __future__ import annotations
 

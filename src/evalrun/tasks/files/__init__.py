@@ -1,11 +1,5 @@
-"""The `files` pack: the user's own documents (JSONL, CSV, Parquet, a `datasets` dataset)
-with a typed field schema and prompt templates.
-
-One pack, several concerns, each a private module: reading rows (`_data`), the field
-schema (`_schema`), planning the asks (`_plan`), templates (`_templates`), fitting a
-document to the context (`_fit`), checking golds (`_gold`) and building prompts (`_build`);
-`_pack` puts them together as the pack's SPEC.
-"""
+"""The `files` pack: the user's own documents with a typed field schema and prompt templates. Private modules:
+`_data`, `_schema`, `_plan`, `_templates`, `_fit`, `_gold`, `_build`; `_pack` is the SPEC."""
 
 from evalrun.tasks.files._pack import NAME, SPEC, VERSION, FilesParams, build
 

@@ -1,10 +1,5 @@
-"""Building the `files` pack's items, one row at a time, only as many rows as asked for.
-
-A row's document is rendered once and, when it is too long for the model's
-context, cut once so that its longest question still fits: every question of
-the row then sees the same context, which is what lets a runner prefill it once.
-A field with its own whole prompt is fitted on its own, as the original form is.
-"""
+"""Building the `files` pack's items, only as many rows as asked for. A row's document is rendered and, if too
+long, cut once for its longest question: every question then sees the same context (prefilled once)."""
 
 from __future__ import annotations
 

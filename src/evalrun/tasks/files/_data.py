@@ -1,17 +1,6 @@
-"""Reading the `files` pack's data into rows, exactly as written.
-
-JSON and JSONL are read with the json module, not pandas: pandas turns a
-20-digit integer into a float (1.2345678901234567e+19) and a JSONL line that
-is a bare number into a silent column; here integers stay Python ints, decimals
-keep their written digits (Decimal), and a line that is not an object is an
-error naming the line. CSV cells stay text. Reading stops after `max_rows`
-rows where the format allows it.
-
-A key given twice in one JSON object, or a column name twice in a CSV header,
-is an error naming the file, the line and the key: json keeps the last value and
-pandas renames the second column (`total.1`), so one of two golds would be
-scored without a word. (pyarrow refuses a Parquet schema with a name twice.)
-"""
+"""Reading the `files` pack's data into rows, exactly as written. JSON is read with the json module, not pandas
+(which turns 20-digit integers into floats): integers stay ints, decimals keep their digits. A key or column
+given twice is an error naming the file, line and key (json keeps the last, pandas renames: a gold lost)."""
 
 from __future__ import annotations
 

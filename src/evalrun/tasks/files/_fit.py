@@ -1,10 +1,5 @@
-"""Fitting a `files` document into the model's context without tokenizing all of it.
-
-A 10-million-word document tokenized whole takes minutes and gigabytes only to
-learn that it is too long. Text is counted in slices of a few characters per
-token of the budget, and counting stops as soon as the slices already pass it:
-the cost is bounded by the context, not by the document.
-"""
+"""Fitting a `files` document into the context without tokenizing all of it: text is counted in slices and
+counting stops once past the budget, so the cost is bounded by the context, not the document."""
 
 from __future__ import annotations
 
@@ -44,10 +39,8 @@ def _longest_placeholder(template: str, row: dict[str, str]) -> str | None:
 
 def cut_to_fit(templates: list[str], source: str, row: dict[str, str], count: TokenCounter, room: int,
                where: str, key: str) -> tuple[dict[str, str], Truncation]:
-    """(the row with `source`'s longest column cut at the end, what was cut): the longest
-    prefix (found by bisection) with which every template, rendered with the cut row,
-    fits `room`. One cut serves all the templates, so the questions asked about one
-    document all see the same document."""
+    """(the row with `source`'s longest column cut, what was cut): the longest prefix (bisection) with which every
+    template fits `room`; one cut for all, so every question about a document sees the same document."""
     column = _longest_placeholder(source, row)
     if column is None:
         raise PackDataError(f"{where}: the prompt does not fit the model's context and has no column to cut", key)

@@ -1,11 +1,5 @@
-"""Checking the `files` pack's gold values before anything is run.
-
-A gold that is missing turns its field into a decoy, where an empty answer
-scores correct: that must be a choice (the field listed under `nullable`), not
-what a blank cell silently does. A gold that is present must be a value of its
-field's type, read by the same typed parser the scorer uses: a gold the scorer
-cannot parse is compared as plain text, which no longer measures the field.
-"""
+"""Checking the `files` pack's golds before a run: a missing gold makes a decoy (an empty answer then scores
+correct), so it must be chosen (`nullable`); a present gold must read as its type, as the scorer reads it."""
 
 from __future__ import annotations
 
@@ -48,9 +42,8 @@ def check_golds(rows: Rows, fields: dict[str, str], gold_columns: dict[str, str]
                 nullable: set[str], source: str, ids: list[str | None] | None,
                 row_options: Callable[[int], dict[str, dict[str, Any]] | None] | None = None,
                 ) -> list[list[str | None]]:
-    """Each row's gold per field (None only where the field is nullable), read with the row's
-    own options where `row_options` gives them (a row's locale); the first bad gold is a
-    ParamError at `fields.NAME` naming the data file, the row and the column."""
+    """Each row's gold per field (None only where nullable), read with the row's own options where `row_options`
+    gives them; the first bad gold is a ParamError at `fields.NAME` naming the file, row and column."""
     golds: list[list[str | None]] = []
     types = {name: field_type(typename) for name, typename in fields.items()}  # the scorer's own gold reading
     for index, row in enumerate(rows.rows):

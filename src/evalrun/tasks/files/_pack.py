@@ -1,23 +1,7 @@
-"""The user's own documents as a pack: JSONL, CSV, Parquet or a `datasets` dataset,
-with a field schema and prompt templates, under a name of the user's choosing.
-
-Fields are typed (`total: amount`) and may each carry their own question
-(`total: {type: amount, question: "What is the total?"}`), asked after a shared
-`document:` template: one item per (row, field) with `mode: per_field`, or one
-JSON object per row with `mode: json` (see _plan). `name:` is the pack name
-every report shows and every item id starts with, so two `files` tasks in one
-config stay apart.
-
-Problems with the data (an unreadable file, a missing column, a placeholder
-the rows do not have, a template that does not format, a gold that is not a
-value of its type or is missing without the field being `nullable`) are found
-while the config is validated, so they are configuration errors naming the
-field, not failures half-way through a run. A document longer than the
-model's context is found when items are built (the model is known then) and
-is an error too, unless `truncate: true` asks for it to be shortened.
-The data's content hash, not its place on disk, is part of the run's cache key
-(key_dump): editing the file never reuses a stale run, and moving it keeps the run.
-"""
+"""The user's own documents as a pack (JSONL, CSV, Parquet, a `datasets` dataset) under a name of the user's
+choosing, with typed fields and templates (see _plan for the modes). Data problems are found while the
+config is validated (configuration errors naming the field, not failures mid-run); a document too long for
+the context when items are built (unless `truncate: true`). The data's content hash, not its path, is keyed."""
 
 from __future__ import annotations
 

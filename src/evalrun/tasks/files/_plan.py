@@ -1,14 +1,6 @@
-"""Which items one row of the `files` pack becomes, decided once from the parameters.
-
-Three shapes:
-- the original form (no `mode`, no `document`): one item per row from `prompt`,
-  every field in it (free text for one field, JSON for several);
-- `per_field`: one item per (row, field), the question asked after the row's
-  shared document (a runner with prefix reuse prefills that document once for all
-  its questions), or the field's own whole prompt;
-- `json`: one item per row, the document followed by one instruction that lists
-  every field and asks for a single JSON object.
-"""
+"""Which items one row of the `files` pack becomes: the original form (one item per row from `prompt`),
+`per_field` (one per (row, field), asked after the row's shared document so a runner prefills it once) or
+`json` (one per row, one JSON object for every field)."""
 
 from __future__ import annotations
 

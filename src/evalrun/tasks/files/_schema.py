@@ -1,13 +1,5 @@
-"""The `files` pack's field schema: what each field is called, its type, where its
-gold is, how it is asked, and the options the scorer reads it with.
-
-A field is written either as its type (`total: amount`, the original form) or as
-a mapping (`total: {type: amount, question: "...", column: total_due}`). Both
-end as one PackField (the shared FieldSpec, with where the gold is and how it is
-asked), so the rest of the pack never asks which form was used. The original
-top-level keys (`gold_columns`, `field_options`, `nullable`) still work; saying
-the same thing in both places is an error, not a silent choice.
-"""
+"""The `files` pack's field schema. A field is its type (`total: amount`) or a mapping; both end as one
+PackField, and the original top-level keys still work (saying a thing in both places is an error)."""
 
 from __future__ import annotations
 
@@ -53,9 +45,8 @@ class Resolved:
     date_order: str | None = None
 
     def options_for(self, locale: str | None) -> dict[str, Any]:
-        """The scorer's options in a row whose document is in `locale` (None: the field's own):
-        an explicit `decimal`/`date_order` wins, then the row's locale, then the field's
-        `locale`, then the pack's `date_order`."""
+        """The scorer's options in a row whose document is in `locale` (None: the field's own): an explicit option wins,
+        then the row's locale, the field's `locale`, the pack's `date_order`."""
         if locale is None or self.base_options is None:
             return self.options
         return scorer_options(self.kind, self.base_options, locale, self.date_order)
@@ -102,9 +93,8 @@ def parse_fields(raw: Any) -> Any:
 def resolve_fields(fields: dict[str, str | PackField], gold_columns: dict[str, str],
                    field_options: dict[str, dict[str, Any]], nullable: list[str],
                    date_order: str | None) -> list[Resolved]:
-    """Every field with its settings merged, in the order written. `date_order` goes into each
-    date field's options unless the field gives its own (absent when neither does, so the
-    original form keeps its options exactly)."""
+    """Every field with its settings merged, in order; `date_order` goes into each date field's options unless it
+    gives its own (absent when neither does, so the original form keeps its options exactly)."""
     for key, names in (("field_options", list(field_options)), ("nullable", nullable),
                        ("gold_columns", list(gold_columns))):
         for name in names:

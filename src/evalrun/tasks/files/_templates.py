@@ -1,9 +1,5 @@
-"""The `files` pack's templates (prompt, system, document, each field's question or
-prompt): checked against the data before a run, formatted per row when items are built.
-
-A template is checked by really formatting the first row: `{}`, `{doc!z}` or
-`{doc:d}` pass a placeholder scan and then fail on every row.
-"""
+"""The `files` pack's templates, checked before a run by really formatting the first row (`{doc!z}` passes a
+placeholder scan and fails on every row), formatted per row when items are built."""
 
 from __future__ import annotations
 
