@@ -9,7 +9,7 @@ from typing import Callable
 from evalrun.contract import Generation, Item
 from evalrun.evals.config import parse_config
 from evalrun.evals.results import PreparedRun
-from evalrun.runners.base import Runner
+from evalrun.runners.base import Runner, RunRequest
 from evalrun.runners.models import ModelSource
 from tests.conftest import needle_items, tiny_config
 
@@ -31,8 +31,8 @@ class GoldRunner(Runner):
     def max_context(self) -> int | None:
         return None
 
-    def run(self, items: list[Item], emit: Callable[[Generation], None]) -> None:
-        for item in items:
+    def run(self, request: RunRequest, emit: Callable[[Generation], None]) -> None:
+        for item in request.items:
             gold = item.fields[0].gold or ""
             emit(Generation(item_id=item.id, pack=item.pack, prompt_hash=item.prompt_hash, output=f"It is {gold}.",
                             new_tokens=3, seconds=0.01, batch_size=1, prompt_tokens=100))
