@@ -15,8 +15,7 @@ TokenCounter = Callable[[str], int]
 
 
 class PackParams(BaseModel):
-    """Base of every pack's parameters: unknown keys are errors, a seed is always there;
-    inf/nan are refused (they would reach the manifest, which is JSON)."""
+    """Base of every pack's parameters: unknown keys are errors; inf/nan refused (the manifest is JSON)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
@@ -29,8 +28,7 @@ class PackParams(BaseModel):
 
 
 class ParamError(UsageError, ValueError):
-    """A parameter problem found by a pack's validator, with the key path inside the
-    task (e.g. "prompt", "fields.total") so the config error points at that key."""
+    """A parameter problem with its key path in the task ("fields.total"), so the config error points there."""
 
     def __init__(self, message: str, key: str | None = None):
         super().__init__(message)
@@ -39,8 +37,7 @@ class ParamError(UsageError, ValueError):
 
 
 class PackDataError(UsageError):
-    """The user's data cannot become items (a document longer than the model's context):
-    a configuration error of the task, found when items are built. `key` as in ParamError."""
+    """The user's data cannot become items (a document over the context): a task config error found at build time."""
 
     def __init__(self, message: str, key: str | None = None):
         super().__init__(message)

@@ -127,8 +127,7 @@ def _span(t: str, m: re.Match[str], cur: str | None) -> _Span:
 
 
 def _restates(t: str, prev: tuple[re.Match[str], str | None], m: re.Match[str], cur: str | None) -> bool:
-    """Is `m` a parenthesised restatement of the value before it in another
-    currency or unit ("EUR 1,200.00 (USD 1,296.00)", "412.6 kg (909.6 lb)")?"""
+    """Is `m` a parenthesised restatement in another currency or unit ("412.6 kg (909.6 lb)")?"""
     a, b = _span(t, *prev), _span(t, m, cur)
     gap = t[a.end:m.start()]
     if not b.closed or not (_RESTATE_GAP.match(gap) or (m["open"] and not gap.strip())):
@@ -214,8 +213,7 @@ def fmt_amount(value: Decimal, currency: str | None = None) -> str:
 
 
 def distinct_amounts(cands: tuple[AmountCand, ...], use_currency: bool) -> list[AmountCand]:
-    """One entry per value; a value named with two currencies counts twice, but a
-    shared symbol and one of its currencies ("$100 (USD 100)") are one."""
+    """One entry per value; a shared symbol beside one of its currencies ("$100 (USD 100)") is one."""
     if len(cands) == 1:
         c = cands[0]
         return [c if use_currency or c.currency is None else AmountCand(c.value, None)]

@@ -77,8 +77,7 @@ def echoed_tokens(question: str | None) -> frozenset[str]:
 
 
 def mask_echo(answer: str, question: str | None) -> str:
-    """The answer with the question's numbers and codes blanked where it repeats
-    them (same length, so spans still line up)."""
+    """The answer with the question's numbers and codes blanked where repeated (same length: spans line up)."""
     echoed = echoed_tokens(question)
     if not echoed:
         return answer
@@ -90,8 +89,7 @@ _QUOTED_VALUE = re.compile(r"[\"“«][^\"”»]{1,80}[\"”»]")
 
 
 def only_echo(answer: str, question: str | None) -> bool:
-    """Does the answer hold nothing but the question's own words ("The MRN of this
-    declaration is", "What is the discount?")? A restated question gives no value."""
+    """Does the answer hold only the question's own words? A restated question gives no value."""
     if not question or _QUOTED_VALUE.search(answer):
         return False  # 'The reference is "This Agreement"' offers the quoted words as the value
     words = [w for w in _WORD.findall(prep(answer).casefold())]

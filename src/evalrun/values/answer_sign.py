@@ -1,5 +1,4 @@
-"""A sign stated in words: "The balance is $1,284.50. The amount is negative ..."
-gives -1,284.50, as a reader takes it (the document showed it in brackets)."""
+"""A sign in words: "$1,284.50. The amount is negative ..." gives -1,284.50, as a reader takes it."""
 
 from __future__ import annotations
 

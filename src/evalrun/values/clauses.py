@@ -23,8 +23,7 @@ Names = tuple[frozenset[str], ...]  # the word sets of a field's name and of eac
 
 
 def _currency_before_number(word: str, line: str, m: re.Match[str]) -> bool:
-    """Is the dot that of a currency written with one ("Rs.", "Fr.", "kr.") before its amount,
-    not after one ("5 kr. 20 were sold")?"""
+    """Is the dot that of a currency ("Rs.", "Fr.", "kr.") before its amount, not after one ("5 kr. 20 were sold")?"""
     if m.group().strip() != "." or not line[m.end():m.end() + 1].isdigit() or currency_code(f"{word}.") is None:
         return False
     before = line[:m.start() - len(word)].rstrip()
@@ -49,8 +48,7 @@ def _sentences(line: str) -> list[str]:
 
 
 def split_clauses(text: str, fine: bool = False) -> list[str]:
-    """Lines, ';'-parts and sentences of `text`, list markers blanked; with `fine`
-    also the parts of a sentence between commas and conjunctions ("but", "and")."""
+    """Lines, ';'-parts and sentences, list markers blanked; `fine`: also comma and conjunction parts."""
     out: list[str] = []
     for line in mask_list_markers(prep(text)).splitlines():
         for part in line.split(";"):
@@ -74,8 +72,7 @@ def _name_words(name: str) -> frozenset[str]:
 
 
 def field_names(field: Any, aliases: Any = None) -> Names:
-    """The field's name (option `field`, which evals.scoring passes) and its
-    `aliases`, as word sets; empty when the scorer was not told the field."""
+    """The field's name (`field`) and `aliases` as word sets; empty when the scorer was not told the field."""
     names = []
     if isinstance(field, str) and field.strip():
         names.append(_name_words(field))

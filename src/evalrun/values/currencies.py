@@ -41,8 +41,7 @@ _SYMBOLS = {
 
 
 def currency_code(tok: str | None) -> str | None:
-    """The ISO code a written currency names, the shared symbol itself ("$", "kr",
-    "¥", "£") when it can stand for several, or None."""
+    """The ISO code a written currency names, the shared symbol when it stands for several, or None."""
     if not tok:
         return None
     if tok in _SYMBOLS:

@@ -23,8 +23,7 @@ class DateParts(NamedTuple):
 
 
 class AmbiguousDate(NamedTuple):
-    """A numeric a/b/yyyy date whose a and b could each be the month, under the
-    "ymd" order that says neither is first."""
+    """A numeric a/b/yyyy date either of whose parts could be the month, under the "ymd" order."""
 
     y: int
     a: int
@@ -169,8 +168,7 @@ def _written_date(t: str, w: re.Match[str], mo: int) -> list[tuple[int, int, Dat
 
 
 def find_dates(t: str, order: str | bool = "dmy") -> list[tuple[int, int, DateParts | AmbiguousDate]]:
-    """Non-overlapping dates in prepared text, leftmost-longest first (`order` as
-    read_date_order gives it; True/False are the older dayfirst flag)."""
+    """Non-overlapping dates in prepared text, leftmost-longest first (True/False: the older dayfirst flag)."""
     order = _order(order)
     if not HAS_DIGIT.search(t) and "元年" not in t:  # 令和元年: the first year of an era
         return []
@@ -244,8 +242,7 @@ _extract_dates_cached = lru_cache(maxsize=65536)(_extract_dates)
 
 
 def extract_dates(text: str, order: str | bool = "dmy") -> tuple[DateParts | AmbiguousDate, ...]:
-    """All dates in `text` as (y, m, d) with None for parts not written; under
-    the "ymd" order an a/b/yyyy date that could be either way is an AmbiguousDate."""
+    """All dates as (y, m, d), None for parts not written; an either-way a/b/yyyy under "ymd" is an AmbiguousDate."""
     order = _order(order)
     if len(text) > CACHE_MAX_LEN:
         return _extract_dates(text, order)

@@ -121,6 +121,5 @@ def denial_targets(norm_clause: str) -> list[str]:
 
 
 def mask_references(text: str) -> str:
-    """Blank numbers that point into the document ("Section 4", "page 2", "§ 3"):
-    in a refusal they are where the model looked, not a value."""
+    """Blank numbers pointing into the document ("Section 4", "§ 3"): where the model looked, not a value."""
     return _REFERENCE.sub(lambda m: " " * len(m[0]), text)

@@ -39,8 +39,7 @@ EnumTable = tuple[dict[str, str], frozenset[str] | None]  # name or synonym -> c
 
 
 def _number_variant(name: str) -> str | None:
-    """The name with its last word in the other grammatical number ("us dollar" <-> "us
-    dollars"), so a synonym list need not spell both; None where a bare "s" is no plural."""
+    """The name with its last word in the other number ("us dollar" <-> "us dollars"); None where "s" is no plural."""
     head, _, last = name.rpartition(" ")
     if len(last) < 3 or not last.isalpha():
         return None
@@ -91,15 +90,13 @@ def _currency_mentions(s: str, allowed: frozenset[str] | None, lookup: dict[str,
 
 
 def enum_lookup(allowed: Any, synonyms: Any = None) -> EnumTable:
-    """(normalised name or synonym -> canonical value, the allowed set or None) for a field's
-    `allowed` and `synonyms` (cached: EnumOptions.table holds it per field)."""
+    """(normalised name or synonym -> canonical value, the allowed set or None); EnumOptions.table keeps it."""
     return _enum_table(tuple(str(a) for a in allowed) if allowed is not None else None,
                        tuple(sorted((str(k), str(v)) for k, v in dict(synonyms or {}).items())))
 
 
 def enum_candidates(s: str, table: EnumTable) -> list[str]:
-    """The canonical values an answer names: the whole answer when it is a name or
-    synonym, else (with `allowed`) every one mentioned and not negated."""
+    """The canonical values named: the whole answer when it is a name, else (with `allowed`) each one not negated."""
     lookup, allowed = table
     n = norm_text(s)
     if n in lookup:

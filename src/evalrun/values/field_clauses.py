@@ -1,5 +1,4 @@
-"""Reading an answer clause by clause: the value stated in the one clause that
-names the field, and refusals ("The document does not mention the carrier.")."""
+"""Reading an answer clause by clause: the value in the clause naming the field, and refusals."""
 
 from __future__ import annotations
 

@@ -75,8 +75,7 @@ def to_gregorian(y: int, m: int, d: int) -> tuple[int, int, int] | None:
 
 
 def has_hint(t: str) -> bool:
-    """Arabic letters or a numeric date marked AH: worth the Hijri scan (Latin month names are
-    found by the date reader's word loop and LATIN_HINTS)."""
+    """Arabic letters or a numeric date marked AH: worth the Hijri scan (Latin names: the date reader's loop)."""
     return bool(_ARABIC_LETTER.search(t)) or "AH" in t or "A.H" in t
 
 

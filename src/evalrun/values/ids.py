@@ -26,8 +26,7 @@ _GLUE = re.compile(r"[\w\-/.]")
 
 
 def _mask_non_ids(t: str) -> str:
-    """Blank out dates and amounts (with a currency, percent or comma grouping)
-    that stand alone; spans glued to id characters ("INV-2024-03-14-7") stay."""
+    """Blank dates and amounts that stand alone; spans glued to id characters ("INV-2024-03-14-7") stay."""
     spans = [(s, e) for s, e, _ in find_dates(t)]
     for m in AMOUNT_RE.finditer(t):
         if m["c1"] or m["c2"] or m["pct"] or "," in m["num"]:
@@ -43,8 +42,7 @@ def _mask_non_ids(t: str) -> str:
 
 
 def _idish(tok: str, free: bool) -> bool:
-    """A token that can be part of an id: has a digit; in prose also a short
-    all-caps code ("INV"), in a bare value any code; never a label word."""
+    """Can a token be part of an id: a digit; in prose a short all-caps code; in a bare value any code; no label."""
     if HAS_DIGIT.search(tok):
         return True
     if not tok.isalnum() or tok.upper() in _ID_LABELS:
@@ -53,8 +51,7 @@ def _idish(tok: str, free: bool) -> bool:
 
 
 def _is_prose(tokens: list[str]) -> bool:
-    """Prose has a real word: one of 4+ letters, or two shorter ones ("inv 2024"
-    is a value, "The invoice number is ..." is not)."""
+    """Prose has a real word: one of 4+ letters, or two shorter ones ("inv 2024" is a value)."""
     words = [tok for tok in tokens if len(tok) >= 2 and tok.isalpha() and not tok.isupper()]
     return len(words) >= 2 or any(len(w) >= 4 for w in words)
 
@@ -109,8 +106,7 @@ _LATIN_OR_DIGIT = re.compile(r"[0-9A-Za-z]")
 
 
 def _whole(t: str) -> tuple[tuple[int, int, str], ...]:
-    """The whole value as one id; an id is written in Latin letters and digits, so a run
-    of kana or ideographs ("カトト", babble) is none."""
+    """The whole value as one id; ids are Latin letters and digits, so kana or ideograph babble is none."""
     whole = norm_id(t)
     if not whole or not _LATIN_OR_DIGIT.search(whole):
         return ()

@@ -46,7 +46,6 @@ def _spans(t: str) -> list[tuple[int, int]]:
 
 
 def mask_list_markers(t: str, outline: bool = True) -> str:
-    """`t` with its list markers blanked (same length, so spans still line up); without
-    `outline`, outline numbers stay (they are what a cut-off last item repeats)."""
+    """`t` with list markers blanked (same length); without `outline`, outline numbers (a cut repeat's) stay."""
     spans = list_marker_spans(t, outline)
     return _blank(t, spans) if spans else t

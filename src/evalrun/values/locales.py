@@ -59,8 +59,7 @@ def locale_decimal(value: Any) -> str | None:
 
 
 def locale_date_order(value: Any) -> str | None:
-    """The order of a numeric a/b/yyyy date in a locale ("dmy", "mdy", or "ymd" where it
-    is ambiguous), or None for no (readable) locale."""
+    """The order of a numeric a/b/yyyy date in a locale ("ymd": ambiguous), or None for no readable locale."""
     parsed = parse_locale(value)
     if parsed is None:
         return None
@@ -79,8 +78,7 @@ _SETTLED = re.compile(r"(?<![\d.,'’])\d{1,3}(?:([.,'’])\d{3})+([.,])\d{1,2}(
 
 @lru_cache(maxsize=256)
 def written_decimals(text: str) -> frozenset[str]:
-    """The decimal separators that the numbers of `text` settle: one when the text
-    writes one convention ("Total: EUR 1,250.00"), none or both when it cannot tell."""
+    """The decimal separators the numbers of `text` settle: one when it writes one convention, else none or both."""
     return frozenset(m[2] for m in _SETTLED.finditer(text) if m[1] != m[2])
 
 

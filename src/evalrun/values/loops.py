@@ -22,8 +22,7 @@ _TERM_BEFORE = re.compile(r"(?<![\w.,])\d[\d.,]*\s*\Z")  # the sum's first term,
 
 
 def _is_loop_unit(unit: str) -> bool:
-    """Words and separators mixed, or letters alone ("トコルト"): a digit run ("0000") is one
-    long number, not a loop."""
+    """Words and separators mixed, or letters alone: a digit run ("0000") is one long number, not a loop."""
     if not _DIGIT.search(unit):
         return bool(_ALNUM.search(unit))
     return bool(_SEPARATOR.search(unit) and _ALNUM.search(unit)) and not _DIGIT_GROUP.match(unit)
@@ -67,8 +66,7 @@ def _cut_copy_end(text: str, end: int, unit: str) -> int:
 
 
 def mask_loops(text: str) -> tuple[str, list[str]]:
-    """`text` with every loop blanked (same length, so spans still line up), and the
-    loops' units."""
+    """`text` with every loop blanked (same length, so spans still line up), and the loops' units."""
     spans = loop_spans(text)
     if not spans:
         return text, []
@@ -79,8 +77,7 @@ def mask_loops(text: str) -> tuple[str, list[str]]:
 
 
 def collapse_loops(text: str) -> str:
-    """`text` with each loop written once: a loop that restates one value ("EUR 1,300.00
-    EUR 1,300.00 ...") reads as the value line it repeats."""
+    """`text` with each loop written once: a loop restating one value reads as the line it repeats."""
     out, at = [], 0
     for start, end, unit in sorted(loop_spans(text)):
         if start >= at:

@@ -28,8 +28,7 @@ def drop_cut_repeat_listed(answer: str) -> str:
 
 
 def is_copied(answer: str, ctx: AnswerContext) -> bool:
-    """Only lines of the prompt, or (nearly) all runs of the document's own words. Cached:
-    the baseline and every candidate often give one answer to one prompt."""
+    """Only prompt lines, or nearly all runs of document words; cached (many runs give one answer to one prompt)."""
     if len(answer) > CACHE_MAX_LEN:
         return _is_copied(answer, ctx)
     return _is_copied_cached(answer, ctx)
@@ -44,8 +43,7 @@ _is_copied_cached = lru_cache(maxsize=8192)(_is_copied)
 
 
 def _words(clause: str) -> int:
-    """The clause's words of three letters or more; an ideograph counts as one, so a run of CJK
-    babble is no short line."""
+    """The clause's words of three letters or more; an ideograph counts as one (CJK babble is no short line)."""
     letters = [w for w in words(clause) if len(w) >= 3 and w.isalpha() and not IDEOGRAPH.search(w)]
     return len(letters) + len(IDEOGRAPH.findall(clause))
 
@@ -64,8 +62,7 @@ def offered(h: FieldType, answer: str, opts: Options, asked: Names) -> bool:
 
 
 def shows_any_value(text: str) -> bool:
-    """Is there a value of any shape (a number, a date, an id with digits) once list
-    markers and references into the document ("Section 4") are set aside?"""
+    """Is there a value of any shape once list markers and references into the document are set aside?"""
     return bool(HAS_DIGIT.search(mask_references(mask_list_markers(prep(text)))))
 
 

@@ -59,8 +59,7 @@ def unknown_type_message(name: Any) -> str:
 
 
 def option_problem(kind: str | FieldType, options: dict[str, Any]) -> tuple[str, str] | None:
-    """(option, what is wrong) for the first option of this type the scorer cannot read, else
-    None. Keys that are no option of the type are not judged (score_field ignores them)."""
+    """(option, what is wrong) for the first option of the type the scorer cannot read; other keys unjudged."""
     return field_type(kind).option_problem(options) if options else None
 
 
@@ -95,14 +94,12 @@ def is_absent_value(kind: str | FieldType, s: str, opts: dict[str, Any]) -> bool
 
 
 def with_locale(kind: str | FieldType, options: dict[str, Any], locale: str | None) -> dict[str, Any]:
-    """The options with `locale` set and what it decides written out (FieldType.with_locale):
-    `decimal` for an amount or number, `date_order` for a date, where the options do not give it."""
+    """The options with `locale` and what it decides written out (FieldType.with_locale)."""
     return field_type(kind).with_locale(options, locale)
 
 
 class FieldSpec(BaseModel):
-    """A field's type and the options the scorer reads it with: what a pack's field (the `files`
-    pack's mapping form) and an imported task's typed field both are."""
+    """A field's type and scorer options: a `files` pack field's mapping form and an imported typed field."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

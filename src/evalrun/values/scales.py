@@ -59,8 +59,7 @@ def _plain(v: Decimal) -> Decimal:
 
 
 def scaled(value: Decimal, scale: str) -> Decimal | None:
-    """`value` times what `scale` (as matched by SCALE) says; None for a CJK compound
-    whose units do not fall from left to right."""
+    """`value` times `scale`; None for a CJK compound whose units do not fall from left to right."""
     s = scale.strip()
     if s[0] in _CJK:
         total, last, pos, head = Decimal(0), None, 0, value

@@ -77,8 +77,7 @@ _GO, _STOP, _FAIL = 0, 1, 2  # what a step tells the loop: go on, stop at the ro
 
 
 class _Rewriter:
-    """The state of one rewrite: the output so far, the open containers, where
-    members ended (for cut-backs), and whether a value was cut."""
+    """One rewrite's state: output so far, open containers, member ends (for cut-backs), whether a value was cut."""
 
     __slots__ = ("s", "n", "i", "complete", "out", "stack", "node", "checkpoints", "cut", "last")
 

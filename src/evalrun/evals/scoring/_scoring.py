@@ -43,8 +43,7 @@ class ScoredItem(BaseModel):
 
 
 def _options(f: Field) -> dict[str, Any]:
-    """The field's options and its name, which lets the scorer read list answers
-    and refusals clause by clause (the name wins over an option of that key)."""
+    """The field's options with its name (it wins over an option of that key): the scorer reads clauses by it."""
     return {**f.options, "field": f.name}
 
 

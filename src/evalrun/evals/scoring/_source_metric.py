@@ -44,8 +44,7 @@ def is_pass_fail(values: list[Any]) -> bool:
 
 
 def source_score(name: str, scores: dict[str, Any] | None, gold: str | None, output: str | None) -> FieldScore:
-    """The field's outcome from the stored metric `name`: correct when it is 1/true/"C"; a metric
-    the source did not record for this sample is `missing` (never credited)."""
+    """The outcome from stored metric `name`: correct for 1/true/"C"; not recorded for the sample: `missing`."""
     value = (scores or {}).get(name)
     outcome = outcome_of(value)
     if outcome is None:

@@ -73,8 +73,7 @@ def _whole_item(out: Stability, base: ScoredItem, copies: list[ScoredItem]) -> N
 
 
 def stability(replicates: Sequence[Sequence[ScoredItem]]) -> Stability:
-    """Stability of the baseline over its replicates, the baseline (replicate 0) first. An item a
-    replicate lacks is judged on the replicates that have it (never made unstable by a gap)."""
+    """Stability over the replicates (baseline first); an item a replicate lacks is judged on those that have it."""
     runs = [{s.item_id: s for s in run} for run in replicates]
     out = Stability(len(runs))
     if not runs:

@@ -168,8 +168,7 @@ def topics(doc_type: str) -> list[str]:
 
 
 def clause(rng: random.Random, doc_type: str, heading: str, said: set[str]) -> str:
-    """One digit-free sentence on `heading`, composed from parts so the text varies;
-    `said` holds the actions already used in this section (not repeated while others remain)."""
+    """One digit-free sentence on `heading`; `said`: actions used in this section (not repeated while others remain)."""
     statement = doc_type == "financial_statement"
     subjects, actions, tails = (_STATEMENT if statement else _COMMERCIAL)[heading]
     opener = rng.choice(_STATEMENT_OPENERS if statement else _OPENERS)

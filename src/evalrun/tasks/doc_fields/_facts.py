@@ -242,8 +242,7 @@ _WRITERS = {"invoice": _invoice, "contract": _contract, "financial_statement": _
 
 
 def make_doc(doc_type: str, index: int, seed: int, decoys: int, stream: str) -> tuple[Doc, list[Fact]]:
-    """The document's content and its fields in a fixed order (decoys in their place); `stream`
-    (the pack's "name:version") seeds it, so a new pack version may draw other documents."""
+    """The document's content and fields in a fixed order, seeded by `stream` ("name:version") and the index."""
     rng = random.Random(f"{stream}:{seed}:{index}")
     cur = rng.choice(T.CURRENCIES)
     d = Doc(f"{doc_type}-{index}", doc_type, rng, cur, rng.choice(T.AMOUNT_STYLES), rng.choice(T.DATE_STYLES))

@@ -84,8 +84,7 @@ class RowBuilder:
 
     def _context(self, trow: dict[str, str], room: int | None, where: str
                  ) -> tuple[str | None, dict[str, str], Truncation | None, dict[str, int]]:
-        """(the shared document, the row it was rendered from, what was cut, the token count of
-        each question's prompt where the fit check already counted it exactly)."""
+        """(shared document, its row, what was cut, each question prompt's token count the fit check counted)."""
         if not self.shared or self.params.document is None:
             return None, trow, None, {}
         document = self.params.document

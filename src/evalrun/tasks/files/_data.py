@@ -24,14 +24,12 @@ SUFFIXES = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parq
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """The frame's rows by column name (a CSV header and Parquet field names are strings; pandas
-    types a record's keys as any hashable)."""
+    """The frame's rows by column name (pandas types a record's keys as any hashable; ours are strings)."""
     return [{str(k): v for k, v in row.items()} for row in frame.to_dict(orient="records")]
 
 
 class Rows:
-    """The rows read, their columns (in order of first appearance), a label per row for
-    messages (line numbers where the format has them) and the data's content hash."""
+    """The rows, their columns in order of first appearance, a label per row for messages, the content hash."""
 
     def __init__(self, rows: list[dict[str, Any]], digest: str, lines: list[int] | None = None):
         columns: dict[str, None] = {}

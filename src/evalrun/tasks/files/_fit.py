@@ -13,8 +13,7 @@ MIN_SLICE = 4096
 
 
 def count_within(text: str, count: TokenCounter, limit: int) -> int | None:
-    """The exact token count of `text` when it is at most `limit`, else None, tokenizing
-    at most about `limit` tokens' worth of slices beyond the first that passes it."""
+    """`text`'s exact token count when at most `limit`, else None, tokenizing about `limit` tokens' worth at most."""
     if limit < 0:
         return None
     step = max(MIN_SLICE, limit * CHARS_PER_SLICE_TOKEN)
@@ -68,8 +67,7 @@ def cut_to_fit(templates: list[str], source: str, row: dict[str, str], count: To
 
 def truncate_to_fit(prompt_t: str, system_t: str | None, row: dict[str, str], count: TokenCounter,
                     max_tokens: int, where: str) -> tuple[str, str | None, Truncation]:
-    """(prompt, system, what was cut) for one whole-prompt template: its longest column cut
-    so that the prompt and the (uncut) system fit `max_tokens`."""
+    """(prompt, system, what was cut) for a whole-prompt template cut so prompt and system fit `max_tokens`."""
     system = system_t.format_map(row) if system_t else None
     room = max_tokens - (count(system) if system else 0)
     cut, info = cut_to_fit([prompt_t], prompt_t, row, count, room, where, "prompt")

@@ -12,8 +12,7 @@ from evalrun.values.registry import field_type
 
 
 def gold_text(value: Any) -> tuple[str | None, str | None]:
-    """(the gold as text or None when there is none, a problem or None). Integers are written
-    out in full, decimals as written; an object or nested list is no field value."""
+    """(gold text or None, problem or None): integers written out in full, decimals as written; no objects."""
     if is_empty(value):
         return None, None
     if hasattr(value, "item") and not isinstance(value, (list, dict, str)):  # numpy scalars

@@ -65,8 +65,7 @@ class FilesParams(PackParams):
     _locales: list[str | None] = PrivateAttr(default_factory=list)
 
     def key_dump(self) -> dict[str, Any]:
-        """The data enters the key by its content (data_sha256), not by where it lies; a
-        `locale_column` only when set, so the keys of configs without one stay as they were."""
+        """The data keyed by content (data_sha256), not path; `locale_column` only when set (old keys unchanged)."""
         unset = {"locale_column"} if self.locale_column is None else set()
         return self.model_dump(mode="json", exclude={"path"} | unset)
 
@@ -133,8 +132,7 @@ class FilesParams(PackParams):
 
 
 def _row_locales(column: str | None, data: Rows, columns: set[str], listed: str, source: str) -> list[str | None]:
-    """Each row's locale from `locale_column` (None where the cell is empty: the fields' own
-    options hold); a value that is no locale is an error naming the row."""
+    """Each row's locale from `locale_column` (None for an empty cell); a value that is no locale names the row."""
     if column is None:
         return []
     if column not in columns:
@@ -162,8 +160,7 @@ def _check_templates(params: FilesParams, data: Rows, listed: str) -> None:
 
 def build(params: FilesParams, count: TokenCounter, limit: int | None = None,
           max_prompt_tokens: int | None = None) -> list[Item]:
-    """Items for as many rows as the first `limit` items need (nothing else is formatted or
-    tokenized); a prompt over `max_prompt_tokens` is an error, or cut to fit with `truncate: true`."""
+    """Items for the rows `limit` needs (no others tokenized); an over-long prompt errs, or is cut (`truncate`)."""
     builder = RowBuilder(params, params._mode, params._asks, [f.name for f in params._fields], count,
                          max_prompt_tokens)
     items: list[Item] = []

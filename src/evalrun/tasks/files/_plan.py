@@ -16,8 +16,7 @@ from evalrun.values.registry import field_type
 
 @dataclass(frozen=True)
 class Ask:
-    """One item a row becomes: its fields, and either a question (a template asked after the
-    shared document) or a whole-prompt template with its key for messages."""
+    """One item a row becomes: its fields and a question (after the shared document) or a whole-prompt template."""
 
     suffix: str | None  # appended to the item id (the field name in per_field mode)
     fields: tuple[Resolved, ...]

@@ -30,8 +30,7 @@ class PackField(FieldSpec):
 
 @dataclass(frozen=True)
 class Resolved:
-    """A field with every source of its settings merged: the gold column, the scorer's
-    options (date_order included) and whether a missing gold makes a decoy."""
+    """A field with its settings merged: gold column, scorer options (date_order too), whether missing is a decoy."""
 
     name: str
     kind: str
@@ -53,8 +52,7 @@ class Resolved:
 
 
 def scorer_options(kind: str, options: dict[str, Any], locale: str | None, date_order: str | None) -> dict[str, Any]:
-    """A field's scorer options with its locale's decimal and date order written out
-    (FieldType.with_locale) and the pack's date_order for a type that reads one (date)."""
+    """A field's scorer options with its locale written out (FieldType.with_locale) and the pack's date_order."""
     t = field_type(kind)
     options = t.with_locale(options, locale)
     if date_order is not None and "date_order" in t.user_options():

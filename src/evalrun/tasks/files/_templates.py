@@ -18,8 +18,7 @@ def text_row(row: dict[str, Any]) -> dict[str, str]:
 
 
 def check_template(template: str, key: str, first: dict[str, str], listed: str) -> None:
-    """Placeholders must name columns and the template must format the first row;
-    problems are ParamErrors at `key`."""
+    """Placeholders must name columns and the template must format the first row; ParamErrors at `key`."""
     try:
         names = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
     except ValueError as exc:

@@ -95,8 +95,7 @@ INTERNAL_OPTIONS = frozenset({"field"})
 
 
 def option_error(model: type[Options], options: dict[str, Any]) -> tuple[str, str] | None:
-    """(option, what is wrong) for the first option of `model` that cannot be read, else None.
-    Keys that are not options of the model are not judged here."""
+    """(option, what is wrong) for the first option of `model` that cannot be read; other keys unjudged."""
     checked = _checked(model, options)
     return checked if isinstance(checked, tuple) else None
 
@@ -136,8 +135,7 @@ O = TypeVar("O", bound=Options)
 
 
 class FieldType(ABC, Generic[O]):
-    """One field type; the registry makes one instance per type. Readers take the field's
-    options as the type's model (`options`), validated once per field."""
+    """One field type (one instance each); readers take the options as the type's model, validated once per field."""
 
     name: ClassVar[str]
     doc: ClassVar[str]  # one line for the docs
@@ -165,8 +163,7 @@ class FieldType(ABC, Generic[O]):
         """The distinct values of this type in `s` (the scorer's fast path)."""
 
     def find(self, s: str, opts: O) -> list[Found]:
-        """Every value mention in `s` with its span in `s`. By default one value read from
-        the whole string."""
+        """Every value mention in `s` with its span; by default one value read from the whole string."""
         start, end = stripped(s)
         return [Found(start, end, c) for c in self.candidates(s, opts)]
 
@@ -212,8 +209,7 @@ class FieldType(ABC, Generic[O]):
         return tuple(sorted(set(cls.Options.model_fields) - INTERNAL_OPTIONS))
 
     def says_absent(self, s: str, opts: O) -> bool:
-        """Does `s` (a gold or an answer) say there is no value? A typed answer that starts with
-        a marker and has no digit ("Not found in the document.") does."""
+        """Does `s` say there is no value? A typed answer starting with a marker and with no digit does."""
         return is_absent(s, prefix_rule=self.typed)
 
     def states_no_value(self, s: str) -> bool:
@@ -252,8 +248,7 @@ class FieldType(ABC, Generic[O]):
         return {}
 
     def with_locale(self, options: dict[str, Any], locale: str | None) -> dict[str, Any]:
-        """The options with `locale` set and what it decides written out (`locale_defaults`), so
-        any reader, old or new, reads the field the same way."""
+        """The options with `locale` and what it decides written out, so any reader reads the field the same way."""
         if locale is None:
             return options
         out = {**options, "locale": locale}
@@ -264,13 +259,11 @@ class FieldType(ABC, Generic[O]):
         return None
 
     def offered_in_prose(self, text: str, opts: O, asked: Names) -> bool | None:
-        """Is a value given for the field in prose (True), are all values about other things
-        (False), or can the prose not tell (None)?"""
+        """Is a value given for the field in prose (True), are all about other things (False), or can it not tell?"""
         return None
 
     def offers_in_words(self, answer: str, opts: O, asked: Names) -> bool | None:
-        """For a type whose values are words: does an answer with no value read still offer one?
-        None for a type whose values have a shape (their digits tell)."""
+        """Does an answer with no value read still offer one (words types); None where digits tell."""
         return None
 
     def in_asked_unit(self, text: str, opts: O, asked: Names) -> Any | None:

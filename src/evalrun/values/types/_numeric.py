@@ -1,5 +1,4 @@
-"""What the numeric types share: their options, reading amounts with spans, and the
-wrong-value sub-codes of two different numbers."""
+"""What the numeric types share: options, amounts with spans, and the sub-codes of two numbers."""
 
 from __future__ import annotations
 
@@ -56,8 +55,7 @@ def amount_candidates(s: str, decimal: str, use_currency: bool) -> list[AmountCa
 
 
 def amount_spans(s: str, decimal: str, use_currency: bool) -> list[Found]:
-    """Every amount mention in `s` with its span: the reader's own values, each placed on
-    the regex match it was read from (a restatement the reader drops has no entry)."""
+    """Every amount mention with its span, on the match it was read from (a dropped restatement has none)."""
     cands = extract_amounts(s, decimal, use_currency)
     t = mask_list_markers(mask_dates(prep(s)))
     out: list[Found] = []

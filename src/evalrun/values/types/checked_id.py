@@ -1,5 +1,4 @@
-"""checked_id: an identifier with a check digit (IBAN, ISIN, ISO 6346 container, VAT id, ...),
-checked with python-stdnum."""
+"""checked_id: an identifier with a check digit (IBAN, ISIN, ISO 6346, VAT, ...), checked with python-stdnum."""
 
 from __future__ import annotations
 

@@ -99,8 +99,7 @@ class Number(FieldType[NumericOptions]):
         return decimal_default(opts, locale)
 
     def in_asked_unit(self, text: str, opts: NumericOptions, asked: Names) -> Any | None:
-        """The one value `text` writes in the unit the question asks for, when every other
-        value it writes is in another unit; None otherwise."""
+        """The one value in the unit the question asks for, when every other is in another unit; else None."""
         if not asked:
             return None
         found = self.find(text, opts)
