@@ -1,46 +1,13 @@
-"""Harmful flips against noise: does a candidate flip more than the baseline flips
-against itself, and what flip rate can a pack detect at all.
+"""Harmful flips against noise: does a candidate flip more than the baseline flips against itself (a
+one-sided Fisher exact test on the A/A counts), what flip rate a pack can detect at all, and the exact
+stratified test of the fields the baseline gets right only sometimes (docs/gate.md, 'Noise, confirmation,
+power and early stop').
 
-A harmful-flip rule sees x flips among the n fields the baseline got right (and,
-with replicates, got right in every replicate). Without replicates the noise is
-not measured and every flip counts: the rule fails when x > limit, so its power
-at a true flip rate r is P(Bin(n, r) > limit), 1 - (1 - r)^n for a zero-flip
-rule. With replicates, the A/A comparisons give y flips in m trials, and the rule
-fails only when x > limit *and* a one-sided Fisher exact test on
-[[x, n - x], [y, m - y]] rejects "the candidate flips no more often than the
-baseline flips against itself" at the gate's confidence. The exact test is
-conservative at small counts, which is the point: noise must not fail a gate.
-
-Power is exact, conditional on the measured A/A counts: the critical flip count
-x* (the fewest flips that fail the rule) is found once, and the candidate's flips
-are Bin(n, q) with q = 1 - (1 - p_aa)(1 - r), its own noise at the A/A rate plus
-a harmful rate r of its own. A pack fails when any of its rules fails, so its
-power is 1 - prod(1 - power_k).
-
-Fields the baseline gets right only sometimes are judged by their rates.
-A field right in k of K baseline replicates (0 < k < K) cannot be gated flip by
-flip: one wrong candidate answer there is what the baseline does too. But a
-candidate that is wrong there every time, where the baseline is usually right,
-has lost something, and listing it as noise would hide it. So each flip rule
-also pools the unstable fields of its scope and asks whether the candidate's
-answers there (its own, plus its re-asks when the gate confirms) are right less
-often than the baseline's replicates.
-
-The test is exact and conditional: for each field the right answers of both
-sides together are fixed, and under "the candidate answers like one more
-replicate" the candidate's share of them is hypergeometric. The fields were
-chosen because the baseline's own count was strictly between 0 and K, so each
-field's hypergeometric is truncated to the counts that leave the baseline
-there (without that, a field the baseline rarely gets right would be chosen
-exactly when its replicates were lucky, and a candidate answering like the
-baseline would look worse). The fields are independent: the p-value is the
-lower tail of the sum of those truncated hypergeometrics (a stratified exact
-test, the exact form of Mantel-Haenszel).
-With one candidate answer per field a field can say little (a field right in 2
-of 3 replicates gives p = 1/2 when the candidate misses it once); re-asks give
-the candidate several answers and the test its power. `smallest_p` is the p-value
-of a candidate wrong in every answer: when even that is not below alpha, no
-candidate could fail the test, and the gate says "not testable" rather than pass.
+Power is exact, conditional on the A/A counts: the candidate's flips are Bin(n, q) with
+q = 1 - (1 - p_aa)(1 - r), its own noise at the A/A rate plus a harmful rate r of its own; a pack fails
+when any of its rules fails, so its power is 1 - prod(1 - power_k). The rate test truncates each field's
+hypergeometric to the counts that keep the baseline strictly between 0 and K: those counts chose the
+field, and without the truncation a candidate answering like the baseline would look worse.
 """
 
 from __future__ import annotations
@@ -83,7 +50,7 @@ class FlipTest:
         return self.aa_flips / self.aa_trials if self.aa_trials else 0.0
 
     def p_value(self, x: int, n: int) -> float | None:
-        """None without A/A counts (every flip counts)."""
+        """None without A/A counts: every flip counts."""
         if not self.noise_aware or n <= 0:
             return None
         return fisher_greater(x, n, self.aa_flips, self.aa_trials)

@@ -1,14 +1,7 @@
-"""Paired statistics for baseline-vs-candidate comparisons.
-
-Both configurations answer the same items, so every test here is paired:
-item-level agreement removes most of the noise a two-sample test would see,
-and only the discordant items carry information about the difference. A
-bootstrap resamples items (the same indices for both arms), so all fields of
-one document move together.
-
-Recovery is the candidate's accuracy as a share of the baseline's, the unit vLLM's and model
-cards' quantization tables use ("99.2% recovery"), beside the delta in points, with a paired
-bootstrap interval so the `min_recovery` rule is decided on it rather than on a point value.
+"""Paired statistics for baseline-vs-candidate comparisons: both arms answer the same items, so only the
+discordant items carry information, and a bootstrap resamples items (the same indices for both arms).
+Recovery (the candidate's accuracy as a share of the baseline's, "99.2% recovery") gets an interval too,
+so `min_recovery` is decided on it rather than on a point value.
 """
 
 from __future__ import annotations
@@ -54,7 +47,7 @@ def mcnemar_exact(b: int, c: int) -> float:
 
 
 def mean_stat(means: np.ndarray) -> np.ndarray:
-    """Mean of the first column: accuracy when items are 0/1 correctness."""
+    """Accuracy when items are 0/1 correctness."""
     return np.asarray(means)[..., 0]
 
 
@@ -84,7 +77,6 @@ class Interval:
 
 
 def _as_items(x: np.ndarray, name: str) -> np.ndarray:
-    """Per-item array as float (n, k): 1-D becomes one column."""
     a = np.asarray(x, dtype=float)
     if a.ndim == 1:
         a = a[:, None]
@@ -135,7 +127,6 @@ def paired_bootstrap(base: np.ndarray, cand: np.ndarray, stat: Statistic = mean_
 
 
 def _bounds(values: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The percentile interval of resampled values."""
     tail = 100.0 * (1.0 - confidence) / 2.0
     low, high = np.percentile(values, [tail, 100.0 - tail])
     return float(low), float(high)
@@ -143,7 +134,7 @@ def _bounds(values: np.ndarray, confidence: float) -> tuple[float, float]:
 
 def bootstrap_accuracy_delta(base_correct: np.ndarray, cand_correct: np.ndarray, n_resamples: int = 2000,
                              confidence: float = 0.95, seed: int = 0) -> Interval:
-    """Bootstrap interval for the accuracy delta from per-item 0/1 (or bool) correctness."""
+    """From per-item 0/1 (or bool) correctness."""
     b = np.asarray(base_correct, dtype=float).ravel()
     c = np.asarray(cand_correct, dtype=float).ravel()
     return paired_bootstrap(b, c, mean_stat, n_resamples, confidence, seed)
@@ -151,7 +142,7 @@ def bootstrap_accuracy_delta(base_correct: np.ndarray, cand_correct: np.ndarray,
 
 def bootstrap_micro_f1_delta(base_counts: np.ndarray, cand_counts: np.ndarray, n_resamples: int = 2000,
                              confidence: float = 0.95, seed: int = 0) -> Interval:
-    """Bootstrap interval for the micro-F1 delta from per-item (tp, fp, fn) counts, shape (n, 3)."""
+    """From per-item (tp, fp, fn) counts, shape (n, 3)."""
     b = np.asarray(base_counts, dtype=float)
     c = np.asarray(cand_counts, dtype=float)
     if b.size == 0 and c.size == 0:
@@ -245,11 +236,9 @@ def bootstrap_ratio_of_quantiles(numerator: Values, denominator: Values, q: floa
 
 def bootstrap_median_of_ratios(numerator: Values, denominator: Values, n_resamples: int = 2000,
                                confidence: float = 0.95, seed: int = 0) -> Interval | None:
-    """median(numerator_i / denominator_i) over aligned pairs, with a percentile-bootstrap interval: the
-    speedup of a typical request when each pair was timed side by side. A load that slows both members of a
-    pair cancels in its ratio, where a ratio of two medians over a run half of which was loaded would put each
-    median between the loaded and the unloaded requests. None when fewer than two pairs, or a value is not
-    positive."""
+    """median(numerator_i / denominator_i) over aligned pairs, with a percentile-bootstrap interval: a load
+    that slows both members of a pair cancels in its ratio, where a ratio of two medians over a half-loaded
+    run would put each median between the loaded and the unloaded requests. None below two positive pairs."""
     num, den = _aligned(numerator, denominator)
     keep = np.isfinite(num) & np.isfinite(den) & (num > 0) & (den > 0)
     ratios = num[keep] / den[keep]
@@ -270,8 +259,7 @@ def _aligned(numerator: Values, denominator: Values) -> tuple[np.ndarray, np.nda
 
 def _resampled(stat: Callable[[np.ndarray], np.ndarray], n: int, n_resamples: int, confidence: float,
                seed: int) -> tuple[float, float]:
-    """The percentile-bootstrap interval of `stat` (rows of resampled indices -> one value per row),
-    resampling in chunks so memory stays bounded for large n."""
+    """The percentile-bootstrap interval of `stat` (rows of resampled indices -> one value per row)."""
     rng = np.random.default_rng(seed)
     out = np.empty(n_resamples)
     chunk = max(1, _CHUNK_ELEMENTS // n)
@@ -285,15 +273,13 @@ def _resampled(stat: Callable[[np.ndarray], np.ndarray], n: int, n_resamples: in
 
 
 def recovery(base_acc: float, cand_acc: float) -> float | None:
-    """Candidate accuracy over baseline accuracy (1.0 = all of it recovered); None when the baseline
-    scored nothing."""
+    """1.0: all of the baseline's accuracy recovered; None when the baseline scored nothing."""
     return cand_acc / base_acc if base_acc > 0 else None
 
 
 def bootstrap_recovery(base_correct: np.ndarray, cand_correct: np.ndarray, n_resamples: int = 2000,
                        confidence: float = 0.95, seed: int = 0) -> Interval | None:
-    """Paired percentile bootstrap of the recovery ratio (same resampled items for both arms); a
-    resample where the baseline scored nothing has no ratio and counts as 0 (the conservative end).
+    """A resample where the baseline scored nothing has no ratio and counts as 0 (the conservative end).
     None when the baseline scored nothing on the full data. `delta` holds the point ratio."""
     b = np.asarray(base_correct, dtype=float).ravel()
     c = np.asarray(cand_correct, dtype=float).ravel()
