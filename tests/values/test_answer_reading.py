@@ -145,6 +145,6 @@ def test_copied_words_count_only_in_the_documents_order() -> None:
     ("amount", "The confirmation number is 06-13-2024.", True),  # but it is no amount
 ])
 def test_states_no_value(kind: str, answer: str, none: bool) -> None:
-    from evalrun.values.registry import states_no_value
+    from evalrun.values.registry import field_type
 
-    assert states_no_value(kind, answer) is none
+    assert field_type(kind).states_no_value(answer) is none

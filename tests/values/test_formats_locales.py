@@ -17,7 +17,7 @@ from evalrun.tasks import get_pack
 from evalrun.tasks.base import ParamError
 from evalrun.values.dates import read_date_order
 from evalrun.values.amounts import extract_amounts
-from evalrun.values.registry import with_locale
+from evalrun.values.registry import field_type
 from evalrun.values.locales import locale_date_order, locale_decimal, locale_problem, read_decimal
 from tests.fakes.runs import answered
 
@@ -60,13 +60,13 @@ def test_the_locale_decides_the_decimal_separator_and_an_explicit_one_wins() -> 
     assert read_decimal(None, None, "auto") == "auto"
     assert extract_amounts("EUR 1,234", read_decimal(None, "fr-FR", "auto"))[0].value == Decimal("1.234")
     assert extract_amounts("USD 1,234", read_decimal(None, "en-US", "auto"))[0].value == 1234
-    assert with_locale("amount", {}, "de-DE") == {"locale": "de-DE", "decimal": ","}
-    assert with_locale("amount", {"decimal": "."}, "de-DE") == {"locale": "de-DE", "decimal": "."}
-    assert with_locale("date", {}, "en-US") == {"locale": "en-US", "date_order": "mdy"}
-    assert with_locale("date", {"dayfirst": True}, "en-US") == {"locale": "en-US", "dayfirst": True}
+    assert field_type("amount").with_locale({}, "de-DE") == {"locale": "de-DE", "decimal": ","}
+    assert field_type("amount").with_locale({"decimal": "."}, "de-DE") == {"locale": "de-DE", "decimal": "."}
+    assert field_type("date").with_locale({}, "en-US") == {"locale": "en-US", "date_order": "mdy"}
+    assert field_type("date").with_locale({"dayfirst": True}, "en-US") == {"locale": "en-US", "dayfirst": True}
     # the decimal the locale writes into the options is what the scorer reads
-    assert score_field("number", "2.5", "2,500", **with_locale("number", {}, "de-DE")).outcome == "correct"
-    assert score_field("number", "2500", "2,500", **with_locale("number", {}, "en-US")).outcome == "correct"
+    assert score_field("number", "2.5", "2,500", **field_type("number").with_locale({}, "de-DE")).outcome == "correct"
+    assert score_field("number", "2500", "2,500", **field_type("number").with_locale({}, "en-US")).outcome == "correct"
 
 
 CSV = (

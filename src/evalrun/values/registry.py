@@ -43,19 +43,8 @@ def field_type(name: str | FieldType) -> FieldType:
         return name
     found = TYPES.find(name) if isinstance(name, str) else None
     if found is None:
-        raise ValueError(unknown_type_message(name))
+        raise ValueError(f"unknown field kind {name!r}; expected one of {type_names()}")
     return found
-
-
-def check_type_name(name: Any) -> str:
-    """`name` when it is a registered type; else ValueError naming the known types (for config readers)."""
-    if name not in TYPES:
-        raise ValueError(f"invalid value {name!r}; allowed: {', '.join(type_names())}")
-    return name
-
-
-def unknown_type_message(name: Any) -> str:
-    return f"unknown field kind {name!r}; expected one of {type_names()}"
 
 
 def option_problem(kind: str | FieldType, options: dict[str, Any]) -> tuple[str, str] | None:
@@ -81,21 +70,11 @@ def gold_value(kind: str | FieldType, gold: str, opts: dict[str, Any]) -> Any:
     return t.read_gold(gold, t.options(opts))
 
 
-def states_no_value(kind: str | FieldType, s: str) -> bool:
-    """FieldType.states_no_value, by the type's name."""
-    return field_type(kind).states_no_value(s)
-
-
 def is_absent_value(kind: str | FieldType, s: str, opts: dict[str, Any]) -> bool:
     """Does `s` say there is no value? An allowed enum value ("none") never does; a typed answer that starts with
     a marker and has no digit does."""
     t = field_type(kind)
     return t.says_absent(s, t.options(opts))
-
-
-def with_locale(kind: str | FieldType, options: dict[str, Any], locale: str | None) -> dict[str, Any]:
-    """The options with `locale` and what it decides written out (FieldType.with_locale)."""
-    return field_type(kind).with_locale(options, locale)
 
 
 class FieldSpec(BaseModel):
@@ -109,11 +88,12 @@ class FieldSpec(BaseModel):
     @field_validator("type", mode="before")
     @classmethod
     def _type(cls, v: Any) -> Any:
-        return check_type_name(v)
+        if v not in TYPES:  # for config readers: the known types named
+            raise ValueError(f"invalid value {v!r}; allowed: {', '.join(type_names())}")
+        return v
 
 
 KINDS = type_names()  # every type, found now
 
-__all__ = ["INTERNAL_OPTIONS", "KINDS", "FieldSpec", "FieldType", "TYPES", "check_type_name", "field_type",
-           "gold_value", "is_absent_value", "option_problem", "states_no_value", "type_names", "typed_names",
-           "unknown_type_message", "user_option_problem", "with_locale"]
+__all__ = ["INTERNAL_OPTIONS", "KINDS", "FieldSpec", "FieldType", "TYPES", "field_type", "gold_value",
+           "is_absent_value", "option_problem", "type_names", "typed_names", "user_option_problem"]

@@ -20,7 +20,7 @@ from evalrun.values.no_value import drop_cut_repeat_listed, is_copied, offered, 
 from evalrun.values.field_clauses import named_value, read_refusal
 from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.loops import collapse_loops, is_list_marker_loop, mask_loops
-from evalrun.values.registry import TYPES, unknown_type_message
+from evalrun.values.registry import TYPES, field_type
 from evalrun.values.text import norm_text
 from evalrun.values.types._base import SELF_CONTRADICTING, FieldType, Options
 
@@ -203,9 +203,7 @@ def score_field(kind: str, gold: Any, pred: Any, *, context: str | None = None, 
     """Score one field: exactly one outcome. With `context` (the prompt as the model saw it) copied lines and an echoed
     question are told apart and the question's words name the field. ValueError only for an unknown `kind` or a bad
     option; any model output yields a FieldScore."""
-    h = TYPES.find(kind) if isinstance(kind, str) else None  # the one registry lookup of a field
-    if h is None:
-        raise ValueError(unknown_type_message(kind))
+    h = field_type(kind)  # the one registry lookup of a field
     opts = h.options(options)  # validated once per field: a bad option is the harness's, not the model's
     gold_s, _ = coerce(gold)
     try:

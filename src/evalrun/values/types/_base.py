@@ -7,7 +7,7 @@ the scorer and the packs that check golds before a run both go through it, so th
 from __future__ import annotations
 
 import re
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import Hashable
 from functools import cached_property
 from typing import Any, ClassVar, Generic, NamedTuple, TypeVar, cast
@@ -42,10 +42,6 @@ class Example(NamedTuple):
     options: dict[str, Any] = {}
 
 
-def _is_names(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value))
-
-
 class Options(BaseModel):
     """The options every field type reads; validated once per field, then read by attribute."""
 
@@ -66,7 +62,8 @@ class Options(BaseModel):
     @field_validator("aliases", mode="before")
     @classmethod
     def _aliases(cls, v: Any) -> Any:
-        if v is not None and not _is_names(v):
+        if v is not None and not isinstance(v, str) and not (
+                isinstance(v, (list, tuple)) and all(isinstance(a, str) for a in v)):
             raise ValueError(f"aliases must be a list of names; got {v!r}")
         return v
 
@@ -94,17 +91,10 @@ class LocaleOptions(Options):
 INTERNAL_OPTIONS = frozenset({"field"})
 
 
-def option_error(model: type[Options], options: dict[str, Any]) -> tuple[str, str] | None:
-    """(option, what is wrong) for the first option of `model` that cannot be read; other keys unjudged."""
-    checked = _checked(model, options)
-    return checked if isinstance(checked, tuple) else None
-
-
 def _checked(model: type[Options], options: dict[str, Any]) -> Options | tuple[str, str]:
     """The options of `model` in `options` as the model, or (option, what is wrong). Cached by their
     repr: the scorer gets the same options on every call of a field, and the model keeps its tables."""
-    fields = _NAMES.get(model) or _NAMES.setdefault(model, frozenset(model.model_fields))
-    known = {k: v for k, v in options.items() if k in fields}
+    known = {k: v for k, v in options.items() if k in model.model_fields}
     try:
         text = repr(known)
     except Exception:  # noqa: BLE001 - an unprintable value is checked uncached
@@ -120,7 +110,6 @@ def _checked(model: type[Options], options: dict[str, Any]) -> Options | tuple[s
 
 
 _SEEN: dict[tuple[type[Options], str], Options | tuple[str, str]] = {}
-_NAMES: dict[type[Options], frozenset[str]] = {}
 
 
 def _validate(model: type[Options], known: dict[str, Any]) -> Options | tuple[str, str]:
@@ -158,9 +147,9 @@ class FieldType(ABC, Generic[O]):
     dates_are_values: ClassVar[bool] = False  # a date in a sentence may be (a wrong) value of this type
     needs_digit: ClassVar[bool] = False  # a clause with no digit holds none of its values
 
-    @abstractmethod
     def candidates(self, s: str, opts: O) -> list[Any]:
-        """The distinct values of this type in `s` (the scorer's fast path)."""
+        """The distinct values of this type in `s` (the scorer's fast path); a type overrides this or `find`."""
+        return list(dict.fromkeys(f.value for f in self.find(s, opts)))
 
     def find(self, s: str, opts: O) -> list[Found]:
         """Every value mention in `s` with its span; by default one value read from the whole string."""
@@ -193,7 +182,9 @@ class FieldType(ABC, Generic[O]):
 
     @classmethod
     def option_problem(cls, options: dict[str, Any]) -> tuple[str, str] | None:
-        return option_error(cls.Options, options)
+        """(option, what is wrong) for the first option of the type that cannot be read; other keys unjudged."""
+        checked = _checked(cls.Options, options)
+        return checked if isinstance(checked, tuple) else None
 
     def options(self, options: dict[str, Any]) -> O:
         """A field's options dict as this type's model; ValueError naming a bad option (a harness bug).

@@ -161,24 +161,18 @@ class Quantity(FieldType[QuantityOptions]):
                                     "gross weight.", {"field": "gross weight"}),),
     }
 
-    def _found(self, s: str, opts: QuantityOptions) -> list[Found]:
+    def find(self, s: str, opts: QuantityOptions) -> list[Found]:
         decimal = opts.separator(".")
         found = [Found(*to_original(s, a, b), q) for a, b, q in _read(s, decimal)]
         if found:
             return found
         return [f._replace(value=Qty(f.value.value, None)) for f in amount_spans(s, decimal, False)]
 
-    def candidates(self, s: str, opts: QuantityOptions) -> list[Any]:
-        return list(dict.fromkeys(f.value for f in self._found(s, opts)))
-
     def gold(self, s: str, opts: QuantityOptions) -> Any | None:
         value = super().gold(s, opts)
         if value is not None and value.unit is None and opts.unit:
             return value._replace(unit=_unit(opts.unit))  # a bare gold in the field's declared unit
         return value
-
-    def find(self, s: str, opts: QuantityOptions) -> list[Found]:
-        return self._found(s, opts)
 
     def fmt(self, value: Qty) -> str:
         return fmt_amount(value.value, value.unit)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable
-from typing import Any
 
 from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Options, Verdict
 
@@ -49,9 +48,6 @@ class TimeOfDay(FieldType[Options]):
 
     def find(self, s: str, opts: Options) -> list[Found]:
         return [Found(m.start(), m.end(), v) for m in _TIME.finditer(s) if (v := _minutes(m)) is not None]
-
-    def candidates(self, s: str, opts: Options) -> list[Any]:
-        return list(dict.fromkeys(f.value for f in self.find(s, opts)))
 
     def gold_key(self, opts: Options) -> Hashable | None:
         return ()
