@@ -1,37 +1,10 @@
-"""Teacher-forced drift: how far a candidate's next-token distribution moved from the baseline's,
-on every token of the baseline's answers (not only where an answer flipped).
+"""Teacher-forced drift: how far a candidate's next-token distribution moved from the baseline's on every
+token of the baseline's answers, not only where an answer flipped (docs/drift.md, 'The estimator and its
+bias'), and the effective length, the longest context a candidate keeps working at (docs/drift.md,
+'Effective length'; issue 30, item 4).
 
-Per token t, with the baseline's stored top-k ids S, its probabilities p_b(i) (i in S) and rest mass
-r_b = 1 - sum_S p_b, and the candidate's probabilities p_c(i) at the same ids and its mass r_c outside S:
-
-    KL_t = sum_{i in S} p_b(i) log(p_b(i) / p_c(i)) + r_b log(r_b / r_c)
-
-the exact KL(baseline || candidate) between the two distributions coarsened to k + 1 outcomes (the
-top-k ids and "anything else"). By the log-sum inequality it never exceeds the full KL: a lower bound,
-exact when the candidate's distribution over the rest is proportional to the baseline's; the gap is at
-most r_b times the KL between the two renormalised rest distributions, so it is small where the top-k
-holds nearly all the mass (k = 20: typically r_b < 1e-3 on greedy answers). Also per token: whether
-the candidate's top-1 is the baseline's, and dp = p_c(x_t) - p_b(x_t) of the baseline's token x_t.
-
-An item's figures are over its tokens; a pack's mean KL, same-top-1 share and mean dp are means of the
-items' means, with a percentile-bootstrap interval over items (evals.stats.paired_bootstrap against 0);
-p99 and max are over all the pack's tokens (no interval).
-
-Effective length: the longest context a candidate keeps working at (issue 30, item 4).
-
-NoLiMa's rule (Modarressi et al., 2025): a model's effective length is the longest context length at
-which its score stays at or above 85% of its score at the shortest length. Here, per context-length
-bucket (evals/compare/_buckets.py, the one definition every slice by length uses), a bucket counts when
-
-- the run's item accuracy there is >= 85% of its accuracy in the shortest bucket, and
-- for a candidate with drift (above), its mean KL over the bucket's items stays at or under the
-  upper end of the A/A drift interval (a baseline replicate's mean KL, all packs): beyond it the candidate
-  moves the distribution more than batching alone does.
-
-The effective length is the upper edge of the last bucket before the first one that does not count
-(each shorter bucket must count too: a model that fails at 2k and recovers at 4k is not effective at
-4k). The baseline's is the accuracy rule alone, shown beside the candidate's. With no A/A floor (no
-baseline replicate forced) the candidate is judged by the accuracy rule alone, and says so.
+The KL per token is exact between the two distributions coarsened to the baseline's top-k ids and "anything
+else": a lower bound of the full KL, tight where the top-k holds nearly all the mass.
 """
 
 from __future__ import annotations
@@ -64,7 +37,7 @@ class TokenDrift:
 
 
 def token_drift(base: TokenDists, cand: ForcedDists) -> TokenDrift:
-    """The estimator above, in float64 from the stored fp32 logprobs."""
+    """The estimator (module docstring), in float64 from the stored fp32 logprobs."""
     n = len(cand)
     lb = base.top_logprobs[:n].astype(np.float64)
     lc = np.maximum(cand.at_base_top.astype(np.float64), _FLOOR)
@@ -235,7 +208,6 @@ NO_FLOOR = "no A/A floor: accuracy rule only"
 
 @dataclass
 class Bucket:
-    """One context-length bucket of one run."""
 
     edge: int
     items: int
@@ -328,8 +300,5 @@ def effective_length(candidate: str, cand_scored: Iterable[ScoredItem], base_sco
     return EffectiveLength(candidate, cand, longest(cand), longest(base), base, bound)
 
 
-__all__ = ["NO_FLOOR", "RATIO", "Bucket", "EffectiveLength", "buckets", "effective_length", "longest"]
-
-
-__all__ = ["Drift", "EffectiveLength", "Figure", "FlipNote", "PackDrift", "TokenDrift", "compute", "effective_length",
-           "token_drift"]
+__all__ = ["NO_FLOOR", "RATIO", "Bucket", "Drift", "EffectiveLength", "Figure", "FlipNote", "PackDrift", "TokenDrift",
+           "buckets", "compute", "effective_length", "longest", "token_drift"]

@@ -1,6 +1,5 @@
-"""Drift rules decided on a candidate's teacher-forced drift: the rules as read from the gate
-(evals/gate/_drift_rules.py), each decided on its bootstrap interval over items, never on the
-point estimate; see that module for what each rule says."""
+"""Drift rules (evals/gate/_drift_rules.py says what each rule says) decided on a candidate's teacher-forced
+drift, each on its bootstrap interval over items, never on the point estimate."""
 
 from __future__ import annotations
 

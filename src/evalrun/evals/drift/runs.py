@@ -1,15 +1,9 @@
-"""Drift for a comparison's stored runs: the baseline's distributions, each run's teacher-forced
-records against them (evals/drift/teacher_force.py wrote them), and the figures (evals/drift/_drift.py).
+"""Drift for a comparison's stored runs: the baseline's distributions, each run's teacher-forced records
+against them (teacher_force.py wrote them), the figures (_drift.py), and the baseline's answer tokens as
+text for the item browser's per-token KL strip (docs/drift.md, 'In the HTML report').
 
-The baseline's answer tokens as text, one piece per token, for the item browser's per-token KL strip.
-
-Each piece is what the token adds to the decoded answer: the decoding of a few tokens before it and of
-the same tokens with it differ by that piece. Decoding a token alone would lose what a tokenizer makes
-of its context (SentencePiece drops the leading space of a first token); the window keeps it. A token
-holding only part of a multi-byte character gets an empty piece: the character shows on the token that
-completes it. Special tokens are kept (`<|im_end|>`): every token gets a piece, so the pieces line up
-with the KL of each token. The tokenizer is the baseline run's own (its manifest's model); where it
-cannot be loaded here the strip shows token ids and says why.
+A token's piece is what it adds to the decoding of the WINDOW tokens before it: decoded alone it would lose
+what a tokenizer makes of its context (SentencePiece drops a first token's leading space).
 """
 
 from __future__ import annotations
@@ -105,9 +99,8 @@ def drift_of(baseline: RunResult, run: RunResult, comparison: Comparison, confid
 
 
 def add_drift(report: Any, seconds: dict[Path, float], reasons: dict[Path, str] | None = None) -> None:
-    """Each run of an evals.api.CompareReport (the noise floor, the candidates) gets its drift
-    against the baseline where its records are stored; a report with none says why, and so does
-    one with a run that could not be read (`reasons`, from force_all: an engine without prompt logprobs)."""
+    """Each run of an evals.api.CompareReport (the noise floor, the candidates) gets its drift where its
+    records are stored; a report with none says why, as does a run that could not be read (`reasons`)."""
     runs = [(report.noise_floor_run, report.noise_floor)] if report.noise_floor_run is not None else []
     runs += list(zip(report.candidates, report.comparisons))
     for run, comparison in runs:

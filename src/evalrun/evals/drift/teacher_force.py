@@ -1,24 +1,11 @@
-"""Teacher-forced scoring: a candidate reads the baseline's answers under its own acceleration.
+"""Teacher-forced scoring: a candidate reads the baseline's answers under its own acceleration, through the
+same `generate` call, batches and methods as its own run (docs/drift.md, 'Teacher-forced scoring', 'Served
+engines'); the forced generations are discarded, its own are never touched.
 
-The candidate's runner generates each item again with every token forced to the baseline's
-(runners/logprobs.force_processor), through the same `generate` call, batches and methods as its
-own run: the prompt is prefilled under the method and the answer read through the decode path, so
-a quantized cache, an eviction policy or sparsity act on the answer tokens as in generation (or, where
-every method declares a chunk equivalent to decode steps, in two forward passes: runners/hf/forced_read.py).
-Speculative decoding: the target's logits are what count, and transformers verifies a drafted
-block in one forward pass, so the forced answer is read a block at a time, as when generating.
-An answer the candidate wrote token for token as the baseline's is not read again: its generation's
-logits are the forced ones (same prefix), stored as they were generated (`watched`: the run's RunRequest
-carries the records and their writer while the watch is open). Not where a
-method makes items depend on their batch mates (`Acceleration.shares_batch_state`): forcing only the
-answers that departed would read them among other mates, so every answer is forced, in its batches.
-What the candidate assigned is stored beside its run in `forced-<baseline key>.{bin,jsonl}`
-(evals/store/dists.py): its generations are never touched. The forced generations are discarded.
-
-A served engine (the openai runner) reads them too, as a prefill of prompt and answer through vLLM's
-`prompt_logprobs` (runners/openai/_forced.py); an engine that returns none says so, and what was not
-read is reported. Ray actors and continuous batching say why they cannot, and the comparison shows no
-drift for them.
+An answer the candidate wrote token for token as the baseline's is not read again: its generation's logits are
+the forced ones (`watched`). Not where a method makes items depend on their batch mates
+(`Acceleration.shares_batch_state`): forcing only the answers that departed would read them among other
+mates, so every answer is forced, in its batches.
 """
 
 from __future__ import annotations
@@ -50,9 +37,7 @@ def baseline_dists(baseline: RunResult, warn: Callable[[str], None]) -> tuple[di
     """The baseline's usable records: those whose tokens are its stored generation's."""
     answers = {k: list(g.output_ids or []) for k, g in baseline.generations.items() if g.error is None}
     stored = dists_store.read(baseline.dir, TokenDists, warn=warn, answers=answers)
-    usable = {k: r for k, r in stored.records.items() if k in answers}
-    problems = list(stored.problems)
-    return usable, problems
+    return {k: r for k, r in stored.records.items() if k in answers}, list(stored.problems)
 
 
 def cannot(runner: object) -> str | None:
@@ -65,8 +50,7 @@ def cannot(runner: object) -> str | None:
 
 
 def shares_batch_state(runner: object) -> bool:
-    """A method whose items depend on their batch mates (fp8's one scale per tensor): the answers that
-    depart would be forced among other mates than they were generated with, so every answer is forced."""
+    """A method whose items depend on their batch mates (fp8's one scale per tensor)."""
     return any(a.shares_batch_state() for a in getattr(runner, "accelerations", []))
 
 
@@ -105,8 +89,7 @@ def watch_of(run_dir: Path) -> dict[str, Any]:
 
 def score(cand: PreparedRun, result: RunResult, baseline: RunResult, base: dict[str, TokenDists],
           log: Callable[[str], None]) -> Scored:
-    """The candidate's records against `baseline`, teacher-forcing the items it answered that
-    have none stored yet."""
+    """The candidate's records against `baseline`, teacher-forcing the answered items that have none yet."""
     name = dists_store.forced_name(baseline.manifest.key or baseline.dir.name)
     if not base:
         return Scored(reason="no logprobs stored with the baseline")
