@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evalrun.evals.gate._verdict import (
-    Gap, INCOMPLETE_NOTE, NOTHING_COULD_FAIL, NO_RULE, RuleResult, STATUS_TEXT, SUBSET_TEXT, Status, Verdict,
+    ALL_PACKS, Gap, INCOMPLETE_NOTE, NOTHING_COULD_FAIL, NO_RULE, RuleResult, STATUS_TEXT, SUBSET_TEXT, Status, Verdict,
     overall_counts, overall_exit_code, overall_status, overall_summary, untestable_gaps, worst,
 )
 from evalrun.evals.gate._drift_rules import DriftRule
@@ -14,7 +14,6 @@ from evalrun.evals.gate._gate import (
     DEFAULT_MAX_HARMFUL, GateConfig, PackRule, acceptance_rule, check_acceptance, check_gate, evaluate,
     load_gate, load_gate_file,
 )
-from evalrun.evals.gate._verdict import ALL_PACKS
 
 __all__ = [
     "ALL_PACKS", "DEFAULT_MAX_HARMFUL", "DriftRule", "Gap", "GateConfig", "INCOMPLETE_NOTE", "NOTHING_COULD_FAIL",

@@ -1,21 +1,7 @@
-"""What a comparison could not pair, stated as gaps in the verdict.
+"""What a comparison could not pair, judged against the baseline's plan, stated as gaps naming the run directory.
 
-Coverage is judged against the baseline's plan: every item the baseline's
-config asks for must be paired with the candidate's answer, and every item the
-candidate asks must have been asked of the baseline. Two kinds of gap:
-
-- `plan_gaps`: the two runs asked different things. A candidate config that
-  drops a pack or narrows its parameters, a run stored with `--limit N`
-  (either side), or a baseline never asked some of the candidate's items.
-  The user may accept these with `--subset`: the verdict is then judged on
-  the items both runs asked and says SUBSET in every output (`subset_text`).
-- `coverage_gaps`: an item both runs asked has no readable generation on one
-  side, or the baseline's generation raised (an out-of-memory baseline cannot
-  vouch for what the candidate answered there). Never waived: a baseline
-  whose samples are empty, deleted or unreadable pairs nothing, and that is
-  never a pass (evals.gate).
-
-Every gap names the run directory it is about.
+`plan_gaps` (the runs asked different things) may be accepted with `--subset`; `coverage_gaps` (no readable
+generation, or a baseline that raised) are never waived (docs/commands.md, 'Coverage: the verdict fails closed').
 """
 
 from __future__ import annotations
@@ -43,7 +29,6 @@ class StoredRun(Protocol):
 
 
 def _warnings(run: StoredRun) -> str:
-    """Unreadable lines the store skipped while reading this run, if it reported any."""
     warnings = list(getattr(run, "warnings", None) or [])
     return f"; {len(warnings)} unreadable line(s) skipped, first: {warnings[0]}" if warnings else ""
 

@@ -1,19 +1,5 @@
-"""Drift rules in the gate (issue 30, item 5): a candidate that moves the baseline's distribution too far.
-
-    gate:
-      drift:
-        - max_kl: {mean: 0.05}                      # mean over items of each item's mean KL, every pack
-        - max_kl: {p99: 0.5, pack: needle_numbers}  # the 99th percentile of the pack's per-token KL
-        - min_top1_agreement: {mean: 0.95}          # mean over items of each item's same-top-1 share
-        - min_top1_agreement: {p99: 0.8}            # the agreement 99% of items reach (their 1st percentile)
-
-The rules as read from a gate (decided in evals/drift/rules.py). The drift figures (evals/drift/_drift.py)
-are always reported when measured; these rules only gate when the gate names them. Each is decided on its bootstrap interval over items at the gate's confidence, never
-on the point estimate: it fails only when the whole interval is beyond the limit, passes only when the
-whole interval is within it, and otherwise is inconclusive (incomplete, exit 4). A rule whose drift was
-not measured (no `--drift`, no logprobs stored with the baseline, a runner that cannot teacher-force)
-cannot be vouched for: incomplete, with one line naming the gate file and key.
-"""
+"""Drift rules as read from a gate (`max_kl`, `min_top1_agreement`); decided in evals/drift/rules.py, on the
+bootstrap interval, never the point estimate (docs/drift.md, 'Gate rules')."""
 
 from __future__ import annotations
 
@@ -82,5 +68,3 @@ class DriftRule(BaseModel):
         """'max_kl[mean]', 'min_top1_agreement[p99]': how every output names the rule."""
         return f"{self.kind}[{self.bound.on}]"
 
-
-__all__ = ["AgreementBound", "DriftRule", "KLBound", "Kind"]

@@ -1,18 +1,8 @@
-"""The gate's harmful-flip rules (`max_harmful_flips`), noise-aware, with the power
-of each pack's rules.
+"""The gate's harmful-flip rules (`max_harmful_flips`), noise-aware, with the power of each pack's rules.
 
-A flip is counted only where it can mean a regression: on a field the baseline
-got right in every replicate (evals.scoring), and, when the gate re-asked the
-flipped items (`confirm`), only if it reproduced in the majority of re-asks. The
-rest are listed as noise. A flip the re-asks confirmed is a loss, not a guess:
-confirmed flips beyond the limit fail the rule with no further test. What
-confirmation did not settle (flips not re-asked) is decided with
-evals.stats.FlipTest: more flips than the limit and, when replicates measured the
-noise, a flip rate beyond the A/A rate at the gate's confidence; the rule's
-detail says from how many flips that test can reject at all (with 2 replicates
-and no A/A flip, two flips among a handful of fields never can). Fields right in
-only some replicates are judged by their rates (evals.stats). A rule that no outcome
-could fail on fields the baseline got right is not testable (`cannot_fail`), never a pass.
+A flip counts only on a field the baseline got right in every replicate and, when re-asked, only if it
+reproduced; confirmed flips beyond the limit fail without the noise test, the rest face FlipTest against the
+A/A rate (docs/gate.md, 'Noise, confirmation, power and early stop').
 """
 
 from __future__ import annotations

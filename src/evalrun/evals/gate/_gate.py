@@ -1,14 +1,6 @@
-"""The gate: declarative rules over a comparison, each reported with its
-measured value, threshold and pass/fail.
-
-Rules are relative to the baseline measured in the same job (absolute
-thresholds get re-tuned after every library upgrade). The defaults are strict
-where precision matters: no dropped or altered amount, number, date or id. A
-rule whose scope the baseline never got right cannot fail, and says so ("not
-testable here") instead of passing. A gate is strict too: a name it cannot
-match to the compared runs, a threshold that is not a finite number, or a gate
-left with no rule is a configuration error, never a rule quietly skipped.
-"""
+"""The gate: declarative rules over a comparison, relative to the baseline measured in the same job (absolute
+thresholds would need re-tuning after every library upgrade). Strict both ways: no dropped typed value by
+default, and a name, threshold or empty gate it cannot honour is a ConfigError (docs/gate.md)."""
 
 from __future__ import annotations
 
@@ -33,9 +25,6 @@ from evalrun.values.registry import type_names, typed_names
 FIELD_KINDS: tuple[str, ...] = type_names()
 # a dropped or altered value of a typed field (amount, number, date, id, ...) is never allowed by default
 DEFAULT_MAX_HARMFUL: dict[str, int] = {k: 0 for k in FIELD_KINDS if k in typed_names()}
-
-__all__ = ["DEFAULT_MAX_HARMFUL", "GateConfig", "PackRule", "RuleResult", "Verdict", "acceptance_rule",
-           "check_acceptance", "check_gate", "evaluate", "load_gate", "load_gate_file"]
 
 
 class _Strict(BaseModel):
@@ -197,12 +186,9 @@ def _origin(gate: GateConfig, pack: str, name: str) -> str:
 
 def _max_drop(gate: GateConfig, pc: PackComparison, cand: str, limit: float, drop: float,
               stab: Stability | None, right: int, scope: int) -> RuleResult:
-    """The drop in points; with baseline replicates, a drop past the limit fails when the items lost
-    and confirmed by re-asking (`confirm`) alone are past it, when the items lost among those right in
-    every replicate are beyond the A/A rate of lost items (one-sided Fisher), or when, pooled over every
-    field of the pack the baseline got right in only some replicates, the candidate's answers (with its
-    re-asks) are right less often than the replicates' (one stratified exact test: evidence too thin per
-    field or per field type adds up over the pack). Where none of these could fail, it is not testable."""
+    """With baseline replicates a drop past the limit fails only when backed: by re-ask-confirmed losses alone,
+    by lost stable items beyond the A/A rate (one-sided Fisher), or by the pack's unstable fields pooled in
+    one stratified exact test (thin evidence per field adds up). Where none could fail, it is not testable."""
     what = f"{gate.metric} drop in points (baseline - candidate)"
     over = drop > limit + 1e-9
     if stab is None or not stab.measured or not stab.aa_item_trials[pc.pack]:
@@ -305,14 +291,10 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[
              stab: Stability | None = None, decided: list[str] | None = None,
              speed: list[RuleResult] | None = None, *, drift: Sequence[RuleResult] = (), stopped: str | None = None,
              subset: str | None = None, replicates: Sequence[str] = (), first_notes: Sequence[str] = ()) -> Verdict:
-    """The verdict over the paired items, final when returned; `gaps` are what the pairing could not cover
-    (see evals.gate); `stab` is the baseline's stability over its replicates (None: every field it got
-    right is gated). `decided` ("pack: rule"): the candidate stopped early on these FAILs, so every other
-    rule is left undecided (not evaluated), never judged on the items it happened to reach.
-    `speed` and `drift` are rules measured elsewhere (evals/gate/_speed_rules.py, _drift_rules.py): speed
-    rules count toward the gaps of untestable packs, drift rules are judged on their own. `stopped`
-    ("stopped at k of n items"), `subset` (--subset: what was not judged) and `first_notes` lead the notes;
-    `replicates`: the baseline replicate runs the noise was measured with."""
+    """The verdict over the paired items, final when returned. `stab` None: every field the baseline got
+    right is gated. `decided` ("pack: rule"): the candidate stopped early on these FAILs, so every other
+    rule is left not evaluated, never judged on the items it happened to reach. `speed` rules count toward
+    the gaps of untestable packs; `drift` rules are judged on their own."""
     gate = gate or GateConfig()
     rules: list[RuleResult] = []
     cand = comparison.candidate
@@ -349,7 +331,7 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[
                     f"{pc.pack}: {pc.n} items can only detect a difference of about {100 * pc.stats.mde:.1f} points; "
                     f"the threshold of {threshold:g} points needs more items"
                 )
-    rules.extend(speed or [])  # the speed rules, measured by evals/gate/_speed_rules.py
+    rules.extend(speed or [])
     if decided is not None:
         for r in rules:
             if f"{r.pack}: {r.rule}" not in decided and r.evaluated and r.status in ("pass", "fail"):

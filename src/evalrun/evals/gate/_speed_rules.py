@@ -1,22 +1,7 @@
 """Speed rules in the gate: a candidate that is not faster where it claims to be fails.
 
-    gate:
-      speed:
-        - min_speedup: {metric: tpot_p50, value: 1.3}             # every pack
-        - min_speedup: {metric: ttft_p50, value: 1.1, shape: long}
-        - max_regression: {metric: ttft_p99, value: 0.10}         # at most 10% slower
-        - min_goodput: {value: 0.9}                               # share meeting the SLO
-
-Each rule stands on the paired interval (evals/timing/latency.py), never on a point
-estimate: `min_speedup` passes only when the interval's lower bound reaches
-the value; `max_regression` only when the candidate's slowdown, at the
-interval's worst end, stays within it; `min_goodput` only when the one-sided
-Clopper-Pearson lower bound of the candidate's share meeting the SLO reaches
-the value. A rule that cannot be measured honestly (an emulated method, another
-device, too few timed requests, timings (sequential or interleaved) on a machine
-that measured itself busy: evals/timing/load.py) is not evaluated: incomplete, never a pass. A
-scope too small for the bound ever to reach the value is "too small to vouch
-for", with the requests it would need.
+Each rule stands on a paired interval or a one-sided bound, never a point estimate; one that cannot be
+measured honestly (emulated, another device, a busy machine) is not evaluated (docs/speed.md, 'Speed rules').
 """
 
 from __future__ import annotations

@@ -1,32 +1,8 @@
-"""The verdict: one answer to "did this candidate, and each of its packs, pass",
-computed once so every renderer (terminal, Markdown, JUnit, JSON, HTML) says
-the same thing.
+"""The verdict: one answer to "did this candidate, and each of its packs, pass", computed once so every
+renderer (terminal, Markdown, JUnit, JSON, HTML) says the same thing.
 
-A verdict fails closed. Three statuses, worst first:
-
-- ``fail``: a rule evaluated on paired items failed (a regression was found);
-- ``incomplete``: nothing failed, but the verdict cannot vouch for the
-  candidate: items of the baseline's plan were not paired (a pack or items
-  the candidate does not ask, a run cut by --limit, missing, unreadable or
-  refused generations on either side, a baseline that raised), a rule could
-  not be evaluated, a pack had no rule, or no rule of a pack could fail;
-- ``pass``: every rule was evaluated on every item of the baseline's plan (or,
-  with --subset, on every item both runs asked: the verdict then says SUBSET),
-  and each pack had a rule that could fail and did not.
-
-A rule can also be ``untestable``: its scope (a field, a field type, a pack's
-gate metric) is one the baseline never got right on the paired items, so no
-candidate could fail it (a harmful flip needs a baseline hit; a drop needs a
-baseline above 0). It is never counted as a pass: the counts say how many
-rules were not testable, and a pack whose every rule is untestable is a gap
-(incomplete), so a verdict where nothing could fail is exit 4, never 0.
-A rule is untestable too where the baseline did get its scope right but the
-noise-aware test could not reject any outcome (`cannot_fail`: a few fields
-right in only some replicates, none in all): something could have been lost
-unseen, so that rule is a gap of its own, exit 4 whatever the other rules say.
-
-A regression outranks a gap: a harmful flip found on the items that could be
-paired is a finding whatever the missing items would have shown.
+It fails closed (fail > incomplete > pass): a rule no candidate could fail is `untestable`, never a pass, and a
+regression outranks a gap (docs/gate.md, 'Rules that cannot fail'; docs/commands.md, 'Exit codes').
 """
 
 from __future__ import annotations
@@ -52,10 +28,9 @@ INCOMPLETE_NOTE = ("Nothing failed, but the verdict cannot vouch for every candi
 
 @dataclass
 class RuleResult:
-    """One gate rule measured on one pack. `evaluated` False: the rule could not be
-    computed (no statistics for that pack, say): never a pass. `baseline_right` of
-    `in_scope`: what the baseline got right of what the rule looks at (None: the rule
-    can always fail, as min_items and errors can); 0 makes the rule untestable."""
+    """One gate rule measured on one pack. `evaluated` False: it could not be computed, never a pass.
+    `baseline_right` of `in_scope`: what the baseline got right of the rule's scope (None: the rule can
+    always fail, as min_items and errors can); 0 makes the rule untestable."""
 
     candidate: str
     pack: str
@@ -120,9 +95,8 @@ def worst(statuses: Iterable[str]) -> Status:
 
 
 def untestable_gaps(rules: Iterable[RuleResult]) -> list[Gap]:
-    """A gap for each pack whose every rule is untestable (nothing there could have failed), and for
-    each rule the noise test left unable to fail on fields the baseline got right (a loss there
-    would go unseen, whatever the pack's other rules found)."""
+    """A gap for each pack whose every rule is untestable, and for each rule the noise test left unable to
+    fail on fields the baseline got right (a loss there would go unseen, whatever the other rules found)."""
     by_pack: dict[str, list[RuleResult]] = {}
     rules = list(rules)
     for r in rules:
@@ -134,8 +108,7 @@ def untestable_gaps(rules: Iterable[RuleResult]) -> list[Gap]:
 
 
 def no_rule_gaps(packs: Iterable[str], rules: Iterable[RuleResult]) -> list[Gap]:
-    """A gap for each paired pack no rule applies to (its own or one for every pack): its row could
-    never fail, so neither may the verdict pass on it."""
+    """A gap for each paired pack no rule applies to: its row could never fail, so the verdict may not pass."""
     covered = {r.pack for r in rules}
     if ALL_PACKS in covered:
         return []
@@ -143,9 +116,7 @@ def no_rule_gaps(packs: Iterable[str], rules: Iterable[RuleResult]) -> list[Gap]
 
 
 def count_rules(rules: Iterable[RuleResult], gaps: int = 0, subset: int = 0) -> dict[str, int]:
-    """How many rules passed, failed, were not testable, could not be evaluated, or found the pack too
-    small to vouch for (detect_rate), and the gaps; `subset`: verdicts judged on a subset (--subset),
-    counted only when there are any."""
+    """Rule counts by status, detect_rate's "too small" (underpowered) apart; `subset` only when nonzero."""
     rules = list(rules)
     statuses = [r.status for r in rules]
     short = sum(1 for r in rules if r.evaluated and r.status == "incomplete")
@@ -155,8 +126,7 @@ def count_rules(rules: Iterable[RuleResult], gaps: int = 0, subset: int = 0) -> 
 
 
 def counts_text(counts: dict[str, int]) -> str:
-    """'3 of 5 rules passed, 1 failed, 1 not testable here': the one wording of the counts in every output
-    (a zero part is left out, except the passed one); a verdict on a subset says so first."""
+    """'3 of 5 rules passed, 1 failed, 1 not testable here': the one wording in every output (zero parts left out)."""
     parts = [SUBSET_TEXT] if counts.get("subset") else []
     parts.append(f"{counts['passed']} of {counts['rules']} rules passed")
     for key, words in (("failed", "failed"), ("untestable", "not testable here"),
@@ -197,7 +167,6 @@ class Verdict:
 
     @property
     def failed(self) -> list[RuleResult]:
-        """Rules that were evaluated and failed."""
         return [r for r in self.rules if r.status == "fail"]
 
     @property
@@ -226,12 +195,10 @@ class Verdict:
         return count_rules(self.rules, len(self.gaps), int(self.subset is not None))
 
     def summary(self) -> str:
-        """The rule counts in the words every renderer uses (see `counts_text`)."""
         return counts_text(self.rule_counts())
 
 
 def overall_counts(verdicts: Iterable[Verdict]) -> dict[str, int]:
-    """The counts over every candidate, for a title line."""
     verdicts = list(verdicts)
     return count_rules([r for v in verdicts for r in v.rules], sum(len(v.gaps) for v in verdicts),
                        sum(v.subset is not None for v in verdicts))
