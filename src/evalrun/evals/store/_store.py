@@ -1,29 +1,10 @@
-"""The run store: one directory per run, generations appended as they are made.
+"""The run store: one directory per run, generations appended and flushed per item, so a run killed at any
+point loses at most the batch in flight (docs/run-store.md, 'Integrity').
 
-`samples.jsonl` is appended and flushed per item, so a run killed at any point
-loses at most the batch in flight. Reading never deletes a generation: a line
-that cannot be read is skipped with a warning and left where it is; a torn
-last line (kill -9 mid-write) is moved to `samples.jsonl.torn-<stamp>` by the
-writer (under the run's lock). `manifest.json` is replaced atomically and
-records `items_sha256`, the hash of the items the run was asked, so scoring
-edited gold is noticed. The hash is over the items' current form; a run recorded
-before items had context/question/answer_format carries the hash of the older
-form, which is recomputed from its stored lines (`v1_items_sha256`) to verify it,
-and replaced by the current one the next time `execute` reuses the run.
-
-Every file is opened through evals.files.store_files: never through a symbolic link (a
-link planted in a run directory is refused, naming it), and a write that fails
-names its file.
-
-One writer per run directory: an OS lock (flock) on `<run>/lock`, held for the whole execute.
-
-A second process waits for the first and then re-reads what is stored, so it
-generates only what is still missing. The kernel drops a flock when its holder
-dies (kill -9 included), so a lock left by a dead process is never stale: the
-next run takes it at once. The file holds the holder's pid, only for messages.
-It is opened like every file of the store (evals.files.store_files): a link planted
-as `lock`, or a run directory that is a link, is refused before anything is
-written through it.
+Reading never deletes a generation: an unreadable line is skipped with a warning; a torn last line is moved
+aside by the writer, under the run's lock. One writer per run directory: a flock on `<run>/lock`, which the
+kernel drops when its holder dies, so a lock is never stale (the file holds the holder's pid, for messages).
+Every file is opened through evals.files.store_files: never through a symbolic link.
 """
 
 from __future__ import annotations
@@ -104,10 +85,8 @@ def v1_items_sha256(lines: Iterable[bytes]) -> str | None:
 
 
 class RunStore:
-    """Reads and appends one run directory.
-
-    Every problem found while reading (a skipped line, a torn tail, unknown keys)
-    is passed to `log` once and kept in `warnings`, so callers can show it."""
+    """Reads and appends one run directory. Every problem found while reading (a skipped line, a torn
+    tail, unknown keys) is passed to `log` once and kept in `warnings`, so callers can show it."""
 
     def __init__(self, run_dir: str | Path, log: Callable[[str], None] | None = None):
         self.dir = Path(run_dir)
@@ -176,7 +155,7 @@ class RunStore:
         return digest
 
     def exists(self) -> bool:
-        """Whether the run has a manifest (a link there counts: reading it is refused, naming it)."""
+        """A link there counts: reading it is refused, naming it."""
         return store_files.exists(self.manifest_path)
 
     def read_samples(self, repair: bool = False) -> dict[str, Generation]:
@@ -253,12 +232,9 @@ class RunStore:
         return True
 
     def vouched_item_rows(self, manifest: dict[str, Any]) -> list[dict[str, Any]] | None:
-        """The stored items as the JSON objects on their lines, without building Items (most of the
-        cost of reading 10,000 of them), when their hash vouches for them: every line an object with
-        an id seen once, and the canonical hash equal to `manifest`'s items_sha256 (what a validated
-        write recorded; an Item's canonical form is the object on its line). None for anything short
-        of that (a torn or bad line, a repeated id, an older or another hash): `read_checked` then
-        reads, checks and says why, as always."""
+        """The stored items as the JSON objects on their lines, without building Items (most of the cost
+        of reading 10,000 of them), when `manifest`'s items_sha256 vouches for them (an Item's canonical
+        form is the object on its line). None for anything short of that: `read_checked` then says why."""
         recorded = manifest.get("items_sha256")
         raw = store_files.read_bytes(self.items_path) if recorded else None
         if raw is None:

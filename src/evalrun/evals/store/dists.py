@@ -1,17 +1,9 @@
-"""Per-token distributions stored beside a run's generations: a binary file and its index.
+"""Per-token distributions stored beside a run's generations: `<name>.bin` (little-endian fp32/int32 arrays
+back to back) and its index `<name>.jsonl` (docs/drift.md, 'What is stored'). Two kinds, the same layout:
+`dists` (runners.logprobs.TokenDists) and `forced-<baseline key>` (ForcedDists).
 
-`<name>.bin` holds the records back to back (little-endian fp32/int32 arrays, no padding);
-`<name>.jsonl` holds one line per record: the item, where its bytes are, their shape and their
-sha256. The binary record is appended and synced before its index line, and both before the
-item's generation line, so a kill leaves at worst bytes no line points to (ignored). Reading
-checks every record against its line: bytes past the end of the file (a truncated file) or a
-different hash is an unusable record, reported naming the file and the item, never read as
-numbers. The last readable line for an item wins (a record written for a batch whose
-generation was not stored is superseded when the item is generated again), and a baseline
-record whose token ids are not its generation's is refused too.
-
-Two kinds, the same layout: `dists` (what a run generated: runners.logprobs.TokenDists) and
-`forced-<baseline key>` (what a candidate assigned to a baseline's answer: ForcedDists).
+A record is synced before its index line, and both before the item's generation line, so a kill leaves at
+worst bytes no line points to. Reading checks each record against its line's length and sha256.
 """
 
 from __future__ import annotations
@@ -79,7 +71,7 @@ def decode(kind: type[R], raw: bytes, n: int, k: int) -> R:
 
 
 def encode_sha(record: TokenDists | ForcedDists) -> str:
-    """The sha256 of a record's bytes (what its index line holds)."""
+    """What its index line holds."""
     return hashlib.sha256(encode(record)).hexdigest()
 
 
@@ -153,9 +145,8 @@ def _check(raw: bytes, line: IndexLine, bin_path: Path, index_name: str) -> tupl
 def read(run_dir: Path, kind: type[R], name: str = DISTS, warn: Callable[[str], None] | None = None,
          answers: dict[str, list[int]] | None = None) -> Stored[R]:
     """Per item, the latest record whose bytes are all there and hash to its line; with `answers`
-    (TokenDists only), the latest whose token ids are the item's stored answer (a record of a
-    batch generated again, re-timed or re-asked, is passed over). An item with lines but no usable
-    record is reported, naming the file and the item."""
+    (TokenDists only), whose token ids are the item's stored answer (a batch generated again, re-timed
+    or re-asked, is passed over). An item with lines but no usable record is reported, naming the file."""
     bin_path, index_path = run_dir / f"{name}.bin", run_dir / f"{name}.jsonl"
     out: Stored[R] = Stored()
     if not store_files.exists(index_path):
