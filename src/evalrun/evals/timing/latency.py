@@ -1,44 +1,10 @@
-"""Per-request latency and throughput by vLLM `bench serve`'s definitions.
+"""Per-request latency and throughput by vLLM `bench serve`'s definitions, and paired speedups: the one place
+these quantities are defined; every report, gate rule, sweep and benchmark reads them from here (docs/speed.md,
+'Definitions', gives each formula).
 
-The one place these quantities are defined; every report, gate rule, sweep and
-benchmark reads them from here. A request is one item (hf: one sequence of a
-batch, timed from the batch's start, no queueing; openai: one HTTP request,
-timed at the client from the moment it was sent).
-
-- TTFT: time to the first output token (`prefill_seconds`).
-- TPOT: (E2EL - TTFT) / (output tokens - 1), per request; undefined (left out
-  of the distribution, 0 for goodput, as vLLM) when a request made one token.
-- ITL: every gap between successive output chunks, pooled over requests (a
-  streamed chunk or a decoding step; several tokens per chunk under
-  speculative decoding make ITL longer than TPOT, vllm#19776).
-- E2EL: time to the last output token (TTFT + decode); for an untimed older
-  run at batch 1, the whole call.
-- Duration: the run's wall clock, from its first request's start to its
-  last one's end (vLLM's benchmark duration: idle time between Poisson
-  arrivals counts), less any gap of more than IDLE_LIMIT seconds with no
-  request in flight (a run stopped and resumed later); older runs without
-  start times sum each batch's time once (the basis says which).
-- Request / output / total token throughput: completed requests, output
-  tokens, prompt + output tokens, each over the duration.
-- Goodput: requests meeting every SLO given, over the duration; its share is
-  over all requests asked (a failed request meets no SLO). The SLOs come from
-  `--slo ttft=500ms,tpot=50ms,e2el=10s` or a config's `slo:` section; a bare
-  number is milliseconds, as vLLM's `--goodput` reads it.
-
-Percentiles use numpy's linear interpolation (`evals.stats.percentile`), as
-vLLM does; the default set is p50/p90/p95/p99.
-
-Paired speedups (how much faster a candidate is than the baseline at one metric
-and percentile, with the interval a gate can stand on) are computed here once for
-the speed table's ratios, the `speed:` gate rules and the sweeps. A speedup is
-baseline / candidate of a latency (above 1 is faster) over the requests both runs
-timed, with a 95% paired bootstrap interval (requests resampled, the same ones on
-both sides). At p50 it is the median of the per-request ratios (a load that slows
-both sides of a pair cancels in its ratio); at another percentile, the ratio of the
-two sides' percentiles (a tail is not one request's). ITL pairs each request's
-median gap. When interleaved timings exist (evals/speed/interleave.py), they are
-used instead of the runs' own: both sides were timed side by side, so a machine
-whose load changed between the runs does not bias the ratio.
+A speedup is baseline / candidate of a latency over the requests both runs timed, with a paired bootstrap
+interval: at p50 the median of the per-request ratios (a load that slows both sides of a pair cancels in its
+ratio), at another percentile the ratio of the two sides' percentiles (a tail is not one request's).
 """
 
 from __future__ import annotations
@@ -81,6 +47,7 @@ def e2el(g: Generation) -> float | None:
         return g.prefill_seconds + g.decode_seconds
     if g.prefill_seconds is not None and g.new_tokens <= 1:
         return g.prefill_seconds
+    # an untimed older run at batch 1: the whole call
     return g.seconds if g.batch_size == 1 and g.seconds > 0 else None
 
 
@@ -158,7 +125,7 @@ def goodput(gens: Sequence[Generation], slo: SLO, seconds: float | None = None) 
 
 def request_metrics(gens: Iterable[Generation], percentiles: Sequence[float] = PERCENTILES,
                     slo: SLO | None = None) -> dict[str, Any]:
-    """Every figure above for a set of requests (a run, a pack, a shape or a length bucket)."""
+    """Every figure of docs/speed.md for a set of requests (a run, a pack, a shape or a length bucket)."""
     gens = list(gens)
     ok = [g for g in gens if g.error is None]
     seconds, basis = duration(ok)
@@ -285,7 +252,7 @@ def parse_metric(name: str) -> tuple[str, float]:
 
 def paired(base: Mapping[str, Generation], cand: Mapping[str, Generation], metric: str,
            ids: Iterable[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Per request timed in both: (baseline value, candidate value), in item-id order."""
+    """Per request timed in both, in item-id order."""
     fn = PER_REQUEST[metric]
     b_vals, c_vals = [], []
     for item_id in sorted(ids if ids is not None else base):

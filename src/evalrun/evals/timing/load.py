@@ -1,26 +1,10 @@
-"""How busy the machine was while a run was timed, and whether its sequential speedups can be trusted.
+"""How busy the machine was while a run was timed, read from /proc at a session's start and end (no sampling
+thread, no cost while it runs), and whether its speedups can be trusted (docs/speed.md, 'Speed you can trust
+by default'). The load average counts this run's own threads, so it is recorded but not judged.
 
-Timing the baseline, then the candidate, compares two states of the machine: a
-speedup from such runs follows the load of everything else on it as much as the
-candidate. Each run's session records what the machine did meanwhile, read from
-/proc at the session's start and end (no sampling thread, no cost while it runs):
-
-- `others_share`: the CPU time every other process used, as a share of all the
-  machine's CPUs over the session (busy time from /proc/stat less this process's
-  own, os.times, its reaped children included); the load average counts this
-  run's own threads, so it is recorded but not judged.
-- `steal_share`: time the hypervisor gave to other virtual machines.
-
-An interleaved re-timing (evals/speed/interleave.py) records the same figures
-over its own window. A speedup carries a warning (`timings_warning`) when a
-window it was timed in saw other processes use QUIET_OTHERS or more of the
-CPUs, or steal reach QUIET_STEAL (`busy`, the one rule for every window), or
-when a window's load was not recorded. A busy window is not vouched for, however
-it was timed: interleaving cancels a load that changes between pairs, not the
-noise a loaded machine adds to each (measured: a candidate about 1.0x timed
-1.35x [above 1.3] interleaved at load 6 on 2 cores). The work of a remote server
-or of Ray actors runs in other processes (or machines) than the one measured,
-so the load of their runs and of their re-timings is "not measured".
+A busy window is not vouched for, however it was timed: interleaving cancels a load that changes between
+pairs, not the noise a loaded machine adds to each (measured: a candidate about 1.0x timed 1.35x [above 1.3]
+interleaved at load 6 on 2 cores).
 """
 
 from __future__ import annotations
@@ -118,8 +102,8 @@ class RunLoad:
 
 
 def busiest(records: Sequence[MachineLoad | None]) -> MachineLoad | None:
-    """The busiest of some timed windows' records (other processes plus steal); None when there are
-    none or one was not recorded (its load is unknown, so the busiest is too)."""
+    """By other processes plus steal; None when there are none or one was not recorded (its load is
+    unknown, so the busiest is too)."""
     known = [r for r in records if r is not None]
     if not records or len(known) < len(records):
         return None
