@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import Field, field_validator
 
@@ -16,10 +16,10 @@ from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.locales import locale_decimal, read_decimal
 from evalrun.values.numeric_subcodes import NUMERIC_SUBCODES, numeric_subcode
 from evalrun.values.text import prep
-from evalrun.values.types._base import Found, LocaleOptions
+from evalrun.values.types._base import FieldType, Found, LocaleOptions
 from evalrun.values.types._spans import to_original
 
-__all__ = ["NUMERIC_SUBCODES", "NumericOptions", "amount_candidates", "amount_spans", "decimal_default",
+__all__ = ["NUMERIC_SUBCODES", "NumericOptions", "NumericType", "amount_candidates", "amount_spans", "decimal_default",
            "numeric_subcode", "number_verdict"]
 
 
@@ -37,6 +37,20 @@ class NumericOptions(LocaleOptions):
     def separator(self, default: str) -> str:
         """The decimal separator read: `decimal`, else the `locale`'s, else `default`."""
         return read_decimal(self.decimal, self.locale, default)
+
+
+N = TypeVar("N", bound=NumericOptions)
+
+
+class NumericType(FieldType[N]):
+    """What the numeric types declare alike; `fmt` writes "." as the decimal separator."""
+
+    typed = True
+    Options = NumericOptions
+    unparseable = "unparseable"
+
+    def canonical_options(self, opts: N) -> N:
+        return opts.model_copy(update={"decimal": "."})
 
 
 def decimal_default(opts: NumericOptions, locale: str) -> dict[str, Any]:

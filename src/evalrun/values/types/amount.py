@@ -7,9 +7,9 @@ from typing import Any
 from evalrun.values.locales import written_decimals
 from evalrun.values.amounts import AmountCand, fmt_amount
 from evalrun.values.currencies import same_currency
-from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Verdict
+from evalrun.values.types._base import SELF_CONTRADICTING, Example, Found, Verdict
 from evalrun.values.types._numeric import (
-    NUMERIC_SUBCODES, NumericOptions, amount_candidates, amount_spans, decimal_default, numeric_subcode,
+    NUMERIC_SUBCODES, NumericOptions, NumericType, amount_candidates, amount_spans, decimal_default, numeric_subcode,
 )
 
 RULES = """\
@@ -62,15 +62,12 @@ RULES = """\
 """
 
 
-class Amount(FieldType[NumericOptions]):
+class Amount(NumericType[NumericOptions]):
     name = "amount"
     doc = "A sum of money: a signed Decimal and, where written, its currency."
     noun = "an amount"
     rules = RULES
     subcodes = (*NUMERIC_SUBCODES, "currency_mismatch", "unparseable", SELF_CONTRADICTING)
-    typed = True
-    Options = NumericOptions
-    unparseable = "unparseable"
     nonscalar = "unparseable"
     sign_in_words = True
     hint = "an amount with its currency"
@@ -113,9 +110,6 @@ class Amount(FieldType[NumericOptions]):
 
     def part_values(self, value: AmountCand) -> dict[str, Any]:
         return {"currency": value.currency}
-
-    def canonical_options(self, opts: NumericOptions) -> NumericOptions:
-        return opts.model_copy(update={"decimal": "."})
 
     def reading_options(self, opts: NumericOptions, answer: str, document: str | None) -> NumericOptions:
         """With no `decimal` or `locale`, "12.500" is 12500 (amounts seldom carry three decimals) unless the

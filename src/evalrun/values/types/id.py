@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable
 from typing import Any
 
 from rapidfuzz.distance import OSA, Levenshtein
@@ -95,9 +94,6 @@ class Id(FieldType[Options]):
 
     def gold(self, s: str, opts: Options) -> Any | None:
         return norm_id(s) or None
-
-    def gold_key(self, opts: Options) -> Hashable | None:
-        return ()
 
     def compare(self, g: str, p: str, opts: Options) -> Verdict:
         return id_verdict(g, p)

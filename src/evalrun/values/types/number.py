@@ -11,9 +11,9 @@ from typing import Any
 
 from evalrun.values.amounts import AmountCand, fmt_amount
 from evalrun.values.clauses import Names, words
-from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Verdict
+from evalrun.values.types._base import SELF_CONTRADICTING, Example, Found, Verdict
 from evalrun.values.types._numeric import (
-    NUMERIC_SUBCODES, NumericOptions, amount_candidates, amount_spans, decimal_default, number_verdict,
+    NUMERIC_SUBCODES, NumericOptions, NumericType, amount_candidates, amount_spans, decimal_default, number_verdict,
 )
 
 # the unit written right after a number: "%", "kWh", "Cent/kWh", "cents per kWh", "t"
@@ -53,15 +53,12 @@ RULES = """\
 """
 
 
-class Number(FieldType[NumericOptions]):
+class Number(NumericType[NumericOptions]):
     name = "number"
     doc = "A plain number: a signed Decimal; currency and percent signs are ignored."
     noun = "a number"
     rules = RULES
     subcodes = (*NUMERIC_SUBCODES, "unparseable", SELF_CONTRADICTING)
-    typed = True
-    Options = NumericOptions
-    unparseable = "unparseable"
     nonscalar = "unparseable"
     sign_in_words = True
     hint = "a number"
@@ -91,9 +88,6 @@ class Number(FieldType[NumericOptions]):
 
     def compare(self, g: AmountCand, p: AmountCand, opts: NumericOptions) -> Verdict:
         return number_verdict(g.value, p.value)
-
-    def canonical_options(self, opts: NumericOptions) -> NumericOptions:
-        return opts.model_copy(update={"decimal": "."})
 
     def locale_defaults(self, opts: NumericOptions, locale: str) -> dict[str, Any]:
         return decimal_default(opts, locale)

@@ -10,8 +10,8 @@ from evalrun.values.amounts import AMOUNT_RE, interpret_number
 from evalrun.values.dates import mask_dates
 from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.text import prep
-from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Verdict
-from evalrun.values.types._numeric import NUMERIC_SUBCODES, NumericOptions, number_verdict
+from evalrun.values.types._base import SELF_CONTRADICTING, Example, Found, Verdict
+from evalrun.values.types._numeric import NUMERIC_SUBCODES, NumericOptions, NumericType, number_verdict
 from evalrun.values.types._spans import to_original
 
 RULES = """\
@@ -61,15 +61,12 @@ def _read(s: str, decimal: str) -> list[tuple[int, int, Pct]]:
     return out
 
 
-class Percent(FieldType[NumericOptions]):
+class Percent(NumericType[NumericOptions]):
     name = "percent"
     doc = "A rate in percent; a bare number is read in percent, a fraction is not converted."
     noun = "a percentage"
     rules = RULES
     subcodes = (*NUMERIC_SUBCODES, "unparseable", SELF_CONTRADICTING)
-    typed = True
-    Options = NumericOptions
-    unparseable = "unparseable"
     hint = "a percentage"
     parts = ("percent_sign",)
     partial_examples = (("19", "percent_sign"), ("The rate is 7.5.", "percent_sign"))
@@ -102,6 +99,3 @@ class Percent(FieldType[NumericOptions]):
 
     def part_values(self, value: Pct) -> dict[str, Any]:
         return {"percent_sign": value.sign}
-
-    def canonical_options(self, opts: NumericOptions) -> NumericOptions:
-        return opts.model_copy(update={"decimal": "."})

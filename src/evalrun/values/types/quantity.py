@@ -11,8 +11,8 @@ from evalrun.values.amounts import fmt_amount, interpret_number
 from evalrun.values.dates import mask_dates
 from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.text import prep
-from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Verdict
-from evalrun.values.types._numeric import NUMERIC_SUBCODES, NumericOptions, amount_spans, numeric_subcode
+from evalrun.values.types._base import SELF_CONTRADICTING, Example, Found, Verdict
+from evalrun.values.types._numeric import NUMERIC_SUBCODES, NumericOptions, NumericType, amount_spans, numeric_subcode
 from evalrun.values.types._spans import to_original
 
 D = Decimal
@@ -132,7 +132,7 @@ def _unit_or_none(written: str) -> str | None:
         return None
 
 
-class Quantity(FieldType[QuantityOptions]):
+class Quantity(NumericType[QuantityOptions]):
     name = "quantity"
     doc = "A measured value with its unit; units convert only where the factor is exact."
     noun = "a quantity with a unit"
@@ -193,6 +193,3 @@ class Quantity(FieldType[QuantityOptions]):
 
     def part_values(self, value: Qty) -> dict[str, Any]:
         return {"unit": value.unit}
-
-    def canonical_options(self, opts: QuantityOptions) -> QuantityOptions:
-        return opts.model_copy(update={"decimal": "."})

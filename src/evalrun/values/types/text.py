@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from typing import Any
 
 from rapidfuzz.distance import Levenshtein
@@ -42,9 +41,6 @@ class Text(FieldType[Options]):
 
     def candidates(self, s: str, opts: Options) -> list[Any]:
         return [n] if (n := norm_text(s)) else []
-
-    def gold_key(self, opts: Options) -> Hashable | None:
-        return ()
 
     def compare(self, g: str, p: str, opts: Options) -> Verdict:
         """Equal, or the gold inside a longer answer, is correct; otherwise graded by similarity."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable
 
 from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Options, Verdict
 
@@ -48,9 +47,6 @@ class TimeOfDay(FieldType[Options]):
 
     def find(self, s: str, opts: Options) -> list[Found]:
         return [Found(m.start(), m.end(), v) for m in _TIME.finditer(s) if (v := _minutes(m)) is not None]
-
-    def gold_key(self, opts: Options) -> Hashable | None:
-        return ()
 
     def fmt(self, value: int) -> str:
         return f"{value // 60:02d}:{value % 60:02d}"
