@@ -97,7 +97,7 @@ def test_context_buckets() -> None:
     assert [length_bucket(n) for n in (1, 256, 257, 512, 513, 2048, 2049, 8192, 8193)] == [
         "<=256", "<=256", "<=512", "<=512", "<=1k", "<=2k", "<=4k", "<=8k", "<=16k"]
     gens = [gen(0, prompt_tokens=9000), gen(1, prompt_tokens=100, prefill=0.1), gen(2, prompt_tokens=300, prefill=0.3)]
-    buckets = speed.by_bucket(gens)
+    buckets = speed.by_group(gens)["buckets"]
     assert [b["bucket"] for b in buckets] == ["<=256", "<=512", "<=16k"]
     assert buckets[0]["items"] == 1 and buckets[0]["ttft"]["p50"] == pytest.approx(0.1)
     assert speed.run_speed(gens)["bucket_edges_prompt_tokens"] == [256, 512, 16384]

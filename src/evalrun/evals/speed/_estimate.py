@@ -1,15 +1,5 @@
-"""How long generating a prepared run's items should take, measured from stored runs.
-
-The dry run (`evalrun check`) answers "how long will this take?" before any
-weights are loaded. The measurement comes from the run with this config's key
-when it has timed generations, else from the most recent stored run in the same
-store with the same model identity and device (one with the same acceleration
-first). From its samples: prompt tokens per second of prefill and new tokens
-per second of decode (both amortised over the measured batch, as
-`evals.speed._speed.timing_figures` counts decode), scaled to these items' prompt
-tokens and output lengths; a run without prefill/decode timings gives its mean
-seconds per item. Model loading is reported apart, as the run recorded it.
-"""
+"""How long generating a prepared run's items should take (`evalrun check`), measured from stored runs, never
+assumed (docs/commands.md, 'Checking before a run')."""
 
 from __future__ import annotations
 
@@ -142,7 +132,8 @@ def _candidates(prepared: "PreparedRun", out: Path) -> list[tuple[tuple[bool, st
 
 
 def reference_model(prepared: "PreparedRun", out: str | Path) -> SpeedModel | None:
-    """This key's stored run when it has timings, else the most recent like it (see the module docstring)."""
+    """This key's stored run when it has timings, else the most recent of this model and device (same acceleration
+    first)."""
     own = stored_model(prepared.dir) if (prepared.dir / "manifest.json").is_file() else None
     if own is not None:
         return own

@@ -1,15 +1,8 @@
-"""A served run, as the speed table shows it: what its engine is, the flags that make a candidate differ
-from its baseline, and the engine's own timings beside the client's figures.
+"""A served run, as the speed table shows it: its engine, and the engine's own timings beside the client's.
 
-A served candidate's acceleration is not in `acceleration:` (the engine applies it): it is the
-flags its server was started with that the baseline's was not (`--type_k 2 --flash_attn true`),
-so that is its label wherever a method's label shows, with the engine and its version.
-
-The client's TTFT and TPOT (p50) include the network, HTTP framing and
-streaming; the engine's figures (runners/openai/_engine_timings.py: vLLM's
-/metrics histograms, llama.cpp's per-answer `timings`) do not. They are means
-(a histogram's sum over its count), labelled as the server's wherever shown;
-a server that reports none shows a dash and says so.
+A served candidate's acceleration is applied by the engine, not `acceleration:`, so its label is the server flags
+the baseline's lacks (`--type_k 2 --flash_attn true`). Engine timings are means (docs/speed.md, 'The server's
+own timings').
 """
 
 from __future__ import annotations
@@ -72,8 +65,6 @@ def engine_label(manifest: dict[str, Any], baseline: dict[str, Any] | None = Non
     return f"{name}: {' '.join(changes) if changes else 'the baseline flags'}{versus}"
 
 
-
-
 class ServerTimings(BaseModel):
     """The manifest's `server.engine_timings`, as the table shows it: means in seconds."""
 
@@ -99,8 +90,7 @@ class ServerTimings(BaseModel):
 
 
 def server_timings(server: dict[str, Any] | None) -> ServerTimings | None:
-    """A served run's engine timings (None for a run in process, or a served one stored before they were
-    recorded)."""
+    """None for a run in process, or a served one stored before engine timings were recorded."""
     record = (server or {}).get("engine_timings")
     if not isinstance(record, dict):
         return None
@@ -112,8 +102,7 @@ def server_timings(server: dict[str, Any] | None) -> ServerTimings | None:
 
 
 def note(rows: list[tuple[str, ServerTimings | None]]) -> str | None:
-    """Where each served run's engine timings come from, in one sentence (runs grouped by source); None when
-    no run is served."""
+    """Where each served run's engine timings come from, in one sentence; None when no run is served."""
     by_source: dict[str, list[str]] = {}
     for run, t in rows:
         if t is None:
@@ -131,6 +120,3 @@ def note(rows: list[tuple[str, ServerTimings | None]]) -> str | None:
             "to the engine's prompt processing time and TPOT to its inter-token latency where it reports only "
             "those. " + "; ".join(f"{', '.join(runs)}: {source}" for source, runs in by_source.items()) + ".")
 
-
-__all__ = ["ServerTimings", "engine_label", "engine_name", "flag_changes", "flags", "note",
-           "server_timings"]

@@ -1,16 +1,7 @@
-"""Speed as the runs record it, summarised per run: the manifest's `speed` section.
+"""Speed as the runs record it, summarised per run: the manifest's `speed` section (metrics: evals/timing/latency.py).
 
-The request metrics (TTFT, TPOT, ITL, E2EL, throughput, goodput) follow vLLM
-`bench serve` and are defined once, in evals/timing/latency.py; this module groups
-them per run, pack, latency shape and prompt-length bucket, and adds what the
-cost side needs (decode throughput for estimates, KV bytes, peak memory).
-Missing timings (older runs, backends without streaming) are "not timed",
-never zero.
-
-- A batch's wall time (`seconds`) is shared by its items, so summing
-  seconds / batch_size over items counts each batch's time once.
-- Context-length buckets are by prompt tokens, the edges of evals.compare
-  (powers of two, the same as the accuracy heatmaps and breakdowns).
+Missing timings are "not timed", never zero. A batch's wall time (`seconds`) is shared by its items, so summing
+seconds / batch_size counts each batch once. Context buckets are evals.compare's, as in the accuracy heatmaps.
 """
 
 from __future__ import annotations
@@ -86,20 +77,10 @@ def by_group(generations: Iterable[Generation], items: Iterable[Item] = (),
             for kind, members in groups(generations, items).items()}
 
 
-def by_bucket(generations: Iterable[Generation]) -> list[dict[str, Any]]:
-    """`timing_figures` per context-length bucket, shortest first; empty buckets left out."""
-    return by_group(generations)["buckets"]
-
-
 def kv_cache_figures(model_config: Any, element_size: int | None, effects: dict[str, Any] | None,
                      longest_context_tokens: int) -> dict[str, Any] | None:
-    """KV-cache bytes per token of one sequence, and at the run's longest context.
-
-    From the model config through the runners' one KV-bytes helper (`KVLayout`):
-    2 (keys and values) x layers x KV heads x head dim x element size (full
-    attention assumed). When a KV method measured what it stored (its
-    `kv_bytes_ratio`, as the method reads it from its effects), that ratio scales the figure.
-    """
+    """KV-cache bytes per token of one sequence (`KVLayout`, full attention assumed), and at the longest context;
+    scaled by a KV method's measured stored/full ratio where it recorded one."""
     from evalrun.runners.accel import kv_bytes_ratio
     from evalrun.runners.accel.kv_layout import KVLayout
 
@@ -130,7 +111,6 @@ def kv_cache_figures(model_config: Any, element_size: int | None, effects: dict[
 def run_speed(generations: Iterable[Generation], *, items: Iterable[Item] = (), load_seconds: float | None = None,
               peak_memory: dict[str, Any] | None = None, kv_cache: dict[str, Any] | None = None,
               clock: str | None = None) -> dict[str, Any]:
-    """The manifest's `speed` section (see the module docstring for the conventions)."""
     gens = list(generations)
     return {
         "schema": SPEED_SCHEMA,

@@ -1,19 +1,7 @@
-"""The speed-accuracy table: each run's speed beside the accuracy it costs, and what it means for capacity.
+"""The speed-accuracy table: each run's speed beside the accuracy it costs, computed once for every renderer.
 
-One computation for every renderer (terminal, Markdown, HTML): the reports lay
-out a `SpeedTable` and compute nothing.
-
-- Every figure follows vLLM `bench serve` (evals/timing/latency.py); speedups are
-  baseline / candidate of a latency's p50 over the requests both runs timed,
-  with a 95% paired bootstrap interval (evals/timing/latency.py), from interleaved
-  re-timings when the candidate has them.
-- No speed claim where it would not be honest: a method marked `emulated`
-  (masked dense matmuls cost the same) says EMULATED_NOTE; a run on another
-  device or dtype than the baseline is not comparable.
-- Memory saved is claimed only when both peaks cover their own run alone
-  (see evals/run/_memory.py) and are of the same kind.
-- The accuracy delta pools the packs that score fields, with the paired
-  bootstrap interval; a comparison whose packs ask for no fields is "speed only".
+No claim where it would not be honest: an emulated method (masked dense matmuls cost the same), another device
+or dtype, or memory peaks not both of their own run alone (evals/run/_memory.py) (docs/speed.md).
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
 """Capacity: how many requests one device serves, and how many devices a daily volume needs.
 
-The cost side of adopting an acceleration, from the measured request
-throughput. Deliberately simple and stated as such in every report:
-
-- E2E-based: a device completes the run's request throughput (requests over
-  the run's wall clock, evals/timing/latency.py), so prefill is counted: long-document
-  extraction is prefill-bound, and a decode-only estimate would flatter it;
-- that throughput was measured at the run's batch size (or concurrency) on the
-  run's device, on the run's own prompts and outputs, and is assumed to hold;
-- devices = ceil(peak requests/s / requests/s per device), where peak
-  requests/s = requests per day / 86,400 x peak factor; no headroom beyond
-  the peak factor.
+Deliberately simple and said so in every report: E2E request throughput (prefill counted, so prefill-bound
+extraction is not flattered), assumed to hold at the run's own load (docs/speed.md, 'Capacity').
 """
 
 from __future__ import annotations
@@ -23,8 +14,6 @@ SECONDS_PER_DAY = 86_400
 
 @dataclass(frozen=True)
 class CapacityInputs:
-    """What the user asks: volume and peak factor."""
-
     requests_per_day: float | None = None
     peak_factor: float = 1.0
 

@@ -1,23 +1,7 @@
-"""Interleaved timing: speed ratios that survive a machine whose load changes.
+"""Interleaved timing: speed ratios that survive a machine whose load changes (docs/speed.md, 'Interleaved timing').
 
-Timing the baseline, then the candidate, compares two states of the machine when
-another tenant, a background job or thermal throttling comes or goes between
-them. Here a sample of the run's own batches (evenly spaced over the runner's
-plan, runners/batch_plan.py: by prompt tokens, longest first) is re-timed with
-both runners loaded in one process, the two sides of each pair back to back and
-the order alternating (A B, then B A) so a steady drift cancels too. A stored baseline is refreshed this way at the cost
-of the sample only, so CI still pays mostly for the candidate's own run.
-
-The re-timings are kept apart from the samples (interleaved.jsonl in the
-candidate's run, keyed by the baseline's run key): a stored generation is never
-rewritten. Both models are in memory at once while this runs: for configs whose
-`server:` evalrun launches, both servers are started before the first pair and
-stopped after the last (`Runner.serving`), not launched again for every batch,
-so no pair waits for a server to load and no timing includes a launch.
-
-The window is probed as a sequential run's session is (evals/timing/load.py) and
-its load stored on every re-timing: speed rules on a busy window are not vouched
-for, and a stored re-timing from a busy window is timed again, not reused.
+A sample of the run's own batches is re-timed with both runners loaded, the order alternating (A B, B A) so a
+steady drift cancels. The window's load is stored with each re-timing: a busy one is not vouched for, and not reused.
 """
 
 from __future__ import annotations
@@ -35,8 +19,7 @@ from evalrun.runners.batch_plan import plan_batches
 
 def sample_batches(items: list[Item], batch_size: int, batches: int,
                    tokens: Callable[[Item], int]) -> list[list[Item]]:
-    """`batches` of the batches the runner plans for `items` (by `tokens`, their rendered prompts'
-    lengths, at most `batch_size` each), evenly spaced over the plan: the batches the run timed."""
+    """`batches` of the runner's planned batches, evenly spaced over the plan: the batches the run timed."""
     chunks = plan_batches(items, tokens, batch_size)
     if len(chunks) <= batches:
         return chunks
@@ -68,8 +51,7 @@ def retime(base: PreparedRun, cand: PreparedRun, batches: int, log: Callable[[st
 
 def _pairs(base: PreparedRun, cand: PreparedRun, chosen: list[list[Item]], log: Callable[[str], None],
            on_pair: Callable[[int, int], None] | None) -> list[Retiming]:
-    """Each sampled batch on both runners back to back, the order alternating; every record carries the
-    machine's load over the whole window."""
+    """Every record carries the machine's load over the whole window."""
     started, at_start = time.perf_counter(), speed_load.snapshot()
     timed: list[tuple[int, str, bool, Generation]] = []
     for pair, batch in enumerate(chosen):
