@@ -1,11 +1,8 @@
-"""Results teams already have, stored as evalrun runs: lm-eval sample logs and Inspect eval logs.
+"""Results teams already have, stored as evalrun runs: lm-eval sample logs and Inspect eval logs, each an
+ordinary stored run, so `evalrun report`, the gate, replicates, the HTML and samples_df work on it unchanged.
 
     from evalrun.evals.imports import import_runs
     [base] = import_runs("lm-eval", ["out/fp32"], name="fp32")
-
-An imported run is an ordinary stored run (items.jsonl, samples.jsonl,
-manifest.json with items_sha256), so `evalrun report`, the gate, replicates, the
-HTML and samples_df work on it unchanged.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
-"""Which imported tasks the typed scorer reads instead of the source's own metric.
-
-By default an imported item's outcome is the source harness's per-sample metric.
-A `fields:` mapping (a YAML file, or `--field TASK=KIND` on the command line)
-names tasks whose response evalrun reads against the target with its typed
-scorer (amount, number, date, id, ...), so a team's extraction task gets the
-sub-codes (digit_dropped, day_month_swap) and the default harmful-flip limits::
+"""Which imported tasks the typed scorer reads instead of the source's own per-sample metric (docs/imports.md):
+a `fields:` mapping or `--field TASK=KIND` gives a team's extraction task the sub-codes (digit_dropped,
+day_month_swap) and the default harmful-flip limits::
 
     fields:
       arith: number                 # task -> type
       invoices: {type: amount, name: total, options: {decimal: ","}}
       "*": id                       # every other task
-
-`kind:` is the older spelling of `type:` and is still read.
 """
 
 from __future__ import annotations
@@ -37,7 +31,7 @@ class TaskField(FieldSpec):
     @model_validator(mode="before")
     @classmethod
     def _kind(cls, data: Any) -> Any:
-        """`kind:` is read as `type:` (the spelling of older files); both at once is an error."""
+        """`kind:` is the older spelling of `type:`, still read; both at once is an error."""
         if isinstance(data, dict) and "kind" in data:
             if "type" in data:
                 raise ValueError("give the field's type once: `type:` (`kind:` is its older spelling)")

@@ -1,21 +1,10 @@
-"""Inspect AI eval logs (`.eval` or `.json`) read as one run, through `inspect_ai.log`.
+"""Inspect AI eval logs (`.eval` or `.json`) read as one run (docs/imports.md); inspect-ai is an optional extra
+(`pip install 'evalrun[inspect]'`). A log that did not finish is refused: its missing samples could not be
+vouched for.
 
-One item per (task, sample id[, epoch]): the input as the prompt, the target as
-gold, the completion as the output, one field per scorer whose values are a
-pass/fail ("C"/"I", 1/0, true/false; a scorer with several values gives one field
-per key), or the typed field of a `fields:` mapping. A sample that errored is an
-`error` generation (the gate counts it as a harmful flip). A log that did not
-finish (status other than success) is refused: its missing samples could not be
-vouched for. A `.json` log is read through inspect_ai's reader. inspect-ai is an
-optional extra (`pip install 'evalrun[inspect]'`).
-
-A `.eval` log (a zip) is read entry by entry, each entry bounded, never the whole log:
-inspect_ai's `read_eval_log` validates every sample with its whole transcript and keeps them
-all: a 10,000-sample log cost 40 s and 840 MB, and a 542 KB file whose sample inflated to
-400 MB cost 1.35 GB. Here `header.json` and each `samples/*.json` are inflated in chunks and
-refused past `MAX_ENTRY_BYTES`, and a sample keeps only what an import reads (its id, epoch,
-input, target, output, scores and error, validated with inspect_ai's own `EvalSample`), so
-memory is one sample's entry at a time plus the light records kept.
+A `.eval` log (a zip) is read entry by entry, each inflated in chunks and refused past `MAX_ENTRY_BYTES`, a
+sample keeping only what an import reads: inspect_ai's `read_eval_log` keeps every sample with its whole
+transcript (a 10,000-sample log cost 40 s and 840 MB; a 542 KB file whose sample inflated to 400 MB, 1.35 GB).
 """
 
 from __future__ import annotations

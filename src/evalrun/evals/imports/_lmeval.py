@@ -1,17 +1,8 @@
-"""lm-evaluation-harness sample logs (0.4.x, `--log_samples`) read as one run.
-
-lm-eval writes `samples_<task>_<time>.jsonl` (one line per doc and filter: the
-doc, `arguments` with the prompt, `resps`/`filtered_resps`, the target, the
-`doc_hash`/`prompt_hash`/`target_hash` and each metric's value) and, beside them,
-`results_<time>.json` (model arguments, versions, task versions and hashes, and
-lm-eval's own aggregate figures, which the manifest keeps so a report can set the
-paired verdict beside them). One
-item per (task, doc_id): its prompt, the target as gold, one field per pass/fail
-metric (per filter, `exact_match,strip`), or the typed field of a `fields:`
-mapping. Items pair by id and by lm-eval's own prompt hash (sha256 of the
-prompt), so two logs whose prompts differ for a doc refuse to pair. A line that
-is not an lm-eval sample, a torn last line, a doc logged twice, a prompt that
-does not match its logged hash: ConfigError naming the file and line.
+"""lm-evaluation-harness sample logs (0.4.x, `--log_samples`: `samples_<task>_<time>.jsonl`, with
+`results_<time>.json` beside them) read as one run (docs/imports.md). One item per (task, doc_id), merged
+over the filters it was logged under; items pair by id and by lm-eval's own prompt hash, so two logs whose
+prompts differ for a doc refuse to pair. lm-eval's own aggregate figures are kept in the manifest, so a
+report can set the paired verdict beside them.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""What an import produces, the shared helpers of the readers, and how the run is stored.
+"""What an import produces, the readers' shared helpers, and how the run is stored: like a generated one, so
+`report`, the gate, `rescore`, `export` and samples_df read it through the same checks as any run.
 
-An imported run written to the run store like a generated one: `<out>/<name>-<key12>/`
-with items.jsonl, samples.jsonl and manifest.json (items_sha256 included), so
-`report`, the gate, `rescore`, `export` and samples_df read it through the same
-checks as any run.
-
-The key hashes what was imported (items, generations, the source's model and
-versions), never a path or a time, so importing the same files again finds the
-same directory and reuses it. A run is built in a private staging directory and
-renamed into place in one step: a reader never sees half an import, and a stored
-run is never rewritten. Several logs of one configuration (`replicates`) are the
-baseline and its repeats: `<dir>`, `<dir>-r1`, ... under one key, as `compare
---replicates` stores them, so the gate measures the noise from them.
+The key hashes what was imported, never a path or a time, so importing the same files again reuses the run.
+A run is built in a private staging directory and renamed into place in one step: a reader never sees half
+an import, and a stored run is never rewritten.
 """
 
 from __future__ import annotations
