@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from evalrun.values import KINDS
 from evalrun.evals.scoring import OUTCOMES, SUBCODES, score_field
 from evalrun.contract.types import FieldScore
-from evalrun.values.absent import is_absent
+from evalrun.values.text import is_absent
 
 # FIELDS_HYPOTHESIS_EXAMPLES=5000 for a deeper run than the default.
 SETTINGS = settings(

@@ -122,3 +122,50 @@ IDEOGRAPH = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 def word_count(s: str) -> int:
     """Words of `s`, an ideograph or kana/hangul syllable counting as one (CJK text has no spaces)."""
     return sum(not IDEOGRAPH.search(w) for w in s.split()) + len(IDEOGRAPH.findall(s))
+
+
+# the markers that mean "no value" (N/A, none, not found, ...)
+ABSENT_MARKERS = frozenset(
+    {
+        "", "n/a", "na", "n.a", "none", "null", "nil", "unknown", "not found",
+        "not available", "not applicable", "not provided", "not specified",
+        "not stated", "not mentioned", "not given", "not present", "no value",
+        # the same in the languages the refusal reader knows (values.denials)
+        "k.a", "k. a", "keine angabe", "nicht angegeben", "unbekannt", "non indiqué", "non renseigné",
+        "non précisé", "inconnu", "no se indica", "no consta", "sin datos", "desconocido", "não informado",
+        "non indicato", "niet vermeld", "記載なし", "なし", "不明", "該当なし", "无", "未提供",
+    }
+)
+# A typed-field answer that starts with one of these and has no digit is a
+# refusal ("Not found in the document."), not a value.
+_ABSENT_PREFIXES = tuple(
+    m + " " for m in ("n/a", "none", "null", "unknown", "not found", "not available",
+                      "not applicable", "not provided", "not specified", "not stated",
+                      "not mentioned", "not given", "not present")
+)
+
+
+def is_absent(s: str, prefix_rule: bool = False) -> bool:
+    """Empty markers mean absent; surrounding punctuation and case are ignored."""
+    if len(s) > 300 or HAS_DIGIT.search(s):  # no marker holds a digit
+        return False
+    t = s.strip(EDGE_STRIP)
+    if not t:
+        return True
+    t = " ".join(t.casefold().split())
+    if t in ABSENT_MARKERS:
+        return True
+    return prefix_rule and t.startswith(_ABSENT_PREFIXES)
+
+
+# a sign in words: "$1,284.50. The amount is negative ..." gives -1,284.50, as a reader takes it
+_NEGATIVE = re.compile(
+    r"(?i)\b(?:it|this|that|which|the (?:amount|balance|value|figure|sum|total|result|number))"
+    r"\s+(?:is|was)\s+(?:a\s+)?negative\b"
+)
+_DENIED = re.compile(r"(?i)\b(?:is|was)\s+not\s+(?:a\s+)?negative\b|\b(?:isn[’']t|wasn[’']t)\s+(?:a\s+)?negative\b")
+
+
+def says_negative(answer: str) -> bool:
+    """Does the answer say, in words, that its value is negative?"""
+    return _NEGATIVE.search(answer) is not None and _DENIED.search(answer) is None

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from evalrun.contract.types import FIELD_OUTCOMES, FieldScore
-from evalrun.values.answer_sign import says_negative
 from evalrun.values.answer_context import AnswerContext, asked_names, mask_echo, only_echo, read_context
 from evalrun.values.clauses import Names
 from evalrun.values.coerce import coerce
@@ -21,7 +20,7 @@ from evalrun.values.field_clauses import named_value, read_refusal
 from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.loops import collapse_loops, is_list_marker_loop, mask_loops
 from evalrun.values.registry import TYPES, field_type
-from evalrun.values.text import norm_text
+from evalrun.values.text import norm_text, says_negative
 from evalrun.values.types._base import SELF_CONTRADICTING, FieldType, Options
 
 OUTCOMES = FIELD_OUTCOMES  # the contract's list: what a field of a generated answer can be

@@ -15,11 +15,10 @@ from typing import Any, ClassVar, Generic, NamedTuple, TypeVar, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evalrun.contract.validation import first_error, raised_by_validator
-from evalrun.values.absent import is_absent
 from evalrun.values.clauses import Names, field_names
 from evalrun.values.dates import mask_dates
 from evalrun.values.locales import locale_problem
-from evalrun.values.text import prep, word_count
+from evalrun.values.text import is_absent, prep, word_count
 from evalrun.values.types._spans import stripped
 
 Verdict = tuple[str, "str | None", "str | None"]  # outcome, sub-code, detail
