@@ -1,7 +1,5 @@
-"""What a run is to the stages after generation: a prepared run (config, items,
-key, directory) and a stored run read back (items, generations, manifest).
-Data only, so the speed figures and the manifest can use them without
-importing the executor that makes them."""
+"""A prepared run and a stored run read back: data only, so the speed figures and the manifest can use them
+without importing the executor that makes them."""
 
 from __future__ import annotations
 
@@ -121,8 +119,7 @@ class RunResult:
 
 
 def _run_store(run_dir: str | Path, log: Callable[[str], None] | None = None) -> RunStore:
-    """A directory without manifest.json and items.jsonl is refused (ConfigError naming it)
-    before anything is read, never taken for an empty run."""
+    """A directory without manifest.json and items.jsonl is refused before anything is read, never an empty run."""
     store = RunStore(run_dir, log=log)
     if not store.exists() or not store_files.exists(store.items_path):
         raise ConfigError("not a run directory (needs manifest.json and items.jsonl)", file=run_dir)
@@ -131,7 +128,6 @@ def _run_store(run_dir: str | Path, log: Callable[[str], None] | None = None) ->
 
 def load_stored(run_dir: str | Path, trust_edited_items: bool = False,
                 log: Callable[[str], None] | None = print) -> RunResult:
-    """A stored run read back for scoring."""
     _run_store(run_dir)
     return RunResult.load(run_dir, trust_edited_items, log)
 
@@ -168,8 +164,7 @@ def load_rows(run_dir: str | Path, trust_edited_items: bool = False,
 
 
 def manifest_model(data: dict[str, Any], path: Path) -> RunManifest:
-    """A stored manifest's dict as the typed model; one that does not fit the schema is
-    refused like unreadable JSON (ConfigError naming the file)."""
+    """A manifest that does not fit the schema is refused like unreadable JSON (ConfigError naming the file)."""
     try:
         return RunManifest.model_validate(data)
     except ValidationError as exc:

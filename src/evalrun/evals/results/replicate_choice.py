@@ -1,14 +1,6 @@
-"""Which baseline replicates a comparison measures the noise with, so `compare` and a later
-`report` of the same runs judge them by the same noise and give the same exit code.
-
-`compare` uses the replicates it was asked for (`--replicates K`) and records their
-directory names, and the re-asks per flip it used (`confirm`), in each candidate's
-manifest (`gated_with`, by the baseline's run key). `report` uses the replicates
-asked for (`--replicates K`, the first K - 1 stored beside the baseline), else the
-ones the candidate's record names, else none: replicates stored by another, earlier
-comparison are never picked up unasked; and the recorded `confirm` unless given a
-gate of its own. Every verdict names the replicates it used (a note and
-`Verdict.replicates`).
+"""Which baseline replicates a comparison measures the noise with, so `compare` and a later `report` of the same
+runs judge them by the same noise and give the same exit code: `compare` records them (`gated_with`), and
+`report` never picks up replicates of another comparison unasked (docs/gate.md, 'Noise, confirmation, ...').
 """
 
 from __future__ import annotations
@@ -19,8 +11,6 @@ from evalrun.evals.files import ConfigError
 from evalrun.evals.gate import GateConfig
 from evalrun.evals.store import RunStore, run_lock
 from evalrun.evals.results._runs import RunResult, stored_replicates
-
-__all__ = ["for_report", "note", "notes", "record", "recorded_confirm", "with_recorded_confirm"]
 
 
 def record(candidate: RunResult, baseline: RunResult, replicates: list[RunResult], confirm: int,

@@ -1,8 +1,7 @@
 """The `openai` runner of a config: against a URL, or against the engine its `server:` launches.
 
-A `server:` is made ready before anything starts (placeholders filled, the executable found,
-the version asked), so a stored run is found by the launch's identity without launching it,
-and a command that cannot start is exit 2 naming the config, not a failure an hour later."""
+A `server:` is made ready (placeholders, executable, version) before anything starts: a stored run is found by
+its launch identity without launching, and a command that cannot start is exit 2, not a failure an hour later."""
 
 from __future__ import annotations
 
@@ -106,9 +105,8 @@ def openai_runner(config: OpenAIRunConfig) -> tuple[Runner, ModelSource, str, st
 
 
 def shared_keys(plan: list[PreparedRun]) -> list[str]:
-    """A line for each pair of compared served configs whose runs have one key although they reach
-    different servers: what differs between those servers is nowhere in the key, so a later change of
-    either server's flags would reuse a stored run of the old one."""
+    """A warning for each pair of served configs with one run key but different servers: what differs between
+    them is nowhere in the key, so a later change of flags would reuse a stored run of the old one."""
     out = []
     seen: dict[str, PreparedRun] = {}
     for p in plan:
@@ -126,8 +124,7 @@ def shared_keys(plan: list[PreparedRun]) -> list[str]:
 
 
 def before_runs(plan: list[PreparedRun], keep: bool, log: Callable[[str], None]) -> None:
-    """What the plan's served runs need said or set before any runs: served configs that share a run key
-    (shared_keys), and --keep-servers (each launched server stays up after its run, for debugging)."""
+    """Before any run: the shared-key warnings, and --keep-servers (a launched server stays up, for debugging)."""
     for line in shared_keys(plan):
         log(line)
     for p in plan:
@@ -137,5 +134,3 @@ def before_runs(plan: list[PreparedRun], keep: bool, log: Callable[[str], None])
             server.on_kept = lambda url, pid, label=p.label: log(
                 f"{label}: server left up at {url} (process group {pid}; stop it with kill -TERM -- -{pid})")
 
-
-__all__ = ["before_runs", "launched_server", "openai_runner", "shared_keys"]
