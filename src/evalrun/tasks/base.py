@@ -1,5 +1,4 @@
-"""What a task pack is: parameters in, deterministic Items out. A pack measures length in the model's own
-tokens with a counter it is handed; it never loads a model itself."""
+"""What a task pack is: parameters in, deterministic Items out, lengths counted in the model's own tokens."""
 
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ class PackParams(BaseModel):
     seed: int = 0
 
     def key_dump(self) -> dict[str, Any]:
-        """What of the parameters enters the run key: all that can change an item; a pack whose parameters say where
-        something lies (a path) keys by its content instead."""
+        """What enters the run key: all that can change an item; a pack locating data (a path) keys by its content."""
         return self.model_dump(mode="json")
 
 
@@ -47,8 +45,7 @@ class PackDataError(UsageError):
 
 @dataclass(frozen=True)
 class BuildOptions:
-    """What the caller knows beyond the parameters: how many items it wants (a pack reading user data tokenizes
-    no others) and how many tokens a prompt may have (None: unknown)."""
+    """What the caller knows beyond the parameters: the items wanted and a prompt's token room (None: unknown)."""
 
     limit: int | None = None
     max_prompt_tokens: int | None = None
@@ -59,8 +56,7 @@ P = TypeVar("P", bound="PackParams")  # a pack's own parameters
 
 @dataclass(frozen=True)
 class PackSpec(Generic[P]):
-    """A registered pack; `version` changes whenever its items would. `build(params, count)` builds every item,
-    `build_with` honours BuildOptions too; callers use `items()`."""
+    """A registered pack; `version` changes whenever its items would. Callers use `items()`."""
 
     name: str
     version: str

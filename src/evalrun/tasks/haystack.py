@@ -1,5 +1,4 @@
-"""Deterministic filler text for long contexts: varied (one repeated sentence is trivially compressible by KV
-eviction) and digit-free (the only numbers are those a pack placed)."""
+"""Deterministic filler for long contexts: varied (not trivially compressible) and digit-free."""
 
 from __future__ import annotations
 

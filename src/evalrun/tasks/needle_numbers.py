@@ -1,5 +1,4 @@
-"""RULER-style needles with numeric values at a relative depth in filler text measured in the model's tokens:
-7-digit integers or amounts with cents, the exact details lossy KV methods lose first."""
+"""RULER-style numeric needles at a depth in filler: exact digits, the details lossy KV methods lose first."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Which packs exist: every module or package of this folder with a module-level `SPEC`, found by listing the
-folder and imported by name, so adding a pack is one file and the import graph stays a tree."""
+"""Which packs exist: each module or package here with a `SPEC`, imported by name (adding a pack is one file)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""What the model was shown: the document (copied lines are no answer) and the question (its words name the
-field; what an answer echoes from it is no value), split at the last CONTEXT_SEPARATOR of the prompt."""
+"""What the model was shown: the document (copied lines) and the question (its words name the field)."""
 
 from __future__ import annotations
 
@@ -68,8 +67,7 @@ _CODE = re.compile(r"(?<![\w'/-])[A-Z][A-Z]{1,9}(?![\w'/-])(?![\s:#.-]*[0-9])")
 
 @lru_cache(maxsize=4096)
 def echoed_tokens(question: str | None) -> frozenset[str]:
-    """The numbers and capitalised codes of the question: an answer repeating them gives no value. A code before
-    a number ("PO 77412") is part of that id and stays."""
+    """The question's numbers and codes (repeating them gives no value); a code before a number stays ("PO 77412")."""
     if not question:
         return frozenset()
     q = prep(question)

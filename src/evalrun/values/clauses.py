@@ -1,5 +1,4 @@
-"""An answer's clauses (lines, ';'-parts, sentences; list markers blanked first), and whether one names a
-field: it holds every word of the name or an alias (split on _ - and spaces, singular or plural alike)."""
+"""An answer's clauses, and whether one names a field (every word of its name or an alias, either number)."""
 
 from __future__ import annotations
 

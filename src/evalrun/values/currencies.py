@@ -1,5 +1,4 @@
-"""Currencies: ISO codes, the symbols and words that name them, and the shared symbols ("$", "kr", "¥", "£").
-A shared symbol stays as written and is resolved against the other side when amounts are compared."""
+"""Currencies: ISO codes, symbols and words; a shared symbol ("$") is resolved against the other side."""
 
 from __future__ import annotations
 
@@ -96,8 +95,7 @@ def currency_mentions_at(text: str, words: bool = False, everyday: bool = True) 
 
 
 def _data_row(line: str) -> bool:
-    """A data row: three or more cells split by , ; | or tab with no space after (prose puts a space after its
-    commas; a comma between digits groups a number)."""
+    """A data row: 3+ cells split by , ; | or tab with no space after (prose puts one; digits group a number)."""
     cuts = [i for i, ch in enumerate(line) if ch in ",;|\t"
             and not (line[i - 1:i].isdigit() and line[i + 1:i + 2].isdigit())]
     return len(cuts) >= 2 and all(line[i + 1:i + 2] not in (" ", "") for i in cuts)

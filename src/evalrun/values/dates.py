@@ -38,8 +38,7 @@ DATE_ORDERS = ("dmy", "mdy", "ymd")
 
 
 def read_date_order(opts: dict[str, Any]) -> str:
-    """A field's date order: `date_order`, else the older `dayfirst` (true = dmy), else its `locale`'s, else
-    dmy. ValueError for another value."""
+    """A field's date order: `date_order`, else `dayfirst`, else its `locale`'s, else dmy; ValueError otherwise."""
     order = opts.get("date_order")
     if order is None:
         dayfirst = opts.get("dayfirst")

@@ -1,5 +1,4 @@
-"""How answers say a field has no value ("not stated", "There is no PO number.", "I could not find ..."),
-read on norm_text'd clauses ("doesn't" is "doesnt")."""
+"""How answers say a field has no value ("not stated", "There is no PO number."), on norm_text'd clauses."""
 
 from __future__ import annotations
 

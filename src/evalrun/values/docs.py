@@ -1,5 +1,4 @@
-"""The field-type reference (docs/field-types.md), rendered from the registered types so it cannot drift.
-    python -m evalrun.values.docs [--check] [PATH]"""
+"""docs/field-types.md rendered from the types (cannot drift): python -m evalrun.values.docs [--check] [PATH]"""
 
 from __future__ import annotations
 

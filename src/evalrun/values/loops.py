@@ -1,5 +1,4 @@
-"""Degenerate repetition: a short run repeated back to back until the answer is cut off ("2023-2024,
-2023-2024, ..."). A reviewer reads it as no answer; a sentence restated whole is longer than a unit and stays."""
+"""Degenerate repetition ("2023-2024, 2023-2024, ...") until the answer is cut off: a reviewer reads no answer."""
 
 from __future__ import annotations
 

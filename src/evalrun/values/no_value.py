@@ -1,5 +1,4 @@
-"""Answers that give no value (copied lines, words with no value of the type, a cut-off repeat): a dropped
-field (`missing`), never a wrong value, and on a decoy never "correctly absent"."""
+"""Answers that give no value: a dropped field (`missing`), never a wrong value, nor correctly absent."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ from evalrun.values.types._base import FieldType, Options
 
 
 def drop_cut_repeat_listed(answer: str) -> str:
-    """values.text.drop_cut_repeat, list markers ignored: "1. 12 février 2024\n2. 12 fé" ends in a cut repeat,
-    not a new value "12"."""
+    """values.text.drop_cut_repeat, list markers ignored ("1. 12 février 2024\n2. 12 fé" states no "12")."""
     masked = mask_list_markers(answer, outline=False)
     kept = drop_cut_repeat(masked)
     return answer if kept == masked else answer[: len(kept)]

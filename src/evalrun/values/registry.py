@@ -1,5 +1,4 @@
-"""The field-type registry: every module of values/types/ that defines a FieldType (adding a type is adding
-one file). The scorer and the packs that check golds read through the same type object, so they agree."""
+"""The field-type registry: each module of values/types/ with a FieldType; scorer and packs read through it."""
 
 from __future__ import annotations
 
@@ -71,8 +70,7 @@ def gold_value(kind: str | FieldType, gold: str, opts: dict[str, Any]) -> Any:
 
 
 def is_absent_value(kind: str | FieldType, s: str, opts: dict[str, Any]) -> bool:
-    """Does `s` say there is no value? An allowed enum value ("none") never does; a typed answer that starts with
-    a marker and has no digit does."""
+    """Does `s` say there is no value (FieldType.says_absent)? An allowed enum value ("none") never does."""
     t = field_type(kind)
     return t.says_absent(s, t.options(opts))
 

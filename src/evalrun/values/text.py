@@ -1,5 +1,4 @@
-"""Text as the scorer compares it, and the small pieces every parser shares. Every parser is total (any
-string in, a value or nothing out) and sees one string at a time: nothing is filled in from today or the gold."""
+"""Text as the scorer compares it, and the pieces every (total, one-string-at-a-time) parser shares."""
 
 from __future__ import annotations
 
@@ -13,8 +12,7 @@ CACHE_MAX_LEN = 4096
 
 
 def _build_digits() -> dict[int, str | None]:
-    """Every BMP decimal digit -> its ASCII digit, the Arabic separators and percent sign to ". , %", and the
-    bidi marks right-to-left text puts around numbers dropped."""
+    """Every BMP decimal digit as ASCII, the Arabic separators and percent sign as ". , %", bidi marks dropped."""
     table: dict[int, str | None] = {
         i: str(unicodedata.decimal(chr(i))) for i in range(0x80, 0x10000)
         if unicodedata.category(chr(i)) == "Nd"
@@ -28,8 +26,7 @@ _DIGITS = _build_digits()
 
 
 def prep(s: str) -> str:
-    """NFKC and every script's digits as ASCII (`_build_digits`), only for a string that is not plain ASCII
-    (the common case stays cheap)."""
+    """NFKC and every script's digits as ASCII, only for a string that is not plain ASCII (the cheap common case)."""
     return s if s.isascii() else unicodedata.normalize("NFKC", s).translate(_DIGITS)
 
 

@@ -1,5 +1,4 @@
-"""Scoring: one gold value against one model answer (typed fields, JSON answers and their repair), a run's
-generations scored field by field, extraction metrics and which baseline answers are stable."""
+"""Scoring: typed fields, JSON answers, a run's generations field by field, metrics, baseline stability."""
 
 from __future__ import annotations
 

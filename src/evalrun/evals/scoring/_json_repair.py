@@ -287,8 +287,7 @@ class _Rewriter:
 
 
 def rewrite(s: str, complete: bool) -> tuple[str, str | None, list[str]]:
-    """(json text, suspect key, cut-back alternatives that drop the last partial member); without `complete`,
-    ("", None, []) when the text is cut or a closer closes nothing."""
+    """(json text, suspect key, cut-backs without the last partial member); ("", None, []) if cut, not `complete`."""
     return _Rewriter(s, complete).run()
 
 

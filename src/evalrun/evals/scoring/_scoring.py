@@ -1,5 +1,4 @@
-"""Scoring a run's stored generations field by field; it never touches a model, so a scorer fix applies to
-stored runs (`evalrun rescore`)."""
+"""Scoring stored generations field by field, never touching a model: a scorer fix applies to stored runs (rescore)."""
 
 from __future__ import annotations
 

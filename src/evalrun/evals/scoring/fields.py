@@ -107,8 +107,7 @@ def _no_value(h: FieldType[Any], pred: str, text: str, gold_norm: str | None, op
 
 
 def _read_unlooped(h: FieldType[Any], text: str, opts: Options, gold: Any) -> tuple[str, list[Any], bool]:
-    """(text, candidates, whether a loop was blanked) with loops set aside: one value repeated still states it; a loop
-    of several values or none is babble."""
+    """(text, candidates, whether a loop was blanked): one value repeated still states it; other loops are babble."""
     whole = h.candidates(text, opts)
     if len(whole) == 1 and gold is not None and h.compare(gold, whole[0], opts)[0] == "correct":
         return text, whole, False  # the one value read is the gold: a loop around it restates it

@@ -1,5 +1,4 @@
-"""The digit-free clauses that pad a doc_fields document, composed from parts because one repeated sentence
-is trivially compressible by KV eviction; no digits and no word that gives a decoy field away."""
+"""Digit-free padding clauses composed from parts (one repeated sentence is trivially compressible by KV eviction)."""
 
 from __future__ import annotations
 

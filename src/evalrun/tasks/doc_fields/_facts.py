@@ -1,5 +1,4 @@
-"""One doc_fields document's facts, distractors and decoys before layout. They depend on (seed, document index)
-only, so the same document is seen at every length; no distractor repeats a gold."""
+"""One document's facts, distractors and decoys, by (seed, index) only: the same document at every length."""
 
 from __future__ import annotations
 

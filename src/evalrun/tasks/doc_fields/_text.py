@@ -1,5 +1,4 @@
-"""Vocabulary and rendering for the doc_fields pack (field names, companies, IBANs, amounts and dates as
-documents print them, the questions), apart from the pack logic so the words can grow on their own."""
+"""Vocabulary and rendering for the doc_fields pack, apart from its logic so the words can grow on their own."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The `files` pack: the user's own documents with a typed field schema and prompt templates. Private modules:
-`_data`, `_schema`, `_plan`, `_templates`, `_fit`, `_gold`, `_build`; `_pack` is the SPEC."""
+"""The `files` pack: the user's own documents with a typed field schema and prompt templates (`_pack`: SPEC)."""
 
 from evalrun.tasks.files._pack import NAME, SPEC, VERSION, FilesParams, build
 

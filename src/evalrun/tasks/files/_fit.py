@@ -1,5 +1,4 @@
-"""Fitting a `files` document into the context without tokenizing all of it: text is counted in slices and
-counting stops once past the budget, so the cost is bounded by the context, not the document."""
+"""Fitting a `files` document into the context, counting slices only until past the budget (cost bounded by it)."""
 
 from __future__ import annotations
 

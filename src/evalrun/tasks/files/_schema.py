@@ -1,5 +1,4 @@
-"""The `files` pack's field schema. A field is its type (`total: amount`) or a mapping; both end as one
-PackField, and the original top-level keys still work (saying a thing in both places is an error)."""
+"""The `files` pack's field schema: a type name or a mapping per field, both one PackField."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The `files` pack's templates, checked before a run by really formatting the first row (`{doc!z}` passes a
-placeholder scan and fails on every row), formatted per row when items are built."""
+"""The `files` pack's templates, checked by formatting the first row (a placeholder scan misses `{doc!z}`)."""
 
 from __future__ import annotations
 

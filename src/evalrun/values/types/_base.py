@@ -229,8 +229,7 @@ class FieldType(ABC, Generic[O]):
         return True
 
     def reading_options(self, opts: O, answer: str, document: str | None) -> O:
-        """The options an answer is read with, where the answer (or else the document) settles
-        what the options leave open; the gold is read with `opts` as written."""
+        """The options an answer is read with, where it (else the document) settles what they leave open."""
         return opts
 
     def locale_defaults(self, opts: O, locale: str) -> dict[str, Any]:

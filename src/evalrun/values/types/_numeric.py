@@ -60,8 +60,7 @@ def decimal_default(opts: NumericOptions, locale: str) -> dict[str, Any]:
 
 
 def amount_candidates(s: str, decimal: str, use_currency: bool) -> list[AmountCand]:
-    """The distinct amounts (or plain numbers) in `s`; one value and, apart from it, one
-    currency named ("2,318.64. The currency is USD.") is that value in that currency."""
+    """The distinct amounts in `s`; one value and one currency named apart ("2,318.64. The currency is USD.") join."""
     found = distinct_amounts(extract_amounts(s, decimal, use_currency), use_currency)
     if use_currency and len(found) == 1 and found[0].currency is None and (cur := stated_currency(s)):
         return [found[0]._replace(currency=cur)]

@@ -1,5 +1,4 @@
-"""Where a value found in prepared text (`values.text.prep`: NFKC when not ASCII) sits
-in the string the answer was written as, so a span always points at the model's own text."""
+"""Where a value found in prepared text sits in the answer as written: spans point at the model's own text."""
 
 from __future__ import annotations
 
