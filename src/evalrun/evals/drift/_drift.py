@@ -298,7 +298,3 @@ def effective_length(candidate: str, cand_scored: Iterable[ScoredItem], base_sco
     cand = buckets(cand_scored, drift, bound)
     base = buckets(base_scored)
     return EffectiveLength(candidate, cand, longest(cand), longest(base), base, bound)
-
-
-__all__ = ["NO_FLOOR", "RATIO", "Bucket", "Drift", "EffectiveLength", "Figure", "FlipNote", "PackDrift", "TokenDrift",
-           "buckets", "compute", "effective_length", "longest", "token_drift"]

@@ -13,17 +13,14 @@ from evalrun.evals.gate import ALL_PACKS, DriftRule, RuleResult
 N_RESAMPLES = 2000
 
 
-def _p99_kl(rows: list[TokenDrift]) -> float:
-    return float(np.percentile(np.concatenate([r.kl for r in rows]), 99.0))
-
-
 def _statistic(rule: DriftRule) -> tuple[Callable[[list[TokenDrift]], float], str]:
     """The rule's figure over a list of items' records, and what it is, in words."""
     if rule.kind == "max_kl":
         if rule.bound.on == "mean":
             return (lambda rows: float(np.mean([r.kl.mean() for r in rows])),
                     "mean KL (mean over items of each item's per-token mean)")
-        return _p99_kl, "p99 KL (99th percentile of the per-token KL, all the scope's tokens)"
+        return (lambda rows: float(np.percentile(np.concatenate([r.kl for r in rows]), 99.0)),
+                "p99 KL (99th percentile of the per-token KL, all the scope's tokens)")
     if rule.bound.on == "mean":
         return (lambda rows: float(np.mean([r.same_top1.mean() for r in rows])),
                 "same-top-1 share (mean over items)")

@@ -160,10 +160,6 @@ def _scores(sample: Any) -> dict[str, Any]:
     return out
 
 
-def _item_id(task: str, sample: Any, epochs: int) -> str:
-    return f"{task}/{sample.id}" + (f"#{sample.epoch}" if epochs > 1 else "")
-
-
 def _facts(log: Any, task: str) -> dict[str, Any]:
     spec = log.eval
     packages = dict(spec.packages or {})
@@ -207,7 +203,7 @@ def _one_log(path: Path, mapping: FieldMap) -> Imported:
         raise no_outcome(task, str(path), others[task])
     items, gens, seen = [], [], set()
     for s in samples:
-        item_id = _item_id(task, s, epochs)
+        item_id = f"{task}/{s.id}" + (f"#{s.epoch}" if epochs > 1 else "")
         if item_id in seen:
             raise ConfigError(f"sample {item_id!r} is logged twice", file=path)
         seen.add(item_id)

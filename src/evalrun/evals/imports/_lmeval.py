@@ -118,10 +118,6 @@ def _response(resps: Any, filtered: Any, args: list[list[Any]]) -> str | None:
         return json.dumps(filtered, ensure_ascii=False) if filtered is not None else None
 
 
-def _metric_key(metric: str, filter_name: Any) -> str:
-    return metric if filter_name in (None, "none") else f"{metric},{filter_name}"
-
-
 def _read_doc(task: str, where: str, data: dict[str, Any]) -> _Doc:
     args = _arguments(data["arguments"])
     prompt = args[0][0] if args and args[0] and isinstance(args[0][0], str) else None
@@ -136,7 +132,8 @@ def _read_doc(task: str, where: str, data: dict[str, Any]) -> _Doc:
         raise ConfigError("neither the prompt nor its prompt_hash is logged: nothing to pair it on", file=where)
     metrics = data.get("metrics")
     names = metrics if isinstance(metrics, list) else []
-    key_of = {m: _metric_key(str(m), data.get("filter")) for m in names}
+    flt = data.get("filter")
+    key_of = {m: str(m) if flt in (None, "none") else f"{m},{flt}" for m in names}
     return _Doc(task, data["doc_id"], where, prompt, digest, str(data.get("target", "")),
                 _response(data["resps"], data.get("filtered_resps"), args),
                 {key_of[m]: clean_value(data.get(m)) for m in names}, data.get("doc_hash"))
@@ -312,6 +309,3 @@ def read_results(files: list[tuple[Path, str, str]]) -> Results:
         out.files.append(result)
         out.data.append(data)
     return out
-
-
-__all__ = ["Results", "read_lmeval", "sample_files"]

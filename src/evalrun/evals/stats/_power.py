@@ -20,9 +20,6 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["FlipTest", "RateTest", "Scope", "Stratum", "detectable_rate", "fisher_greater", "items_needed",
-           "lower_tail", "pack_power", "rate_test"]
-
 
 @lru_cache(maxsize=65536)
 def fisher_greater(x: int, n: int, y: int, m: int) -> float:
@@ -44,10 +41,6 @@ class FlipTest:
     @property
     def noise_aware(self) -> bool:
         return self.aa_trials > 0
-
-    @property
-    def aa_rate(self) -> float:
-        return self.aa_flips / self.aa_trials if self.aa_trials else 0.0
 
     def p_value(self, x: int, n: int) -> float | None:
         """None without A/A counts: every flip counts."""
@@ -74,7 +67,8 @@ class FlipTest:
         x_star = self.critical(n)
         if x_star is None:
             return 0.0
-        q = 1.0 - (1.0 - self.aa_rate) * (1.0 - rate)
+        aa_rate = self.aa_flips / self.aa_trials if self.aa_trials else 0.0
+        q = 1.0 - (1.0 - aa_rate) * (1.0 - rate)
         from scipy import stats as _sps  # lazy: importing scipy.stats takes ~1 s
         return float(_sps.binom.sf(x_star - 1, n, min(1.0, max(0.0, q))))
 

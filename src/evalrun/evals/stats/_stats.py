@@ -14,13 +14,6 @@ from typing import Callable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = [
-    "Interval", "PairedStats", "Statistic", "bootstrap_accuracy_delta", "bootstrap_micro_f1_delta",
-    "bootstrap_ratio_of_quantiles", "bootstrap_median_of_ratios", "bootstrap_recovery", "mcnemar_exact",
-    "mean_stat", "micro_f1", "min_detectable_difference", "paired_bootstrap", "percentile", "recovery",
-    "summarize_paired",
-]
-
 # A statistic maps per-item column means of shape (..., k) to values of shape (...).
 # Means (not sums) so the same function serves the full data and every resample;
 # ratio statistics such as micro-F1 are unchanged by the 1/n scaling.
