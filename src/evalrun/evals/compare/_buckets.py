@@ -1,12 +1,6 @@
-"""Context-length buckets: the one definition every slice by length uses (the
-pairing breakdowns, the depth x length heatmaps, the speed-by-length table).
-
-Edges are powers of two from 256 tokens, upper-inclusive: <=256, <=512, <=1k,
-<=2k, ... Packs choose their lengths as powers of two (512, 1024, 2048, 4096),
-so each configured length lands in its own bucket and lengths from different
-packs line up; long contexts, where KV compression loses detail, keep their
-own rows instead of sharing one ">8192".
-"""
+"""Context-length buckets, the one definition every slice by length uses: powers of two from 256 tokens,
+upper-inclusive, as packs choose their lengths, so each lands in its own bucket and long contexts (where KV
+compression loses detail) keep their own rows instead of sharing one ">8192"."""
 
 from __future__ import annotations
 

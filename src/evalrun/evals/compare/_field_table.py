@@ -1,9 +1,5 @@
-"""The paired per-field table: each field of each pack on the paired items, with a paired
-bootstrap interval of its delta.
-
-Computed once, in the comparison stage, beside the pack figures it refines; the Markdown,
-HTML, JSON and JUnit renderers and the heatmaps read it and compute nothing themselves.
-"""
+"""The paired per-field table with a bootstrap interval of each delta, computed once here: the renderers and
+heatmaps read it and compute nothing themselves."""
 
 from __future__ import annotations
 
@@ -76,13 +72,8 @@ class FieldTable:
             t.flips.append(flip(bscore.outcome, c_out))
 
     def rows(self, interval: stats.Interval | None) -> list[FieldDelta]:
-        """One row per field, sorted by name; the delta's interval at the pack interval's confidence
-        and resamples (none where the pack has no statistics)."""
+        """One row per field, sorted by name; intervals at the pack interval's settings (none without one)."""
         return [_row(self.pack, self._tallies[name], interval) for name in sorted(self._tallies)]
-
-
-def _pct(x: float) -> float:
-    return 100.0 * x
 
 
 def _row(pack: str, t: _FieldTally, interval: stats.Interval | None) -> FieldDelta:
@@ -91,16 +82,14 @@ def _row(pack: str, t: _FieldTally, interval: stats.Interval | None) -> FieldDel
     if interval is not None and len(b):
         iv = stats.bootstrap_accuracy_delta(b, c, n_resamples=interval.n_resamples, confidence=interval.confidence,
                                             seed=0)
-        low, high = _pct(iv.low), _pct(iv.high)
+        low, high = 100.0 * iv.low, 100.0 * iv.high
     bm, cm = t.base, t.cand
     return FieldDelta(
         pack=pack, field=bm.name, kind=bm.kind, n=bm.total, baseline_accuracy=bm.accuracy,
-        candidate_accuracy=cm.accuracy, delta_points=_pct(cm.accuracy - bm.accuracy),
+        candidate_accuracy=cm.accuracy, delta_points=100.0 * (cm.accuracy - bm.accuracy),
         ci_low_points=low, ci_high_points=high, baseline_f1=bm.f1, candidate_f1=cm.f1,
         candidate_drop_rate=cm.drop_rate, candidate_wrong_rate=cm.wrong_rate,
         harmful_flips=t.flips.count(1), helpful_flips=t.flips.count(-1),
         recovery=recovery(bm.accuracy, cm.accuracy),
     )
 
-
-__all__ = ["FieldDelta", "FieldTable", "candidate_outcome"]

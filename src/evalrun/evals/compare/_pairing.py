@@ -1,10 +1,7 @@
-"""Pairing a candidate run with its baseline item by item: flips, transitions,
-agreement, breakdowns and paired statistics.
+"""Pairing a candidate run with its baseline item by item: flips, transitions, agreement, breakdowns, statistics.
 
-Items pair by id; a differing prompt hash means the two runs asked different
-questions, so the comparison is refused rather than quietly wrong. Items
-missing from either side are reported, never silently dropped.
-"""
+Items pair by id; a differing prompt hash is refused rather than quietly wrong, and items missing from either
+side are reported, never dropped."""
 
 from __future__ import annotations
 
@@ -198,7 +195,6 @@ class PackComparison:
         return [i for i, b, c in zip(self.item_ids, self.base_ok, self.cand_ok) if b and not c]
 
     def correctness(self) -> tuple[list[bool], list[bool]]:
-        """Per paired item, aligned: baseline correct, candidate correct."""
         return list(self.base_ok), list(self.cand_ok)
 
 
@@ -234,8 +230,7 @@ def _counts(item: ScoredItem) -> tuple[int, int, int]:
 
 
 def display_value(item: ScoredItem, name: str) -> str | None:
-    """The value a reviewer compares with the gold: the parsed value when there is
-    one, the error of a failed generation, else the raw free-text answer."""
+    """What a reviewer compares with the gold: the parsed value, a failed generation's error, else the raw answer."""
     if item.error is not None:
         return f"error: {item.error}"
     score = item.fields.get(name)

@@ -1,11 +1,6 @@
-"""Character-level diffs of two short values (a gold and a prediction), for
-highlighting the changed digits in reports: `14851.20` -> `1485.20` marks the
-dropped `1`.
-
-Built on rapidfuzz's Levenshtein opcodes, so the diff is a minimal edit script
-(no heuristic junk handling as in difflib) and fast enough for every flipped
-field of a large run.
-"""
+"""Character-level diffs of two short values, to highlight changed digits: `14851.20` -> `1485.20` marks the
+dropped `1`. Levenshtein opcodes (rapidfuzz): a minimal edit script, unlike difflib, and fast enough for every
+flipped field of a large run."""
 
 from __future__ import annotations
 
@@ -23,11 +18,7 @@ MIN_SIMILARITY = 0.4
 
 
 class Segment(BaseModel):
-    """One run of the edit script: `a` is the text on the gold side, `b` on the value side.
-
-    equal: a == b; replace: a became b; delete: a is missing from the value (b == "");
-    insert: b was added (a == "").
-    """
+    """One run of the edit script: `a` on the gold side, `b` on the value side ("" for a delete or insert)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -49,7 +40,6 @@ class Op(BaseModel):
 
 
 def opcodes(a: str, b: str) -> list[Op]:
-    """The changes that turn `a` into `b` (equal runs left out), in order."""
     return [
         Op(tag=o.tag, a0=o.src_start, a1=o.src_end, b0=o.dest_start, b1=o.dest_end)  # pyright: ignore[reportArgumentType]
         for o in Levenshtein.opcodes(a, b)
