@@ -40,8 +40,7 @@ class TaskField(FieldSpec):
 
     @model_validator(mode="after")
     def _options(self) -> "TaskField":
-        """An option the scorer does not read for this type, or cannot read, is an error here,
-        not a ValueError when the first item is scored."""
+        """An option the scorer does not (or cannot) read is an error here, not when an item is scored."""
         if (problem := user_option_problem(self.type, self.options)) is not None:
             raise ParamError(problem[1], f"options.{problem[0]}")
         return self

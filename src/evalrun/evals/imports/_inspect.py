@@ -60,8 +60,7 @@ def _open(path: Path) -> zipfile.ZipFile:
 
 
 def read_header(path: Path, cap: int = MAX_ENTRY_BYTES) -> Any:
-    """The log's header as inspect_ai's `EvalLog` without samples; None where it never wrote one
-    (it did not finish)."""
+    """The header as an `EvalLog` without samples; None where the log never wrote one (it did not finish)."""
     from inspect_ai.log import EvalLog
 
     with _open(path) as zf:

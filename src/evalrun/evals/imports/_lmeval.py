@@ -204,7 +204,10 @@ def read_lmeval(paths: list[Path], mapping: FieldMap | None = None) -> Imported:
     items, gens, others = _build(ordered, mapping)
     source = {"format": "lm-eval", "files": [{"path": str(p), "sha256": file_sha256(p), "lines": counts[p]}
                                              for p, _, _ in files],
-              **results.source_section(), "unscored_metrics": {t: m for t, m in others.items() if m}}
+              # lm-eval's own per-task figures (accuracy and stderr per metric and filter) and its files
+              "results_files": [{"path": str(p), "sha256": file_sha256(p)} for p in results.files],
+              "source_results": results.per_task("results"),
+              "unscored_metrics": {t: m for t, m in others.items() if m}}
     return Imported("lm-eval", items, gens, results.facts(sorted(tasks)), source)
 
 
@@ -268,11 +271,6 @@ class Results:
                                                     ("generation_kwargs", gen_kwargs.get(t))) if v is not None}}
                       for t in tasks],
         }
-
-    def source_section(self) -> dict[str, Any]:
-        """lm-eval's own per-task figures (accuracy and stderr per metric and filter) and its files."""
-        return {"results_files": [{"path": str(p), "sha256": file_sha256(p)} for p in self.files],
-                "source_results": self.per_task("results")}
 
 
 def _parse_args(text: Any) -> dict[str, Any]:

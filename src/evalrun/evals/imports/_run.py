@@ -30,8 +30,7 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 @dataclass
 class Imported:
-    """One run read from another harness's logs: the items it asked, the generations it stored,
-    and what the manifest records about it (model, versions, tasks, the source files)."""
+    """One run read from another harness's logs."""
 
     format: str  # "lm-eval" | "inspect"
     items: list[Item]
@@ -120,8 +119,7 @@ class StoredImport:
 
 @dataclass
 class _Dumped:
-    """An imported run's lines (each record's `jsonl.canonical` JSON: a valid stored line, keys sorted), the
-    items' hash (as `store.items_sha256` computes it) and its key, made once for the key and for the files."""
+    """An imported run's `jsonl.canonical` lines, items' hash and key, made once for the key and the files."""
 
     items: list[str]
     items_sha256: str

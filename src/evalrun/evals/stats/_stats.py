@@ -197,8 +197,7 @@ def summarize_paired(base_correct: np.ndarray, cand_correct: np.ndarray, n_resam
 
 def percentile(values: Values, q: float) -> float | None:
     """q-th percentile (0-100) of the finite values, by numpy's linear interpolation (Hyndman-Fan type 7, as
-    Excel PERCENTILE.INC and pandas: p50 of an even-length list is the midpoint of the two middle values).
-    NaN/inf entries (failed requests without a latency) are dropped rather than poisoning the result; None
+    Excel PERCENTILE.INC and pandas). NaN/inf entries (failed requests without a latency) are dropped; None
     when there are none, instead of nan, keeps reports and JSON clean."""
     if not 0.0 <= q <= 100.0:
         raise ValueError(f"q must be in [0, 100], got {q}")

@@ -192,8 +192,7 @@ class RunStore:
         jsonl.append(self.interleaved_path, records, sync=True)
 
     def read_manifest(self) -> dict[str, Any]:
-        """The manifest, {} when there is none; an unreadable one is a ConfigError naming the file
-        (never silently an empty manifest)."""
+        """The manifest, {} when there is none; an unreadable one is a ConfigError naming the file."""
         try:
             raw = store_files.read_bytes(self.manifest_path)
             if raw is None:

@@ -281,8 +281,7 @@ def speedup(base: Mapping[str, Generation], cand: Mapping[str, Generation], name
 
 
 def pair_timings(base: Any, cand: Any) -> tuple[Mapping[str, Generation], Mapping[str, Generation], str]:
-    """The timings a speedup of `cand` over `base` should use: the interleaved re-timing of both
-    when the candidate has one against this baseline, else the runs' own."""
+    """The interleaved re-timing of both when the candidate has one against this baseline, else the runs' own."""
     inter = getattr(cand, "interleaved", None)
     if inter is not None and inter.baseline == base.manifest.key:
         return inter.base, inter.cand, inter.basis

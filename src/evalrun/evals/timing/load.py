@@ -102,8 +102,7 @@ class RunLoad:
 
 
 def busiest(records: Sequence[MachineLoad | None]) -> MachineLoad | None:
-    """By other processes plus steal; None when there are none or one was not recorded (its load is
-    unknown, so the busiest is too)."""
+    """By other processes plus steal; None when there are none or one's load was not recorded."""
     known = [r for r in records if r is not None]
     if not records or len(known) < len(records):
         return None
