@@ -1,43 +1,33 @@
-"""The Python API behind the CLI: load configs, run them, score, compare, gate.
-
-    from evalrun.evals import api
-    base, cand = api.load("configs/baseline.yaml"), api.load("configs/int4kv.yaml")
-    report = api.compare(base, [cand])
-    report.passed
-"""
+"""The Python API behind the CLI: load configs, run them, score, compare, gate (docs/python-api.md)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from evalrun.evals.run import (
-    CheckResult, Progress, RunFailed, confirm, execute_run, inspect_run, prepare, run_candidate, stopped_text,
+    CheckResult, Plan, Progress, RunFailed, check_stored_items, confirm, execute_run, inspect_run, plan_from_run,
+    prepare, run_candidate, stopped_text,
 )
 from evalrun.evals.drift import Drift, rules as drift_rules, runs as drift_runs
 from evalrun.evals.speed import interleave
 from evalrun.evals.files import ConfigError, store_files
-from evalrun.evals.results import (
-    PreparedRun, RunResult, load_stored, replicate_choice, served, stored_replicates,
-)
+from evalrun.evals.results import PreparedRun, RunResult, load_stored, replicate_choice, served, stored_replicates
 from evalrun.evals.results import Rescored as Rescored, rescore as rescore  # re-exported: api.rescore
-from evalrun.evals.run import LoadSweep as LoadSweep, load_sweep as load_sweep  # re-exported
+# re-exported: api.load_sweep, api.export_pack
+from evalrun.evals.run import LoadSweep as LoadSweep, export_pack as export_pack, load_sweep as load_sweep
 from evalrun.evals.scoring import PackMetrics, ScoredItem, Stability, pack_metrics, score_run, stability
 from evalrun.evals.config import RunConfig, load_config
-from evalrun.evals.run import export_pack as export_pack  # re-exported: api.export_pack
 from evalrun.evals.gate import (
     GateConfig, Status, Verdict, acceptance_rule, check_acceptance, check_gate, coverage_gaps, evaluate, evaluate_speed,
-    load_gate, overall_exit_code, overall_status, plan_gaps, subset_text,
+    load_gate, load_gate_file, overall_exit_code, overall_status, plan_gaps, subset_text,
 )
 from evalrun.evals.compare import Comparison, pair
 from evalrun.evals.timing import SLO
 from evalrun.evals.store import RunStore
 from evalrun.contract.types import Item
-
-if TYPE_CHECKING:
-    from evalrun.evals.run import Plan
 from evalrun.runners.models import ModelError, ModelNotFound
 
 
@@ -332,16 +322,9 @@ def _distinct_names(configs: list[RunConfig]) -> None:
 
 def check(configs: Sequence[str | Path | RunConfig], gate: GateConfig | str | Path | None = None,
           out: str | Path = "runs", limit: int | None = None) -> list[CheckResult]:
-    """A dry run of what `compare` would do with these configs (in that order): validate every
-    config, gate and data file and build every item with the tokenizer alone (no weights are
-    loaded), then say what is stored and how long generating the rest should take.
-
-    Raises ConfigError on the first problem, as `compare` would before generating anything:
-    a gate naming an unknown pack or field, a data file that cannot be read, stored items
-    that differ from the ones the config builds."""
-    from evalrun.evals.run import check_stored_items  # the rule `execute` applies before reusing a run
-    from evalrun.evals.gate import load_gate_file
-
+    """A dry run of `compare` on these configs (in that order): validate them, build every item with the
+    tokenizer alone, say what is stored and how long the rest should take. Raises ConfigError on the first
+    problem, as `compare` would before generating anything (an unknown name, an unreadable file, edited items)."""
     loaded = [c if isinstance(c, RunConfig) else load(c) for c in configs]
     gate_cfg = load_gate_file(gate) if isinstance(gate, (str, Path)) else gate
     _distinct_names(loaded)
@@ -353,7 +336,7 @@ def check(configs: Sequence[str | Path | RunConfig], gate: GateConfig | str | Pa
     check_gates([gate_cfg, *(c.gate for c in loaded)], [it for p in plan for it in p.items])
     for p in plan:
         if store_files.exists(p.store.items_path):  # a link there is refused by reading it
-            check_stored_items(p.store, p.items)
+            check_stored_items(p.store, p.items)  # the rule `execute` applies before reusing a run
     return [inspect_run(p, out) for p in plan]
 
 
@@ -386,11 +369,9 @@ def report(run_dirs: Sequence[str | Path], gate: GateConfig | None = None, trust
 
 
 def plan(config: RunConfig, rate: float, power: float = 0.95, out: str | Path = "runs", limit: int | None = None,
-         gate: GateConfig | None = None, log: Callable[[str], None] = print) -> "Plan":
+         gate: GateConfig | None = None, log: Callable[[str], None] = print) -> Plan:
     """Items each pack would need to detect a harmful flip rate `rate` with probability `power`,
     measured from the config's stored run (and replicates stored beside it); no model is loaded."""
-    from evalrun.evals.run import plan_from_run
-
     prepared = _prepare(config, out, limit, writable=False)  # only reads the stored run
     if not prepared.store.exists() or not prepared.store.samples_path.exists():
         raise ConfigError(f"no stored run of this config at {prepared.dir}: plan measures from one; "
