@@ -3,7 +3,6 @@ each total (any string in, a value or nothing out); types under values/types/, f
 This layer sits just above the contract and imports nothing else of ours."""
 
 from evalrun.values.amounts import AmountCand, distinct_amounts, extract_amounts, fmt_amount, interpret_number
-from evalrun.values.coerce import coerce
 from evalrun.values.currencies import currency_code, same_currency
 from evalrun.values.dates import (
     DATE_ORDERS, AmbiguousDate, DateParts, distinct_dates, extract_dates, find_dates, fmt_date, mask_dates,
@@ -13,7 +12,7 @@ from evalrun.values.enums import enum_lookup, find_enum_values
 from evalrun.values.ids import id_candidates, norm_id
 from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.registry import KINDS, field_type, gold_value, is_absent_value, type_names
-from evalrun.values.text import ABSENT_MARKERS, is_absent, norm_text, prep
+from evalrun.values.text import ABSENT_MARKERS, coerce, is_absent, norm_text, prep
 
 __all__ = [
     "ABSENT_MARKERS", "AmbiguousDate", "AmountCand", "DATE_ORDERS", "DateParts", "KINDS",

@@ -14,13 +14,12 @@ from typing import Any, Callable
 from evalrun.contract.types import FIELD_OUTCOMES, FieldScore
 from evalrun.values.answer_context import AnswerContext, asked_names, mask_echo, only_echo, read_context
 from evalrun.values.clauses import Names
-from evalrun.values.coerce import coerce
 from evalrun.values.no_value import drop_cut_repeat_listed, is_copied, offered, shows_any_value, value_offered
 from evalrun.values.field_clauses import named_value, read_refusal
 from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.loops import collapse_loops, is_list_marker_loop, mask_loops
 from evalrun.values.registry import TYPES, field_type
-from evalrun.values.text import norm_text, says_negative
+from evalrun.values.text import coerce, norm_text, says_negative
 from evalrun.values.types._base import SELF_CONTRADICTING, FieldType, Options
 
 OUTCOMES = FIELD_OUTCOMES  # the contract's list: what a field of a generated answer can be

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from evalrun.tasks.base import ParamError
 from evalrun.tasks.files._data import Rows, is_empty
-from evalrun.values.coerce import coerce
+from evalrun.values.text import coerce
 from evalrun.values.registry import field_type
 
 

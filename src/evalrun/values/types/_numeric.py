@@ -16,8 +16,7 @@ from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.locales import locale_decimal, read_decimal
 from evalrun.values.numeric_subcodes import NUMERIC_SUBCODES, numeric_subcode
 from evalrun.values.text import prep
-from evalrun.values.types._base import FieldType, Found, LocaleOptions
-from evalrun.values.types._spans import to_original
+from evalrun.values.types._base import FieldType, Found, LocaleOptions, to_original
 
 __all__ = ["NUMERIC_SUBCODES", "NumericOptions", "NumericType", "amount_candidates", "amount_spans", "decimal_default",
            "numeric_subcode", "number_verdict"]

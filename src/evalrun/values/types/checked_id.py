@@ -9,8 +9,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from evalrun.values.ids import id_candidates, id_spans, norm_id
-from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Options, Verdict
-from evalrun.values.types._spans import to_original
+from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Options, Verdict, to_original
 from evalrun.values.types.id import id_verdict
 
 # scheme -> its python-stdnum module

@@ -13,8 +13,9 @@ from evalrun.values.dates import (
 )
 from evalrun.values.locales import locale_date_order
 from evalrun.values.text import prep
-from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, LocaleOptions, Verdict
-from evalrun.values.types._spans import stripped, to_original
+from evalrun.values.types._base import (
+    SELF_CONTRADICTING, Example, FieldType, Found, LocaleOptions, Verdict, stripped, to_original,
+)
 
 RULES = """\
 * Read as (year, month, day) from ISO forms, numeric forms (14.03.2024, 03/14/2024, 14-3-24),

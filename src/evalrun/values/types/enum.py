@@ -14,8 +14,9 @@ from evalrun.values.currencies import currency_mentions
 from evalrun.values.denials import BARE_WORDS, VALUE_WORDS
 from evalrun.values.enums import EnumTable, enum_candidates, enum_lookup
 from evalrun.values.text import norm_text, prep
-from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Options, Verdict
-from evalrun.values.types._spans import stripped, to_original
+from evalrun.values.types._base import (
+    SELF_CONTRADICTING, Example, FieldType, Found, Options, Verdict, stripped, to_original,
+)
 
 RULES = """\
 * Names and synonyms are looked up after text normalisation; a synonym reads as its value.

@@ -11,8 +11,7 @@ from evalrun.values.clauses import Names
 from evalrun.values.field_clauses import about_field, answer_clauses
 from evalrun.values.ids import id_candidates, id_spans, norm_id
 from evalrun.values.text import HAS_DIGIT
-from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Options, Verdict
-from evalrun.values.types._spans import to_original
+from evalrun.values.types._base import SELF_CONTRADICTING, Example, FieldType, Found, Options, Verdict, to_original
 
 RULES = """\
 * Normalised: uppercase; spaces and - . / _ dropped; edge quotes, brackets and '#' too. Exact after

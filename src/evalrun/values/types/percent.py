@@ -10,9 +10,8 @@ from evalrun.values.amounts import AMOUNT_RE, interpret_number
 from evalrun.values.dates import mask_dates
 from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.text import prep
-from evalrun.values.types._base import SELF_CONTRADICTING, Example, Found, Verdict
+from evalrun.values.types._base import SELF_CONTRADICTING, Example, Found, Verdict, to_original
 from evalrun.values.types._numeric import NUMERIC_SUBCODES, NumericOptions, NumericType, number_verdict
-from evalrun.values.types._spans import to_original
 
 RULES = """\
 * A value is a number of percent: "19 %", "19%", "19 percent", "19 per cent", "19 Prozent",

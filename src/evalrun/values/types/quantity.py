@@ -11,9 +11,8 @@ from evalrun.values.amounts import fmt_amount, interpret_number
 from evalrun.values.dates import mask_dates
 from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.text import prep
-from evalrun.values.types._base import SELF_CONTRADICTING, Example, Found, Verdict
+from evalrun.values.types._base import SELF_CONTRADICTING, Example, Found, Verdict, to_original
 from evalrun.values.types._numeric import NUMERIC_SUBCODES, NumericOptions, NumericType, amount_spans, numeric_subcode
-from evalrun.values.types._spans import to_original
 
 D = Decimal
 # unit -> (dimension, exact factor to the dimension's base unit); imperial units by definition
