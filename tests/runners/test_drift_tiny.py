@@ -40,7 +40,7 @@ def test_storing_distributions_changes_no_output(tiny_model_dir: Path, tmp_path:
         total = np.logaddexp(np.logaddexp.reduce(rec.top_logprobs, axis=1), rec.rest_logprob)
         assert np.abs(total).max() < 1e-5  # top-k plus the rest mass is the whole distribution
     assert runs[20].manifest["logprobs"]["top_k"] == 20
-    assert runs[20].manifest["logprobs"]["bytes"] == 172 * stored.tokens
+    assert runs[20].manifest["logprobs"]["bytes"] == 172 * sum(line.n for line in stored.lines.values())
     assert not dists_store.read(runs[0].dir, TokenDists).present and runs[0].manifest["logprobs"] is None
 
 
