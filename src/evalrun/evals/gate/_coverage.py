@@ -38,10 +38,6 @@ def _stopped(run: StoredRun) -> bool:
     return getattr(manifest, "status", None) == "stopped"
 
 
-def _limit(run: StoredRun) -> int | None:
-    return getattr(run, "limit", None)
-
-
 def _by_pack(items: list[Item]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = defaultdict(list)
     for it in items:
@@ -51,7 +47,7 @@ def _by_pack(items: list[Item]) -> dict[str, list[str]]:
 
 def _cut(run: StoredRun, held: int) -> int | None:
     """The run's `--limit N` when it may have cut this pack (the pack holds N items or more)."""
-    limit = _limit(run)
+    limit: int | None = getattr(run, "limit", None)
     return limit if limit is not None and held >= limit else None
 
 
@@ -107,8 +103,7 @@ def subset_text(scope: list[Gap]) -> str:
 
 
 def coverage_gaps(baseline: StoredRun, candidate: StoredRun) -> list[Gap]:
-    """One gap per pack and cause, over the items both runs asked: unanswered on either side, or a
-    baseline generation that raised."""
+    """One gap per pack, over the items both runs asked: unanswered on either side, or a baseline that raised."""
     if not candidate.items:
         return [Gap(ALL_PACKS, f"{candidate.name}: {candidate.dir} asks no items (items.jsonl empty or missing)")]
     base_asked = {it.id for it in baseline.items}

@@ -10,9 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 Kind = Literal["max_kl", "min_top1_agreement"]
 
 
-class _Bound(BaseModel):
+class Strict(BaseModel):
+    """Every gate model: an unknown key or a threshold that is not a finite number is an error."""
+
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
+
+class _Bound(Strict):
     pack: str | None = None
 
     @model_validator(mode="after")
@@ -40,10 +44,8 @@ class AgreementBound(_Bound):
     p99: float | None = Field(default=None, ge=0, le=1)
 
 
-class DriftRule(BaseModel):
+class DriftRule(Strict):
     """One rule: exactly one of its keys."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     max_kl: KLBound | None = None
     min_top1_agreement: AgreementBound | None = None

@@ -17,8 +17,7 @@ from evalrun.evals.gate._verdict import RuleResult
 
 @dataclass
 class PackPower:
-    """What a pack's harmful-flip rules can catch: the smallest harmful flip rate (a share of the
-    gated fields) they detect with probability `power`, None when no rate would be."""
+    """The smallest harmful flip rate (a share of gated fields) a pack's rules detect with `power`; None: none."""
 
     pack: str
     items: int
@@ -55,8 +54,7 @@ class FlipFindings:
 
 
 def rule_key(name: str, kind: str, limits: dict[str, tuple[int, str]], field_names: set[str]) -> str | None:
-    """The rule a flip on field `name` of type `kind` counts against: its field's own limit when the
-    gate names the field, else its type's (the more specific rule wins); None when neither applies."""
+    """The rule a flip on field `name` counts against: the field's own limit, else its type's; None: neither."""
     if name in limits and name in field_names:
         return name
     own = {k for k in limits if k in field_names}
@@ -122,9 +120,8 @@ def _detail(what: str, key: str, x: int, n: int, test: FlipTest, stab: Stability
 
 
 def strata(pc: PackComparison, stab: Stability | None, scope: set[tuple[str, str]] | None = None) -> list[Stratum]:
-    """(baseline right, replicates, candidate right, candidate answers) of each unstable field in scope
-    (None: every field of the pack) that the baseline got right in some replicates; the candidate's
-    answers include its re-asks."""
+    """(baseline right, replicates, candidate right, candidate answers incl. re-asks) of each field in `scope`
+    (None: the pack) the baseline got right in only some replicates."""
     if stab is None or not stab.rated:
         return []
     paired = set(pc.item_ids)
@@ -143,8 +140,7 @@ def strata(pc: PackComparison, stab: Stability | None, scope: set[tuple[str, str
 
 def flip_rules(limits: dict[str, tuple[int, str]], confidence: float, power: float, pc: PackComparison, cand: str,
                stab: Stability | None = None, confirm: int = 0) -> FlipFindings:
-    """The rules of `limits` (GateConfig.flip_limits) on one pack; `power` for its detectable rate;
-    `confirm`: the gate re-asks flips, so its power is that of counting confirmed flips."""
+    """The rules of `limits` on one pack; with `confirm`, its power is that of counting confirmed flips."""
     own = {k for k in limits if k in pc.field_names}
     counted: Counter = Counter()
     confirmed: Counter = Counter()

@@ -8,10 +8,10 @@ import difflib
 from pathlib import Path
 from typing import Annotated, Any, Collection, Iterable, Literal, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import Field, PrivateAttr, ValidationError
 
 from evalrun.evals.files import ConfigError, read_yaml, validation_error
-from evalrun.evals.gate._drift_rules import DriftRule
+from evalrun.evals.gate._drift_rules import DriftRule, Strict
 from evalrun.evals.gate._flip_rules import (
     FlipFindings, PackPower, cannot_fail, detect_rate_rule, flip_rules, reach, strata,
 )
@@ -27,11 +27,7 @@ FIELD_KINDS: tuple[str, ...] = type_names()
 DEFAULT_MAX_HARMFUL: dict[str, int] = {k: 0 for k in FIELD_KINDS if k in typed_names()}
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-
-class PackRule(_Strict):
+class PackRule(Strict):
     """Rules for one pack ("*" applies to every pack without its own entry); null disables a rule."""
 
     max_drop: float | None = Field(default=0.0, ge=0, le=100, description="largest allowed loss in points of the gate metric")
@@ -51,7 +47,7 @@ class PackRule(_Strict):
                                            self.min_recovery))
 
 
-class GateConfig(_Strict):
+class GateConfig(Strict):
     """The `gate:` section of a candidate config, or a `--gate` file."""
 
     metric: Literal["accuracy", "micro_f1"] = "accuracy"
@@ -236,8 +232,7 @@ def _min_recovery(gate: GateConfig, pc: PackComparison, cand: str, threshold: fl
 
 
 def acceptance_rule(gate: GateConfig, cand: str, effects: dict[str, Any]) -> list[RuleResult]:
-    """`min_acceptance` on the acceptance rate the candidate's speculative decoding recorded (its manifest's
-    effects); a run that drafted nothing has no rate and cannot vouch for it (not evaluated)."""
+    """`min_acceptance`; a run that drafted nothing has no rate and cannot vouch for it (not evaluated)."""
     if gate.min_acceptance is None:
         return []
     spec = effects.get("speculative")

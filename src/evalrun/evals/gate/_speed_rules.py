@@ -9,20 +9,17 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from evalrun.contract.types import Generation, Item
 from evalrun.evals.timing import (
     ConfiguredSLO, SLO, Speedup, latency, load as speed_load, pair_timings, parse_metric, speedup,
 )
+from evalrun.evals.gate._drift_rules import Strict
 from evalrun.evals.gate._verdict import ALL_PACKS, RuleResult
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-
-class _Scope(_Strict):
+class _Scope(Strict):
     pack: str | None = None
     shape: str | None = None  # a latency shape (items' meta.shape)
 
@@ -43,7 +40,7 @@ class GoodputBound(_Scope):
     slo: ConfiguredSLO = None  # default: the comparison's SLO (--slo, or the config's `slo:`)
 
 
-class SpeedRule(_Strict):
+class SpeedRule(Strict):
     """One rule: exactly one of its keys."""
 
     min_speedup: SpeedBound | None = None
