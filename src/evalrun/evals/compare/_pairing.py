@@ -96,8 +96,7 @@ class PackStats:
 
 @dataclass(frozen=True)
 class PackComparison:
-    """One pack's paired items, built once by `pair`: per item (aligned) its id, whether each run got it
-    right and each run's (tp, fp, fn); the flips and outcome transitions; the fields asked; statistics."""
+    """One pack's paired items, built once by `pair`; the per-item lists are aligned with `item_ids`."""
 
     pack: str
     item_ids: list[str] = field(default_factory=list)

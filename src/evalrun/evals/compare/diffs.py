@@ -56,8 +56,7 @@ def segments(a: str, b: str) -> list[Segment]:
 
 
 def diffable(a: str | None, b: str | None) -> bool:
-    """Worth a character diff: both present, different, short enough to be values, and similar enough
-    that the changed characters stand out (a dropped digit, not a different sentence)."""
+    """Worth a character diff: short values similar enough that the change stands out (a dropped digit)."""
     if a is None or b is None or a == b or len(a) > MAX_DIFF_CHARS or len(b) > MAX_DIFF_CHARS:
         return False
     return Levenshtein.normalized_similarity(a, b) >= MIN_SIMILARITY

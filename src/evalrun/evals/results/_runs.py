@@ -64,8 +64,7 @@ class PreparedRun:
 
 @dataclass
 class Interleaved:
-    """A sample of batches of the baseline and of this candidate re-timed alternately (A B A B)
-    in one process (evals/speed/interleave.py): the timings a speedup should use."""
+    """Batches of both runs re-timed alternately in one process (evals/speed/interleave.py): what speedups use."""
 
     baseline: str  # the baseline's label
     base: dict[str, Generation]
@@ -134,8 +133,7 @@ def load_stored(run_dir: str | Path, trust_edited_items: bool = False,
 
 @dataclass
 class StoredRows:
-    """A stored run as a table of its generations needs it: each item's (id, pack, fields asked)
-    in the run's order, and the generations (always read and validated line by line)."""
+    """A stored run as a generations table needs it: each item's (id, pack, fields asked), in the run's order."""
 
     name: str
     dir: Path

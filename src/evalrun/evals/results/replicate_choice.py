@@ -49,8 +49,7 @@ def with_recorded_confirm(baseline: RunResult, candidates: list[RunResult],
 
 def for_report(baseline: RunResult, candidates: list[RunResult], asked: int | None, trust_edited_items: bool,
                log: Callable[[str], None]) -> tuple[list[RunResult], str]:
-    """(replicates, where the choice came from): `asked` (K baseline runs in all) wins; else what the
-    candidates' comparisons recorded, which must agree; else none."""
+    """(replicates, why): `asked` (K runs in all) wins; else what the candidates recorded, which must agree."""
     if asked is not None:
         stored = stored_replicates(baseline, trust_edited_items, log)
         if len(stored) < asked - 1:

@@ -41,8 +41,7 @@ def _check_executable(word: str, config: OpenAIRunConfig, path: str) -> None:
 
 def launched_server(config: OpenAIRunConfig, tokenizer: ModelSource,
                     api_key: str | None = None) -> tuple[ServerProcess, dict[str, Any]]:
-    """The server to launch when an item is missing (its readiness asked with `api_key`, as the requests
-    are), and its launch identity for the run key."""
+    """The server to launch when an item is missing, and its launch identity for the run key."""
     settings = config.server
     assert settings is not None
     words = [*settings.command, *(settings.version_command or [])]

@@ -132,8 +132,7 @@ def _candidates(prepared: "PreparedRun", out: Path) -> list[tuple[tuple[bool, st
 
 
 def reference_model(prepared: "PreparedRun", out: str | Path) -> SpeedModel | None:
-    """This key's stored run when it has timings, else the most recent of this model and device (same acceleration
-    first)."""
+    """This key's stored run when timed, else the latest of this model and device (same acceleration first)."""
     own = stored_model(prepared.dir) if (prepared.dir / "manifest.json").is_file() else None
     if own is not None:
         return own

@@ -76,17 +76,11 @@ class ServerTimings(BaseModel):
 
     def first_token(self) -> tuple[str, float] | None:
         """The engine's time to the first token: its TTFT, else its prompt processing (llama.cpp's prompt_ms)."""
-        for name in ("ttft", "prefill"):
-            if name in self.means:
-                return name, self.means[name]
-        return None
+        return next(((name, self.means[name]) for name in ("ttft", "prefill") if name in self.means), None)
 
     def per_token(self) -> tuple[str, float] | None:
         """The engine's time per output token: its TPOT, else its inter-token latency."""
-        for name in ("tpot", "itl"):
-            if name in self.means:
-                return name, self.means[name]
-        return None
+        return next(((name, self.means[name]) for name in ("tpot", "itl") if name in self.means), None)
 
 
 def server_timings(server: dict[str, Any] | None) -> ServerTimings | None:

@@ -34,8 +34,7 @@ def run_timing(run: RunResult) -> tuple[int, float | None, float | None]:
 
 def timing_figures(generations: Iterable[Generation], percentiles: Sequence[float] = latency.PERCENTILES,
                    slo: SLO | None = None) -> dict[str, Any]:
-    """The request metrics of a set of generations, with the counts and the aggregate decode rate
-    that estimates scale by (decode tokens over each batch's decode wall time)."""
+    """The request metrics, counts and the aggregate decode rate that estimates scale by."""
     gens = list(generations)
     ok = [g for g in gens if g.error is None]
     new_tokens = sum(g.new_tokens for g in ok)

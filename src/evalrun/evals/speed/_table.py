@@ -75,18 +75,15 @@ class SpeedRow(BaseModel):
     timing: str | None = None  # "interleaved" or "sequential": shown beside every speedup
     timing_warning: str | None = None  # sequential timings that follow the machine's load (evals/timing/load.py)
     timing_note: str | None = None  # how the speedups were timed, in a sentence (the warning when there is one)
-    # memory
     peak_memory_bytes: int | None = None
     peak_memory_kind: str | None = None  # what the peak measures, in words
     memory_saved_bytes: int | None = None
     kv_bytes_per_token: float | None = None
     kv_bytes_at_longest: int | None = None
     kv_longest_tokens: int | None = None
-    # accuracy beside it
     accuracy_ci_low_points: float | None = None
     accuracy_ci_high_points: float | None = None
     speed_only: bool = False
-    # capacity
     requests_per_second_per_device: float | None = None
     devices_needed: int | None = None
     groups: list[GroupRow] = PydField(default_factory=list)
@@ -113,9 +110,7 @@ def method_label(manifest: dict[str, Any], baseline: dict[str, Any] | None = Non
 
 
 def effects_facts(manifest: dict[str, Any]) -> list[str]:
-    """What each acceleration measured, as the short facts its method chooses for a headline,
-    where a Ray run's items were generated (per actor, and over the run's wall clock), and how many
-    answers the engine cut at max_new_tokens."""
+    """Headline facts: what each acceleration measured, where a Ray run's items ran, answers cut at the limit."""
     return (accel.headlines(manifest.get("effects") or {}) + served_kv_facts(manifest)
             + executor_facts(manifest.get("executor") or {}) + length_facts(manifest.get("finish_reasons") or {}))
 
@@ -252,21 +247,19 @@ def speed_table(report: Any, inputs: capacity.CapacityInputs | None = None,
         _claim_against(row, base_row, base, run)
         rows.append(row)
     base_row.speed_only = bool(paired) and all_speed_only
-    note = None
     for row in rows:
         if row.request_throughput and (row.role == "baseline" or row.speed_note is None):
             est = capacity.estimate(row.request_throughput, inputs)
             row.requests_per_second_per_device, row.devices_needed = est.requests_per_second, est.devices
-    if base_row.request_throughput:
-        note = capacity.assumptions(inputs, base_row.batch_size, base_row.concurrency, base_row.device)
+    note = (capacity.assumptions(inputs, base_row.batch_size, base_row.concurrency, base_row.device)
+            if base_row.request_throughput else None)
     return SpeedTable(rows=rows, spread_note=_spread_note(base, base_row, rows, [p.run for p in paired]),
                       capacity_note=note, percentiles=list(percentiles), slo=slo.text() if slo is not None and slo.given() else None,
                       server_note=served.note([(r.run, r.server_timings) for r in rows]))
 
 
 def _spread_note(base: Any, base_row: SpeedRow, rows: list[SpeedRow], runs: list[Any]) -> str:
-    """What a reader must know before trusting the ratios: how each candidate was timed (and the
-    machine's load, when sequential timings follow it), stored timings, other devices and batch sizes."""
+    """What a reader must know before trusting the ratios: timing, stored timings, other devices and batches."""
     spread = " ".join([*(f"{r.run}: {r.timing_note}." for r in rows if r.timing_note), SPREAD_NOTE])
     timed_now = [run.name for run in runs if not getattr(run, "reused", True) and run.interleaved is None]
     if getattr(base, "reused", False) and timed_now:

@@ -35,8 +35,7 @@ def _timed(prepared: PreparedRun, batch: list[Item]) -> list[Generation]:
 
 def retime(base: PreparedRun, cand: PreparedRun, batches: int, log: Callable[[str], None] = print,
            on_pair: Callable[[int, int], None] | None = None) -> list[Retiming]:
-    """Time the sampled batches on both runners, alternating, and store the re-timings with the candidate;
-    `on_pair(done, total)` is told before each pair (progress)."""
+    """Time the sampled batches on both runners and store the re-timings with the candidate."""
     # a served engine batches its own way: its items go in the sizes the hf runner's default (4) makes
     configured = cand.config.batch_size if isinstance(cand.config, HFRunConfig) else 4
     size = max(1, int(configured) if configured != "auto" else 1)
@@ -76,8 +75,7 @@ def _pairs(base: PreparedRun, cand: PreparedRun, chosen: list[list[Item]], log: 
 
 def retime_once(base: PreparedRun, base_run: RunResult, cand: PreparedRun, result: RunResult,
                 log: Callable[[str], None]) -> None:
-    """Re-time a sample of both side by side, unless both runs are stored and already were on a machine
-    that was not busy."""
+    """Re-time a sample of both, unless both runs are stored and were re-timed on a machine that was not busy."""
     key = base_run.manifest.key or base.key
     stored = interleaved_of(cand.store.read_interleaved(key), key)
     if base_run.reused and result.reused and stored is not None:
@@ -89,8 +87,7 @@ def retime_once(base: PreparedRun, base_run: RunResult, cand: PreparedRun, resul
 
 
 def interleaved_of(records: list[Retiming], baseline_key: str) -> Interleaved | None:
-    """The re-timings as paired timings (the last complete set for that baseline), with the busiest load
-    of the windows they come from; None if there are none."""
+    """The last re-timings against that baseline as paired timings, with their windows' busiest load."""
     used: dict[tuple[str, str], Retiming] = {}
     pairs = set()
     for r in records:
