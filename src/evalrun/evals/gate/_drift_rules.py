@@ -3,17 +3,32 @@ bootstrap interval, never the point estimate (docs/drift.md, 'Gate rules')."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-Kind = Literal["max_kl", "min_top1_agreement"]
 
 
 class Strict(BaseModel):
     """Every gate model: an unknown key or a threshold that is not a finite number is an error."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class OneKey(Strict):
+    """A rule written as exactly one of its keys (`max_kl: {mean: 0.05}`): the key is its kind."""
+
+    what: ClassVar[str]
+
+    @model_validator(mode="after")
+    def _one(self) -> "OneKey":
+        keys = list(type(self).model_fields)
+        if sum(getattr(self, k) is not None for k in keys) != 1:
+            raise ValueError(f"each {self.what} rule has exactly one of {', '.join(keys)}")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(k for k in type(self).model_fields if getattr(self, k) is not None)
 
 
 class _Bound(Strict):
@@ -44,27 +59,14 @@ class AgreementBound(_Bound):
     p99: float | None = Field(default=None, ge=0, le=1)
 
 
-class DriftRule(Strict):
-    """One rule: exactly one of its keys."""
-
+class DriftRule(OneKey):
+    what: ClassVar[str] = "drift"
     max_kl: KLBound | None = None
     min_top1_agreement: AgreementBound | None = None
 
-    @model_validator(mode="after")
-    def _one(self) -> "DriftRule":
-        if (self.max_kl is None) == (self.min_top1_agreement is None):
-            raise ValueError("each drift rule has exactly one of max_kl, min_top1_agreement")
-        return self
-
-    @property
-    def kind(self) -> Kind:
-        return "max_kl" if self.max_kl is not None else "min_top1_agreement"
-
     @property
     def bound(self) -> _Bound:
-        bound = self.max_kl or self.min_top1_agreement
-        assert bound is not None, "a drift rule has exactly one key (checked when it was read)"
-        return bound
+        return cast(_Bound, getattr(self, self.kind))
 
     def name(self) -> str:
         """'max_kl[mean]', 'min_top1_agreement[p99]': how every output names the rule."""

@@ -7,15 +7,15 @@ measured honestly (emulated, another device, a busy machine) is not evaluated (d
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, ClassVar, cast
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
 from evalrun.contract.types import Generation, Item
 from evalrun.evals.timing import (
     ConfiguredSLO, SLO, Speedup, latency, load as speed_load, pair_timings, parse_metric, speedup,
 )
-from evalrun.evals.gate._drift_rules import Strict
+from evalrun.evals.gate._drift_rules import OneKey, Strict
 from evalrun.evals.gate._verdict import ALL_PACKS, RuleResult
 
 
@@ -40,28 +40,15 @@ class GoodputBound(_Scope):
     slo: ConfiguredSLO = None  # default: the comparison's SLO (--slo, or the config's `slo:`)
 
 
-class SpeedRule(Strict):
-    """One rule: exactly one of its keys."""
-
+class SpeedRule(OneKey):
+    what: ClassVar[str] = "speed"
     min_speedup: SpeedBound | None = None
     max_regression: SpeedBound | None = None
     min_goodput: GoodputBound | None = None
 
-    @model_validator(mode="after")
-    def _one(self) -> "SpeedRule":
-        if sum(v is not None for v in (self.min_speedup, self.max_regression, self.min_goodput)) != 1:
-            raise ValueError("each speed rule has exactly one of min_speedup, max_regression, min_goodput")
-        return self
-
-    @property
-    def kind(self) -> Literal["min_speedup", "max_regression", "min_goodput"]:
-        return "min_speedup" if self.min_speedup else "max_regression" if self.max_regression else "min_goodput"
-
     @property
     def bound(self) -> SpeedBound | GoodputBound:
-        bound = self.min_speedup or self.max_regression or self.min_goodput
-        assert bound is not None, "a speed rule has exactly one key (checked when it was read)"
-        return bound
+        return cast("SpeedBound | GoodputBound", getattr(self, self.kind))
 
     def name(self) -> str:
         """'min_speedup[tpot_p50]', 'min_goodput[short]': how every output names the rule."""
