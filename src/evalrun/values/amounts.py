@@ -13,8 +13,7 @@ from evalrun.values.list_markers import mask_list_markers
 from evalrun.values.scales import SCALE, is_weak, scaled
 from evalrun.values.text import CACHE_MAX_LEN, prep
 
-# Word characters for digit/id boundaries: ASCII, Latin, Greek, Cyrillic. CJK is
-# left out on purpose: "合計14,851.20円" glues numbers to ideographs.
+# word characters for digit/id boundaries; not CJK, on purpose: "合計14,851.20円" glues numbers to ideographs
 _W = r"0-9A-Za-z_\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff"
 _SPACE_SEP = " '\u2019\u00a0\u202f\u2009"
 _NUM = rf"""
@@ -32,8 +31,7 @@ _NUM = rf"""
 )"""
 _SYM = r"(?:US|CA|AU|HK|NZ|NT|MX|C|A|S|R)\$|[$€£¥₹₩₽₺₪₫฿₴₦₱]"
 _CODES = "|".join(ISO_CODES)
-# "R" (rand) only right before an amount written with cents or thousands groups:
-# "R1 234,50", "R 12.50"; "R12" stays an id.
+# "R" (rand) only right before an amount with cents or thousands groups ("R 12.50"); "R12" stays an id
 _RAND = r"R(?=\ ?(?:[0-9]{1,3}(?:[ ,.][0-9]{3})+(?:[.,][0-9]{2})?|[0-9]+[.,][0-9]{2})(?![0-9]))"
 _PRE = rf"{_SYM}|(?<![A-Za-z])(?:{_CODES}|Rs\.?|[Kk]r\.?|S?Fr\.|sFr\.)(?![A-Za-z])|(?<![A-Za-z]){_RAND}"
 _POST = (rf"{_SYM}|(?:{_CODES})(?![A-Za-z])|円|元|원|zł|Kč|(?:[Kk]r\.?|S?Fr\.)(?![A-Za-z])"
@@ -61,8 +59,7 @@ AMOUNT_RE = re.compile(
     """,
     re.X,
 )
-# A unit after a number, and the words that may open a parenthesised restatement:
-# "412.6 kg (909.6 lb)", "EUR 1,200.00 (approx. USD 1,296.00)" name one value.
+# a unit after a number, and the words opening a restatement: "EUR 1,200.00 (approx. USD 1,296.00)" is one value
 _UNIT = re.compile(
     r"\ ?(?P<unit>(?i:kg|g|mg|t|tonnes?|lbs?|oz|km|m|cm|mm|mi|miles?|ft|feet|in|inch(?:es)?|yd"
     r"|l|ml|gal|gallons?|litres?|liters?|metres?|meters?|kilograms?|grams?|sq\.?\ ?(?:ft|m)|m²|m2|m³|m3"
@@ -178,9 +175,8 @@ def _extract_amounts(text: str, decimal: str | None, money: bool = False) -> tup
                 continue
         neg = bool((m["s1"] and m["s1"] != "+") or (m["s2"] and m["s2"] != "+") or m["tm"])
         if (m["open"] or m["open2"]) and (m["close1"] or m["close2"]) and not neg:
-            # Accounting negative when the parenthesised amount ends the answer
-            # and no other number came before it: "(1,234.50)", "Net: (1,234.50)".
-            # Otherwise it is an aside: "The total (EUR 5) is due", "EUR 5 (5 EUR)".
+            # accounting negative when it ends the answer after no other number ("Net: (1,234.50)");
+            # otherwise an aside: "The total (EUR 5) is due", "EUR 5 (5 EUR)"
             neg = not out and not t[m.end():].strip(" \t\r\n.;,!*")
         if neg:
             val = -val

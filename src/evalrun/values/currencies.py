@@ -10,14 +10,12 @@ ISO_CODES = (
     "EUR USD GBP CHF JPY CNY RMB INR CAD AUD NZD HKD SGD SEK NOK DKK PLN CZK HUF RUB "
     "TRY BRL MXN ZAR KRW TWD THB IDR MYR PHP VND ILS AED SAR QAR KWD BHD OMR JOD TND "
     "LYD IQD EGP NGN KES ARS CLP COP PEN UAH RON BGN ISK "
-    # ISO 4217 codes of other active currencies; not those that are everyday capitals
-    # words (ALL, TOP, CUP, MOP, BOB, GEL, SOS) or that are read as a unit elsewhere
+    # other active ISO 4217 codes; not capitalised everyday words (ALL, TOP, CUP, MOP, BOB, GEL, SOS) or units
     "IRR PKR BDT LKR NPR MAD DZD LBP SYP YER AFN KZT UZS AZN AMD BYN MDL RSD MKD BAM "
     "ETB GHS TZS UGX ZMW XOF XAF MUR BWP NAD MZN AOA DOP GTQ CRC UYU PYG VES JMD TTD "
     "BSD XCD FJD PGK MMK KHR LAK MNT BND MVR HNL NIO SCR RWF"
 ).split()
-# Currencies written with three minor digits: "KWD 12.500" is 12.5, not 12500. ISO 4217
-# lists IQD too, but Iraqi amounts are written in whole dinars ("IQD 250,000"): not here.
+# three minor digits: "KWD 12.500" is 12.5; not IQD, which ISO lists but amounts write in whole dinars
 THREE_DECIMAL = frozenset("KWD BHD OMR JOD TND LYD".split())
 # A symbol shared by several currencies -> the currencies it can stand for.
 SHARED = {

@@ -74,8 +74,7 @@ for _code, (_adjs, _units) in _QUALIFIED.items():
         for _unit in _units:
             for _form in _plurals(_unit):
                 _NAMES[f"{_adj} {_form}"] = _code
-# an adjective names its currency only right before "currency": "payable in Swiss currency" (a
-# "Swiss supplier" names none); "us" and "uk" are left out ("tell us currency ...")
+# an adjective names its currency only before "currency" ("Swiss currency", not "Swiss supplier"); no "us"/"uk"
 _ADJECTIVES = {a: code for code, (adjs, _) in _QUALIFIED.items() for a in adjs if a not in ("us", "uk", "u s")}
 _FIRST = frozenset(k.split()[0] for k in _NAMES)
 _COUNTRY_FIRST = frozenset(k.split()[0] for k in _COUNTRIES)

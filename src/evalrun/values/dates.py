@@ -65,9 +65,7 @@ def _order(order: str | bool) -> str:
     return order
 
 
-# Written dates are found from their month word outwards: the few anchored
-# matches around each month name are far cheaper than scanning the whole text
-# with a 70-way month alternation per pattern.
+# written dates are found from their month word outwards: far cheaper than a 70-way month alternation per pattern
 _MONTH_WORD = re.compile(r"(?<![^\W\d_])[^\W\d_]{3,12}(?![^\W\d_])")
 # "14th of March", "12 de abril", "1º de março" (NFKC makes º an "o"), "7° settembre"
 _BEFORE_D = re.compile(r"(?<![0-9])(?P<d>[0-9]{1,2})(?:st|nd|rd|th|er|o|°|\.)?(?:\s+(?:of|de|del))?[\s\-/.,]*\Z", re.I)

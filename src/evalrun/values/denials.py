@@ -13,8 +13,7 @@ _VERB = (r"(?:mention|state|say|list|specify|give|provide|show|indicate|name|dis
          r"|identify|display|record|define|quote)(?:s|es)?")
 _ADV = r"(?:(?:explicitly|clearly|directly|specifically|actually|anywhere|seem to|appear to) )*"
 _NEG_AUX = r"(?:(?:does|do|did|can|could|will|would|is|are|was|were) not|doesnt|dont|didnt|cannot|cant|couldnt|wont|wouldnt)"
-# Denials whose object follows or is inside them ("does not mention the carrier",
-# "no due date is given"), and those whose subject comes first ("the total is not stated").
+# denials whose object follows ("does not mention the carrier") or whose subject comes first ("the total is not stated")
 _OBJECT_AFTER = re.compile(
     "|".join((
         rf"\b{_NEG_AUX} {_ADV}{_VERB}\b",
@@ -34,9 +33,8 @@ _SUBJECT_BEFORE = re.compile(
 )
 _HINT = re.compile(r"[Nn][Oo]|[Nn][’'][Tt]|[Uu]nable|[Ii]mpossible|[Ff]ailed|[Nn]icht|[Kk]ein|[Nn]on|[Pp]as\b|[Aa]ucun|[Nn]ão|[Nn]iet"
                    r"|[Ss]in\b|[Ss]enza|[Ii]ntrouvable|[Uu]nbekannt|[Dd]esconocid|記載|不明|なし|ありません|見つかりません|未|没有|無")
-# The common ways other languages say "not stated" (on norm_text'd clauses: lowercase,
-# punctuation gone, apostrophes dropped: "n'est pas indiqué" is "nest pas indiqué").
-# Each is read as the English "not stated", so what it is about is judged the same way.
+# other languages' "not stated" on norm_text'd clauses ("nest pas indiqué"), each read as the English one,
+# so what it is about is judged the same way
 _FOREIGN = re.compile("|".join((
     # German: nicht angegeben / genannt / aufgeführt / vorhanden / gefunden / enthalten / ersichtlich; keine Angabe
     r"\bnicht (?:(?:explizit|ausdrücklich|eindeutig) )?(?:angegeben|genannt|aufgeführt|vorhanden|gefunden|enthalten"
@@ -56,8 +54,7 @@ _FOREIGN = re.compile("|".join((
     r"|未(?:提及|注明|说明|列明|找到|提供)|没有(?:提及|注明|说明|找到|提供)|無記載",
 )))
 
-# Words that give a denial no subject of its own: "The document does not say.",
-# "I could not find it in the text." is about the field asked for.
+# words that give a denial no subject of its own: "I could not find it in the text." is about the field asked
 BARE_WORDS = frozenset("""
 the a an this that these those it its any such there here i we me my our you is are was were be been being
 am do does did doesnt dont didnt not no none nothing can could cannot cant couldnt will would wont wouldnt
@@ -90,8 +87,7 @@ def may_deny(text: str) -> bool:
     return bool(_HINT.search(text))
 
 
-# "The document is not found.": a stray sentence about the document itself, not a
-# denial that the field has a value (the value stated beside it stands).
+# "The document is not found.": about the document, no denial of the field (a value beside it stands)
 _DOCUMENT_DENIAL = re.compile(
     r"\b(?:the |this |that |your |a )?(?:document|file|text|source|attachment|context|passage|pdf)s? "
     r"(?:is |was |are |were |has |could |can )?(?:been )?(?:not|cannot|couldnt|cant) (?:be )?"

@@ -125,8 +125,7 @@ def named_value(h: FieldType, pred: str, opts: Options, asked: Names = ()) -> An
     clauses = answer_clauses(pred)
     known = frozenset().union(*asked, *opts.names)
     for names in (asked, opts.names):
-        # with the question known, a clause naming the field's key but something more ("the net
-        # amount" when the invoice total is asked) is about that other thing
+        # asked, a clause naming the key with more ("the net amount" for the total) is about that other thing
         naming = [c for c in clauses if names and names_field(c, names)
                   and (names is asked or not asked or all(w in known for w in _subject_words(c, False)))]
         cands = h.candidates("\n".join(naming), opts) if naming else []

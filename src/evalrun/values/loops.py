@@ -8,8 +8,7 @@ import re
 _LOOP = re.compile(r"(.{2,24}?)\1{3,}", re.DOTALL)
 # one character (not a digit or a space) six or more times: "ラララララ", "------"
 _CHAR_RUN = re.compile(r"[^\d\s]?([^\d\s])\1{5,}")
-# a thousands group is a number's own repetition ("1,000,000,000", "12.233.233", lakh "1,00,00,00,00"),
-# never a loop; two digits after dots are none (".22.22.22.22" after a time is babble)
+# a thousands group ("1,000,000", lakh "1,00,00,00,00") is no loop; ".22.22.22.22" (two digits after dots) is
 _DIGIT_GROUP = re.compile(r"^(?:[.,'\s\u00a0\u202f]\d{3}|\d{3}[.,'\s\u00a0\u202f]|,\d{2}|\d{2},)$")
 _SEPARATOR = re.compile(r"[^\w]")
 _DIGIT = re.compile(r"\d")

@@ -45,8 +45,7 @@ for _lang in ("en", "de", "fr", "nl", "pl", "pt", "es", "it", "ar"):  # the firs
         for _name in _names:
             MONTHS.setdefault(_name, _month)
 NEEDS_YEAR = _NEED_YEAR_WORDS
-# names that are surely months when they follow "14." (the clause splitter's list): not the
-# abbreviations that are words elsewhere ("ago."), but "may" as it always was
+# surely months after "14." (the clause splitter's list): no abbreviation that is a word ("ago."); "may" stays
 MONTH_NAMES = frozenset(MONTHS) - (NEEDS_YEAR - {"may"})
 LONGEST = max(map(len, MONTHS))
 

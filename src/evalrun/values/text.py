@@ -136,8 +136,7 @@ ABSENT_MARKERS = frozenset(
         "non indicato", "niet vermeld", "記載なし", "なし", "不明", "該当なし", "无", "未提供",
     }
 )
-# A typed-field answer that starts with one of these and has no digit is a
-# refusal ("Not found in the document."), not a value.
+# a typed answer that starts with one of these and has no digit is a refusal ("Not found in the document.")
 _ABSENT_PREFIXES = tuple(
     m + " " for m in ("n/a", "none", "null", "unknown", "not found", "not available",
                       "not applicable", "not provided", "not specified", "not stated",

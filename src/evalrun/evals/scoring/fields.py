@@ -1,11 +1,7 @@
-"""Typed field scoring: one gold value, one model answer, exactly one outcome.
+"""Typed field scoring: one gold value, one model answer, exactly one outcome (`score_field`; `gold` None: a decoy).
 
-Public API: `score_field(kind, gold, pred, *, context=None, **options) -> FieldScore`. `kind` is a
-registered field type (values/types/); `gold` is None for a decoy; `pred` may be any JSON value;
-`context` is the prompt the model saw. A bad option of the type is a ValueError (a harness bug);
-keys that are no option of the type are ignored. Types' rules: docs/field-types.md; the rules
-every type shares (decisions the spec leaves open; tests pin them): docs/scoring.md, "Decisions".
-"""
+Each type's rules: docs/field-types.md; the rules every type shares (decisions the spec leaves open, pinned by
+tests): docs/scoring.md, "Decisions"."""
 
 from __future__ import annotations
 
@@ -38,8 +34,7 @@ OTHER_SHAPE = "a value of another shape given for the field: no {kind} value in 
 NOT_OFFERED = "nothing given for the field: its values sit in babble or in words about other things"
 LOOPING = "the answer loops (degenerate repetition): no value stated"
 _NORM_MAX = 1000  # normalised strings stored in a FieldScore are capped
-# the characters of an answer the scorer reads: a server ignoring max_tokens or an imported log may
-# hand it megabytes; about 4,000 tokens of prose, far past any field's answer
+# the characters of an answer read (a server ignoring max_tokens may send megabytes): far past any field's answer
 ANSWER_MAX_CHARS = 16_384
 CUT = "answer cut: the scorer read"
 
@@ -95,8 +90,7 @@ def _no_value(h: FieldType[Any], pred: str, text: str, gold_norm: str | None, op
     if offers and no_value:  # "The IBAN ... is: EUR250.00": a value of another shape given for the field
         return FieldScore(outcome="wrong_value", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),
                           detail=OTHER_SHAPE.format(kind=h.name))
-    # with the question known, an answer offering nothing for the field dropped it; without
-    # it, only one with no value-like token at all did ("The total is 14,851.2O" is damaged)
+    # an answer offering nothing for the asked field dropped it; unasked, only one with no value-like token did
     if copied or no_value or offers is False and typed or h.offers_in_words(pred, opts, asked) is False:
         # no value of the field's type, not even a damaged one, and none given for it: dropped
         return FieldScore(outcome="missing", gold_norm=gold_norm, pred_norm=_cap(norm_text(pred)),

@@ -6,8 +6,6 @@ import datetime as dt
 import random
 from decimal import Decimal
 
-# ----------------------------------------------------------------- field vocabulary
-
 # name -> (kind, question label, one-line description for the JSON prompt)
 FIELD_INFO: dict[str, tuple[str, str, str]] = {
     "invoice_number": ("id", "invoice number", "invoice number"),
@@ -47,8 +45,7 @@ FIELD_INFO: dict[str, tuple[str, str, str]] = {
     "research_expense": ("amount", "research and development expenses", "research and development expenses"),
 }
 
-# Words that would give an absent (decoy) field away; no sentence with them is
-# allowed in a document where that field is a decoy.
+# words that would give a decoy field away: no sentence with them where that field is a decoy
 DECOY_WORDS: dict[str, tuple[str, ...]] = {
     "purchase_order_number": ("purchase order",),
     "discount": ("discount",),
@@ -127,8 +124,6 @@ DISTRACTOR_LINES: dict[str, list[str]] = {
     "prior_auditor": ["Until the previous year the auditor was {v}."],
 }
 
-# ----------------------------------------------------------------- names
-
 _NAME_HEADS = [
     "Nordwind", "Alder", "Bluehaven", "Kestrel", "Marlow", "Quillon", "Redfern", "Silverbirch", "Thornbury",
     "Vantage", "Willowmere", "Brightwater", "Copperfield", "Duskfield", "Eastgate", "Fernhill", "Granite Peak",
@@ -196,8 +191,6 @@ def vat_id(rng: random.Random, country: str) -> str:
     return f"{country}{rng.randint(10**8, 10**9 - 1)}"
 
 
-# ----------------------------------------------------------------- values as printed
-
 SYMBOLS = {"EUR": "€", "USD": "$", "GBP": "£"}
 AMOUNT_STYLES = ["code", "symbol", "european"]
 DATE_STYLES = ["dmy", "mdy", "iso"]
@@ -241,13 +234,9 @@ def money(rng: random.Random, lo: int, hi: int) -> Decimal:
     return Decimal(rng.randint(lo * 100, hi * 100)) / 100
 
 
-# ----------------------------------------------------------------- document titles
-
 TITLES = {"invoice": "INVOICE", "contract": "SERVICE CONTRACT", "financial_statement": "ANNUAL FINANCIAL STATEMENT"}
 NOUNS = {"invoice": "invoice", "contract": "contract", "financial_statement": "financial statement"}
 
-
-# ----------------------------------------------------------------- prompts
 
 
 def question(doc_type: str, name: str) -> str:
