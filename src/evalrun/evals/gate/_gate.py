@@ -157,20 +157,14 @@ def _suggest(word: str, choices: list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _delta(pc: PackComparison, metric: str) -> tuple[float, float | None]:
-    """(delta points, CI lower bound points) of the gate metric."""
+def _metric(pc: PackComparison, metric: str) -> tuple[float, float | None, tuple[int, int]]:
+    """(delta points, CI lower bound points, (baseline hits, scope)) of the gate metric: with no baseline hit
+    the candidate cannot score lower."""
     st = pc.stats
     if metric == "micro_f1":
         interval = st.f1_interval if st else None
-        return pc.f1_delta_points, (100 * interval.low if interval else None)
-    return pc.delta_points, (100 * st.interval.low if st else None)
-
-
-def _metric_scope(pc: PackComparison, metric: str) -> tuple[int, int]:
-    """(baseline hits, scope) of the gate metric: with no baseline hit the candidate cannot score lower."""
-    if metric == "micro_f1":
-        return pc.baseline_found
-    return pc.baseline_correct, pc.n
+        return pc.f1_delta_points, (100 * interval.low if interval else None), pc.baseline_found
+    return pc.delta_points, (100 * st.interval.low if st else None), (pc.baseline_correct, pc.n)
 
 
 def _origin(gate: GateConfig, pack: str, name: str) -> str:
@@ -256,8 +250,7 @@ def check_acceptance(gate: GateConfig | None, candidate: str, acceleration: Coll
 def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str,
                 stab: Stability | None) -> tuple[list[RuleResult], FlipFindings]:
     rule = gate.pack_rule(pc.pack)
-    delta, low = _delta(pc, gate.metric)
-    right, scope = _metric_scope(pc, gate.metric)
+    delta, low, (right, scope) = _metric(pc, gate.metric)
     out: list[RuleResult] = []
     if rule.max_drop is not None:
         out.append(_max_drop(gate, pc, cand, rule.max_drop, -delta, stab, right, scope))

@@ -27,12 +27,6 @@ def sample_batches(items: list[Item], batch_size: int, batches: int,
     return [chunks[int(k * step)] for k in range(batches)]
 
 
-def _timed(prepared: PreparedRun, batch: list[Item]) -> list[Generation]:
-    out: list[Generation] = []
-    prepared.runner.run(prepared.request(batch), out.append)
-    return out
-
-
 def retime(base: PreparedRun, cand: PreparedRun, batches: int, log: Callable[[str], None] = print,
            on_pair: Callable[[int, int], None] | None = None) -> list[Retiming]:
     """Time the sampled batches on both runners and store the re-timings with the candidate."""
@@ -60,7 +54,9 @@ def _pairs(base: PreparedRun, cand: PreparedRun, chosen: list[list[Item]], log: 
         if pair % 2:
             sides.reverse()
         for k, (side, prepared) in enumerate(sides):
-            timed += [(pair, side, k == 0, g) for g in _timed(prepared, batch)]
+            out: list[Generation] = []
+            prepared.runner.run(prepared.request(batch), out.append)
+            timed += [(pair, side, k == 0, g) for g in out]
         elapsed = time.perf_counter() - started
         log(f"{cand.label}: interleaved pair {pair + 1}/{len(chosen)}, elapsed {elapsed:.0f} s, "
             f"ETA {elapsed / (pair + 1) * (len(chosen) - pair - 1):.0f} s")
