@@ -753,8 +753,7 @@ class OpenAITestServer:
 
     @property
     def root(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._httpd.server_port}"
 
     @property
     def base_url(self) -> str:

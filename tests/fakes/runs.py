@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
-from evalrun.contract import Generation, Item
+from evalrun.contract import Generation, Item, RunManifest
 from evalrun.contract.types import FieldScore
 from evalrun.evals.results import RunResult
 from evalrun.evals.scoring import ScoredItem
@@ -50,4 +50,5 @@ def run_result(name: str, items: list[Item], gens: Iterable[Generation] | dict[s
     """A stored run as `load` gives it: `name` in /runs/`name` (or `dir`), its items, their generations
     (keyed by item id) and a manifest of its name and `manifest`."""
     by_id = dict(gens) if isinstance(gens, dict) else {g.item_id: g for g in gens}
-    return RunResult(name, dir or Path(f"/runs/{name}"), items, by_id, {"name": name, **manifest})
+    return RunResult(name, dir or Path(f"/runs/{name}"), items, by_id,
+                     RunManifest.model_validate({"name": name, **manifest}))
