@@ -33,11 +33,6 @@ def _warnings(run: StoredRun) -> str:
     return f"; {len(warnings)} unreadable line(s) skipped, first: {warnings[0]}" if warnings else ""
 
 
-def _stopped(run: StoredRun) -> bool:
-    manifest = getattr(run, "manifest", None)
-    return getattr(manifest, "status", None) == "stopped"
-
-
 def _by_pack(items: list[Item]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = defaultdict(list)
     for it in items:
@@ -116,7 +111,7 @@ def coverage_gaps(baseline: StoredRun, candidate: StoredRun) -> list[Gap]:
         no_base = [i for i in ids if i not in baseline.generations]
         raised = [i for i in ids if i in baseline.generations and baseline.generations[i].error is not None]
         causes = []
-        if no_cand and _stopped(candidate):
+        if no_cand and getattr(getattr(candidate, "manifest", None), "status", None) == "stopped":
             causes.append(f"{len(no_cand)} not generated: {candidate.name} stopped early once its "
                           "FAIL was decided (--no-early-stop generates them)")
         elif no_cand:

@@ -61,11 +61,6 @@ def rule_key(name: str, kind: str, limits: dict[str, tuple[int, str]], field_nam
     return kind if kind in limits and name not in own else None
 
 
-def _scope(pc: PackComparison, key: str, by_field: bool, own: set[str]) -> set[tuple[str, str]]:
-    """The (field name, type) pairs a rule looks at."""
-    return {(n, k) for n, k in pc.field_paired if (n == key if by_field else k == key and n not in own)}
-
-
 def _gated(stab: Stability | None, item_id: str, name: str) -> bool:
     return stab is None or stab.gated(item_id, name)
 
@@ -167,7 +162,7 @@ def flip_rules(limits: dict[str, tuple[int, str]], confidence: float, power: flo
     scopes: list[Scope] = []
     for key, (limit, origin) in limits.items():
         by_field = key in pc.field_names
-        scope = _scope(pc, key, by_field, own)
+        scope = {(n, k) for n, k in pc.field_paired if (n == key if by_field else k == key and n not in own)}
         if not scope:
             continue  # no such field or type here, or each field of the type is judged by its own limit
         paired = sum(pc.field_paired[nk] for nk in scope)

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, cast
 
 from pydantic import Field, field_validator
 
-from evalrun.contract.types import Generation, Item
+from evalrun.contract.types import Generation
 from evalrun.evals.timing import (
     ConfiguredSLO, SLO, Speedup, latency, load as speed_load, pair_timings, parse_metric, speedup,
 )
@@ -56,11 +56,6 @@ class SpeedRule(OneKey):
         parts = [getattr(b, "metric", None), f"shape {b.shape}" if b.shape else None]
         inner = ", ".join(p for p in parts if p)
         return f"{self.kind}[{inner}]" if inner else self.kind
-
-
-def _scope_ids(rule: SpeedRule, items: list[Item]) -> list[str]:
-    b = rule.bound
-    return [it.id for it in items if (b.pack is None or it.pack == b.pack) and (b.shape is None or it.meta.shape == b.shape)]
 
 
 def _no_claim(run: Any, base: Any) -> str | None:
@@ -144,8 +139,10 @@ def evaluate_speed(rules: list[SpeedRule], cand: str, base: Any, run: Any, slo: 
     """Each speed rule measured on the candidate against the baseline."""
     out = []
     for rule in rules:
-        pack = rule.bound.pack or ALL_PACKS
-        ids = _scope_ids(rule, run.items)
+        b = rule.bound
+        pack = b.pack or ALL_PACKS
+        ids = [it.id for it in run.items if (b.pack is None or it.pack == b.pack)
+               and (b.shape is None or it.meta.shape == b.shape)]
         reason = _no_claim(run, base) if rule.kind != "min_goodput" else None
         if reason is not None:
             out.append(RuleResult(cand, pack, rule.name(), float("nan"), rule.bound.value, False, reason, "gate",

@@ -30,20 +30,15 @@ def record(candidate: RunResult, baseline: RunResult, replicates: list[RunResult
     candidate.manifest = candidate.manifest.merged({"gated_with": data["gated_with"]})
 
 
-def recorded_confirm(candidate: RunResult, baseline: RunResult) -> int | None:
-    """The re-asks per flip `compare` gated the candidate with against this baseline; None: not recorded."""
-    entry = candidate.manifest.gated_with.get(baseline.manifest.key or "")
-    value = entry.get("confirm") if entry else None
-    return value if isinstance(value, int) and value >= 0 else None
-
-
 def with_recorded_confirm(baseline: RunResult, candidates: list[RunResult],
                           gates: list[GateConfig | None]) -> list[GateConfig | None]:
     """Each candidate's stored gate with the `confirm` compare used (its --confirm overrides the gate's)."""
     out = []
     for cand, gate in zip(candidates, gates):
-        n = recorded_confirm(cand, baseline)
-        out.append(gate if n is None else (gate or GateConfig()).model_copy(update={"confirm": n}))
+        entry = cand.manifest.gated_with.get(baseline.manifest.key or "")
+        n = entry.get("confirm") if entry else None
+        recorded = isinstance(n, int) and n >= 0
+        out.append((gate or GateConfig()).model_copy(update={"confirm": n}) if recorded else gate)
     return out
 
 

@@ -96,11 +96,6 @@ def estimate(items: list[Item], prompt_tokens: dict[str, int], max_new_tokens: i
                     model.load_seconds)
 
 
-def _max_new(manifest: RunManifest) -> int | None:
-    value = (manifest.config.generation or {}).get("max_new_tokens")
-    return value if isinstance(value, int) and value > 0 else None
-
-
 def stored_model(run_dir: Path, manifest: RunManifest | None = None) -> SpeedModel | None:
     """The speed model of one stored run directory (None: unreadable, or nothing timed)."""
     store = RunStore(run_dir)
@@ -108,7 +103,9 @@ def stored_model(run_dir: Path, manifest: RunManifest | None = None) -> SpeedMod
         manifest = manifest or RunManifest.model_validate(store.read_manifest())
     except (ConfigError, ValueError):
         return None
-    return measure(run_dir.name, store.read_samples().values(), _max_new(manifest), manifest.load_seconds)
+    max_new = (manifest.config.generation or {}).get("max_new_tokens")
+    return measure(run_dir.name, store.read_samples().values(), max_new if isinstance(max_new, int) and max_new > 0
+                   else None, manifest.load_seconds)
 
 
 def _candidates(prepared: "PreparedRun", out: Path) -> list[tuple[tuple[bool, str], Path, RunManifest]]:
