@@ -1,18 +1,11 @@
-"""The `evalrun` command line: a thin layer over evals.api.
-
-Exit codes: 0 passed, 1 regression found, 2 usage or configuration error,
-3 runtime failure (model cannot load, a run cannot proceed, an output could
-not be written), 4 incomplete (nothing failed, but the comparison does not
-cover every item the candidates asked for, or a rule could not be evaluated:
-never a pass).
-"""
+"""The `evalrun` command line: a thin layer over evals.api (exit codes: the app's help, docs/commands.md)."""
 
 from __future__ import annotations
 
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import typer
 from rich.markup import escape
@@ -38,6 +31,7 @@ if TYPE_CHECKING:
     from evalrun.evals.timing import SLO
 
     from evalrun.evals.config import SweepPoint
+    from evalrun.evals.gate import GateConfig
     from evalrun.reports.view.model import ReportView
 
 out_option = typer.Option(Path("runs"), "--out", help="Run store directory; each run lives in OUT/<name>-<key12>/.")
@@ -73,6 +67,22 @@ def _speed_options(slo: str | None, percentiles: str) -> tuple["SLO | None", lis
         raise ConfigError(f"expected percentiles between 0 and 100 such as 50,90,99, got {percentiles!r}",
                           path="--percentiles")
     return chosen, qs
+
+
+def _judged(outputs: Outputs, started: float, gate: Path | None, cap: CapacityInputs, slo: str | None,
+            percentiles: str, judge: Callable[["GateConfig | None", "SLO | None"], "api.CompareReport"]) -> int:
+    """`compare` and `report` once their runs are known: the options checked and the outputs claimed before
+    `judge` (gate, slo) does any work, then the report printed and written; the exit code."""
+    from evalrun.evals.gate import load_gate_file
+
+    gate_cfg = load_gate_file(gate) if gate else None
+    outputs.claim()
+    chosen_slo, qs = _speed_options(slo, percentiles)
+    report = judge(gate_cfg, chosen_slo)
+    table = speed_table(report, cap, qs, report.slo)
+    return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log,
+                                                  terminal=lambda view: _print_report(view, started)))
+
 
 @app.command()
 def run(
@@ -156,22 +166,14 @@ def compare(
     outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
 
     def go() -> int:
-        from evalrun.evals.gate import load_gate_file
-
-        # validate everything before any work
         configs = apply_ray([api.load(p) for p in [baseline, *candidates]], ray, _log)
         configs = configs[:1] + apply_timing(configs[1:], timing)
-        gate_cfg = load_gate_file(gate) if gate else None
-        outputs.claim()
-        cap = CapacityInputs(requests_per_day=requests_per_day, peak_factor=peak_factor)
-        chosen_slo, qs = _speed_options(slo, percentiles)
-        report = api.compare(configs[0], configs[1:], out=out, limit=limit, progress_factory=make_progress, log=_log,
-                             gate=gate_cfg, noise_floor=noise_floor, fresh=fresh, replicates=replicates,
-                             early_stop=early_stop, confirm_n=confirm, slo=chosen_slo, subset=subset,
-                             keep_servers=keep_servers, drift=drift)
-        table = speed_table(report, cap, qs, report.slo)
-        return _finish(report, outputs, outputs.write(report, table, time.perf_counter() - started, _log,
-                                                      terminal=lambda view: _print_report(view, started)))
+        return _judged(outputs, started, gate, CapacityInputs(requests_per_day, peak_factor), slo, percentiles,
+                       lambda gate_cfg, chosen_slo: api.compare(
+                           configs[0], configs[1:], out=out, limit=limit, progress_factory=make_progress, log=_log,
+                           gate=gate_cfg, noise_floor=noise_floor, fresh=fresh, replicates=replicates,
+                           early_stop=early_stop, confirm_n=confirm, slo=chosen_slo, subset=subset,
+                           keep_servers=keep_servers, drift=drift))
 
     raise typer.Exit(_guard(outputs.guarded(go)))
 
@@ -182,8 +184,7 @@ app.command()(plan)
 
 
 def _print_report(view: "ReportView", started: float) -> None:
-    """The terminal tables, the speed-accuracy table and the verdict line, from the view every
-    output file renders too."""
+    """The terminal tables and the verdict line, from the view every output file renders too."""
     from evalrun.reports.formats import render_view, status_markup
 
     console.print()
@@ -200,7 +201,7 @@ def _print_report(view: "ReportView", started: float) -> None:
 
 
 def _finish(report: "api.CompareReport", outputs: Outputs, failures: list[str]) -> int:
-    """The verdict's exit code, or 3 when an output could not be written (each one named)."""
+    """The verdict's exit code, or 3 when an output could not be written."""
     for line in failures:
         err_console.print(f"[bold red]error:[/] {escape(line)}")
     if outputs.html and not any(line.startswith(f"{outputs.html}:") for line in failures):
@@ -244,18 +245,10 @@ def report(
     outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
 
     def go() -> int:
-        from evalrun.evals.gate import load_gate_file
-
         dirs = runs_given(run_dirs, baseline, candidate, out, _log)
-        gate_cfg = load_gate_file(gate) if gate else None
-        outputs.claim()
-        cap = CapacityInputs(requests_per_day=requests_per_day, peak_factor=peak_factor)
-        chosen_slo, qs = _speed_options(slo, percentiles)
-        stored = api.report(dirs, gate_cfg, trust_edited_items, log=_log, slo=chosen_slo,
-                            replicates=replicates, subset=subset)
-        table = speed_table(stored, cap, qs, stored.slo)
-        return _finish(stored, outputs, outputs.write(stored, table, time.perf_counter() - started, _log,
-                                                      terminal=lambda view: _print_report(view, started)))
+        return _judged(outputs, started, gate, CapacityInputs(requests_per_day, peak_factor), slo, percentiles,
+                       lambda gate_cfg, chosen_slo: api.report(dirs, gate_cfg, trust_edited_items, log=_log,
+                                                               slo=chosen_slo, replicates=replicates, subset=subset))
 
     raise typer.Exit(_guard(outputs.guarded(go)))
 
@@ -316,8 +309,7 @@ def sweep(
 
 
 def _sweep_table(base_name: str, points: list["SweepPoint"], report: "api.CompareReport") -> "Table":
-    """One row per knob value (the baseline first): each pack's accuracy, the delta, harmful
-    flips, seconds per item, the speedup and the gate, so the knob's trade-off reads down a column."""
+    """One row per knob value (the baseline first), so the knob's trade-off reads down a column."""
     from rich.table import Table
 
     from evalrun.evals.speed import run_timing

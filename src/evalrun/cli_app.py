@@ -1,11 +1,5 @@
-"""What every `evalrun` command module shares: the typer app, the consoles, the
-progress display (a bar in a terminal, plain lines in a log) and the one mapping
-of an exception that ends a command to its line and exit code. The commands live
-in cli.py (the comparison workflow), cli_check.py (the dry run and the plan),
-cli_sweep.py (the load sweep), cli_export.py (stored runs as tables),
-cli_import.py (other harnesses' results) and cli_catalog.py (listing packs and
-accelerations, exporting items).
-"""
+"""What every `evalrun` command module shares: the typer app, the consoles, the progress display (a bar in a
+terminal, plain lines in a log) and the one mapping of an exception that ends a command to its line and exit code."""
 
 from __future__ import annotations
 
@@ -79,7 +73,7 @@ err_console = _console(stderr=True)
 
 
 class _RichProgress:
-    """Adapter from the execute stage's progress protocol to a rich bar with ETA."""
+    """The execute stage's progress protocol as a rich bar with ETA."""
 
     def __init__(self) -> None:
         self._progress: Progress | None = None
@@ -135,9 +129,8 @@ PROGRESS_INTERVAL = 30.0  # seconds between plain progress lines, whether or not
 
 
 class _PlainProgress:
-    """Progress as plain lines, for stderr that is not a terminal (CI logs, `> log 2>&1`), where
-    a rich bar prints nothing until it ends: a line at the start, one every `interval` seconds
-    from a timer thread (so a slow item still shows the run is alive) and one at the end."""
+    """Progress as plain lines where stderr is no terminal (a rich bar prints nothing there until it ends): one
+    at the start, one every `interval` seconds from a timer thread (a slow item still shows the run is alive)."""
 
     def __init__(self, interval: float = PROGRESS_INTERVAL, stream: TextIO | None = None) -> None:
         self.interval = interval
@@ -215,8 +208,8 @@ def make_progress(interval: float = PROGRESS_INTERVAL) -> Union[_RichProgress, _
 
 
 def failure_of(exc: BaseException) -> tuple[str, int]:
-    """The one place an exception that ends a command becomes its line and exit code (`exit_code_of`):
-    what `_guard` and the last resort print, and what a report without a verdict says."""
+    """The line and exit code of an exception that ends a command: what `_guard` and the last resort print,
+    and what a report without a verdict says."""
     code = exit_code_of(exc)
     if isinstance(exc, EvalrunError):
         return str(exc), code
@@ -239,7 +232,7 @@ def say_failure(exc: BaseException) -> int:
 
 
 def _guard(fn: Callable[[], T]) -> T:
-    """`fn`, with an exception of the stages (or an interrupt) said in one line and exited with its code."""
+    """`fn`, with a stage's exception (or an interrupt) said in one line and exited with its code."""
     try:
         return fn()
     except (EvalrunError, KeyboardInterrupt) as exc:

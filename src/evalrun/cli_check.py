@@ -1,5 +1,5 @@
-"""`evalrun check` (the dry run, printed) and `evalrun plan` (how many items each pack needs to catch a
-harmful flip rate): what a comparison would do, without loading a model. Thin layers over evals.api."""
+"""`evalrun check` (the dry run) and `evalrun plan` (items needed per pack): what a comparison would do, without
+loading a model."""
 
 from __future__ import annotations
 

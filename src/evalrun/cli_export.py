@@ -1,5 +1,4 @@
-"""`evalrun export`: stored runs as one table file (Parquet or CSV). A thin layer over
-evals.frames: the same tables as `evalrun.samples_df` / `evalrun.fields_df`."""
+"""`evalrun export`: stored runs as one Parquet or CSV table, those of `evalrun.samples_df` / `fields_df`."""
 
 from __future__ import annotations
 
@@ -21,8 +20,7 @@ TABLES = ("fields", "samples")
 
 
 def _targets(parquet: Path | None, csv: Path | None, run_dirs: list[Path]) -> dict[Format, Path]:
-    """The files to write, checked before any run is read (exit 2): at least one, each writable,
-    none inside a run directory (export never writes into a run)."""
+    """The files to write, checked before any run is read (exit 2): at least one, none inside a run directory."""
     given: tuple[tuple[Format, Path | None], ...] = (("parquet", parquet), ("csv", csv))
     targets = {fmt: path for fmt, path in given if path is not None}
     if not targets:

@@ -1,9 +1,4 @@
-"""`evalrun import lm-eval|inspect`: results teams already have, stored as runs to gate.
-
-    evalrun import lm-eval out/fp32 --name fp32
-    evalrun import lm-eval out/bf16 --name bf16
-    evalrun report --baseline fp32 --candidate bf16 --html report.html
-"""
+"""`evalrun import lm-eval|inspect`: results teams already have, stored as runs to gate (docs/imports.md)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """The options of `run` and `compare` that change the configs before they run: `--ray`, `--timing`, `--drift`.
 
-`--ray [ADDRESS]` is an option whose value may be left out. Click options take a
-value or none, not either; the value is optional here because `--ray` alone
-(RAY_ADDRESS, or a local instance) is the common case. A bare `--ray` is given
-the value `auto` before parsing when what follows it is not an address (another
-option, a config file, nothing).
+A Click option takes a value or none, not either, but `--ray` alone (RAY_ADDRESS, or a local instance) is the common
+case: a bare `--ray` is given the value `auto` before parsing when no address follows it.
 """
 
 from __future__ import annotations
@@ -31,7 +28,7 @@ def _is_address(arg: str) -> bool:
 
 
 def fill_bare_ray(argv: list[str]) -> list[str]:
-    """argv with a bare `--ray` given the value `auto` (so Click sees an option with its value)."""
+    """argv with a bare `--ray` given the value `auto`."""
     out: list[str] = []
     for i, arg in enumerate(argv):
         out.append(arg)

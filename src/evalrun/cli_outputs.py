@@ -1,14 +1,5 @@
-"""The files a comparison writes (--html, --junit, --markdown, --json and the
-GitHub step summary), and the terminal report beside them: checked before any
-generation, each rendered and written on its own (atomically), and one that
-fails never stops the others; the failure is one line naming the file.
-
-From the check on, a path never shows an earlier run's verdict: a file already
-there is replaced by a "running" report until this run's verdict replaces it in
-turn; when the run fails, every path gets a report saying why there is no
-verdict (reports.formats), except after a usage error (exit 2), which leaves
-no report at all, as one found before the check does.
-"""
+"""The files a comparison writes and the terminal report beside them: each written on its own, one that fails never
+stopping the others, and from the check on never an earlier run's verdict (docs/commands.md, 'Output files')."""
 
 from __future__ import annotations
 
@@ -36,8 +27,7 @@ Job = tuple[str, "Path | None", Callable[[], str]]
 
 
 def json_ready(value: Any) -> Any:
-    """A value for a JSON report: NaN and infinities as null (JSON has no spelling for them, and
-    strict parsers refuse `NaN`), every string made safe to show (reports.text)."""
+    """NaN and infinities as null (strict JSON parsers refuse `NaN`), every string made safe to show."""
     return safe_tree(_finite(value))
 
 
@@ -112,9 +102,8 @@ class Outputs:
     def write(self, report: "CompareReport", table: "SpeedTable", seconds: float,
               log: Callable[[str], None], view: "ReportView | None" = None,
               terminal: Callable[["ReportView"], None] | None = None) -> list[str]:
-        """Print the terminal report (`terminal`) and write every requested output from one view;
-        returns one line per output that failed. The page-only parts of the view are built inside the
-        HTML job, so a failure there costs the page alone."""
+        """The terminal report and every requested output from one view; one line per output that failed.
+        The page-only parts of the view are built inside the HTML job, so a failure there costs the page alone."""
         from evalrun.reports.formats import junit_xml, render_markdown, report_json
         from evalrun.reports.formats.html import render_html_text
         from evalrun.reports.view import build_view, with_page
@@ -170,9 +159,8 @@ def _no_verdict(note: NoVerdict, option: str) -> str:
 
 def write_outputs(jobs: list[Job], markdown: str | Callable[[], str], log: Callable[[str], None],
                   done: Callable[[Path, str | None], None] | None = None) -> list[str]:
-    """Render and write each (what, path, render) whose path is set, and append the Markdown to
-    $GITHUB_STEP_SUMMARY when set; one line per output that failed (one failing never stops the
-    others). `done(path, failure or None)` after each."""
+    """Each (what, path, render) whose path is set, and the Markdown appended to $GITHUB_STEP_SUMMARY when set;
+    one line per output that failed. `done(path, failure or None)` after each."""
     failures: list[str] = []
     for what, path, render in jobs:
         if path is None:

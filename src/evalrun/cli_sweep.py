@@ -1,6 +1,5 @@
-"""`evalrun sweep ... --load KNOB=V1,...`: the load-sweep half of the sweep command, a thin
-layer over evals.run (the accuracy sweep, --set, stays in cli.py). Which options go
-with which kind of sweep is checked here, before any config is read."""
+"""`evalrun sweep ... --load KNOB=V1,...` (the accuracy sweep, --set, is in cli.py), and which options go with
+which kind of sweep, checked before any config is read."""
 
 from __future__ import annotations
 
@@ -38,11 +37,9 @@ def check_usage(set_: list[str] | None, load: str | None, configs: list[Path] | 
     if bool(set_) == bool(load):
         raise ConfigError("give exactly one of --set KEY.PATH=V1,V2,... (accuracy against BASE) or "
                           "--load KNOB=V1,V2,... (throughput and latency against the load); usage: " + USAGE)
-    if load:
-        wrong = [name for name, v in (("--gate", gate),) if v is not None]
-        if wrong:
-            raise ConfigError(f"{', '.join(wrong)}: only for --set (an accuracy sweep), not --load; usage: " + USAGE)
-    else:
+    if load and gate is not None:
+        raise ConfigError("--gate: only for --set (an accuracy sweep), not --load; usage: " + USAGE)
+    if not load:
         wrong = [name for name, v in (("more configs after BASE", configs), ("--slo", slo),
                                       ("--workload", workload), ("--count", count)) if v]
         if wrong:
@@ -64,8 +61,7 @@ def slo_given(slo: str | None) -> "SLO | None":
 def run_load(base: Path, configs: list[Path], load: str, slo: str | None, workload: str | None,
              count: int | None, out: Path, limit: int | None, json_out: Path | None,
              markdown: Path | None, html: Path | None = None) -> int:
-    """Validate everything, run the sweep, print a table per config and write the files; the
-    exit code (0, or 3 when an output could not be written)."""
+    """The load sweep, validated first; exit 0, or 3 when an output could not be written."""
     from evalrun.evals import api
     from evalrun.evals.config import DEFAULT_COUNT, parse_load, parse_workload
     from evalrun.reports.sweep import render_load_sweep
@@ -87,8 +83,7 @@ def run_load(base: Path, configs: list[Path], load: str, slo: str | None, worklo
 
 def write_outputs(sweep: "LoadSweep", json_out: Path | None, markdown: Path | None, html: Path | None = None,
                   slo: "SLO | None" = None) -> list[str]:
-    """--json (the LoadSweep model) and --markdown (also appended to $GITHUB_STEP_SUMMARY when
-    set); one line per output that failed, and one failing never stops the other."""
+    """--json (the LoadSweep model), --markdown and --html; one line per output that failed."""
     from evalrun.reports.sweep import load_sweep_html, load_sweep_markdown
 
     md = load_sweep_markdown(sweep)

@@ -1,18 +1,11 @@
-"""Replacing a whole file so that a reader never sees half of one: a temporary
-file beside the target, flushed and synced, then renamed over it; on any
-failure the temporary file is removed and the target is left as it was. The
-one atomic writer for manifests, scores and every report file.
-
-Everything happens relative to the folder's descriptor, so with
-`follow_links=False` (the run store: evals/files/store_files.py) neither the folder
-nor the target may be a symbolic link: OSError(ELOOP) naming it, before any
-byte is written.
+"""Replacing a whole file so that a reader never sees half of one (a synced temporary file renamed over it):
+the one atomic writer for manifests, scores and every report file. Relative to the folder's descriptor, so with
+`follow_links=False` (the run store) a link as the folder or the target is OSError(ELOOP) before any byte is written.
 """
 
 from __future__ import annotations
 
 import contextlib
-
 import errno
 import os
 import secrets

@@ -1,7 +1,5 @@
-"""The two common ways to make a ConfigError (contract/errors.py): from a pydantic validation
-error, and from a YAML file that cannot be read. Kept apart from config.py so the gate's loaders
-(evals/gate/_gate.py), which config.py itself calls, can use them without importing config.py back.
-"""
+"""ConfigErrors from a pydantic validation error and from an unreadable YAML file; apart from config.py so
+the gate's loaders, which config.py calls, can use them without importing config.py back."""
 
 from __future__ import annotations
 
@@ -18,9 +16,8 @@ from evalrun.contract.validation import first_error
 
 
 def read_yaml(path: Path, named_by: tuple[Path, str] | None = None) -> dict[str, Any]:
-    """One YAML file as a mapping; duplicate keys, non-finite numbers, and a file that is not regular
-    or is over MAX_YAML_BYTES (contract/user_files.py) are ConfigErrors. (A config and a gate file are
-    read alike.) `named_by`: the (file, key) that named this one, which a refused file is reported at."""
+    """One YAML file (a config or a gate file) as a mapping, strictly (load_strict, read_bounded).
+    `named_by`: the (file, key) that named this one, which a refused file is reported at."""
     if not path.exists():
         raise ConfigError("file not found", file=path)
     try:
@@ -48,7 +45,7 @@ def read_yaml(path: Path, named_by: tuple[Path, str] | None = None) -> dict[str,
 
 
 def validation_error(exc: ValidationError, file: Path | str, prefix: str, model: type[BaseModel]) -> ConfigError:
-    """Turn the first pydantic error into a ConfigError naming the full key path."""
+    """The first pydantic error as a ConfigError naming the full key path."""
     loc, message = first_error(exc, model)
     return ConfigError(message, file=file, path=".".join(p for p in (prefix, loc) if p))
 

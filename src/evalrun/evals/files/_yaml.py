@@ -1,19 +1,10 @@
-"""Reading config YAML strictly: duplicate keys, non-finite numbers, aliases that
-expand past a limit and deep or circular `extends` chains are user errors with a
-file, a line and a key path.
+"""Reading config YAML strictly (docs/configs.md): duplicate keys, non-finite numbers and alias bombs are user
+errors with a file, a line and a key path, and each key path remembers the file that wrote it through `extends`.
 
-PyYAML's SafeLoader keeps the last of two equal keys and reads `.inf`/`.nan` as
-floats; both silently change a run (a manifest with `Infinity` is not even JSON),
-so they are refused here, before any merging, where the file is still known.
-`extends` is resolved iteratively (no recursion limit to hit) and each key path
-remembers the file that wrote it, so a parent's mistake is reported against the
-parent.
-
-Aliases (`*name`) share one composed node, so ten anchors of ten aliases each
-(a "billion laughs") read in a millisecond, but anything that walks or prints
-the values (validation, an error message quoting one) expands them: 10**9
-values, minutes and gigabytes. The expanded size is counted on the composed
-node graph, each shared node once, and refused past MAX_EXPANDED_VALUES.
+PyYAML's SafeLoader keeps the last of two equal keys and reads `.inf` as a float; both silently change a run (a
+manifest with `Infinity` is not even JSON), so both are refused before any merging, where the file is still known.
+Aliases share one composed node, so a "billion laughs" reads in a
+millisecond but expands (10**9 values) in anything that walks it: the size is counted on the node graph instead.
 """
 
 from __future__ import annotations
@@ -46,7 +37,7 @@ class StrictLoader(yaml.SafeLoader):
 
 
 def _check_duplicates(loader: StrictLoader, node: yaml.Node, parts: tuple[Any, ...], seen: set[int]) -> None:
-    """Walk the composed node tree (iteratively: deep nesting is no RecursionError)."""
+    """Iteratively: deep nesting is no RecursionError."""
     stack: list[tuple[yaml.Node, tuple[Any, ...]]] = [(node, parts)]
     while stack:
         current, where = stack.pop()

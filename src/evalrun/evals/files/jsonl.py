@@ -1,16 +1,8 @@
-"""JSON Lines that survive any text, read without ever losing a valid record.
+"""JSON Lines that survive any text, read without ever losing a valid record (docs/run-store.md, 'Integrity').
 
-A record is one line ending in b"\\n", and nothing else separates records:
-str.splitlines() and bytes.splitlines() also split on U+2028, U+0085, \\r or
-\\x0c, which documents and model outputs do contain. Lines are written with
-every non-ASCII character escaped (json ensure_ascii), so no raw separator can
-ever appear inside a record and lone surrogates round-trip. Lines are decoded
-with json.loads and then validated: pydantic's own JSON parser rejects a lone
-surrogate escape.
-
-Reading skips a line it cannot read with a warning naming the file and line,
-and keeps every line before and after it. Files are opened through
-evals.files.store_files: never through a symbolic link.
+Records are split on b"\\n" only: splitlines() also splits on U+2028, U+0085, \\r or \\x0c, which documents and
+answers contain. Lines are written ASCII-escaped so no raw separator appears inside one, and decoded with json.loads
+before validation because pydantic's own JSON parser rejects a lone surrogate escape.
 """
 
 from __future__ import annotations

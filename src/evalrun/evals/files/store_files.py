@@ -1,16 +1,8 @@
-"""Opening the files of a run directory: never through a symbolic link, and a failed write
-names its file.
+"""Opening the files of a run directory never through a symbolic link, and naming the file of a failed write.
 
-A run directory often lives where others can write (a CI cache restored from elsewhere, a
-shared runs/ folder). A link planted there as `lock`, `samples.jsonl` or any other file the
-store opens would make evalrun truncate, append to or read a file outside the store. So every
-file is opened relative to the run directory's own descriptor, the directory opened with
-O_NOFOLLOW and each file with O_NOFOLLOW too: a link in either place is a `StoreLink` (a
-ConfigError, exit 2) naming the path, and the file it points to is never opened. The
-directories above the run directory (runs/ itself) may be links: they are the user's layout.
-
-A write that fails (a full disk, a read-only mount) is a `StoreWriteFailed` naming the file;
-what was stored before it stays stored, so the same command resumes.
+A run directory often lives where others can write (a restored CI cache, a shared runs/), and a link planted there
+would make evalrun truncate, append to or read a file outside the store. So the directory and each file are opened
+with O_NOFOLLOW, relative to the directory's descriptor (docs/run-store.md, 'Integrity'); runs/ itself may be a link.
 """
 
 from __future__ import annotations
@@ -23,12 +15,11 @@ from pathlib import Path
 from typing import Iterator
 
 import evalrun.evals.files._atomic as atomic
+from evalrun.evals.files._atomic import _CLOEXEC, _NOFOLLOW
 from evalrun.contract.errors import RuntimeFailure
 from evalrun.evals.files._errors import ConfigError
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 # what open(2) says for O_NOFOLLOW on a link: ELOOP on Linux and macOS, EMLINK on FreeBSD
 _LINK_ERRNOS = {errno.ELOOP, errno.EMLINK}
 
