@@ -1,9 +1,4 @@
-"""The contract at the bottom of evalrun: the types every stage shares.
-
-Tasks make Items, runners make Generations, evals score them into
-FieldScores, and the run manifest records what a run did. This package
-imports nothing else of evalrun, so every stage may depend on it and it on none.
-"""
+"""The types every stage shares; it imports nothing else of evalrun, so every stage may depend on it."""
 
 from evalrun.contract.manifest import SCHEMA_VERSION, RunManifest
 from evalrun.contract.types import (

@@ -1,10 +1,5 @@
-"""The one base every evalrun exception derives from, and the exit codes they carry.
-
-Each stage raises its own subclass; the subclass says which exit code the CLI
-returns for it, so the CLI maps exceptions to codes in one function
-(`exit_code_of`) instead of one `except` per class. Kept in contract/, the
-bottom layer, so every stage can raise without importing the CLI.
-"""
+"""The base of every evalrun exception, and the exit code each subclass carries (so the CLI maps
+exceptions to codes in one function, `exit_code_of`, and every stage raises without importing the CLI)."""
 
 from __future__ import annotations
 
@@ -46,8 +41,7 @@ class RuntimeFailure(EvalrunError):
 
 
 def exit_code_of(exc: BaseException) -> int:
-    """The exit code a command ends with when `exc` escapes it: the class's own for an EvalrunError,
-    130 for an interrupt, 3 for anything else (an internal error)."""
+    """130 for an interrupt, 3 for anything but an EvalrunError (an internal error)."""
     if isinstance(exc, EvalrunError):
         return exc.exit_code
     if isinstance(exc, KeyboardInterrupt):

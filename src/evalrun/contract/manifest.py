@@ -1,23 +1,6 @@
-"""The run manifest (`manifest.json`): what a run is and what it did, typed and versioned.
-
-Modelled on Inspect AI's `EvalLog`: one pydantic model with a `schema_version`,
-typed sections for what evalrun reads, and every model open to keys it does
-not know, so a manifest written by a newer evalrun loses nothing when an older
-one rewrites it (the items hash, a new session).
-
-Versions:
-
-- 1: every manifest written before the version was recorded (no
-  `schema_version` key; older ones also lack `items_sha256` and sessions'
-  `pid`): they validate with those fields absent.
-- 2: `schema_version` recorded. A writer stamps the higher of the stored
-  version and its own, so an older writer never claims a newer manifest is old.
-- 3: `limit` recorded: the `--limit N` the stored items were cut to (null: the
-  config's whole plan). Absent in older manifests, which load as not limited.
-
-Readers use attributes (`manifest.speed.peak_memory.bytes`); `manifest["key"]`
-reads the manifest as written (its JSON form), for scripts and tests that
-think of it as the file.
+"""The run manifest (`manifest.json`), typed and versioned; every section keeps keys it does not know, so
+an older evalrun rewriting a newer manifest loses nothing (versions: docs/run-store.md). `manifest["key"]`
+reads it as written (its JSON form), for scripts and tests that think of it as the file.
 """
 
 from __future__ import annotations
@@ -287,7 +270,6 @@ class RunManifest(_Open):
         return RunManifest.model_validate(data)
 
     def with_session(self, entry: dict[str, Any], updates: dict[str, Any] | None = None) -> "RunManifest":
-        """This manifest with one more session recorded."""
         sessions = self.to_dict().get("sessions", [])
         return self.merged({**(updates or {}), "sessions": [*sessions, entry]})
 

@@ -1,9 +1,5 @@
-"""One generic registry for every plug-in kind (field types, packs, accelerations).
-
-Like lm-eval's `Registry[T]`: entries are added by a decorator or found once, on
-first use, by importing every module of a folder by name (so adding one is adding
-a file and nothing imports the plug-ins by name: the import graph stays a tree).
-"""
+"""One registry for every plug-in kind (field types, packs, accelerations): entries are found on first
+use by importing a folder's modules, so adding one is adding a file and the import graph stays a tree."""
 
 from __future__ import annotations
 
@@ -34,7 +30,6 @@ class Registry(Generic[T]):
         return entry
 
     def decorator(self, name: str) -> Callable[[T], T]:
-        """`@registry.decorator("name")` registers what it decorates."""
         return lambda entry: self.register(name, entry)
 
     def _all(self) -> dict[str, T]:
@@ -70,8 +65,7 @@ class Registry(Generic[T]):
 
 
 def folder_modules(folder: Path, package: str, skip: Iterable[str] = ()) -> Iterator[ModuleType]:
-    """Every module of `folder` (imported as `package.<name>`) in name order, except names starting
-    with '_' and those in `skip`: the one folder scan every registry uses."""
+    """Every module of `folder` in name order, except names starting with '_' and those in `skip`."""
     skipped = set(skip)
     for info in sorted(pkgutil.iter_modules([str(folder)]), key=lambda m: m.name):
         if info.name.startswith("_") or info.name in skipped:

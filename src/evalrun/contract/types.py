@@ -1,9 +1,5 @@
-"""The contract between the stages: tasks make Items, runners make Generations,
-evals score them into FieldScores.
-
-Plain pydantic models so that every stage can serialise them to the run store
-and read them back without knowing who wrote them.
-"""
+"""Tasks make Items, runners make Generations, evals score them into FieldScores: plain pydantic
+models, so every stage serialises them to the run store and reads them back without knowing the writer."""
 
 from __future__ import annotations
 
@@ -103,13 +99,8 @@ _ITEM_LEVEL_KEYS = frozenset({"context", "question", "answer_format"})
 
 
 class ItemMeta(BaseModel):
-    """Descriptive facts about an item that later stages read: slicing (length, depth),
-    highlighting in the report (needle, source, distractors) and provenance (doc, row).
-
-    Sparse: only the keys a pack set are stored, so a needle item carries no `doc_id`
-    and `"truncated" in meta` means what it meant when meta was a dict. A pack may add
-    its own extra keys. `get`/`[]`/`in` keep dict-style readers working while they move
-    to attribute access."""
+    """Facts about an item that later stages slice, highlight and trace by. Sparse: only the keys a pack
+    set are stored (`"truncated" in meta` means what it meant when meta was a dict); a pack may add its own."""
 
     model_config = ConfigDict(extra="allow", allow_inf_nan=False)
 
@@ -157,7 +148,6 @@ class ItemMeta(BaseModel):
         return set(self.model_fields_set)
 
     def get(self, key: str, default: Any = None) -> Any:
-        """dict.get semantics over the keys the pack set (a key set to None gives None)."""
         return getattr(self, key) if key in self._keys() else default
 
     def __getitem__(self, key: str) -> Any:
@@ -295,7 +285,6 @@ class Generation(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def decode_tokens_per_second(self) -> float | None:
-        """Decode speed of this sequence: (new_tokens - 1) / decode_seconds."""
         if self.decode_seconds is None or self.decode_seconds <= 0 or self.new_tokens < 2:
             return None
         return round((self.new_tokens - 1) / self.decode_seconds, 4)
@@ -311,7 +300,6 @@ class Generation(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def batch_shared(self) -> bool:
-        """True when the timings are a batch's, shared with other items."""
         return self.batch_size > 1
 
     @model_validator(mode="before")

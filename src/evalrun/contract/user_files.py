@@ -1,11 +1,7 @@
-"""Reading a file the user names (a config, a file it extends, a gate file, a pack's data): only a
-regular file, and no more than a bound.
+"""Reading a file the user names: only a regular file, and no more than a bound (docs/configs.md).
 
-`extends: /dev/zero` would read until memory ran out and a FIFO would block open() until a writer
-came. The file is opened non-blocking (a FIFO returns at once) and judged by fstat on that same
-descriptor (what is read is what was checked, whatever is swapped in meanwhile); reading stops one
-byte past the bound, so a file that grows while it is read is refused too. Here, below every stage,
-so the config loader (evals/files) and the files pack (tasks/files) read through the same door.
+Opened non-blocking (a FIFO returns at once) and judged by fstat on that same descriptor, so what is
+read is what was checked; reading stops one byte past the bound, so a growing file is refused too.
 """
 
 from __future__ import annotations

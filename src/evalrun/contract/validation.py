@@ -1,11 +1,5 @@
-"""How a key path and a pydantic validation error are worded, once for every stage.
-
-A config, a pack's field list, an acceleration's settings, a stored record and a run
-manifest are all pydantic models; whichever one refuses its input, the user reads the
-same kind of line: the key path (`tasks[0].fields.total.kind`) and what is wrong there,
-in the config loader's words (unknown key with what is allowed, a missing key, an
-invalid choice with the choices).
-"""
+"""How a key path and a pydantic validation error are worded, once for every stage: whichever model
+refuses its input, the user reads the key path (`tasks[0].fields.total.kind`) and what is wrong there."""
 
 from __future__ import annotations
 
@@ -26,7 +20,7 @@ class KeyedError(UsageError, ValueError):
 
 
 def key_path(parts: tuple[Any, ...] | list[Any]) -> str:
-    """(a, b, 0, c) -> 'a.b[0].c', the form every error's key path takes."""
+    """(a, b, 0, c) -> 'a.b[0].c'."""
     out = ""
     for part in parts:
         out += f"[{part}]" if isinstance(part, int) and not isinstance(part, bool) else (f".{part}" if out else str(part))
@@ -38,7 +32,7 @@ def model_at(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> type[BaseMo
     current: Any = model
     pending_container = False
     for part in loc:
-        if pending_container:  # this part is a dict key or list index
+        if pending_container:  # a dict key or list index
             pending_container = False
             continue
         if not (isinstance(current, type) and issubclass(current, BaseModel)):
@@ -88,7 +82,7 @@ def first_error(exc: ValidationError, model: type[BaseModel] | None = None, *,
 
 
 def raised_by_validator(exc: ValidationError) -> bool:
-    """The first problem is a validator's own message (which words its key itself), not pydantic's."""
+    """The first problem is a validator's own message (which words its key itself)."""
     return exc.errors()[0].get("type") == "value_error"
 
 
