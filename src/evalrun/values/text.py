@@ -127,9 +127,8 @@ def word_count(s: str) -> int:
 # the markers that mean "no value" (N/A, none, not found, ...)
 ABSENT_MARKERS = frozenset(
     {
-        "", "n/a", "na", "n.a", "none", "null", "nil", "unknown", "not found",
-        "not available", "not applicable", "not provided", "not specified",
-        "not stated", "not mentioned", "not given", "not present", "no value",
+        "", "n/a", "na", "n.a", "none", "null", "nil", "unknown", "not found", "not available", "not applicable",
+        "not provided", "not specified", "not stated", "not mentioned", "not given", "not present", "no value",
         # the same in the languages the refusal reader knows (values.denials)
         "k.a", "k. a", "keine angabe", "nicht angegeben", "unbekannt", "non indiqué", "non renseigné",
         "non précisé", "inconnu", "no se indica", "no consta", "sin datos", "desconocido", "não informado",

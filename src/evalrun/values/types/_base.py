@@ -252,10 +252,8 @@ class FieldType(ABC, Generic[O]):
         return is_absent(s, prefix_rule=self.typed)
 
     def states_no_value(self, s: str) -> bool:
-        """A sentence (more than three words) where no token could even be a damaged value of
-        the type: none starts with a digit once dates are masked (unless dates are values of
-        the type). "Exporter: Kestrel Optics GmbH, EORI DE1234567890123" states no amount (its
-        digits belong to an id), while "The total is 14,851.2O" states a damaged one."""
+        """A sentence (4+ words) where no token could even be a damaged value: none starts with a digit (dates
+        masked unless they are values): "..., EORI DE1234567890123" states no amount, "... 14,851.2O" a damaged one."""
         if word_count(s) <= 3:
             return False
         t = prep(s)
