@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 from evalrun.evals.results._runs import (
-    Interleaved, PreparedRun, RunResult, StoredRows, load_rows, load_stored, manifest_model,
+    Interleaved, PreparedRun, Rescored, RunResult, StoredRows, load_rows, load_stored, manifest_model, rescore,
     stored_replicates, without_secrets,
 )
-from evalrun.evals.results._rescore import Rescored, rescore
 from evalrun.evals.results.served import openai_runner
 
 __all__ = [

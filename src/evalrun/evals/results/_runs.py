@@ -1,5 +1,5 @@
-"""A prepared run and a stored run read back: data only, so the speed figures and the manifest can use them
-without importing the executor that makes them."""
+"""A prepared run and a stored run read back (scored again by `rescore`): no executor here, so the speed figures
+and the manifest can use them without importing what makes them."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from pydantic import ValidationError
 from evalrun.contract.manifest import MachineLoad, RunManifest
 from evalrun.contract.validation import first_error
 from evalrun.contract.types import Generation, Item
-from evalrun.evals.files import ConfigError, store_files
+from evalrun.evals.files import ConfigError, jsonl, store_files
 from evalrun.evals.config import RunConfig
-from evalrun.evals.store import RunStore
+from evalrun.evals.scoring import PackMetrics, ScoredItem, pack_metrics, score_run
+from evalrun.evals.store import SCORES, RunStore
 from evalrun.runners.base import RunRequest
 from evalrun.runners.models import ModelSource
 from evalrun.runners.openai import scrub_known
@@ -183,3 +184,31 @@ def stored_replicates(baseline: RunResult, trust_edited_items: bool = False,
         if run.manifest.role == "replicate" and run.manifest.key == baseline.manifest.key:
             out.append(run)
     return out
+
+
+@dataclass
+class Rescored:
+    run_dir: Path
+    manifest: RunManifest
+    scored: list[ScoredItem]
+    metrics: dict[str, PackMetrics]
+    unanswered: list[str]
+    # what reading the store found (skipped lines, unknown keys, an unverifiable items file)
+    warnings: list[str] = field(default_factory=list)
+
+
+def rescore(run_dir: str | Path, trust_edited_items: bool = False, log: Callable[[str], None] = print) -> Rescored:
+    """Score a stored run again from its items and generations; no model is loaded.
+
+    Refuses (ConfigError naming the file) a run whose manifest cannot be read or whose
+    items.jsonl no longer matches the hash recorded when it ran, unless `trust_edited_items`."""
+    store = RunStore(run_dir, log=log)
+    if not store.exists() or not store.items_path.exists():
+        raise ConfigError("not a run directory (needs manifest.json and items.jsonl)", file=run_dir)
+    data, items = store.read_checked(trust_edited_items)
+    manifest = manifest_model(data, store.manifest_path)
+    generations = store.read_samples()
+    scored = score_run(items, generations)
+    jsonl.write_atomic(store.dir / SCORES, scored)
+    unanswered = [it.id for it in items if it.id not in generations]
+    return Rescored(store.dir, manifest, scored, pack_metrics(scored), unanswered, store.warnings)
