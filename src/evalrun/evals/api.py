@@ -341,7 +341,6 @@ def check(configs: Sequence[str | Path | RunConfig], gate: GateConfig | str | Pa
 
 
 def _stored_gate(result: RunResult) -> GateConfig | None:
-    """The gate a candidate run was configured with, as recorded in its manifest."""
     data = result.manifest.config.gate
     return None if data is None else load_gate(data, result.dir / "manifest.json", "config.gate")
 

@@ -190,7 +190,6 @@ class PackComparison:
         return self.n > 0 and not self.field_paired
 
     def lost_items(self) -> list[str]:
-        """Items correct at baseline and not in the candidate."""
         return [i for i, b, c in zip(self.item_ids, self.base_ok, self.cand_ok) if b and not c]
 
     def correctness(self) -> tuple[list[bool], list[bool]]:
@@ -280,7 +279,6 @@ def _first_divergence(a: list[int] | None, b: list[int] | None) -> int | None:
 
 def _pack(name: str, pairs: list[tuple[ScoredItem, ScoredItem]], confidence: float, n_resamples: int,
           seed: int) -> PackComparison:
-    """One pack's comparison over its paired items (baseline, candidate), in the baseline's order."""
     pc = PackComparison(name, [b.item_id for b, _ in pairs], [b.correct for b, _ in pairs],
                         [c.correct for _, c in pairs], [_counts(b) for b, _ in pairs], [_counts(c) for _, c in pairs])
     table = FieldTable(name)

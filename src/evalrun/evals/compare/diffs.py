@@ -48,7 +48,6 @@ def opcodes(a: str, b: str) -> list[Op]:
 
 
 def segments(a: str, b: str) -> list[Segment]:
-    """The full edit script from `a` to `b` as text segments (equal runs included)."""
     return [
         Segment(tag=o.tag, a=a[o.src_start : o.src_end], b=b[o.dest_start : o.dest_end])  # pyright: ignore[reportArgumentType]
         for o in Levenshtein.opcodes(a, b)

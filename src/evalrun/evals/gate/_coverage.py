@@ -1,8 +1,7 @@
 """What a comparison could not pair, judged against the baseline's plan, stated as gaps naming the run directory.
 
 `plan_gaps` (the runs asked different things) may be accepted with `--subset`; `coverage_gaps` (no readable
-generation, or a baseline that raised) are never waived (docs/commands.md, 'Coverage: the verdict fails closed').
-"""
+generation, or a baseline that raised) are never waived (docs/commands.md, 'Coverage: the verdict fails closed')."""
 
 from __future__ import annotations
 

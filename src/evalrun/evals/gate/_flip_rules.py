@@ -2,8 +2,7 @@
 
 A flip counts only on a field the baseline got right in every replicate and, when re-asked, only if it
 reproduced; confirmed flips beyond the limit fail without the noise test, the rest face FlipTest against the
-A/A rate (docs/gate.md, 'Noise, confirmation, power and early stop').
-"""
+A/A rate (docs/gate.md, 'Noise, confirmation, power and early stop')."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Speed rules in the gate: a candidate that is not faster where it claims to be fails.
 
 Each rule stands on a paired interval or a one-sided bound, never a point estimate; one that cannot be
-measured honestly (emulated, another device, a busy machine) is not evaluated (docs/speed.md, 'Speed rules').
-"""
+measured honestly (emulated, another device, a busy machine) is not evaluated (docs/speed.md, 'Speed rules')."""
 
 from __future__ import annotations
 
@@ -136,7 +135,6 @@ def _goodput_result(rule: SpeedRule, cand: str, pack: str, run: Any, ids: list[s
 
 def evaluate_speed(rules: list[SpeedRule], cand: str, base: Any, run: Any, slo: SLO | None,
                    confidence: float) -> list[RuleResult]:
-    """Each speed rule measured on the candidate against the baseline."""
     out = []
     for rule in rules:
         b = rule.bound

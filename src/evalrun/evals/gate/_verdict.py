@@ -2,8 +2,7 @@
 renderer (terminal, Markdown, JUnit, JSON, HTML) says the same thing.
 
 It fails closed (fail > incomplete > pass): a rule no candidate could fail is `untestable`, never a pass, and a
-regression outranks a gap (docs/gate.md, 'Rules that cannot fail'; docs/commands.md, 'Exit codes').
-"""
+regression outranks a gap (docs/gate.md, 'Rules that cannot fail'; docs/commands.md, 'Exit codes')."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Which baseline replicates a comparison measures the noise with, so `compare` and a later `report` of the same
 runs judge them by the same noise and give the same exit code: `compare` records them (`gated_with`), and
-`report` never picks up replicates of another comparison unasked (docs/gate.md, 'Noise, confirmation, ...').
-"""
+`report` never picks up replicates of another comparison unasked (docs/gate.md, 'Noise, confirmation, ...')."""
 
 from __future__ import annotations
 

@@ -50,7 +50,6 @@ class SpeedModel:
 
 def measure(run: str, generations: Iterable[Generation], max_new_tokens: int | None,
             load_seconds: float | None = None) -> SpeedModel | None:
-    """The speed model of a stored run's generations; None when none is timed."""
     ok = [g for g in generations if g.error is None and g.seconds > 0]
     if not ok:
         return None

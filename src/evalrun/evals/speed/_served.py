@@ -2,8 +2,7 @@
 
 A served candidate's acceleration is applied by the engine, not `acceleration:`, so its label is the server flags
 the baseline's lacks (`--type_k 2 --flash_attn true`). Engine timings are means (docs/speed.md, 'The server's
-own timings').
-"""
+own timings')."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Speed as the runs record it, summarised per run: the manifest's `speed` section (metrics: evals/timing/latency.py).
 
 Missing timings are "not timed", never zero. A batch's wall time (`seconds`) is shared by its items, so summing
-seconds / batch_size counts each batch once. Context buckets are evals.compare's, as in the accuracy heatmaps.
-"""
+seconds / batch_size counts each batch once. Context buckets are evals.compare's, as in the accuracy heatmaps."""
 
 from __future__ import annotations
 

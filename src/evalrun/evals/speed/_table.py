@@ -1,8 +1,7 @@
 """The speed-accuracy table: each run's speed beside the accuracy it costs, computed once for every renderer.
 
 No claim where it would not be honest: an emulated method (masked dense matmuls cost the same), another device
-or dtype, or memory peaks not both of their own run alone (evals/run/_memory.py) (docs/speed.md).
-"""
+or dtype, or memory peaks not both of their own run alone (evals/run/_memory.py) (docs/speed.md)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Capacity: how many requests one device serves, and how many devices a daily volume needs.
 
 Deliberately simple and said so in every report: E2E request throughput (prefill counted, so prefill-bound
-extraction is not flattered), assumed to hold at the run's own load (docs/speed.md, 'Capacity').
-"""
+extraction is not flattered), assumed to hold at the run's own load (docs/speed.md, 'Capacity')."""
 
 from __future__ import annotations
 

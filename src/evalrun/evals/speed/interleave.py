@@ -1,8 +1,7 @@
 """Interleaved timing: speed ratios that survive a machine whose load changes (docs/speed.md, 'Interleaved timing').
 
 A sample of the run's own batches is re-timed with both runners loaded, the order alternating (A B, B A) so a
-steady drift cancels. The window's load is stored with each re-timing: a busy one is not vouched for, and not reused.
-"""
+steady drift cancels. The window's load is stored with each re-timing: a busy one is not vouched for, and not reused."""
 
 from __future__ import annotations
 
@@ -99,7 +98,6 @@ def interleaved_of(records: list[Retiming], baseline_key: str) -> Interleaved | 
 
 
 def attach(result: RunResult, baseline: RunResult) -> None:
-    """Give a candidate result the interleaved timings stored with it against this baseline."""
     from evalrun.evals.store import RunStore
 
     key = baseline.manifest.key
