@@ -1,9 +1,6 @@
-"""A load sweep's curves, one table per config: in the terminal, as Markdown and as a self-contained
-HTML page (the latency-throughput curves drawn by evalrun as inline SVG, no script, no external
-anything). A row per knob value with request and output throughput, TTFT/TPOT/ITL/E2EL at p50 and
-p99 (every percentile is in the JSON), goodput when an SLO is given, and the best setting marked.
-Config names and notes are untrusted text: escaped for rich markup, Markdown and HTML (markupsafe),
-and the page goes through reports.text (no control character, bidi override or lone surrogate)."""
+"""A load sweep's curves, one table per config, in the terminal, as Markdown and as a self-contained HTML
+page (docs/speed.md). Config names and notes are untrusted: escaped for each output, and the page is
+neutralised (reports.text)."""
 
 from __future__ import annotations
 
@@ -47,7 +44,7 @@ def _columns(curve: LoadCurve) -> list[str]:
 
 
 def _cells(curve: LoadCurve, i: int, p: LoadPoint) -> list[str]:
-    """Plain text cells (no markup) for one point, in _columns' order."""
+    """Plain text cells (no markup), in _columns' order."""
     failed = f" ({p.failed} failed)" if p.failed else ""
     mark = f" {BEST}" if curve.best == i else ""
     cells = [value_label(p.value) + mark, f"{p.requests}{failed}", sig(p.request_throughput), sig(p.output_throughput)]

@@ -1,9 +1,6 @@
-"""Inline SVG charts for the HTML report: speed vs accuracy, latency vs throughput, latency CDFs.
-
-Pure functions, data in -> one `<svg>` (as `Markup`) out: readable without JavaScript, with a
-title and description for screen readers, series told apart by colour and by marker or dash (it
-survives a greyscale print). Values that cannot be plotted (None, NaN, inf) are skipped, never
-drawn; nothing to draw gives a chart that says "no data". The same input gives the same bytes.
+"""Inline SVG charts for the HTML report: speed vs accuracy, latency vs throughput, latency CDFs. Series
+differ by colour and by marker or dash (a greyscale print); unplottable values are skipped, and nothing
+to draw gives a chart that says "no data". The same input gives the same bytes.
 """
 
 from __future__ import annotations

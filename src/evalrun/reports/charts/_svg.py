@@ -1,9 +1,6 @@
-"""SVG primitives for the report's inline charts: ticks, scales, axes, legend, markers, label placement.
-
-Everything here returns plain strings that the charts join into one `<svg>`. Text that comes
-from data goes through `esc` (markupsafe.escape): run and model names are untrusted. Coordinates
-go through `num`, which refuses non-finite numbers, so no chart can ever emit "nan" or "inf".
-The page is self-contained and has no JavaScript for charts: no ids, fonts, links or scripts here.
+"""SVG primitives for the report's inline charts (plain strings joined into one `<svg>`). Data text goes
+through `esc` (run names are untrusted), coordinates through `num`, which refuses "nan" and "inf"; no ids,
+fonts, links or scripts: the page is self-contained.
 """
 
 from __future__ import annotations
@@ -27,7 +24,6 @@ LIMIT = 1e12  # larger magnitudes are treated as unplottable rather than overflo
 
 
 def esc(text: object) -> str:
-    """Data text as safe SVG text or attribute content."""
     return str(escape(str(text)))
 
 
@@ -204,7 +200,6 @@ def no_data(title: str, why: str = "no data") -> str:
 
 def axes(fr: Frame, sx: Scale, sy: Scale, xticks: list[float], yticks: list[float], x_title: str,
          y_title: str) -> list[str]:
-    """Grid, axis lines, tick marks, tick labels and the two axis titles."""
     out = ['<g class="ch-axes">']
     for t, text in zip(xticks, tick_labels(xticks, sx.log)):
         x = num(sx(t))

@@ -1,7 +1,5 @@
-"""The report in each output format: HTML, Markdown, JUnit, the terminal and JSON, and the report written where
-there is no verdict. Each lays out the view model; none computes.
-
-The HTML renderer (`html`, jinja2) is imported by name, so that a command printing to the terminal does not load it."""
+"""The report in each output format; each lays out the view model, none computes. `html` (jinja2) is
+imported by name, so that a command printing to the terminal does not load it."""
 
 from __future__ import annotations
 

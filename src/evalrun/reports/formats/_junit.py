@@ -1,13 +1,6 @@
-"""JUnit XML for CI systems: one testcase per candidate x pack x rule, failures
-carrying the measured value; what the verdict cannot vouch for (a gap in the
-data, a rule that could not be evaluated) is a testcase in error, so a CI that
-counts only failures still goes red. A rule that could not fail here is
-skipped (never a green testcase), and the suite's summary property carries the
-verdict's rule counts in the words every output uses. Each suite's properties carry the view's
-per-pack figures and the noise floor, so CI dashboards read the same numbers.
-Built with ElementTree so every string is escaped; ElementTree writes control
-characters and lone surrogates as they are, which XML 1.0 forbids, so the
-document is neutralised (reports.text) and always parses."""
+"""JUnit XML: a testcase per candidate x pack x rule. What the verdict cannot vouch for is a testcase in
+error, so a CI that counts only failures still goes red; a rule that could not fail is skipped, never green.
+ElementTree writes control characters as they are, which XML 1.0 forbids, so the document is neutralised."""
 
 from __future__ import annotations
 

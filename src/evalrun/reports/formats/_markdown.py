@@ -1,11 +1,6 @@
-"""A Markdown summary for a GitHub step summary or a PR comment: the verdict,
-a per-pack table, the failing rules and the top harmful flips.
-
-GitHub renders HTML inside Markdown, so model text is HTML-escaped and table
-metacharacters are neutralised: a model's answer cannot inject markup here, and
-a newline or a pipe in it cannot break a table. Control characters, bidi
-overrides and lone surrogates are made visible (reports.text), in each
-cell and once more over the whole document.
+"""A Markdown summary for a GitHub step summary or a PR comment. GitHub renders HTML inside Markdown, so
+model text is HTML-escaped and a newline or a pipe in it cannot break a table; each cell and the whole
+document are neutralised (reports.text).
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""The report written where there is no verdict, in each output's format.
-
-A report path must never show an earlier run's verdict after a later run
-failed: CI that publishes the JUnit file or posts the Markdown summary with
-`if: always()` would show the old PASS. So once the outputs are checked, a file
-already at a path is replaced by a "running" report until this run's verdict
-replaces it in turn, and a run that fails writes one that says why (a killed
-run leaves the "running" one). Each is a failure to anything that reads it: a
-JUnit testcase in error, `"passed": false` in JSON.
+"""The report written where there is no verdict, in each output's format: a "running" one replaces an
+earlier run's report once the outputs are checked (CI publishing with `if: always()` would show the old
+PASS), and a failed run writes why. Each is a failure to what reads it (docs/commands.md).
 """
 
 from __future__ import annotations

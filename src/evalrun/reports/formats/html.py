@@ -1,15 +1,8 @@
-"""The HTML report: one self-contained file, readable offline and without JavaScript.
+"""The HTML report: one self-contained file, readable offline and without JavaScript (docs/html-report.md).
 
-Lays out a `ReportView` (reports/view/ computes everything shown) with
-the jinja2 templates in reports/templates/, autoescaping every value. The only
-unescaped insertions are our own static script and stylesheet, and the item
-browser's data as JSON with `<`, `>` and `&` written as \\u escapes, so no
-model text can close a tag. A Content-Security-Policy forbids every load
-(no network, no fonts, no remote images) and runs only the page's own script,
-by hash: even markup that slipped through could not execute. Control
-characters, bidi overrides and lone surrogates from data are made visible
-(reports.text): in the browser's data before it is encoded (JSON escapes
-would hide them from a later pass) and over the whole page.
+Templates autoescape every value; the only unescaped insertions are our static script and stylesheet and
+the browser's data as JSON with `<`, `>` and `&` as \\u escapes. The browser's data is neutralised
+(reports.text) before it is encoded, since JSON escapes would hide its characters from the page's pass.
 """
 
 from __future__ import annotations
@@ -80,5 +73,4 @@ def render_html_text(data: ReportView) -> str:
 
 
 def render_html(data: ReportView, path: str | Path) -> Path:
-    """Write the report to `path` (parents created, replaced atomically) and return the path."""
     return write_atomic(path, render_html_text(data))

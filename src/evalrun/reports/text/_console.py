@@ -16,13 +16,9 @@ __all__ = ["SafeConsole", "output_problem"]
 
 
 class SafeConsole(Console):
-    """A rich console for untrusted text. Every string it prints (a line, a table cell, a title)
-    goes through `render_str`, where it is neutralised (reports.text) before its markup is
-    parsed, so ESC, controls, bidi overrides and lone surrogates from data never reach the
-    terminal; rich adds its own styles after. Emoji codes stay text (`:x:` in an answer is not
-    an emoji). A reader that closes the pipe (`evalrun report ... | head`) silences the console
-    instead of ending the command: rich's default exits 1 there, before any report file is
-    written."""
+    """A rich console for untrusted text: every string is neutralised in `render_str`, before its markup is
+    parsed, and emoji codes stay text. A closed pipe (`evalrun report ... | head`) silences it instead of
+    rich's exit 1, which would come before any report file is written."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("emoji", False)

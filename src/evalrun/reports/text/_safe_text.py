@@ -1,31 +1,10 @@
-"""Text from data, models and stored manifests made safe to show, for every renderer.
+"""Text from data, models and stored runs made safe to show: each character that would act instead of
+showing (ESC, controls, bidi formatting, lone surrogates) becomes one visible one (docs/commands.md,
+'Untrusted text'); newline and tab are kept, they are structural.
 
-Item ids, golds, answers, field, pack and run names and error messages reach
-the terminal, Markdown, JUnit XML, HTML and JSON. Some characters in them act
-instead of showing: ESC starts a terminal escape sequence (colours, a rewritten
-window title, a cleared line), C0 and C1 controls make XML not well-formed,
-bidirectional overrides, embeddings, isolates and marks reorder what is
-displayed around them (an answer that reads differently from what it is), and a
-lone surrogate cannot be encoded at all, so writing it fails.
-
-Each such character is replaced by one visible character, so a reader sees
-that something was there and a value that differs from the gold only by an
-invisible character no longer looks identical to it:
-
-- a C0 control U+0000-U+001F becomes its Control Pictures symbol (ESC: ␛,
-  SOH: ␁, CR: ␍) and DEL becomes ␡; newline and tab are kept, they are
-  structural (single-line renderers collapse whitespace themselves);
-- C1 controls U+0080-U+009F, the bidi formatting characters (U+061C,
-  U+200E-U+200F, U+202A-U+202E, U+2066-U+2069), lone surrogates and the
-  non-characters U+FFFE/U+FFFF become U+FFFD.
-
-Every replacement is one BMP character for one code point, so lengths in
-code points and in UTF-16 units stay the same: offsets computed on the original
-text (the item browser's highlights and diffs) still point at the same places.
-The replacements contain no character that is markup in any output (no `<`,
-`&`, `[`, `|` or backslash), so the neutraliser may run on a whole rendered
-document as well as on one value. Stored generations are never changed: this
-is for showing only.
+Every replacement is one BMP character for one code point, so offsets measured on the original text (the
+item browser's highlights and diffs) still hold, in code points and UTF-16 units alike; none is markup in
+any output (no `<`, `&`, `[`, `|` or backslash), so it may run over a whole rendered document too.
 """
 
 from __future__ import annotations

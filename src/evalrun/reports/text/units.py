@@ -1,8 +1,4 @@
-"""How numbers read in every report (terminal, Markdown, JUnit, HTML): one format, no arithmetic.
-
-Percentages, deltas in points with their intervals, speedups, sizes, latencies,
-the speed table's claim cells and a gate rule's sentence are spelled here once.
-"""
+"""How numbers read in every report (terminal, Markdown, JUnit, HTML): one format, no arithmetic."""
 
 from __future__ import annotations
 
@@ -75,7 +71,6 @@ def delta_points(x: float | None, low: float | None = None, high: float | None =
 
 
 def minus(text: str) -> str:
-    """A typographic minus, as every report writes negative numbers."""
     return text.replace("-", "−")
 
 
@@ -86,7 +81,7 @@ def num(x: float | None, digits: int = 1, sign: bool = False) -> str:
 
 
 def pct(x: float | None, digits: int = 1) -> str:
-    """A rate (0-1) as a percentage: 91.7%."""
+    """0.917 -> 91.7%."""
     return DASH if x is None else num(100 * x, digits) + "%"
 
 

@@ -1,9 +1,4 @@
-"""The one view model every report renders (see reports/view/model.py).
-
-`build_view(report)` computes it from a `CompareReport` (evals.api): the
-verdicts as evals.gate made them, per-pack and paired per-field tables, the
-noise floor, the speed-accuracy table, heatmaps and the item browser's data.
-"""
+"""`build_view(report)`: the one view model every report renders (model.py), from a `CompareReport`."""
 
 from __future__ import annotations
 

@@ -1,18 +1,7 @@
-"""Accuracy heatmaps, context length x depth, with colour-blind-safe fills, and drift beside them.
-
-Columns are the exact context lengths when a pack has a few (at most 12),
-else the buckets of evals.compare: the same edges as the speed-by-length table.
-
-Drift beside accuracy (issue 30, item 3): a candidate's mean KL per heatmap cell.
-
-A cell's figure is the mean, over the items with a gold field in that cell, of each item's mean
-per-token KL: the drift table's mean KL restricted to the cell (an item with fields in two cells counts
-in both, once in each). Its count is the items with a drift record; a cell whose items have none shows
-"–". Cells, rows and columns are the accuracy heatmaps' own (pack_layout): the one place a
-context length becomes a column. A pack without accuracy heatmaps (its items vary in length only) gets
-one row by length bucket (evals.compare's buckets), when its items span two or more. Cells at or under
-the upper end of the A/A floor's interval (Drift.floor: the pack's, else all packs') are outlined:
-batching alone moves the distribution that much.
+"""Accuracy heatmaps, context length x depth, with colour-blind-safe fills, and the mean KL per cell
+beside them (docs/html-report.md, 'Drift in the page'). Columns are the exact context lengths when a pack
+has at most 12, else evals.compare's buckets (the speed-by-length table's edges); `pack_layout` is the
+one place a context length becomes a column.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""The view model: every number any report shows, computed once from a `CompareReport`.
-
-Terminal, Markdown, JUnit, JSON and HTML all render a `ReportView`, so they
-cannot disagree. The verdict is evals.gate's own (`Verdict`, `RuleResult`,
-`Gap`) and the flips are evals.compare's `Flip`: the view adds only what a
-reader needs beside them (rows with intervals in points, the noise floor in
-one sentence, heatmaps, the item browser's data).
+"""The view model: every number any report shows, computed once, so the outputs cannot disagree. The
+verdict and the flips are evals' own; the view adds only what a reader needs beside them.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The HTML report's speed pictures, laid out from the report and its speed table: the
-speed-accuracy scatter (one point per candidate and pack, the gate's region shaded) and
-the TTFT/TPOT distributions of the baseline and each candidate. Sweeps draw their
-latency-throughput curves with the same charts (reports/sweep.py)."""
+"""The HTML report's speed pictures: the speed-accuracy scatter (a point per candidate and pack, the gate's
+region shaded) and the TTFT/TPOT distributions of each run."""
 
 from __future__ import annotations
 
