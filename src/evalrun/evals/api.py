@@ -37,8 +37,7 @@ def load(path: str | Path) -> RunConfig:
 
 def _prepare(config: RunConfig, out: str | Path, limit: int | None, replicate: int = 0,
              writable: bool = True) -> PreparedRun:
-    """`prepare`, its model errors said as config or runtime errors; the run store folder must take
-    runs (store_files.check_out: exit 2 before anything is built) unless only reading (`writable` False)."""
+    """`prepare` with model errors as ConfigError or RunFailed; a store that cannot take runs is exit 2 first."""
     if writable:
         store_files.check_out(Path(out))
     try:

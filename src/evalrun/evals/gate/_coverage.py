@@ -50,8 +50,7 @@ def _stored_with(run: StoredRun, role: str, limit: int) -> str:
 
 
 def plan_gaps(baseline: StoredRun, candidate: StoredRun) -> list[Gap]:
-    """One gap per pack where the two runs asked different items: a pack or items of the baseline's plan
-    the candidate does not ask, items the baseline was never asked, or a run cut by --limit."""
+    """One gap per pack where the two runs asked different items (other parameters, or a run cut by --limit)."""
     base_packs, cand_packs = _by_pack(baseline.items), _by_pack(candidate.items)
     cand = f"{candidate.name} ({candidate.dir})"
     gaps: list[Gap] = []

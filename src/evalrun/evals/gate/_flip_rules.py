@@ -78,8 +78,7 @@ def reach(test: FlipTest, n: int) -> str:
 
 
 def cannot_fail(stab: Stability | None, can_fail: bool, n: int, test: FlipTest, rates: RateTest | None) -> str:
-    """Why no outcome could fail a noise-aware rule on the fields the baseline got right ("" when one
-    could, or when there is nothing the baseline got right: that is `baseline 0 of n`)."""
+    """Why no outcome could fail a noise-aware rule on fields the baseline got right; "" when one could."""
     if can_fail or stab is None or not stab.measured or not (n or rates):
         return ""
     why = [f"{n} field(s) right in all {stab.replicates} replicates: {reach(test, n)}"] if n else []

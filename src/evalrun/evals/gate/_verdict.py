@@ -94,8 +94,7 @@ def worst(statuses: Iterable[str]) -> Status:
 
 
 def untestable_gaps(rules: Iterable[RuleResult]) -> list[Gap]:
-    """A gap for each pack whose every rule is untestable, and for each rule the noise test left unable to
-    fail on fields the baseline got right (a loss there would go unseen, whatever the other rules found)."""
+    """A gap per pack whose every rule is untestable, and per rule the noise test left unable to fail."""
     by_pack: dict[str, list[RuleResult]] = {}
     rules = list(rules)
     for r in rules:

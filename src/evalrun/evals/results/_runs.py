@@ -22,8 +22,7 @@ from evalrun.runners.openai import scrub_known
 
 
 def without_secrets(gen: Generation) -> Generation:
-    """`gen` with every secret this process knows (API keys, a server's `env` values) masked in its
-    answer and error: a server may echo what it was given, and the answer reaches files and reports."""
+    """Every secret this process knows masked: a server may echo what it was given, into files and reports."""
     out = scrub_known(gen.output) if gen.output else gen.output
     error = scrub_known(gen.error) if gen.error else gen.error
     return gen if (out, error) == (gen.output, gen.error) else gen.model_copy(update={"output": out, "error": error})
@@ -55,9 +54,8 @@ class PreparedRun:
         return self.config.name + (f"~r{self.replicate}" if self.replicate else "")
 
     def request(self, items: list[Item], **changes: Any) -> RunRequest:
-        """The runner's hand-off for `items` of this run: the config's decoding and top-k, every item of the
-        run, and for a replicate its own batch seed (other batches: the noise a GPU server's batching makes);
-        `changes` replace fields for one call (a re-ask's batches, teacher forcing, the distributions' writer)."""
+        """The runner's hand-off for `items`; a replicate gets its own batch seed (other batches: a GPU server's noise),
+        and `changes` replace fields for one call (a re-ask's batches, teacher forcing, the distributions' writer)."""
         base = RunRequest(items, self.config.generation, run_items=self.items, batch_seed=self.replicate or None,
                           top_k=self.config.logprobs)
         return replace(base, **changes) if changes else base
@@ -145,8 +143,7 @@ class StoredRows:
 
 def load_rows(run_dir: str | Path, trust_edited_items: bool = False,
               log: Callable[[str], None] | None = print) -> StoredRows:
-    """`load_stored` without building Items when their recorded hash vouches for every line
-    (RunStore.vouched_item_rows); anything else is read and checked by `load_stored` itself."""
+    """`load_stored` without building Items when their recorded hash vouches for every line."""
     store = _run_store(run_dir, log)
     try:
         data = store.read_manifest()

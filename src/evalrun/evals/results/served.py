@@ -104,8 +104,7 @@ def openai_runner(config: OpenAIRunConfig) -> tuple[Runner, ModelSource, str, st
 
 
 def shared_keys(plan: list[PreparedRun]) -> list[str]:
-    """A warning for each pair of served configs with one run key but different servers: what differs between
-    them is nowhere in the key, so a later change of flags would reuse a stored run of the old one."""
+    """A warning per pair of served configs with one run key but other servers: a flags change would reuse a run."""
     out = []
     seen: dict[str, PreparedRun] = {}
     for p in plan:

@@ -23,8 +23,7 @@ def engine_name(manifest: dict[str, Any]) -> str:
 
 
 def flags(manifest: dict[str, Any]) -> dict[str, str]:
-    """The server's command (or the declared `engine.args`) as flag -> value, with what every request
-    sends (`openai.extra_body`) as body.KEY; a word that is no flag's value is keyed by its position."""
+    """The server's command (or `engine.args`) as flag -> value, `openai.extra_body` as body.KEY, words as #i."""
     config = manifest.get("config") or {}
     words = [str(w) for w in _launch(manifest).get("command") or (config.get("engine") or {}).get("args") or []]
     out: dict[str, str] = {}
@@ -51,8 +50,7 @@ def flag_changes(baseline: dict[str, Any], candidate: dict[str, Any]) -> list[st
 
 
 def engine_label(manifest: dict[str, Any], baseline: dict[str, Any] | None = None) -> str | None:
-    """"llama-cpp-python 0.3.36: --type_k 2 --type_v 2 --flash_attn true" for a served candidate, the engine
-    alone for a baseline (`baseline` None); None for a run generated in process."""
+    """"llama-cpp-python 0.3.36: --type_k 2 --flash_attn true"; the engine alone for a baseline; None in process."""
     if manifest.get("runner") != "openai":
         return None
     name = engine_name(manifest)

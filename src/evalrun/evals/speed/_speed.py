@@ -77,8 +77,7 @@ def by_group(generations: Iterable[Generation], items: Iterable[Item] = (),
 
 def kv_cache_figures(model_config: Any, element_size: int | None, effects: dict[str, Any] | None,
                      longest_context_tokens: int) -> dict[str, Any] | None:
-    """KV-cache bytes per token of one sequence (`KVLayout`, full attention assumed), and at the longest context;
-    scaled by a KV method's measured stored/full ratio where it recorded one."""
+    """KV-cache bytes per token (full attention assumed), scaled by a KV method's measured ratio where recorded."""
     from evalrun.runners.accel import kv_bytes_ratio
     from evalrun.runners.accel.kv_layout import KVLayout
 

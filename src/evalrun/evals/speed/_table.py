@@ -103,8 +103,7 @@ class SpeedTable(BaseModel):
 
 
 def method_label(manifest: dict[str, Any], baseline: dict[str, Any] | None = None) -> str:
-    """The accelerations with their main settings, e.g. "kv_cache (int4 quanto)", each as its method labels itself;
-    a served run's engine and the flags that differ from `baseline`'s (evals/speed/_served.py)."""
+    """"kv_cache (int4 quanto)", as each method labels itself; a served run's engine and flags against `baseline`."""
     return engine_label(manifest, baseline) or accel.method_label((manifest.get("config") or {}).get("acceleration") or {})
 
 
