@@ -52,7 +52,9 @@ class EnumOptions(Options):
         if v is not None and (not isinstance(v, dict) or not all(
                 isinstance(k, (str, int)) and isinstance(w, (str, int)) for k, w in v.items())):
             raise ValueError(f"synonyms must map written names to values ({{settled: paid}}); got {v!r}")
-        return v
+        # a YAML `yes: paid` reads as "true", as written: pydantic would make the bool an int
+        return v if v is None else {str(k) if isinstance(k, bool) else k: str(w) if isinstance(w, bool) else w
+                                    for k, w in v.items()}
 
     @cached_property
     def table(self) -> EnumTable:
