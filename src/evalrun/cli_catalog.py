@@ -3,6 +3,8 @@ which describe what a config can name rather than run a comparison."""
 
 from __future__ import annotations
 
+import json
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
@@ -16,6 +18,16 @@ from evalrun.evals.files import ConfigError, YamlProblem, load_strict
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+    from rich.table import Table
+
+
+def _table(title: str, *columns: str) -> Table:
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for col in columns:
+        table.add_column(col)
+    return table
 
 
 def _type_text(annotation: object) -> str:
@@ -49,13 +61,10 @@ def _settings_lines(model: type[BaseModel], prefix: str = "") -> list[str]:
 
 def accelerations() -> None:
     """Acceleration methods with their settings (defaults) and whether they are emulated."""
-    from rich.table import Table
-
     from evalrun.runners.accel import all_methods
 
-    table = Table(title="accelerations (acceleration: {KEY: {settings}})", title_justify="left")
-    for col in ("key", "settings (default)", "emulated", "continuous batching", "description"):
-        table.add_column(col)
+    table = _table("accelerations (acceleration: {KEY: {settings}})", "key", "settings (default)", "emulated",
+                   "continuous batching", "description")
     for name, cls in sorted(all_methods().items()):
         settings = "\n".join(_settings_lines(cls.settings_model))
         emulated = "yes — no speed claim" if cls.capabilities.emulated else "no"
@@ -68,13 +77,10 @@ def accelerations() -> None:
 def _runner_modes() -> None:
     """How the hf runner batches: not a method (it changes no weight or cache value), but it can change
     outputs and speed, so a candidate may change only this."""
-    from rich.table import Table
-
     from evalrun.runners.hf import BatchingSettings
 
-    table = Table(title="runner modes (runner: hf; batching: {mode: MODE, ...})", title_justify="left")
-    for col in ("mode", "settings (default)", "description"):
-        table.add_column(col)
+    table = _table("runner modes (runner: hf; batching: {mode: MODE, ...})", "mode", "settings (default)",
+                   "description")
     table.add_row("static (default)", "batch_size (4)",
                   "length-sorted, left-padded batches of batch_size items, each generated to its longest answer")
     settings = "\n".join(line for line in _settings_lines(BatchingSettings) if not line.startswith("mode"))
@@ -92,13 +98,9 @@ packs_app = typer.Typer(help="List task packs and export their items.", no_args_
 @packs_app.command("list")
 def packs_list() -> None:
     """Name, version, parameters (with defaults) and purpose of every pack."""
-    from rich.table import Table
-
     from evalrun.tasks import all_packs
 
-    table = Table(title="task packs", title_justify="left")
-    for col in ("pack", "version", "parameters (default)", "description"):
-        table.add_column(col)
+    table = _table("task packs", "pack", "version", "parameters (default)", "description")
     for spec in all_packs().values():
         params = "\n".join(
             f"{name} ({'required' if f.is_required() else f.get_default(call_default_factory=True)!r})"
@@ -120,8 +122,9 @@ def _parse_params(pairs: list[str]) -> dict:
         try:
             params[key] = load_strict(value)
         except (yaml.YAMLError, YamlProblem) as exc:
+            quoted = shlex.quote(f"{key}={json.dumps(value, ensure_ascii=False)}")  # JSON's escapes are YAML's
             raise ConfigError(f"the value is parsed as YAML and could not be read ({_yaml_problem(exc)}); quote it "
-                              f"as a YAML string, e.g. --param {_quoted(key, value)}", path=f"--param {key}") from None
+                              f"as a YAML string, e.g. --param {quoted}", path=f"--param {key}") from None
     return params
 
 
@@ -132,14 +135,6 @@ def _yaml_problem(exc: Exception) -> str:
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     return f"{problem} at column {mark.column + 1}" if mark is not None else problem
-
-
-def _quoted(key: str, value: str) -> str:
-    """KEY="VALUE" as a YAML double-quoted string (JSON's escapes are YAML's), quoted for the shell."""
-    import json
-    import shlex
-
-    return shlex.quote(f"{key}={json.dumps(value, ensure_ascii=False)}")
 
 
 @packs_app.command("export")

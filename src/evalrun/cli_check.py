@@ -118,7 +118,6 @@ def plan(
     def go() -> None:
         from rich.table import Table
 
-        from evalrun.evals import api
         from evalrun.evals.gate import load_gate_file
 
         cfg = api.load(config)

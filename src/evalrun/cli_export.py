@@ -19,16 +19,6 @@ if TYPE_CHECKING:
 TABLES = ("fields", "samples")
 
 
-def _targets(parquet: Path | None, csv: Path | None, run_dirs: list[Path]) -> dict[Format, Path]:
-    """The files to write, checked before any run is read (exit 2): at least one, none inside a run directory."""
-    given: tuple[tuple[Format, Path | None], ...] = (("parquet", parquet), ("csv", csv))
-    targets = {fmt: path for fmt, path in given if path is not None}
-    if not targets:
-        raise ConfigError("give --parquet PATH or --csv PATH (or both): where the table goes")
-    check_outputs({f"--{fmt}": path for fmt, path in targets.items()}, run_dirs)
-    return targets  # pyright: ignore[reportReturnType]
-
-
 def export(
     run_dirs: list[Path] = typer.Argument(..., help="Stored run directories (runs/<name>-<key12>/)."),
     parquet: Optional[Path] = typer.Option(None, "--parquet", help="Write the table as Parquet (pyarrow; keeps "
@@ -55,7 +45,13 @@ def export(
             raise ConfigError(f"invalid value {table!r}; allowed: {', '.join(TABLES)}", path="--table")
         if baseline is not None and table != "fields":
             raise ConfigError("--baseline pairs fields: it needs --table fields", path="--baseline")
-        targets = _targets(parquet, csv, [*run_dirs, *([baseline] if baseline else [])])
+        # the files to write, checked before any run is read: at least one, none inside a run directory
+        given: tuple[tuple[Format, Path | None], ...] = (("parquet", parquet), ("csv", csv))
+        targets = {fmt: path for fmt, path in given if path is not None}
+        if not targets:
+            raise ConfigError("give --parquet PATH or --csv PATH (or both): where the table goes")
+        named = {f"--{fmt}": path for fmt, path in targets.items()}
+        check_outputs(named, [*run_dirs, *([baseline] if baseline else [])])
         if table == "samples":
             df = frames.samples_df(run_dirs, trust_edited_items, log=_log)
         else:

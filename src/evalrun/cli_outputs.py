@@ -165,16 +165,15 @@ def write_outputs(jobs: list[Job], markdown: str | Callable[[], str], log: Calla
     for what, path, render in jobs:
         if path is None:
             continue
+        failed = None
         try:
             write_atomic(path, render())
             log(f"{what} written to {path}")
         except Exception as exc:  # one output's failure must not cost the others
-            failures.append(f"{path}: {what} not written: {type(exc).__name__}: {exc}")
-            if done is not None:
-                done(path, failures[-1])
-        else:
-            if done is not None:
-                done(path, None)
+            failed = f"{path}: {what} not written: {type(exc).__name__}: {exc}"
+            failures.append(failed)
+        if done is not None:
+            done(path, failed)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         try:

@@ -11,11 +11,10 @@ from rich.markup import escape
 
 from evalrun.cli_app import _log, console, err_console, make_progress
 from evalrun.contract.errors import EXIT_PASS, EXIT_RUNTIME
-from evalrun.cli_outputs import Outputs, json_ready, write_outputs as write_files
+from evalrun.cli_outputs import Outputs, json_ready, write_outputs
 from evalrun.evals.files import ConfigError
 
 if TYPE_CHECKING:
-    from evalrun.evals.run import LoadSweep
     from evalrun.evals.timing import SLO
 
 LOAD_HELP = ("KNOB=V1,V2,...: run every config at each value and report its throughput-latency curve and the "
@@ -64,7 +63,7 @@ def run_load(base: Path, configs: list[Path], load: str, slo: str | None, worklo
     """The load sweep, validated first; exit 0, or 3 when an output could not be written."""
     from evalrun.evals import api
     from evalrun.evals.config import DEFAULT_COUNT, parse_load, parse_workload
-    from evalrun.reports.sweep import render_load_sweep
+    from evalrun.reports.sweep import load_sweep_html, load_sweep_markdown, render_load_sweep
 
     knob, values = parse_load(load)
     cfgs = [api.load(p) for p in [base, *configs]]
@@ -75,19 +74,11 @@ def run_load(base: Path, configs: list[Path], load: str, slo: str | None, worklo
     sweep = api.load_sweep(cfgs, knob, values, chosen, out=out, limit=limit, log=_log,
                            progress_factory=make_progress, workload=shapes)
     render_load_sweep(console, sweep)
-    failures = write_outputs(sweep, json_out, markdown, html, chosen)
-    for line in failures:
-        err_console.print(f"[bold red]error:[/] {escape(line)}")
-    return EXIT_RUNTIME if failures else EXIT_PASS
-
-
-def write_outputs(sweep: "LoadSweep", json_out: Path | None, markdown: Path | None, html: Path | None = None,
-                  slo: "SLO | None" = None) -> list[str]:
-    """--json (the LoadSweep model), --markdown and --html; one line per output that failed."""
-    from evalrun.reports.sweep import load_sweep_html, load_sweep_markdown
-
     md = load_sweep_markdown(sweep)
     jobs = [("JSON", json_out, lambda: json.dumps(json_ready(sweep.model_dump(mode="json")), indent=2,
                                                   allow_nan=False) + "\n"),
-            ("Markdown summary", markdown, lambda: md), ("HTML report", html, lambda: load_sweep_html(sweep, slo))]
-    return write_files(jobs, md, _log)
+            ("Markdown summary", markdown, lambda: md), ("HTML report", html, lambda: load_sweep_html(sweep, chosen))]
+    failures = write_outputs(jobs, md, _log)
+    for line in failures:
+        err_console.print(f"[bold red]error:[/] {escape(line)}")
+    return EXIT_RUNTIME if failures else EXIT_PASS

@@ -1,6 +1,5 @@
-"""Files a run or a config is read from or written to: whole-file replaces, a run directory's files opened never
-through a link, JSON Lines that survive any text, strict YAML, and ConfigError (defined in contract/errors.py), the
-one error every configuration problem ends in."""
+"""Files a run or a config is read from or written to, and ConfigError (contract/errors.py), the one error every
+configuration problem ends in."""
 
 from __future__ import annotations
 

@@ -23,7 +23,9 @@ def write_atomic(path: str | Path, data: str | bytes, follow_links: bool = True)
                   (0 if follow_links else _NOFOLLOW))
     try:
         if not follow_links:
-            _refuse_link(out, dfd)
+            with contextlib.suppress(FileNotFoundError):
+                if stat.S_ISLNK(os.stat(out.name, dir_fd=dfd, follow_symlinks=False).st_mode):
+                    raise OSError(errno.ELOOP, "is a symbolic link", str(out))
         tmp, fd = _temporary(out.name, dfd)
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -40,18 +42,9 @@ def write_atomic(path: str | Path, data: str | bytes, follow_links: bool = True)
     return out
 
 
-def _refuse_link(out: Path, dfd: int) -> None:
-    try:
-        st = os.stat(out.name, dir_fd=dfd, follow_symlinks=False)
-    except FileNotFoundError:
-        return
-    if stat.S_ISLNK(st.st_mode):
-        raise OSError(errno.ELOOP, "is a symbolic link", str(out))
-
-
 def _temporary(name: str, dfd: int) -> tuple[str, int]:
-    """A new file `.<name>.<random>.tmp` in the folder; its mode is what the umask gives any new file
-    (a report is as readable as any file), never a link."""
+    """A new file `.<name>.<random>.tmp`, never a link; the umask gives its mode (a report is as readable as any
+    file)."""
     while True:
         tmp = f".{name}.{secrets.token_hex(4)}.tmp"
         try:

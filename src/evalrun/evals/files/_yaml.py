@@ -50,9 +50,8 @@ def _check_duplicates(loader: StrictLoader, node: yaml.Node, parts: tuple[Any, .
                 if key_node.tag == _MERGE_TAG:
                     stack.append((value_node, where))
                     continue
-                key: Any = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
-                if isinstance(key_node, yaml.ScalarNode):
-                    key = loader.construct_object(key_node, deep=True)
+                scalar = isinstance(key_node, yaml.ScalarNode)
+                key: Any = loader.construct_object(key_node, deep=True) if scalar else None
                 try:
                     hash(key)
                 except TypeError:
@@ -70,9 +69,8 @@ def _check_duplicates(loader: StrictLoader, node: yaml.Node, parts: tuple[Any, .
 
 
 def check_expansion(root: yaml.Node) -> None:
-    """Refuse a document whose aliases expand it past MAX_EXPANDED_VALUES values, or that contains
-    itself (an alias inside its own anchor), before anything is built from it. Each node's expanded
-    size is computed once (iteratively, post-order), so the check costs the document's size."""
+    """Refuse a document whose aliases expand it past MAX_EXPANDED_VALUES values, or that contains itself,
+    before anything is built from it. Each node's size is computed once, so the check costs the document's size."""
     size: dict[int, int] = {}
     open_nodes: set[int] = set()  # on the current path: reaching one again is a cycle
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]

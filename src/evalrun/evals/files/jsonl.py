@@ -23,7 +23,7 @@ M = TypeVar("M", bound=BaseModel)
 
 @dataclass(frozen=True)
 class Line:
-    """One line of a file: its 1-based number, its byte offset, its bytes without the newline."""
+    """One line of a file: 1-based number, byte offset, bytes without the newline."""
 
     number: int
     start: int
@@ -69,10 +69,6 @@ def canonical(record: BaseModel | dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
 
 
-def _known_keys(model: type[BaseModel]) -> set[str]:
-    return set(model.model_fields) | set(model.model_computed_fields)
-
-
 def _reason(exc: Exception, raw: bytes) -> str:
     if b"\x00" in raw:
         return "contains NUL bytes"
@@ -96,13 +92,13 @@ class Parsed(Generic[M]):
 
 
 def parse(line: Line, model: type[M]) -> Parsed[M]:
-    """Decode and validate one line. Keys the model does not know (a newer writer's) are
-    dropped here and reported, instead of the whole line being refused by extra="forbid"."""
+    """One line decoded and validated; keys the model does not know (a newer writer's) are dropped and
+    reported, instead of the whole line being refused by extra="forbid"."""
     try:
         data = json.loads(line.raw)
         if not isinstance(data, dict):
             return Parsed(None, "not a JSON object")
-        unknown = sorted(set(data) - _known_keys(model))
+        unknown = sorted(set(data) - set(model.model_fields) - set(model.model_computed_fields))
         if unknown:
             data = {k: v for k, v in data.items() if k not in unknown}
         return Parsed(model.model_validate(data), None, unknown)
@@ -162,8 +158,7 @@ def move_tail_aside(path: Path, found: Scan) -> Path | None:
 
 
 def append(path: Path, records: Sequence[BaseModel], sync: bool = False) -> None:
-    """Append records after the last byte; if the file does not end in a newline, start on a fresh
-    line first so the bytes already there stay as they are (their own line)."""
+    """Append records on a line of their own (store_files.append)."""
     store_files.append(path, b"".join(encode(r) for r in records), sync)
 
 

@@ -34,7 +34,7 @@ class StoreLink(ConfigError):
 
 
 class StoreWriteFailed(RuntimeFailure, OSError):
-    """Writing a file of the run store failed (ENOSPC, EDQUOT, EROFS, EIO...): the file and the way on."""
+    """Writing a file of the run store failed (ENOSPC, EROFS, EIO...); what was stored before it stays stored."""
 
     def __init__(self, path: str | Path, cause: OSError):
         super().__init__(cause.errno, cause.strerror or str(cause))
@@ -44,13 +44,8 @@ class StoreWriteFailed(RuntimeFailure, OSError):
         return self.text("everything stored before it is kept")
 
     def text(self, kept: str) -> str:
-        """One line: the file, why, what is kept (`kept`) and that the same command resumes."""
         return (f"{self.path}: cannot write: {self.strerror}; {kept}: free space (or fix the cause) and run the "
                 "same command again, it resumes")
-
-
-def _is_link_error(exc: OSError) -> bool:
-    return exc.errno in _LINK_ERRNOS
 
 
 def open_dir(run_dir: Path) -> int:
@@ -58,7 +53,7 @@ def open_dir(run_dir: Path) -> int:
     try:
         return os.open(run_dir, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC)
     except OSError as exc:
-        if _is_link_error(exc) or (exc.errno == errno.ENOTDIR and run_dir.is_symlink()):
+        if exc.errno in _LINK_ERRNOS or (exc.errno == errno.ENOTDIR and run_dir.is_symlink()):
             raise StoreLink(run_dir) from None
         raise
 
@@ -82,7 +77,7 @@ def open_fd(path: Path, flags: int, mode: int = 0o644) -> int:
     try:  # O_NONBLOCK: a FIFO planted there is not waited on (no effect on a regular file)
         fd = os.open(path.name, flags | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0), mode, dir_fd=dfd)
     except OSError as exc:
-        if _is_link_error(exc):
+        if exc.errno in _LINK_ERRNOS:
             raise StoreLink(path) from None
         raise
     finally:
@@ -105,7 +100,7 @@ def opened(path: Path, flags: int, mode: int = 0o644) -> Iterator[int]:
 
 
 def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, None when it (or its run directory) does not exist."""
+    """None when the file (or its run directory) does not exist."""
     try:
         with opened(path, os.O_RDONLY) as fd, open(fd, "rb", closefd=False) as fh:
             return fh.read()
@@ -190,7 +185,7 @@ def replace(path: Path, data: bytes) -> None:
     try:
         atomic.write_atomic(path, data, follow_links=False)
     except OSError as exc:
-        if _is_link_error(exc):
+        if exc.errno in _LINK_ERRNOS:
             raise StoreLink(exc.filename or path) from None
         raise StoreWriteFailed(path, exc) from None
 
@@ -208,10 +203,8 @@ def overwrite_in_place(path: Path, data: bytes) -> None:
 
 
 def check_out(out: Path) -> None:
-    """The folder runs are stored in, checked before anything is built or generated (`check` too):
-    a folder evalrun can write, or a path it can make one at. A ConfigError (exit 2) naming it
-    otherwise: a file there, a dangling link, a read-only file system, no permission. The folder
-    itself may be a link (to a bigger disk); only the run directories inside it may not."""
+    """The run store folder (--out), checked before anything is built or generated (`check` too): a folder evalrun
+    can write, or a path it can make one at. It may be a link (to a bigger disk); the run directories may not."""
     if os.path.lexists(out) and not out.exists():
         raise ConfigError("the run store folder (--out) is a link to nothing; give a folder", file=out)
     existing = out
