@@ -179,8 +179,7 @@ def compare_results(
     `replicates_origin` says why these replicates (every verdict names the ones it used).
     Items of the baseline's plan the candidate does not pair are gaps (evals.gate), unless
     `subset`: then the verdict is judged on the items both asked and says SUBSET.
-    Everything a verdict depends on (drift included) is measured first: each verdict is final when built.
-    """
+    Everything a verdict depends on (drift included) is measured first: each verdict is final when built."""
     done = scored or {}
 
     def paired(result: RunResult, chosen: GateConfig) -> PairedRun:
@@ -259,8 +258,7 @@ def compare(
     A `limit`, or a candidate asking less than the baseline, is INCOMPLETE unless `subset`.
     Configs with `server:` have their engine launched only when they generate, one at a time
     (`keep_servers`: left up afterwards).
-    `drift`: candidates read the baseline's stored answers teacher-forced (evals/drift/teacher_force.py).
-    """
+    `drift`: candidates read the baseline's stored answers teacher-forced (evals/drift/teacher_force.py)."""
     _distinct_names([baseline, *candidates])
     replicates = max(replicates, 2 if noise_floor else 1)
 

@@ -192,9 +192,6 @@ class PackComparison:
     def lost_items(self) -> list[str]:
         return [i for i, b, c in zip(self.item_ids, self.base_ok, self.cand_ok) if b and not c]
 
-    def correctness(self) -> tuple[list[bool], list[bool]]:
-        return list(self.base_ok), list(self.cand_ok)
-
 
 @dataclass
 class Comparison:

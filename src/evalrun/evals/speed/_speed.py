@@ -53,26 +53,22 @@ def timing_figures(generations: Iterable[Generation], percentiles: Sequence[floa
     }
 
 
-def groups(generations: Iterable[Generation], items: Iterable[Item] = ()) -> dict[str, dict[str, list[Generation]]]:
-    """The generations per pack, per latency shape (items that have one) and per prompt-length bucket."""
-    shape = {it.id: it.meta.shape for it in items if it.meta.shape}
-    out: dict[str, dict[str, list[Generation]]] = {"packs": {}, "shapes": {}, "buckets": {}}
-    by_edge: dict[int, list[Generation]] = {}
-    for g in generations:
-        out["packs"].setdefault(g.pack, []).append(g)
-        if g.item_id in shape:
-            out["shapes"].setdefault(shape[g.item_id], []).append(g)
-        by_edge.setdefault(bucket_edge(g.prompt_tokens), []).append(g)
-    out["buckets"] = {edge_label(e): by_edge[e] for e in sorted(by_edge)}
-    return out
-
-
 def by_group(generations: Iterable[Generation], items: Iterable[Item] = (),
              percentiles: Sequence[float] = latency.PERCENTILES, slo: SLO | None = None) -> dict[str, list[dict[str, Any]]]:
-    """`timing_figures` per pack, shape and bucket (the manifest's `packs`, `shapes`, `buckets`)."""
+    """`timing_figures` per pack, latency shape (items that have one) and prompt-length bucket (the manifest's
+    `packs`, `shapes`, `buckets`)."""
+    shape = {it.id: it.meta.shape for it in items if it.meta.shape}
+    groups: dict[str, dict[str, list[Generation]]] = {"packs": {}, "shapes": {}, "buckets": {}}
+    by_edge: dict[int, list[Generation]] = {}
+    for g in generations:
+        groups["packs"].setdefault(g.pack, []).append(g)
+        if g.item_id in shape:
+            groups["shapes"].setdefault(shape[g.item_id], []).append(g)
+        by_edge.setdefault(bucket_edge(g.prompt_tokens), []).append(g)
+    groups["buckets"] = {edge_label(e): by_edge[e] for e in sorted(by_edge)}
     key = {"packs": "pack", "shapes": "shape", "buckets": "bucket"}
     return {kind: [{key[kind]: name, **timing_figures(gens, percentiles, slo)} for name, gens in members.items()]
-            for kind, members in groups(generations, items).items()}
+            for kind, members in groups.items()}
 
 
 def kv_cache_figures(model_config: Any, element_size: int | None, effects: dict[str, Any] | None,

@@ -185,12 +185,8 @@ def _accuracy(comp: Any) -> tuple[float | None, float | None, float | None, bool
     scored = [pc for pc in comp.packs if not pc.speed_only]
     if not scored:
         return None, None, None, bool(comp.packs)
-    b_ok: list[bool] = []
-    c_ok: list[bool] = []
-    for pc in scored:
-        b, c = pc.correctness()
-        b_ok += b
-        c_ok += c
+    b_ok = [ok for pc in scored for ok in pc.base_ok]
+    c_ok = [ok for pc in scored for ok in pc.cand_ok]
     if not b_ok:
         return None, None, None, False
     iv0 = next((pc.stats.interval for pc in scored if pc.stats), None)
