@@ -13,9 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field as PydField, computed_field, m
 
 from evalrun.contract.manifest import MachineLoad
 
-# A field type's name (amount, number, date, id, text, enum, ...): the types are
-# files under values/types/, which the contract cannot import, so the name is
-# checked against their registry where configs, imports and gates are read.
+# A field type's name: the types live in values/types/, which the contract cannot import, so the name
+# is checked against their registry where configs, imports and gates are read.
 FieldKind = str
 
 # Field-level outcomes; "error" is the item-level outcome of a generation that raised.
@@ -160,15 +159,10 @@ class ItemMeta(BaseModel):
 
 
 class Item(BaseModel):
-    """One prompt with its typed reference fields; deterministic for a pack's
-    parameters so two runs can be paired by id. An item without fields is
-    measured for speed only.
-
-    `prompt` is the user text exactly as asked (its hash pairs runs). An item that
-    asks about a document also says which part is which: `prompt == context +
-    CONTEXT_SEPARATOR + question`, so a runner can prefill the document alone
-    (query-agnostic KV compression, shared prefixes) without guessing where it ends.
-    A bare question has `question == prompt` and no context."""
+    """One prompt with its typed reference fields (none: measured for speed only), deterministic for a
+    pack's parameters so two runs pair by id. `prompt == context + CONTEXT_SEPARATOR + question` for an
+    item about a document, so a runner can prefill the document alone (query-agnostic KV compression,
+    shared prefixes) without guessing where it ends; a bare question has `question == prompt`."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -1,4 +1,2 @@
-"""Renderers of what evals computed; no computation lives here.
-
-Sub-packages, each importing only those before it (tests/test_architecture.py ORDER):
-text -> charts -> view -> formats -> sweep."""
+"""Renderers of what evals computed; no computation lives here. Sub-packages import only those before
+them: text -> charts -> view -> formats -> sweep (tests/test_architecture.py ORDER)."""

@@ -12,10 +12,6 @@ from markupsafe import Markup
 
 from evalrun.reports.charts._svg import DASHES, INK, MUTED, PALETTE, SHAPES, Frame, LegendEntry, Placer, Scale, around, axes, axis_scale, esc, finite, frame, legend, legend_rows, log_ticks, marker, nice_ticks, no_data, num, open_svg, with_zero
 
-__all__ = ["Curve", "CurvePoint", "DistributionSeries", "GateRegion", "ScatterPoint", "format_latency",
-           "latency_distribution", "latency_throughput_curves", "log_ticks", "nice_ticks", "scatter_scales",
-           "speed_accuracy_scatter"]
-
 MAX_STEPS = 400  # a CDF keeps at most this many steps: a 10,000-request run stays a few KB
 MAX_DESC = 20  # items spelled out in a chart's description
 GATE_FILL = "#dff2e6"

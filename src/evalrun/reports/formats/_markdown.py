@@ -89,19 +89,13 @@ def _verdict_lines(section: CandidateSection) -> list[str]:
     lines: list[str] = []
     if verdict is None:
         return lines
-    if verdict.failed:
-        lines.append("Failing rules:")
-        lines += [f"- {md_cell(r.pack)}: {md_cell(rule_text(r), 200)}" for r in verdict.failed]
-        lines.append("")
-    if verdict.gaps or verdict.unevaluated:
-        lines.append("Not vouched for:")
-        lines += [f"- {md_cell(g.pack)}: {md_cell(g.reason, 400)}" for g in verdict.gaps]
-        lines += [f"- {md_cell(r.pack)}: {md_cell(rule_text(r), 200)}" for r in verdict.unevaluated]
-        lines.append("")
-    if verdict.untestable:
-        lines.append("Not testable here (the baseline got none of what the rule looks at right):")
-        lines += [f"- {md_cell(r.pack)}: {md_cell(rule_text(r), 200)}" for r in verdict.untestable]
-        lines.append("")
+    gaps = [f"- {md_cell(g.pack)}: {md_cell(g.reason, 400)}" for g in verdict.gaps]
+    for heading, before, rules in (("Failing rules:", [], verdict.failed),
+                                   ("Not vouched for:", gaps, verdict.unevaluated),
+                                   ("Not testable here (the baseline got none of what the rule looks at right):", [],
+                                    verdict.untestable)):
+        if before or rules:
+            lines += [heading, *before, *(f"- {md_cell(r.pack)}: {md_cell(rule_text(r), 200)}" for r in rules), ""]
     flips = section.comparison.harmful
     drift = section.drift
     if flips:

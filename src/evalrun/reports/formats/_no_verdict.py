@@ -13,8 +13,6 @@ from datetime import datetime, timezone
 
 from evalrun.reports.text import safe_text
 
-__all__ = ["NoVerdict"]
-
 
 @dataclass(frozen=True)
 class NoVerdict:

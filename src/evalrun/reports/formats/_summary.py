@@ -10,8 +10,6 @@ from evalrun.evals.gate import STATUS_TEXT, RuleResult, Verdict, overall_counts,
 from evalrun.reports.text import drift_text, rule_text
 from evalrun.reports.view.model import CandidateSection, PackRow, ReportView
 
-__all__ = ["comparison_dict", "flip_dict", "pack_dict", "report_json", "rule_dict", "rule_text", "verdict_dict"]
-
 
 def verdict_dict(verdict: Verdict) -> dict[str, Any]:
     """The verdict as the JSON output states it (status and exit code included)."""

@@ -12,8 +12,6 @@ from rich.text import Text
 
 from evalrun.reports.text._safe_text import safe_text
 
-__all__ = ["SafeConsole", "output_problem"]
-
 
 class SafeConsole(Console):
     """A rich console for untrusted text: every string is neutralised in `render_str`, before its markup is

@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["UNSAFE", "safe_text", "safe_tree"]
-
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
                     "\ud800-\udfff\ufffe\uffff]")
 _DEL_PICTURE = "\u2421"

@@ -1,8 +1,6 @@
-"""The item browser's per-token KL strip: the baseline's answer, token by token, shaded by each candidate's KL.
+"""The item browser's per-token KL strip (docs/html-report.md), stored in browser.py's `details[i][8]`.
 
-Stored in the item's entry of the browser's gzipped texts (browser.py, `details[i][8]`), which the page
-unpacks only when a row is opened, and drawn there by browser.js: nothing is pre-rendered per item, so
-10,000 items cost their numbers alone. Layout: -1 (no candidate has a drift record for the item), else
+Layout: -1 (no candidate has a drift record for the item), else
 [text index, token lengths, total tokens, [per candidate: None (no record) or [kl, not_top1, first
 divergent token or -1, [[field, flip note], ...]]]]. The text (in the browser's table of texts: the same
 string as the baseline's output is stored once) is the baseline's answer, the first STRIP_TOKENS of its

@@ -1,8 +1,5 @@
-"""The tables of the view: runs, per-pack rows, the one paired per-field table, the noise floor.
-
-Every figure is on the paired items (items both runs answered), so the pack
-table, the field table and the verdict speak about the same items.
-"""
+"""The view's tables. Every figure is on the paired items (both runs answered), so the pack table, the
+field table and the verdict speak about the same items."""
 
 from __future__ import annotations
 
@@ -77,7 +74,6 @@ def pack_row(pc: PackComparison, verdict: Verdict | None, aa: PackComparison | N
 
 
 def field_rows(comparison: Comparison) -> list[FieldRow]:
-    """The comparison's paired per-field table (computed in evals.compare), pack by pack."""
     return [row for pc in comparison.packs for row in pc.fields]
 
 
