@@ -3,9 +3,8 @@ commands print with, and where a report file may go."""
 
 from __future__ import annotations
 
-from evalrun.reports.text._safe_text import safe_text, safe_tree
+from evalrun.reports.text._safe_text import SafeConsole, output_problem, safe_text, safe_tree
 from evalrun.reports.text.units import rule_text, seconds
-from evalrun.reports.text._console import SafeConsole, output_problem
 
 __all__ = [
     "SafeConsole", "output_problem", "rule_text", "safe_text", "safe_tree", "seconds",
