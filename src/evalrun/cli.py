@@ -293,8 +293,7 @@ def sweep(
 
         check_usage(set_, load, configs, slo, workload, count, gate, html)
         if load:
-            return run_load(base, list(configs or []), load, slo, workload, count, out, limit, json_out, markdown,
-                            html)
+            return run_load(base, list(configs or []), load, slo, workload, count, out, limit, outputs)
         base_cfg, points = sweep_points(base, list(set_ or []))
         gate_cfg = load_gate_file(gate) if gate else None
         outputs.claim()

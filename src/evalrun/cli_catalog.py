@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, get_args
+from typing import TYPE_CHECKING, Literal, get_args, get_origin
 
 import typer
 import yaml
@@ -32,8 +32,6 @@ def _table(title: str, *columns: str) -> Table:
 
 def _type_text(annotation: object) -> str:
     """A settings type as a user writes it: the allowed values of a Literal, else the type's name."""
-    from typing import Literal, get_args, get_origin
-
     if get_origin(annotation) is Literal:
         return " | ".join(str(a) for a in get_args(annotation))
     args = get_args(annotation)
@@ -149,9 +147,7 @@ def packs_export(
     def go() -> None:
         items = api.export_pack(pack, _parse_params(param), model)
         out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("w", encoding="utf-8") as fh:
-            for it in items:
-                fh.write(it.model_dump_json() + "\n")
+        out.write_text("".join(it.model_dump_json() + "\n" for it in items), encoding="utf-8")
         console.print(f"{len(items)} items written to {escape(str(out))}")
 
     _guard(go)

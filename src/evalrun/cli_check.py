@@ -14,8 +14,6 @@ from evalrun.cli_app import _guard, console, duration
 from evalrun.evals import api
 
 if TYPE_CHECKING:
-    from rich.console import JustifyMethod
-
     from evalrun.evals.run import CheckResult
 
 
@@ -46,10 +44,8 @@ def render_check(result: "CheckResult") -> None:
     console.print(f"[bold]{escape(result.label)}[/] ({escape(result.config_file)}): {escape(result.model)} on "
                   f"{escape(result.device)} ({escape(result.dtype)}); {context}")
     table = Table()
-    columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("pack", "left"), ("items", "right"), ("prompt tokens min / median / max", "right"), ("fields", "left"))
-    for col, justify in columns:
-        table.add_column(col, justify=justify)
+    for col in ("pack", "items", "prompt tokens min / median / max", "fields"):
+        table.add_column(col, justify="left" if col in ("pack", "fields") else "right")
     for p in result.packs:
         over = room is not None and p.prompt_tokens_max > room
         tokens = f"{p.prompt_tokens_min} / {p.prompt_tokens_median:g} / {p.prompt_tokens_max}"

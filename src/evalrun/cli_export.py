@@ -47,7 +47,7 @@ def export(
             raise ConfigError("--baseline pairs fields: it needs --table fields", path="--baseline")
         # the files to write, checked before any run is read: at least one, none inside a run directory
         given: tuple[tuple[Format, Path | None], ...] = (("parquet", parquet), ("csv", csv))
-        targets = {fmt: path for fmt, path in given if path is not None}
+        targets: dict[Format, Path] = {fmt: path for fmt, path in given if path is not None}
         if not targets:
             raise ConfigError("give --parquet PATH or --csv PATH (or both): where the table goes")
         named = {f"--{fmt}": path for fmt, path in targets.items()}

@@ -29,53 +29,46 @@ replicates_option = typer.Option(False, "--replicates", help="Each PATH is one r
                                  "the noise from.")
 
 
-def _import(fmt: Format, paths: list[Path], name: str, out: Path, field: list[str] | None, fields: Path | None,
-            replicates: bool) -> None:
-    from evalrun.evals.imports import import_runs, load_field_map
+def _importer(fmt: Format, paths_help: str, doc: str) -> Callable[..., None]:
+    """The command importing `fmt`: every format takes the same options, only PATHS differ."""
 
-    def go() -> None:
-        mapping = load_field_map(fields, field)
-        stored = import_runs(fmt, paths, name, out, mapping, replicates, log=_log)
-        for s in stored:
-            label = name + (f"~r{s.replicate}" if s.replicate else "")
-            state = "already stored" if s.reused else "imported"
-            console.print(f"{escape(label)}: {state}: {s.items} items; run: {escape(str(s.dir))}")
+    def command(
+        paths: list[Path] = typer.Argument(..., help=paths_help),
+        name: str = name_option,
+        out: Path = out_option,
+        field: Optional[list[str]] = field_option,
+        fields: Optional[Path] = fields_option,
+        replicates: bool = replicates_option,
+    ) -> None:
+        from evalrun.evals.imports import import_runs, load_field_map
 
-    _guard(go)
+        def go() -> None:
+            stored = import_runs(fmt, paths, name, out, load_field_map(fields, field), replicates, log=_log)
+            for s in stored:
+                label = name + (f"~r{s.replicate}" if s.replicate else "")
+                state = "already stored" if s.reused else "imported"
+                console.print(f"{escape(label)}: {state}: {s.items} items; run: {escape(str(s.dir))}")
+
+        _guard(go)
+
+    command.__doc__ = doc
+    return command
 
 
-@import_app.command("lm-eval")
-def lm_eval(
-    paths: list[Path] = typer.Argument(..., help="lm-eval sample logs (samples_<task>_<time>.jsonl) or directories "
-                                       "holding them (--output_path); results_<time>.json beside them is read too."),
-    name: str = name_option,
-    out: Path = out_option,
-    field: Optional[list[str]] = field_option,
-    fields: Optional[Path] = fields_option,
-    replicates: bool = replicates_option,
-) -> None:
+import_app.command("lm-eval")(_importer(
+    "lm-eval", "lm-eval sample logs (samples_<task>_<time>.jsonl) or directories holding them (--output_path); "
+    "results_<time>.json beside them is read too.",
     """Import lm-evaluation-harness 0.4.x sample logs (`lm_eval --log_samples`) as one stored run.
 
     One item per (task, doc_id); each per-sample pass/fail metric (per filter) is a
     field whose outcome is lm-eval's own. Exit 2 naming the file and line for a torn,
-    truncated or foreign log."""
-    _import("lm-eval", paths, name, out, field, fields, replicates)
-
-
-@import_app.command("inspect")
-def inspect(
-    paths: list[Path] = typer.Argument(..., help="Inspect eval logs (.eval or .json), one per task."),
-    name: str = name_option,
-    out: Path = out_option,
-    field: Optional[list[str]] = field_option,
-    fields: Optional[Path] = fields_option,
-    replicates: bool = replicates_option,
-) -> None:
+    truncated or foreign log."""))
+import_app.command("inspect")(_importer(
+    "inspect", "Inspect eval logs (.eval or .json), one per task.",
     """Import Inspect AI eval logs as one stored run (needs inspect-ai: evalrun's `inspect` extra).
 
     One item per sample (and epoch); each scorer with pass/fail values ("C"/"I", 1/0)
-    is a field whose outcome is the scorer's. Exit 2 for an unfinished or unreadable log."""
-    _import("inspect", paths, name, out, field, fields, replicates)
+    is a field whose outcome is the scorer's. Exit 2 for an unfinished or unreadable log."""))
 
 
 def resolve_run(spec: Path, out: Path, log: Callable[[str], None]) -> Path:

@@ -50,7 +50,6 @@ def apply_ray(configs: list[RunConfig], value: str | None, log: Callable[[str], 
     return out
 
 
-# `--timing` on `compare`: how every candidate's speedups are timed, overriding its config's `timing:`
 class TimingMode(str, Enum):
     auto = "auto"
     sequential = "sequential"
@@ -66,12 +65,11 @@ timing_option: Optional[TimingMode] = typer.Option(
          "(the default) is interleaved when the gate has speed rules, else sequential.")
 
 
-def apply_timing(candidates: list[RunConfig], mode: TimingMode | str | None) -> list[RunConfig]:
+def apply_timing(candidates: list[RunConfig], mode: TimingMode | None) -> list[RunConfig]:
     """The candidate configs with `timing` set to `mode` (None: as each config says)."""
     if mode is None:
         return candidates
-    value = mode.value if isinstance(mode, TimingMode) else mode
-    return [c.model_copy(update={"timing": value}) for c in candidates]
+    return [c.model_copy(update={"timing": mode.value}) for c in candidates]
 
 
 drift_option = typer.Option(

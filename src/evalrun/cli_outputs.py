@@ -7,13 +7,12 @@ import functools
 import json
 import math
 import os
-from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from evalrun.cli_app import failure_of
-from evalrun.contract.errors import EXIT_USAGE
+from evalrun.contract.errors import EXIT_RUNTIME, EXIT_USAGE
 from evalrun.evals.files import ConfigError, write_atomic
 from evalrun.reports.formats import NoVerdict
 from evalrun.reports.text import output_problem, safe_tree
@@ -70,13 +69,13 @@ class Outputs:
                     raise ConfigError(f"cannot be written: {exc.strerror or exc}", file=path, path=option) from None
             self._pending.add(path)
 
-    def fail(self, reason: str, exit_code: int) -> list[str]:
-        """Every claimed path this run has not written its verdict to gets a report saying why there is
-        none (after a usage error, exit 2: no file); one line per path that could not take it."""
+    def fail(self, reason: str, exit_code: int, only: Path | None = None) -> list[str]:
+        """Every claimed path (or `only`) this run has not written its verdict to gets a report saying why there
+        is none (after a usage error, exit 2: no file); one line per path that could not take it."""
         note = NoVerdict.failed(reason, exit_code)
         failures = []
         for option, path in self.named().items():
-            if path not in self._pending:
+            if path not in self._pending or only not in (None, path):
                 continue
             try:
                 if exit_code == EXIT_USAGE:
@@ -129,11 +128,8 @@ class Outputs:
         """After one output: done when written; a failure report in its place when it failed."""
         if failed is None:
             self._pending.discard(path)
-            return
-        option = next((o for o, p in self.named().items() if p == path), None)
-        if option is not None and path in self._pending:
-            with suppress(Exception):  # else the "running" report stays: still no verdict there
-                write_atomic(path, _no_verdict(NoVerdict.failed(failed, 3), option))
+        else:
+            self.fail(failed, EXIT_RUNTIME, only=path)
 
 
 def check_outputs(named: dict[str, Path], run_dirs: list[Path] | None = None) -> None:

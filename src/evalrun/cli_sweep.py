@@ -58,8 +58,7 @@ def slo_given(slo: str | None) -> "SLO | None":
 
 
 def run_load(base: Path, configs: list[Path], load: str, slo: str | None, workload: str | None,
-             count: int | None, out: Path, limit: int | None, json_out: Path | None,
-             markdown: Path | None, html: Path | None = None) -> int:
+             count: int | None, out: Path, limit: int | None, outputs: Outputs) -> int:
     """The load sweep, validated first; exit 0, or 3 when an output could not be written."""
     from evalrun.evals import api
     from evalrun.evals.config import DEFAULT_COUNT, parse_load, parse_workload
@@ -69,15 +68,15 @@ def run_load(base: Path, configs: list[Path], load: str, slo: str | None, worklo
     cfgs = [api.load(p) for p in [base, *configs]]
     chosen = slo_given(slo)
     shapes = parse_workload(workload, count or DEFAULT_COUNT) if workload else None
-    outputs = Outputs(markdown=markdown, json=json_out, html=html)
     outputs.check()
     sweep = api.load_sweep(cfgs, knob, values, chosen, out=out, limit=limit, log=_log,
                            progress_factory=make_progress, workload=shapes)
     render_load_sweep(console, sweep)
     md = load_sweep_markdown(sweep)
-    jobs = [("JSON", json_out, lambda: json.dumps(json_ready(sweep.model_dump(mode="json")), indent=2,
-                                                  allow_nan=False) + "\n"),
-            ("Markdown summary", markdown, lambda: md), ("HTML report", html, lambda: load_sweep_html(sweep, chosen))]
+    jobs = [("JSON", outputs.json, lambda: json.dumps(json_ready(sweep.model_dump(mode="json")), indent=2,
+                                                      allow_nan=False) + "\n"),
+            ("Markdown summary", outputs.markdown, lambda: md),
+            ("HTML report", outputs.html, lambda: load_sweep_html(sweep, chosen))]
     failures = write_outputs(jobs, md, _log)
     for line in failures:
         err_console.print(f"[bold red]error:[/] {escape(line)}")

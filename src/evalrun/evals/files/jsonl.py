@@ -106,36 +106,24 @@ def parse(line: Line, model: type[M]) -> Parsed[M]:
         return Parsed(None, _reason(exc, line.raw))
 
 
-def line_warning(path: Path, line: Line, parsed: Parsed[Any]) -> str | None:
-    """One warning line naming the file and line number, or None when the line was read cleanly."""
-    if parsed.problem is not None:
-        return f"warning: {path}:{line.number}: unreadable line skipped ({parsed.problem}); every other line is kept"
-    if parsed.ignored_keys:
-        return (f"warning: {path}:{line.number}: unknown key(s) {', '.join(parsed.ignored_keys)} ignored "
-                "(written by a newer evalrun?); the rest of the line is read")
-    return None
-
-
 def read(path: Path, model: type[M], warn: Callable[[str], None]) -> tuple[list[tuple[Line, M]], Scan]:
     """Every readable record with its line, and the scan (for the caller to judge the tail).
     A complete last line without its newline is a record; a torn one is left to the caller."""
     found = scan(store_files.read_bytes(path) or b"")
     out: list[tuple[Line, M]] = []
-    for line in found.lines:
+    for line in [*found.lines, *([found.tail] if found.tail is not None else [])]:
         parsed = parse(line, model)
-        message = line_warning(path, line, parsed)
-        if message:
-            warn(message)
+        if parsed.record is None and line is found.tail:
+            break  # torn: the caller's to judge
+        if parsed.problem is not None:
+            warn(f"warning: {path}:{line.number}: unreadable line skipped ({parsed.problem}); every other line is kept")
+        elif parsed.ignored_keys:
+            warn(f"warning: {path}:{line.number}: unknown key(s) {', '.join(parsed.ignored_keys)} ignored "
+                 "(written by a newer evalrun?); the rest of the line is read")
         if parsed.record is not None:
             out.append((line, parsed.record))
-    if found.tail is not None:
-        parsed = parse(found.tail, model)
-        if parsed.record is not None:
-            message = line_warning(path, found.tail, parsed)
-            if message:
-                warn(message)
-            out.append((found.tail, parsed.record))
-            found.tail = None  # complete, only its newline is missing: append() supplies one
+    if out and out[-1][0] is found.tail:
+        found.tail = None  # complete, only its newline is missing: append() supplies one
     return out, found
 
 
