@@ -23,7 +23,8 @@ def key_path(parts: tuple[Any, ...] | list[Any]) -> str:
     """(a, b, 0, c) -> 'a.b[0].c'."""
     out = ""
     for part in parts:
-        out += f"[{part}]" if isinstance(part, int) and not isinstance(part, bool) else (f".{part}" if out else str(part))
+        is_index = isinstance(part, int) and not isinstance(part, bool)
+        out += f"[{part}]" if is_index else (f".{part}" if out else str(part))
     return out
 
 

@@ -123,8 +123,8 @@ STYLE = ("body{font-family:sans-serif;margin:1.5rem;max-width:1200px}table{borde
          ".charts{display:flex;flex-wrap:wrap;gap:1rem}figure{margin:0;flex:1 1 520px;max-width:680px}"
          ".meta{color:#555}")
 # (latency metric, its SLO, throughput on x): what a serving team tunes against
-PICTURES = (("tpot", "p99", "output_throughput", "output tokens/s"), ("ttft", "p99", "request_throughput", "requests/s"),
-            ("e2el", "p99", "request_throughput", "requests/s"))
+PICTURES = (("tpot", "p99", "output_throughput", "output tokens/s"),
+            ("ttft", "p99", "request_throughput", "requests/s"), ("e2el", "p99", "request_throughput", "requests/s"))
 
 
 def curves_svg(sweep: LoadSweep, slo: SLO | None) -> list[Markup]:

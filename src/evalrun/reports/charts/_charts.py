@@ -10,7 +10,10 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from evalrun.reports.charts._svg import DASHES, INK, MUTED, PALETTE, SHAPES, Frame, LegendEntry, Placer, Scale, around, axes, axis_scale, esc, finite, frame, legend, legend_rows, log_ticks, marker, nice_ticks, no_data, num, open_svg, with_zero
+from evalrun.reports.charts._svg import (
+    DASHES, INK, MUTED, PALETTE, SHAPES, Frame, LegendEntry, Placer, Scale, around, axes, axis_scale, esc, finite,
+    frame, legend, legend_rows, marker, nice_ticks, no_data, num, open_svg, with_zero,
+)
 
 MAX_STEPS = 400  # a CDF keeps at most this many steps: a 10,000-request run stays a few KB
 MAX_DESC = 20  # items spelled out in a chart's description
@@ -67,7 +70,6 @@ Plotted = tuple[ScatterPoint, "Interval | None", "Interval | None"]
 
 
 def _g(v: float) -> str:
-    """A number in a tooltip or description: three significant digits, a real minus."""
     return f"{v:.3g}".replace("-", "\u2212")
 
 
@@ -130,7 +132,6 @@ def _gate_rect(lay: _ScatterLayout) -> str:
 
 
 def _error_bar(cls: str, a: float, b: float, at: float, horizontal: bool, colour: str) -> str:
-    """A bar from a to b (pixels) at `at`, with 3 px caps."""
     if horizontal:
         d = f"M{num(a)} {num(at)}H{num(b)}M{num(a)} {num(at - 3)}v6M{num(b)} {num(at - 3)}v6"
     else:

@@ -8,11 +8,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from evalrun.evals.compare import Comparison
-from evalrun.evals.speed import SpeedTable
-from evalrun.evals.gate import STATUS_TEXT, Verdict, overall_exit_code, overall_status
+from evalrun.evals.gate import STATUS_TEXT, Verdict
 from evalrun.evals.files import write_atomic
 from evalrun.reports.text import rule_text, safe_text
-from evalrun.reports.view.model import CandidateSection, ReportView, RunInfo
+from evalrun.reports.view import comparisons_view
+from evalrun.reports.view.model import CandidateSection, ReportView
 
 
 def _properties(suite: ET.Element, section: CandidateSection, view: ReportView) -> None:
@@ -21,8 +21,8 @@ def _properties(suite: ET.Element, section: CandidateSection, view: ReportView) 
     if section.verdict is not None:
         ET.SubElement(props, "property", name="summary", value=section.verdict.summary())
     for p in section.packs:
-        figures: dict[str, float | None] = {"items": p.n, "identical_outputs": p.identical_outputs, "harmful_flips": p.harmful_flips,
-                   "harmful_items": p.harmful_items}
+        figures: dict[str, float | None] = {"items": p.n, "identical_outputs": p.identical_outputs,
+                                            "harmful_flips": p.harmful_flips, "harmful_items": p.harmful_items}
         if not p.speed_only:
             figures |= {"baseline_accuracy": p.baseline_accuracy, "candidate_accuracy": p.candidate_accuracy,
                         "delta_points": p.delta_points, "delta_ci_low_points": p.ci_low_points,
@@ -37,10 +37,7 @@ def _properties(suite: ET.Element, section: CandidateSection, view: ReportView) 
 def junit_xml(view: ReportView | list[Verdict], seconds: float = 0.0) -> str:
     """The XML of a view (or of bare verdicts: the rules and gaps, without per-pack figures)."""
     if not isinstance(view, ReportView):
-        view = ReportView(title="", created="", status=overall_status(view), exit_code=overall_exit_code(view),
-                          baseline=RunInfo("baseline", "baseline", ""), speed_table=SpeedTable(rows=[]),
-                          sections=[CandidateSection(v.candidate, Comparison("", v.candidate, [], [], []), v,
-                                                     RunInfo(v.candidate, "candidate", ""), [], []) for v in view])
+        view = comparisons_view([Comparison("", v.candidate, [], [], []) for v in view], view)
     verdicts = view.verdicts
     failures = sum(len(v.failed) for v in verdicts)
     errors = sum(len(v.unevaluated) + len(v.gaps) for v in verdicts)

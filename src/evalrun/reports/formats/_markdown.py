@@ -35,18 +35,21 @@ def render_speed_markdown(table: SpeedTable) -> list[str]:
              "| run | acceleration | load | TTFT | TTFT speedup | TPOT | TPOT speedup | "
              + ("server TTFT / TPOT (mean) | " if served else "") + "E2EL | req/s | goodput | "
              "peak memory | memory saved | KV / token | accuracy delta (95% CI) | devices |",
-             "|---|---|---|---:|---:|---:|---:|" + ("---:|" if served else "") + "---:|---:|---:|---:|---:|---:|---|---:|"]
+             "|---|---|---|---:|---:|---:|---:|" + ("---:|" if served else "")
+             + "---:|---:|---:|---:|---:|---:|---|---:|"]
     for r in table.rows:
         acc = "baseline" if r.role == "baseline" and not r.speed_only else units.accuracy_cell(r)
         lines.append(
-            f"| {md_cell(r.run)} | {md_cell(r.method)} | {units.load_cell(r)} | {units.latency_cell(r.metrics, 'ttft')} | "
+            f"| {md_cell(r.run)} | {md_cell(r.method)} | {units.load_cell(r)} | "
+            f"{units.latency_cell(r.metrics, 'ttft')} | "
             f"{md_cell(units.speedup_cell(r, 'ttft_p50'), 80)} | {units.latency_cell(r.metrics, 'tpot')} | "
             f"{md_cell(units.speedup_cell(r, 'tpot_p50'), 80)} | " + (f"{units.server_cell(r)} | " if served else "")
             + f"{units.latency_cell(r.metrics, 'e2el')} | "
             f"{units.rate(r.request_throughput, 2)} | {md_cell(units.goodput_cell(r.goodput))} | "
             f"{units.size(r.peak_memory_bytes)} | {units.memory_saved_cell(r)} | {units.size(r.kv_bytes_per_token)} | "
             f"{md_cell(acc)} | {r.devices_needed if r.devices_needed is not None else '–'} |")
-    lines += ["", md_cell(table.spread_note, 1000)] + (["", md_cell(table.server_note, 1000)] if table.server_note else [])
+    lines += ["", md_cell(table.spread_note, 1000)]
+    lines += ["", md_cell(table.server_note, 1000)] if table.server_note else []
     lines += ["", md_cell(units.definitions_note(table), 1000)]
     if table.capacity_note:
         lines += ["", md_cell(table.capacity_note, 1000)]

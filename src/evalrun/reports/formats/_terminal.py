@@ -68,8 +68,8 @@ def _pack_table(title: str, section: CandidateSection) -> Table:
     table = _table(title, columns)
     for p in section.packs:
         if p.speed_only:
-            row = [escape(p.pack), str(p.n), SPEED_ONLY, SPEED_ONLY, *["-"] * 7, str(p.errors), units.pct(p.agreement, 0),
-                   units.divergence_cell(p.first_divergence, p.identical_outputs, p.n)]
+            row = [escape(p.pack), str(p.n), SPEED_ONLY, SPEED_ONLY, *["-"] * 7, str(p.errors),
+                   units.pct(p.agreement, 0), units.divergence_cell(p.first_divergence, p.identical_outputs, p.n)]
         else:
             row = [escape(p.pack), str(p.n), units.pct(p.baseline_accuracy), units.pct(p.candidate_accuracy),
                    units.num(p.delta_points, 1, True), units.ci(p.ci_low_points, p.ci_high_points),

@@ -43,7 +43,8 @@ def _environment() -> Environment:
                        secs=units.seconds, rate=units.rate, ratio=units.ratio, dpts=units.delta_points,
                        divergence=units.divergence_cell)
     env.globals.update(flip_status=units.flip_status, speedup_cell=units.speedup_cell, latency_cell=units.latency_cell,
-                       goodput_cell=units.goodput_cell, load_cell=units.load_cell, definitions_note=units.definitions_note,
+                       goodput_cell=units.goodput_cell, load_cell=units.load_cell,
+                       definitions_note=units.definitions_note,
                        memory_saved_cell=units.memory_saved_cell, accuracy_cell=units.accuracy_cell,
                        server_cell=units.server_cell)
     return env

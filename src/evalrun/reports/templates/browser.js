@@ -1,6 +1,6 @@
 // evalrun item browser: pages through the rows embedded as JSON. Every value is
 // placed with textContent / createElement, never as markup. Layouts are
-// documented in evals/report_data.py.
+// documented in reports/view/browser.py.
 (function () {
   "use strict";
   var dataEl = document.getElementById("browser-data");

@@ -7,8 +7,8 @@ from typing import Any
 from evalrun.evals.drift import Drift, Figure, PackDrift
 from evalrun.evals.compare import Flip
 
-HEADERS = ["pack", "items", "tokens", "mean KL (95% CI)", "A/A mean KL (95% CI)", "p99 KL", "max KL", "same top-1 (95% CI)",
-           "mean Δp (95% CI)"]
+HEADERS = ["pack", "items", "tokens", "mean KL (95% CI)", "A/A mean KL (95% CI)", "p99 KL", "max KL",
+           "same top-1 (95% CI)", "mean Δp (95% CI)"]
 
 
 def kl(x: float) -> str:

@@ -1,7 +1,4 @@
-"""The item browser's data: compact rows for the page's script, and the texts it shows when a row opens.
-
-The item browser is data for a small script in the page, kept compact so that
-10,000 items x 3 candidates stay a few MB:
+"""The item browser's data (docs/html-report.md), compact so that 10,000 items x 3 candidates stay a few MB:
 
 - `BrowserData.items[i]` = [id, pack index].
 - `BrowserData.rows[r]` = [item index, field index, gold (normalised),
@@ -13,17 +10,14 @@ The item browser is data for a small script in the page, kept compact so that
   value start, value end, ...] (UTF-16 offsets, as the page's strings count)
   with tag 1 replace, 2 insert, 3 delete (`evals.compare.diffs.opcodes`), or 0.
 - What a row shows only when expanded is gzipped and base64-encoded in
-  `ReportData.texts_blob`: JSON {"texts": [unique strings], "details": [per
+  `ReportView.texts_blob`: JSON {"texts": [unique strings], "details": [per
   item: head text index, tail text index, baseline output text index,
   [candidate output text index per candidate], info line, highlights,
   characters cut from the head, text index of a JSON object {field: gold as
-  written} or -1, the per-token KL strip (reports/view/strip.py) or -1]}. A prompt is stored as its head (up to its last blank
-  line: the document, shared by items that ask about it) and its tail (the
-  question). Highlights are [start, end, field index; -1 the needle, -2 a
-  distractor] in the head. Text index -1 is "none". The page inflates the blob
-  with the browser's own DecompressionStream when a row is first expanded.
-  When it would not fit `max_text_bytes`, long documents are cut to windows
-  around their highlights and say how much was left out.
+  written} or -1, the per-token KL strip (strip.py) or -1]}. A prompt is stored
+  as its head (up to its last blank line: the document, shared by items that
+  ask about it) and its tail (the question). Highlights are [start, end, field
+  index; -1 the needle, -2 a distractor] in the head. Text index -1 is "none".
 """
 
 from __future__ import annotations
