@@ -41,7 +41,8 @@ def _lerp(stops: list[str], t: float) -> str:
     return "#" + "".join(f"{round(x + (y - x) * f):02x}" for x, y in zip(a, b))
 
 
-def _ink(fill: str) -> str:
+def ink(fill: str) -> str:
+    """Black or white, whichever reads on `fill`."""
     r, g, b = (v / 255 for v in _hex(fill))
     lum = 0.2126 * r ** 2.2 + 0.7152 * g ** 2.2 + 0.0722 * b ** 2.2
     return "#000000" if lum > 0.2 else "#ffffff"
@@ -59,11 +60,6 @@ def kl_fill(kl: float) -> str:
     if not kl > KL_LOW:
         return KL_STOPS[0]
     return _lerp(KL_STOPS, math.log10(kl / KL_LOW) / math.log10(KL_HIGH / KL_LOW))
-
-
-def ink(fill: str) -> str:
-    """Black or white, whichever reads on `fill`."""
-    return _ink(fill)
 
 
 def item_length(item: ScoredItem) -> int | None:
@@ -92,23 +88,23 @@ def _length_label(n: int, exact: bool) -> str:
     return f"{n // 1024}k" if n >= 1024 and n % 1024 == 0 else str(n)
 
 
-def _accuracy_map(kind: str, run: str, idx: int, grid: dict[tuple[str, str], list[int]], row_labels: list[str],
-                  col_labels: list[str]) -> Heatmap:
+Grid = dict[tuple[str, str], list[int]]  # (row, column) -> [fields, baseline correct, candidate correct]
+
+
+def _cells(grid: Grid, rows: list[str], cols: list[str],
+           cell: Callable[[str, str, list[int]], HeatCell]) -> list[list[HeatCell | None]]:
+    return [[cell(r, col, grid[(r, col)]) if grid.get((r, col)) else None for col in cols] for r in rows]
+
+
+def _accuracy_map(kind: str, run: str, idx: int, grid: Grid, row_labels: list[str], col_labels: list[str]) -> Heatmap:
     """One run's accuracy per cell (`idx` 1: the baseline's count, 2: the candidate's)."""
-    rows: list[list[HeatCell | None]] = []
-    for r in row_labels:
-        row: list[HeatCell | None] = []
-        for col in col_labels:
-            g = grid.get((r, col))
-            if not g:
-                row.append(None)
-                continue
-            acc = g[idx] / g[0]
-            fill = accuracy_fill(acc)
-            row.append(HeatCell(n=g[0], value=acc, label=f"{100 * acc:.0f}",
-                                tooltip=f"{run}: length {col}, depth {r}: {g[idx]}/{g[0]} correct ({100 * acc:.1f}%)",
-                                fill=fill, ink=_ink(fill)))
-        rows.append(row)
+    def cell(r: str, col: str, g: list[int]) -> HeatCell:
+        acc = g[idx] / g[0]
+        fill = accuracy_fill(acc)
+        return HeatCell(n=g[0], value=acc, label=f"{100 * acc:.0f}", fill=fill, ink=ink(fill),
+                        tooltip=f"{run}: length {col}, depth {r}: {g[idx]}/{g[0]} correct ({100 * acc:.1f}%)")
+
+    rows = _cells(grid, row_labels, col_labels, cell)
     legend = [(f"{p}%", accuracy_fill(p / 100)) for p in (0, 25, 50, 75, 100)]
     return Heatmap(title=f"{run}: accuracy %", kind=kind, rows=row_labels, cols=col_labels, cells=rows,
                    legend=legend)
@@ -187,28 +183,21 @@ def heatmaps(pack: str, base: list[ScoredItem], cand: list[ScoredItem], cand_nam
     row_labels, col_labels = lay.rows, lay.cols
     cells = [(length, depth, b.fields[name].outcome in CORRECT_OUTCOMES, candidate_outcome(c, name) in CORRECT_OUTCOMES)
              for b, name, length, depth, c in paired_slices(pack, base, cand)]
-    grid: dict[tuple[str, str], list[int]] = {}
+    grid: Grid = {}
     for length, depth, b_ok, c_ok in cells:
         g = grid.setdefault(lay.cell(length, depth), [0, 0, 0])
         g[0] += 1
         g[1] += b_ok
         g[2] += c_ok
 
-    diff_rows: list[list[HeatCell | None]] = []
-    for r in row_labels:
-        row: list[HeatCell | None] = []
-        for col in col_labels:
-            counts = grid.get((r, col))
-            if not counts:
-                row.append(None)
-                continue
-            d = 100.0 * (counts[2] - counts[1]) / counts[0]
-            fill = difference_fill(d)
-            row.append(HeatCell(n=counts[0], value=d, label=f"{d:+.0f}" if round(d) else "0",
-                                tooltip=f"{cand_name} − {base_name}: length {col}, depth {r}: {d:+.1f} points "
-                                        f"({counts[2]}/{counts[0]} vs {counts[1]}/{counts[0]} correct)",
-                                fill=fill, ink=_ink(fill)))
-        diff_rows.append(row)
+    def diff_cell(r: str, col: str, counts: list[int]) -> HeatCell:
+        d = 100.0 * (counts[2] - counts[1]) / counts[0]
+        fill = difference_fill(d)
+        return HeatCell(n=counts[0], value=d, label=f"{d:+.0f}" if round(d) else "0", fill=fill, ink=ink(fill),
+                        tooltip=f"{cand_name} − {base_name}: length {col}, depth {r}: {d:+.1f} points "
+                                f"({counts[2]}/{counts[0]} vs {counts[1]}/{counts[0]} correct)")
+
+    diff_rows = _cells(grid, row_labels, col_labels, diff_cell)
     s = DIFF_SATURATION_POINTS
     legend = [(f"{p:+.0f}" if p else "0", difference_fill(p)) for p in (-s, -s / 2, 0, s / 2, s)]
     diff = Heatmap(title=f"{cand_name} − {base_name}: points (orange: loss, blue: gain)", kind="difference",
