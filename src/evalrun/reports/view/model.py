@@ -227,9 +227,5 @@ class ReportView:
         return self.speed_table.rows
 
     @property
-    def speed_spread_note(self) -> str:
-        return self.speed_table.spread_note
-
-    @property
     def capacity_note(self) -> str | None:
         return self.speed_table.capacity_note
