@@ -1,15 +1,6 @@
-"""Stored runs as pandas DataFrames, for notebooks and for `evalrun export`.
-
-Read through the same path as `evalrun report` (evals.results.load_stored: fail
-closed, never written to), scored by the same scorer (`api.score`), timed by
-the one definition of TTFT/TPOT/E2EL (evals.timing.latency) and, with a baseline,
-flipped by the same pairing as the gate (evals.compare.pair). Nothing here
-decides anything: it lays out what the other stages computed.
-
-The columns and their dtypes are fixed here, once (SAMPLE_COLUMNS,
-FIELD_COLUMNS); the table in docs/dataframes.md and the tests read the same mappings. Every
-dtype is a pandas nullable one, so an all-missing column keeps its type.
-"""
+"""Stored runs as pandas DataFrames, for notebooks and `evalrun export` (docs/dataframes.md). Runs are read,
+scored, timed and paired by the same code as `report` and the gate: nothing here decides anything. The
+columns and their nullable dtypes are fixed once (SAMPLE_COLUMNS, FIELD_COLUMNS), for the docs and tests too."""
 
 from __future__ import annotations
 
@@ -54,7 +45,6 @@ COLUMNS: dict[Table, dict[str, str]] = {"samples": SAMPLE_COLUMNS, "fields": FIE
 
 
 def _frame(columns: dict[str, list[Any]], dtypes: dict[str, str]) -> "pd.DataFrame":
-    """One DataFrame from whole columns (never row by row), in the documented order and dtypes."""
     import pandas as pd
 
     data: dict[str, Any] = {}
@@ -68,8 +58,7 @@ def _frame(columns: dict[str, list[Any]], dtypes: dict[str, str]) -> "pd.DataFra
 
 
 def _unencodable(columns: dict[str, list[Any]], name: str) -> str:
-    """Which stored text a table cannot hold: the store keeps any Unicode (a lone surrogate
-    included), pandas' and Parquet's strings are UTF-8. Said, never replaced."""
+    """The store keeps any Unicode (a lone surrogate too), a table's strings are UTF-8: said, never replaced."""
     row = next(i for i, v in enumerate(columns[name]) if isinstance(v, str) and not v.isascii()
                and _not_utf8(v))
     return (f"{columns['run'][row]}: item {columns['item'][row]!r}: its {name} holds a lone surrogate, which a "
@@ -89,7 +78,6 @@ def _run_facts(run: RunResult | StoredRows) -> dict[str, str]:
 
 
 def _add_run(cols: dict[str, list[Any]], facts: dict[str, str], pack: str, item: str, n: int) -> None:
-    """The run and item columns, `n` times (once per sample, once per field)."""
     for name, value in (*facts.items(), ("pack", pack), ("item", item)):
         cols[name].extend([value] * n)
 
@@ -101,16 +89,10 @@ def _add_timing(cols: dict[str, list[Any]], gen: Generation, n: int) -> None:
     cols["error"].extend([gen.error] * n)
 
 
-def _load(run_dirs: RunDirs, trust_edited_items: bool, log: Callable[[str], None] | None) -> list[RunResult]:
-    return [load_stored(d, trust_edited_items, log) for d in run_dirs]
-
-
 def samples_df(run_dirs: RunDirs, trust_edited_items: bool = False,
                log: Callable[[str], None] | None = print) -> "pd.DataFrame":
-    """One row per stored generation of each run, in the run's item order (an item not yet
-    generated has no row). Nothing is scored: scoring is most of the cost of a table of
-    generations, and per-field outcomes are `fields_df`'s (an item is right when all its
-    fields are: `fields_df(...).groupby(["run", "item"]).correct.all()`)."""
+    """One row per stored generation, in item order; unscored, since scoring is most of a table's cost
+    (docs/dataframes.md)."""
     cols: dict[str, list[Any]] = {name: [] for name in SAMPLE_COLUMNS}
     for run in [load_rows(d, trust_edited_items, log) for d in run_dirs]:
         facts = _run_facts(run)
@@ -129,8 +111,7 @@ def samples_df(run_dirs: RunDirs, trust_edited_items: bool = False,
 
 
 def _flips(base: list[ScoredItem], scored: list[ScoredItem], names: tuple[str, str]) -> dict[tuple[str, str], str]:
-    """(item, field) -> "harmful" | "helpful" | "" for every field paired with the baseline
-    (unpaired fields are absent: their flip is NA), by the gate's own pairing."""
+    """(item, field) -> "harmful" | "helpful" | "" for every paired field (unpaired ones absent: NA)."""
     comparison = pair(base, scored, *names, n_resamples=1)  # its flips only: no interval is read here
     out = dict.fromkeys(_paired_keys(base, scored), "")
     out |= {f.key: "harmful" for f in comparison.harmful}
@@ -146,11 +127,9 @@ def _paired_keys(base: list[ScoredItem], scored: list[ScoredItem]) -> list[tuple
 
 def fields_df(run_dirs: RunDirs, baseline: str | Path | None = None, trust_edited_items: bool = False,
               log: Callable[[str], None] | None = print) -> "pd.DataFrame":
-    """One row per stored generation and asked field. With `baseline` (a run directory, which
-    may also be among `run_dirs`), `flip` says how each field moved against it, exactly as the
-    gate pairs runs: `df[df.flip == "harmful"]` is the comparison's harmful flips; a field the
-    baseline did not answer is NA. Without a baseline `flip` is all NA."""
-    runs = _load(run_dirs, trust_edited_items, log)
+    """One row per stored generation and asked field; with `baseline` (which may be among `run_dirs`), `flip`
+    is how each field moved against it, as the gate pairs runs (docs/dataframes.md)."""
+    runs = [load_stored(d, trust_edited_items, log) for d in run_dirs]
     base = None
     if baseline is not None:  # the baseline among the runs is read and scored once
         target = Path(baseline).resolve()
@@ -175,10 +154,8 @@ def fields_df(run_dirs: RunDirs, baseline: str | Path | None = None, trust_edite
 
 
 def frame_bytes(df: "pd.DataFrame", fmt: Format) -> bytes:
-    """The file a DataFrame exports to. Parquet keeps every dtype and tells NA from "";
-    CSV (UTF-8, every text cell quoted, `\\n` between rows) cannot: an empty cell is both.
-    Cells are written as they are, a leading `=`, `+`, `-` or `@` included (no quote
-    prefixed): the export is the data, byte for byte, not a spreadsheet."""
+    """Parquet keeps every dtype and tells NA from ""; CSV cannot. Cells are written as stored, a leading `=`
+    included (no quote prefixed): the export is the data, byte for byte, not a spreadsheet."""
     if fmt == "parquet":
         buf = io.BytesIO()
         df.to_parquet(buf, engine="pyarrow", index=False)

@@ -1,9 +1,5 @@
-"""Loading and validating configuration YAML.
-
-Every way a config can be wrong ends in one ConfigError that names the file,
-the key path and what is allowed, so the CLI can print one line and exit 2
-instead of a traceback.
-"""
+"""Loading and validating configuration YAML: every way a config can be wrong is one ConfigError naming the
+file, the key path and what is allowed, so the CLI prints one line and exits 2."""
 
 from __future__ import annotations
 
@@ -13,12 +9,10 @@ from typing import Annotated, Any, Callable, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-# ConfigError and validation_error live in config_errors (the gate raises them too); they
-# stay importable from here, where every caller has always found them.
 from evalrun.contract.generation import GenerationSettings
 from evalrun.evals.files import (
-    ConfigError as ConfigError, MAX_EXTENDS_DEPTH, YamlProblem, check_finite, merge, merge_origins, origin_file,
-    origins_of, read_yaml as _read_yaml, validation_error as validation_error,
+    ConfigError, MAX_EXTENDS_DEPTH, YamlProblem, check_finite, merge, merge_origins, origin_file, origins_of,
+    read_yaml as _read_yaml, validation_error,
 )
 from evalrun.evals.timing import ConfiguredSLO
 from evalrun.evals.gate import GateConfig, load_gate
@@ -49,12 +43,9 @@ class TaskRef(_Strict):
 
 
 class RunConfig(_Strict):
-    """One serving configuration: model, runner, decoding and tasks; what the runner reads is in the
-    runner's own settings, so a loaded config is one of the two below (`AnyRunConfig`).
-
-    With `runner: openai`, `model` is the name the server serves, `openai:` says how to reach it
-    and `engine:` records the flags it was started with; a key only the hf runner reads (device,
-    dtype, batch_size, acceleration, ...) is a config error there (runners/runner_settings.py)."""
+    """One serving configuration: model, runner, decoding and tasks. What the runner reads is in its own
+    settings, so a loaded config is one of the two below (`AnyRunConfig`); a key only the other runner
+    reads is a config error (runners/runner_settings.py)."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, allow_inf_nan=False)
 
@@ -62,19 +53,16 @@ class RunConfig(_Strict):
     model: str = "smollm2-135m"
     runner: Literal["hf", "openai"] = "hf"
     generation: GenerationSettings = Field(default_factory=GenerationSettings)
-    # top-k of each generated token's distribution stored beside the run (evals/store/dists.py), for
-    # teacher-forced drift: the hf runner's static batches, a served engine's answers (at most 20);
-    # 0 stores none. Changes no output: not in the key
+    # top-k of each token's distribution stored beside the run for teacher-forced drift (docs/drift.md;
+    # a served engine gives at most 20); 0 stores none. Changes no output: not in the key
     logprobs: int = Field(default=20, ge=0, le=1024)
     tasks: list[TaskRef]
     # rules this config is gated by when it is a candidate; never part of the cache key
     gate: GateConfig | None = None
     # the SLOs goodput counts against ({ttft: 500ms, tpot: 50ms, e2el: 10s}; a bare number is ms); not in the key
     slo: ConfiguredSLO = None
-    # how a comparison times this candidate against the baseline: "interleaved" re-times a sample of
-    # batches of both alternately in one process (A B, then B A), so a machine whose load changes between
-    # the runs cannot bias the speedup; "sequential" uses each run's own timings; "auto": interleaved
-    # when the gate has speed rules
+    # "interleaved" re-times batches of both runs alternately (A B, then B A), so a machine whose load
+    # changes between the runs cannot bias the speedup; "auto": interleaved when the gate has speed rules
     timing: Literal["auto", "sequential", "interleaved"] = "auto"
     timing_batches: int = Field(default=8, ge=2, le=10_000, description="batches per side re-timed when interleaved")
     source: str = ""
@@ -119,17 +107,12 @@ _BY_RUNNER: dict[str, type[HFRunConfig] | type[OpenAIRunConfig]] = {"hf": HFRunC
 _TOP_KEYS = (set(HFRunConfig.model_fields) | set(OpenAIRunConfig.model_fields)) - {"source"} | {"extends"}
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """Deep-merge mappings; lists and scalars in `over` replace those in `base`."""
-    return merge(base, over)
-
-
 Origins = dict[tuple[Any, ...], Path]
 
 
 def _extends_chain(path: Path) -> list[tuple[Path, dict[str, Any]]]:
-    """[(file, its own keys)] from `path` up to the root of its extends chain, read
-    iteratively; each file's top-level keys are checked here so a typo names its file."""
+    """[(file, its own keys)] from `path` up the extends chain; top-level keys are checked here so a typo
+    names its file."""
     chain: list[tuple[Path, dict[str, Any]]] = []
     current = path.resolve()
     while True:
@@ -224,8 +207,7 @@ def _check_finite(data: Any, file: Path, prefix: tuple[Any, ...] = ()) -> None:
 
 
 def _check_validated_finite(config: RunConfig, file: Path) -> None:
-    """Backstop for models that read a string ("inf", "nan") as a float: nothing non-finite
-    reaches the manifest, whichever model let it through."""
+    """Backstop for models that read a string ("inf", "nan") as a float: nothing non-finite reaches the manifest."""
     dumped = config.model_dump(mode="python", exclude={"tasks"})
     _check_finite(dumped, file)
     for i, task in enumerate(config.tasks):
@@ -233,8 +215,7 @@ def _check_validated_finite(config: RunConfig, file: Path) -> None:
 
 
 def parse_config(data: dict[str, Any], file: Path | str = "<config>", origins: Origins | None = None) -> AnyRunConfig:
-    """Validate an already-merged mapping into a RunConfig. With `origins` (from an
-    extends chain) an error names the file that wrote the offending key."""
+    """A merged mapping validated; with `origins` an error names the file that wrote the offending key."""
     file = Path(file)
     try:
         return _parse_config(data, file, origins or {})
@@ -301,8 +282,7 @@ def load_config_variant(path: str | Path, overrides: dict[str, Any], name: str) 
 
 def ray_variant(config: RunConfig, address: str | None) -> tuple[RunConfig, str | None]:
     """`--ray [ADDRESS]` applied to one config: (the config, why it stays in process, or None).
-    Served engines scale themselves and continuous batching runs in process only; both keep
-    their executor and say so. `address` None keeps the config's own `ray.address`."""
+    `address` None keeps the config's own `ray.address`."""
     if not isinstance(config, HFRunConfig):
         return config, "runner: openai: the server scales itself"
     if config.batching.mode == "continuous":

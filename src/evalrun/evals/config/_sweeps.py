@@ -1,9 +1,6 @@
-"""Sweeps over a knob, two kinds. An accuracy sweep (`sweep_points`): one candidate per value of a knob,
-compared with the base config, and a knob-vs-accuracy table, the way KV-compression papers plot score against
-compression ratio. A load sweep: the knob it turns (`batch_size` for the hf runner, `concurrency` or
-`request_rate` for the openai runner), its values, the workload every point runs and the config of one point.
-Everything here is checked before any model is loaded, so a knob that does not apply to a config is one
-ConfigError naming the file and the key."""
+"""Sweeps over a knob: an accuracy sweep (`sweep_points`, one candidate per value of a config key) and a load
+sweep's knob, values, workload and per-point config. All checked before any model loads, so a knob that does
+not apply is one ConfigError naming the file and the key."""
 
 from __future__ import annotations
 

@@ -1,19 +1,6 @@
-"""What is known before a run: a dry run (`evalrun check`) and the items a pack needs (`evalrun plan`).
-
-The check works from a `PreparedRun` (items built with the tokenizer, no
-weights loaded) and the run store: per pack the item count, the prompt's tokens
-as the model would read them (chat template applied) against the room the
-context leaves, the fields by type; the run directory and how much of it is
-stored; and the expected generation time (evals.speed).
-
-The plan says how many items a pack needs before its harmful-flip rules can catch a
-given flip rate, measured from a stored baseline run. The stored baseline says how
-many fields per item its flip rules watch and how many of those it gets right (and,
-with replicates stored beside it, how many are stable and what its A/A rate is); the
-gate's exact power (evals.stats) then says
-how many items like these detect `rate` with probability `power`, and the
-baseline's own measured seconds per item, per pack, what generating them costs.
-"""
+"""What is known before a run: a dry run (`evalrun check`, from a PreparedRun: no weights loaded) and the items
+a pack needs (`evalrun plan`: the gate's exact power over the fields a stored baseline gets right and stable,
+costed at its measured seconds per item; docs/gate.md, 'Measuring the noise and the power')."""
 
 from __future__ import annotations
 
@@ -48,7 +35,7 @@ class PackCheck:
     decoys: int  # fields whose gold is absent from the document
 
     def fields_text(self) -> str:
-        """'amount 12, date 12, id 12; 3 decoys' (types alphabetical)."""
+        """'amount 12, date 12, id 12; 3 decoys'"""
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.fields.items())) or "no scored fields"
         return kinds + (f"; {self.decoys} decoy{'s' if self.decoys != 1 else ''}" if self.decoys else "")
 

@@ -1,14 +1,8 @@
-"""Stopping a candidate once its FAIL is decided.
-
-The baseline (and its replicates) are complete before a candidate starts, so every
-harmful-flip rule's final scope is known in advance: n, the gated fields of the
-candidate's items. A rule's FAIL is decided when the flips seen so far fail it even
-if every field still to come were right: the flip count only grows, and more
-fields without a flip only raise the p-value, so the full run cannot pass it.
-A PASS is never decided early. Flips a re-ask has refuted (`confirm`) do not count;
-flips not re-asked yet count provisionally, and are confirmed before the stop holds
-(evals.api).
-"""
+"""Stopping a candidate once its FAIL is decided (docs/gate.md, 'Noise, confirmation, power and early stop').
+The baseline is complete first, so each flip rule's final scope n is known; the flips seen so far fail it even
+if every field still to come were right, since the flip count only grows and flipless fields only raise the
+p-value. Refuted flips do not count; flips not re-asked yet count provisionally, confirmed before the stop
+holds."""
 
 from __future__ import annotations
 

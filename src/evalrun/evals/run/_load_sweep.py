@@ -1,16 +1,7 @@
-"""Load sweeps: each config run at each value of a load knob (hf `batch_size`, openai
-`concurrency` or `request_rate`), giving its throughput-latency curve and the best setting
-under an SLO. An acceleration moves the best batch size, so a team re-tunes it with this.
-
-Every figure is evals.timing.latency's (vLLM `bench serve` definitions). The best point is the
-one with the most good requests per second when an SLO is given (a point where no request
-meets it is never best), else the one with the highest request throughput; ties go to the
-lower load. Every point is timed fresh in a store directory of its own
-(`<out>/load/<knob>-<value>/`): the openai run key ignores concurrency and request rate
-(they change no output), and samples timed at another load would be another curve. A run
-an earlier sweep left there is moved aside, never deleted. Each config first answers one
-short untimed request (`warmup`), so its first point does not carry one-time costs.
-"""
+"""Load sweeps: each config at each value of a load knob, its throughput-latency curve and the best setting
+under an SLO (docs/speed.md, 'Load sweeps'). Every point is timed fresh in a directory of its own: the openai
+run key ignores concurrency and request rate (they change no output), and samples timed at another load would
+be another curve."""
 
 from __future__ import annotations
 
@@ -207,12 +198,8 @@ def load_sweep(configs: list[RunConfig], knob: str, values: list[Number], slo: S
                out: str | Path = "runs", limit: int | None = None, log: Callable[[str], None] = print,
                progress_factory: Callable[[], Progress] | None = None, workload: Workload | None = None,
                warmup: bool = True) -> LoadSweep:
-    """Run every config at every knob value (ascending) and return the curves.
-
-    `slo` applies to every config; without it a config's own `slo:` section is used where
-    RunConfig has one. `workload` replaces every config's tasks with the latency pack. Every
-    config and value is validated (ConfigError) and every point prepared before anything runs;
-    a run that fails raises RunFailed."""
+    """Every config at every knob value (ascending); `slo` overrides each config's own `slo:`. Every point is
+    validated and prepared before anything runs."""
     values = sorted(values)
     if not configs or not values:
         raise ConfigError("a load sweep needs at least one config and one knob value", path="--load")

@@ -1,8 +1,5 @@
-"""What a run's manifest.json says about it: the config, the model, versions, speed, sessions.
-
-Kept apart from `execute` so the generation loop stays readable; everything
-here is built from the prepared run and what the runner reports.
-"""
+"""What a run's manifest.json says about it (the config, the model, versions, speed, sessions), built from the
+prepared run and what the runner reports."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""Peak memory of one run: CUDA's max allocated bytes, or the process's peak RSS on CPU.
-
-Baseline and candidates usually run in one process, so a lifetime peak would
-make every later run look at least as large as the one before. The peak is
-therefore reset when a run starts: `torch.cuda.reset_peak_memory_stats` on
-CUDA; on Linux, writing 5 to /proc/self/clear_refs resets the RSS high-water
-mark (VmHWM) to the current RSS. Where that is not possible the lifetime peak
-is reported and marked so (`scope: process`), and reports make no
-memory-saved claim from it.
-"""
+"""Peak memory of one run: CUDA's max allocated bytes, or the process's peak RSS on CPU. Runs share a
+process, so the peak is reset when a run starts (on Linux, writing 5 to /proc/self/clear_refs resets VmHWM);
+where it cannot be, the lifetime peak is marked `scope: process` and no memory-saved claim is made from it."""
 
 from __future__ import annotations
 

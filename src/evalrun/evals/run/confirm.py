@@ -1,17 +1,6 @@
-"""Generating the runs of a comparison, and confirming harmful flips by asking the candidate again (the gate's
-`confirm: N`). A stored run is set aside for --fresh; a candidate stops once its FAIL is decided, its flipped
-items are re-asked, and a stop that the re-asks undo is resumed, so a stopped run always stands on confirmed
-flips.
-
-Only the flipped items are re-asked, so the cost is proportional to the flips,
-not to the pack. Each attempt runs in another batch composition: the first at
-batch size 1, the others in shuffled batches of the flipped items at the run's
-batch size. A flip counts when it reproduces in the majority of the N re-asks
-(evals.compare.Flip.confirmed); a noise flip, which depends on its neighbours in
-the batch, rarely does. Re-asks are stored in the candidate's run directory
-(`confirmations.jsonl`, apart from its samples, which they never replace) and
-reused by the next compare or report.
-"""
+"""Generating a comparison's runs, and confirming harmful flips by re-asking the flipped items (the gate's
+`confirm: N`; docs/gate.md). Each re-ask runs in another batch composition, so a noise flip, which depends on
+its neighbours in the batch, rarely reproduces in the majority; a stop that the re-asks undo is resumed."""
 
 from __future__ import annotations
 
