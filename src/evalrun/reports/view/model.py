@@ -155,22 +155,6 @@ class CandidateSection:
     def status(self) -> str:
         return self.verdict.status if self.verdict else "pass"
 
-    @property
-    def harmful_total(self) -> int:
-        return len(self.comparison.harmful)
-
-    @property
-    def helpful_total(self) -> int:
-        return len(self.comparison.helpful)
-
-    @property
-    def missing_in_candidate(self) -> int:
-        return len(self.comparison.missing_in_candidate)
-
-    @property
-    def missing_in_baseline(self) -> int:
-        return len(self.comparison.missing_in_baseline)
-
 
 @dataclass
 class BrowserData:
