@@ -143,19 +143,16 @@ class ItemMeta(BaseModel):
         data = handler(self)
         return {k: v for k, v in data.items() if k in self.model_fields_set}
 
-    def _keys(self) -> set[str]:
-        return set(self.model_fields_set)
-
     def get(self, key: str, default: Any = None) -> Any:
-        return getattr(self, key) if key in self._keys() else default
+        return getattr(self, key) if key in self.model_fields_set else default
 
     def __getitem__(self, key: str) -> Any:
-        if key not in self._keys():
+        if key not in self.model_fields_set:
             raise KeyError(key)
         return getattr(self, key)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._keys()
+        return key in self.model_fields_set
 
 
 class Item(BaseModel):
