@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from evalrun.evals.config._config import (
-    RunConfig, load_config, load_config_variant, parse_config, ray_variant,
+    HFRunConfig, OpenAIRunConfig, RunConfig, load_config, load_config_variant, parse_config, ray_variant,
 )
 from evalrun.evals.config._sweeps import (
     DEFAULT_COUNT, Number, SweepPoint, Workload, check_knob, config_slo, parse_load, parse_set, parse_workload,
     point_config, sweep_points, value_label, with_workload,
 )
-from evalrun.evals.config._config import OpenAIRunConfig
-from evalrun.evals.config._config import HFRunConfig
 
 __all__ = [
     "DEFAULT_COUNT", "HFRunConfig", "Number", "OpenAIRunConfig", "RunConfig", "SweepPoint", "Workload",

@@ -1,6 +1,5 @@
-"""Turning a config into a stored run: build items, find or resume the run
-directory, generate only what is missing, record what the run did.
-"""
+"""Turning a config into a stored run: build items, find or resume the run directory, generate only what is
+missing, record what the run did."""
 
 from __future__ import annotations
 
@@ -167,9 +166,8 @@ def set_aside(run_dir: Path) -> Path | None:
 
 
 def _stored_manifest(store: RunStore, label: str, log: Callable[[str], None]) -> tuple[RunManifest, str | None]:
-    """The stored manifest, or why it must be rebuilt: samples without a readable manifest are
-    never reused half-known. An unreadable one (or one that does not fit the schema) is kept
-    beside the run, not deleted."""
+    """The stored manifest, or why it must be rebuilt: samples are never reused half-known. An unreadable one
+    is kept beside the run, not deleted."""
     try:
         manifest = manifest_model(store.read_manifest(), store.manifest_path)
     except StoreLink:
@@ -187,10 +185,8 @@ def _stored_manifest(store: RunStore, label: str, log: Callable[[str], None]) ->
 
 
 def check_stored_items(store: RunStore, items: list[Item]) -> None:
-    """Stored items must be the ones the config builds: scoring a mix of edited and built gold
-    would mean nothing (ConfigError naming items.jsonl). Compared in the current Item form:
-    a line stored before items had context/question/answer_format is upgraded on reading
-    (Item._legacy) to exactly what the packs build now, so such a run is reused, not refused."""
+    """Stored items must be the ones the config builds: a mix of edited and built gold means nothing. Compared
+    in the current Item form (older lines are upgraded on reading, Item._legacy), so an older run is reused."""
     stored = {it.id: it for it in store.read_items()}
     for item in items:
         old = stored.get(item.id)
@@ -206,11 +202,8 @@ def check_stored_items(store: RunStore, items: list[Item]) -> None:
 
 def execute(prepared: PreparedRun, progress: Progress | None = None, log: Callable[[str], None] = print,
             watch: EarlyStop | None = None) -> RunResult:
-    """Generate whatever the run directory does not hold yet, then record the manifest.
-
-    The run's lock is held throughout, so concurrent processes on one run wait for each
-    other and each item is generated once; a waiter re-reads what is stored first. With
-    `watch`, generation stops (status "stopped") as soon as the candidate's FAIL is decided."""
+    """Generate whatever the run directory does not hold yet, then record the manifest. The lock is held
+    throughout, so each item is generated once; with `watch`, generation stops once the FAIL is decided."""
     store = RunStore(prepared.dir, log=log)
     with run_lock(prepared.dir, log, prepared.label) as waited:
         result = _execute_locked(prepared, store, progress, log, waited, watch)
@@ -303,10 +296,9 @@ def _failed_session(prepared: PreparedRun, store: RunStore, manifest: RunManifes
 
 
 def _request(prepared: PreparedRun, items: list[Item]) -> RunRequest:
-    """The run's request for `items`: per-token distributions stored with the samples, and the forced record of
-    each answer equal to a watched baseline's (compare --drift)."""
-    request = prepared.request(items, **teacher_force.watch_of(prepared.dir))
-    with_sink: RunRequest = dists_store.attach(request, prepared.dir)
+    """With the distributions' sink and the forced record of answers equal to a watched baseline's (--drift)."""
+    with_sink: RunRequest = dists_store.attach(prepared.request(items, **teacher_force.watch_of(prepared.dir)),
+                                               prepared.dir)
     return with_sink
 
 
@@ -330,10 +322,10 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
 
     runner = prepared.runner
     if recreated:
-        manifest = manifest.merged({"manifest_recreated": {"at": rm.now(), "reason": recreated,
-                                                           "note": "earlier sessions, effects and load times are unknown"}})
-    manifest = manifest.merged(rm.describe(prepared, manifest) | {"status": "running", "created": manifest.created or rm.now(),
-                                                        "updated": rm.now(), "items_sha256": items_hash})
+        manifest = manifest.merged({"manifest_recreated": {
+            "at": rm.now(), "reason": recreated, "note": "earlier sessions, effects and load times are unknown"}})
+    manifest = manifest.merged(rm.describe(prepared, manifest) | {
+        "status": "running", "created": manifest.created or rm.now(), "updated": rm.now(), "items_sha256": items_hash})
     store.write_manifest(manifest)
 
     emit = _Emitter(store, done, progress, watch)
@@ -350,8 +342,9 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
         failure = _failed_session(prepared, store, manifest.with_session(
             rm.session_entry(started_at, emit.generated, emit.errors, time.perf_counter() - started, waited, "failed",
                              speed_load.measured(load_at_start, speed_load.snapshot())),
-            rm.runner_extras(runner, manifest.server) | {"status": "failed", "failure": scrub_known(f"{type(exc).__name__}: {exc}"),
-                                        "updated": rm.now()}), exc, sum(1 for k in wanted if k in done), emit.generated)
+            rm.runner_extras(runner, manifest.server) | {
+                "status": "failed", "failure": scrub_known(f"{type(exc).__name__}: {exc}"), "updated": rm.now()}),
+            exc, sum(1 for k in wanted if k in done), emit.generated)
         if failure is exc:
             raise
         raise failure from exc

@@ -93,24 +93,18 @@ def apply(comparison: Comparison, reasks: dict[str, list[Reask]], items: list[It
         return
     by_id = {it.id: it for it in items}
     scored: dict[str, list[ScoredItem]] = {}
+    for item_id in {f.item_id for f in comparison.harmful} | {i for pc in comparison.packs for i in pc.item_ids}:
+        tries = [r for r in reasks.get(item_id, []) if r.attempt <= attempts]
+        if item_id in by_id and tries:
+            scored[item_id] = [score_item(by_id[item_id], r.generation) for r in tries]
     for flip in comparison.harmful:
-        item = by_id.get(flip.item_id)
-        tries = [r for r in reasks.get(flip.item_id, []) if r.attempt <= attempts]
-        if item is None or not tries:
-            continue
-        if flip.item_id not in scored:
-            scored[flip.item_id] = [score_item(item, r.generation) for r in tries]
-        flip.confirmations = (sum(not s.field_right(flip.field) for s in scored[flip.item_id]), len(tries))
+        if flip.item_id in scored:
+            asked = scored[flip.item_id]
+            flip.confirmations = (sum(not s.field_right(flip.field) for s in asked), len(asked))
     for pc in comparison.packs:
-        for item_id in pc.item_ids:
-            item = by_id.get(item_id)
-            tries = [r for r in reasks.get(item_id, []) if r.attempt <= attempts]
-            if item is None or not tries:
-                continue
-            if item_id not in scored:
-                scored[item_id] = [score_item(item, r.generation) for r in tries]
+        for item_id in (i for i in pc.item_ids if i in scored):
             for name in scored[item_id][0].kinds:
-                pc.reasked[(item_id, name)] = (sum(s.field_right(name) for s in scored[item_id]), len(tries))
+                pc.reasked[(item_id, name)] = (sum(s.field_right(name) for s in scored[item_id]), len(scored[item_id]))
 
 
 def execute_run(prepared: PreparedRun, progress: Progress | None, log: Callable[[str], None], fresh: bool,
