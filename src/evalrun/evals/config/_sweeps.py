@@ -32,8 +32,7 @@ DEFAULT_COUNT = 8
 
 
 def parse_load(option: str) -> tuple[str, list[Number]]:
-    """`KNOB=V1,V2,...` -> (knob, values ascending); ConfigError for an unknown knob, a value
-    that is not a number of the knob's type, or a value given twice."""
+    """`KNOB=V1,V2,...` -> (knob, values ascending)."""
     knob, sep, raw = option.partition("=")
     knob = knob.strip()
     if not sep or not knob or not raw.strip():
@@ -55,19 +54,15 @@ def parse_load(option: str) -> tuple[str, list[Number]]:
 
 
 def check_knob(config: RunConfig, knob: str) -> str:
-    """The config key the knob sets; ConfigError naming the file and key when the knob is not
-    for this config's runner."""
+    """The config key the knob sets; ConfigError naming the file and key when it is not this runner's."""
     if knob not in KNOBS:
         raise ConfigError(f"unknown load knob {knob!r}; the knobs are {', '.join(KNOBS)}", path="--load")
     runner, key, _ = KNOBS[knob]
     if config.runner == runner:
         return key
-    if runner == "openai":
-        why = (f"--load {knob} sets `{key}`, which only the openai runner reads (this config's runner is "
-               f"{config.runner}; sweep batch_size instead)")
-    else:
-        why = (f"--load {knob} sets `{key}`, which only the hf runner reads (this config's runner is "
-               f"{config.runner}; sweep concurrency or request_rate instead)")
+    other = "batch_size" if runner == "openai" else "concurrency or request_rate"
+    why = (f"--load {knob} sets `{key}`, which only the {runner} runner reads (this config's runner is "
+           f"{config.runner}; sweep {other} instead)")
     raise ConfigError(why, file=config.source or None, path=key)
 
 
@@ -77,7 +72,7 @@ def value_label(value: Number) -> str:
 
 
 def point_name(config: RunConfig, knob: str, value: Number) -> str:
-    return f"{config.name}-{knob}-" + (re.sub(r"[^A-Za-z0-9_.-]+", "_", value_label(value)).strip("_") or "x")
+    return f"{config.name}-{knob}-{_label(value_label(value))}"
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -89,8 +84,7 @@ def _revalidated(model: M, update: dict[str, Any]) -> M:
 
 
 def point_config(config: RunConfig, knob: str, value: Number, name: str | None = None) -> RunConfig:
-    """The config at one load: the knob's key set to `value` (validated as the config file's
-    would be: exit 2 naming the key for a value out of range) and a name of its own."""
+    """The config at one load, validated as the file's would be, with a name of its own."""
     check_knob(config, knob)
     file = config.source or "<config>"
     update: dict[str, Any] = {"name": name or point_name(config, knob, value)}

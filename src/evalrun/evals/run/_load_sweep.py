@@ -76,9 +76,8 @@ class LoadSweep(BaseModel):
 
 def point_metrics(value: Number, gens: Sequence[Generation], slo: SLO | None = None, knob: str = "batch_size",
                   run_dir: str = "", runner_batch: int | None = None) -> LoadPoint:
-    """A point's figures from its requests (evals.timing.latency.request_metrics), and a note when
-    the load run was less than the load asked (a capped batch, fewer requests than slots);
-    `runner_batch`: the batch size the runner ended at (manifest `batching.final`)."""
+    """A point's figures, noted where the load run was less than asked; `runner_batch`: the batch size the
+    runner ended at (manifest `batching.final`)."""
     m = latency.request_metrics(gens, latency.PERCENTILES, slo)
     point = LoadPoint(value=value, run_dir=run_dir, **{k: m[k] for k in (  # pyright: ignore[reportArgumentType]
         "requests", "completed", "failed", "duration_seconds", "request_throughput", "output_throughput",
@@ -116,9 +115,8 @@ def _shortfall(point: LoadPoint, gens: Sequence[Generation], knob: str, value: N
 
 
 def best_index(points: Sequence[LoadPoint], slo_given: bool) -> int | None:
-    """The most good requests/s under an SLO (a point with none good never qualifies), else the
-    highest request throughput; the lower load on a tie; None when no point qualifies. A point the
-    runner capped to the load an earlier point ran at is that setting again, not a candidate of its own."""
+    """The best point (docs/speed.md, 'Load sweeps'), None when none qualifies. A point the runner capped to
+    the load an earlier point ran at is that setting again, not a candidate of its own."""
     scored = []
     ran: set[float] = set()
     for i, p in enumerate(points):

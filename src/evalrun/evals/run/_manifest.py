@@ -51,8 +51,7 @@ def limit_of(stored: RunManifest | None, prepared: "PreparedRun") -> int | None:
 
 
 def describe(prepared: "PreparedRun", stored: RunManifest | None = None) -> dict[str, Any]:
-    """Everything the manifest records about what the run is (not how it went); `stored`: the
-    manifest it updates (for the limit its items are cut to)."""
+    """What the run is (not how it went); `stored`: the manifest it updates (for the limit)."""
     config = prepared.config
     methods = all_methods()
     return {
@@ -110,9 +109,7 @@ def runner_extras(runner: Runner, before: dict[str, Any] | None = None) -> dict[
 
 def run_speed(prepared: "PreparedRun", generations: list[Generation], runner: Runner, effects: dict[str, Any],
               peak_reset: bool) -> dict[str, Any]:
-    """The run's speed figures over all its generations (resumed sessions included); the
-    peak memory is this session's. Throughput is over the union of the requests' intervals,
-    so a remote server's overlapping requests are counted once."""
+    """Speed over all the run's generations (resumed sessions included); the peak memory is this session's."""
     model_config, element_size = runner.kv_source() or (None, None)
     kv = speed.kv_cache_figures(model_config, element_size, effects, speed.longest_context(generations))
     remote = prepared.device == "remote"
@@ -122,8 +119,7 @@ def run_speed(prepared: "PreparedRun", generations: list[Generation], runner: Ru
 
 
 def finish_reasons(generations: list[Generation]) -> dict[str, int]:
-    """How the stored answers ended, by the engine's finish_reason ("length": cut at max_new_tokens);
-    answers that recorded none (older runs, errors) are not counted."""
+    """Answers by the engine's finish_reason; those that recorded none (older runs, errors) are not counted."""
     counts: dict[str, int] = {}
     for g in generations:
         if g.error is None and g.finish_reason:
@@ -158,8 +154,7 @@ def session_entry(started: str, generated: int, errors: int, seconds: float, wai
 
 
 def rebuilt(prepared: "PreparedRun", generations: list[Generation], reason: str) -> RunManifest:
-    """A fresh manifest for a run directory whose samples outlived its manifest: what the run is
-    comes from the config; what earlier sessions did (their effects, load time) is lost and said so."""
+    """A manifest for samples that outlived theirs: what earlier sessions did is lost, and said so."""
     return RunManifest().merged(describe(prepared) | {
         "status": "complete",
         "created": now(),

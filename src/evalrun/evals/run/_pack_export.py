@@ -4,21 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from evalrun.contract.types import Item
-from evalrun.evals.files import ConfigError
+from evalrun.evals.files import ConfigError, validation_error
 from evalrun.evals.run._execute import RunFailed
 from evalrun.runners.models import ModelError, ModelNotFound, load_tokenizer, resolve_model
-from evalrun.tasks import get_pack
-
-__all__ = ["export_pack"]
+from evalrun.tasks import PackDataError, get_pack
 
 
 def export_pack(name: str, params: dict, model: str = "smollm2-135m") -> list[Item]:
     """The items a run would see for these pack parameters, sized with `model`'s tokenizer."""
-    from pydantic import ValidationError
-
-    from evalrun.evals.files import validation_error
-
     try:
         spec = get_pack(name)
     except KeyError as exc:
@@ -33,8 +29,6 @@ def export_pack(name: str, params: dict, model: str = "smollm2-135m") -> list[It
         raise ConfigError(str(exc), path="--model") from None
     except ModelError as exc:
         raise RunFailed(str(exc)) from exc
-    from evalrun.tasks import PackDataError
-
     try:
         return spec.items(validated, lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]))
     except PackDataError as exc:
