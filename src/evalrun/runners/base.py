@@ -1,16 +1,9 @@
 """What the pipeline needs of a backend: the `Runner` interface (lm-eval's `LM` is the model), and the one
 `RunRequest` each call of `run` receives.
 
-evals/run/_execute.py uses a runner only through these methods: it sizes prompts
-with `count_tokens` and `max_context`, calls `run` with a `RunRequest` (the items
-to generate and everything that asks how: decoding, batch seed, top-k capture,
-teacher forcing) and an `emit` callback that stores each generation as it is
-produced, and records `manifest_extras`, `load_seconds`, the accelerations'
-effects and the KV layout for the speed figures. A runner keeps only what it was
-built with (model, engine, server) and what it measured; a caller that asks
-otherwise for one call (a re-ask, a warm-up, a forced read) passes another
-request (`dataclasses.replace`). A backend that implements them plugs in without
-touching the pipeline.
+evals/run/_execute.py uses a runner only through these methods, so a backend that implements them plugs in
+without touching the pipeline. A runner keeps only what it was built with and what it measured; a caller
+that asks otherwise for one call (a re-ask, a warm-up, a forced read) passes another request.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
-"""Static batches planned by prompt tokens: the hf runner's batch plan, and the
-interleaved re-timing's sample of it (one planner, so the two cannot drift apart).
+"""Static batches planned by prompt tokens: the hf runner's batch plan and the interleaved re-timing's
+sample of it (one planner, so the two cannot drift apart).
 
-Prefill computes every row of a left-padded batch at its longest prompt's
-length, so a batch's cost is its size times that length. Sorting by prompt
-*characters* mixes prompts whose token counts differ (a 535-token prompt beside
-a 1,036-token one pads ~500 tokens a row); the plan sorts by *tokens*, longest
-first (lm-eval's order: an out-of-memory error comes on the first batch, not the
-last), and then cuts the sorted items into as many batches as full ones would
-make (never more generate calls), placing the short batches where they pad the
-least. Items with different generation overrides never share a batch; a seed
-shuffles the items into other batches instead (A/A replicates, re-asks).
-Deterministic: ties in length go by item id.
+A left-padded batch's prefill costs its size times its longest prompt, and sorting by characters mixes token
+counts (a 535-token prompt beside a 1,036-token one pads ~500 tokens a row), so the plan sorts by tokens,
+longest first (lm-eval's order: an out-of-memory error comes on the first batch), then cuts as many batches
+as full ones would make, the short ones where they pad least. Items with different generation overrides
+never share a batch; a seed shuffles items into other batches. Ties in length go by item id.
 """
 
 from __future__ import annotations

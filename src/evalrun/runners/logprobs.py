@@ -1,21 +1,12 @@
-"""Per-token next-token distributions read off `generate`'s raw logits.
+"""Per-token next-token distributions read off `generate`'s raw logits (docs/drift.md, 'What is stored').
 
-Two records, both fp32 numpy arrays, one per item's answer:
+`TokenDists` is what a run generated; `ForcedDists` what a candidate assigns while reading another run's
+answer. The logits are the raw ones (`output_logits`, before any processor), so the stored distribution is
+the model's whatever the sampling. The mass outside the top-k is a logsumexp over the other entries, never
+1 - sum, which cancels to 0 in fp32 when the top-k holds nearly all of it.
 
-- `TokenDists`: what a run generated (the baseline's distribution): each token's id and logprob,
-  the top-k ids and logprobs, and the log of the probability mass outside the top-k.
-- `ForcedDists`: what a candidate assigns while reading another run's answer (teacher forcing):
-  its logprobs at the baseline's top-k ids, its log mass outside that set, its logprob of the
-  baseline's token, and its own top-1 id and logprob.
-
-The logits are the model's raw ones (`output_logits`: before temperature, top-p or any processor),
-so the stored distribution is the model's whatever the sampling settings. The mass outside the
-top-k is a logsumexp over the other entries (never 1 - sum, which cancels to 0 in fp32 when the
-top-k holds nearly all of it).
-
-A `ForcedDists` needs no second pass where the candidate, generating, wrote the baseline's answer
-token for token: each step's logits then came from the very prefix forcing would feed (`watched`,
-in `hand_over`). Only the answers that depart are read again.
+Where the candidate wrote the baseline's answer token for token, its own logits already came from the prefix
+forcing would feed (`watched`, in `hand_over`): only the answers that depart are read again.
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
 """The `compile` method: the model's forward pass through `torch.compile`.
 
-Lossless on paper, yet a compiled graph fuses and reorders floating-point work, so
-logits move and greedy outputs can change (transformers' own compiled-logit checks
-failed at tolerance 0.1). transformers compiles only on accelerators and only the
-decode step, so this method compiles `model.forward` itself, on any device (the
-recipe of transformers' inference-optimisation guide), and turns transformers' own
-compile off so nothing is compiled twice. `cache: static` makes generate use a
-StaticCache, whose fixed shapes keep the decode graph stable.
+A compiled graph fuses and reorders floating-point work, so greedy outputs can change (transformers' own
+compiled-logit checks fail at tolerance 0.1). transformers compiles only the decode step and only on
+accelerators, so this method compiles `model.forward` itself on any device and turns transformers' compile
+off so nothing is compiled twice.
 
-Compiling is paid once, not per item: the method asks the runner for an untimed
-warm-up batch (`Capabilities.warmup`) and reports its seconds apart, then counts what
-dynamo still compiles inside the timed generations (a new prompt length or batch size
-recompiles), and the frames it gave up on, which then ran uncompiled.
+Compiling is paid in an untimed warm-up batch (`Capabilities.warmup`), reported apart; what dynamo still
+compiles inside the timed generations (a new prompt length or batch size) and the frames it gave up on are
+counted.
 """
 
 from __future__ import annotations

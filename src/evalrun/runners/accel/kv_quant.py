@@ -1,19 +1,11 @@
-"""Quantized KV cache through transformers' QuantizedCache (hqq, fp8, quanto).
+"""Quantized KV cache through transformers' QuantizedCache (hqq, fp8, quanto; docs/accelerations.md).
 
-hqq (maintained, pure torch, nothing compiled) is the default backend of an
-integer `quant`; quanto is an optional extra (runners/accel/quanto_ext.py),
-its compiled extension built before the first item.
+A fresh cache object is built per `generate` call (generate mutates what it is given), and the bytes it
+really holds, per layer, are measured afterwards as proof that it took effect.
 
-The prompt's keys and values are stored quantized after prefill; later tokens
-sit in a full-precision residual window until it fills (fp8 has none: new
-tokens are appended in fp8 under the prompt's scale). A fresh cache object is
-built per `generate` call (generate mutates what it is given), and the bytes
-it really holds, per layer, are measured afterwards as proof that it took effect.
-
-The grouped backends reshape the whole [batch, kv heads, tokens, head dim]
-tensor into groups, so whether a group size works can depend on the prompt
-length; `check_layout` refuses, before the first item, any setting that would
-fail at some length on the loaded model, so no run fails item by item on it.
+The grouped backends reshape the whole [batch, kv heads, tokens, head dim] tensor into groups, so whether a
+group size works can depend on the prompt length; `check_layout` refuses, before the first item, any
+setting that would fail at some length on the loaded model, so no run fails item by item on it.
 """
 
 from __future__ import annotations

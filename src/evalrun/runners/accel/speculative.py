@@ -1,32 +1,15 @@
-"""Speculative decoding through transformers' assisted generation.
+"""Speculative decoding through transformers' assisted generation (docs/accelerations.md, 'The levers').
 
-Three ways to propose draft tokens, all verified by the full target model in
-one forward pass per round:
+`prompt_lookup`, `draft_model` and `early_exit` (the target's own first `exit_layer` layers, as in LayerSkip)
+propose draft tokens; the target verifies each round in one pass. Greedy verification is lossless in exact
+arithmetic, but that pass runs other kernels than one-token decoding: a byte-level divergence is a finding.
 
-- `prompt_lookup`: copy continuations of the last n-gram from the prompt and
-  the text generated so far (no second model);
-- `draft_model`: a smaller model sharing the target's tokenizer drafts tokens;
-- `early_exit`: self-speculation, the target's own first `exit_layer` layers
-  draft (meant for models trained with early-exit heads, e.g. LayerSkip).
+Drafted and accepted tokens are counted as they happen, never estimated: `attach` wraps the model's
+`_get_candidate_generator` so each `generate`'s candidate generator is instrumented; `detach` removes it.
 
-Greedy verification keeps only draft tokens the target would have picked
-itself, so the method is lossless in exact arithmetic; in practice the
-multi-token verification pass runs other kernels than one-token decoding, so
-byte-level divergences can appear and are a finding, not a harness bug.
-
-What is measured: the candidate generator transformers builds inside each
-`generate` call is instrumented (its `get_candidates` and
-`update_candidate_strategy`), through a wrapper around the model's
-`_get_candidate_generator` installed by `attach` and removed by `detach`. So
-drafted and accepted tokens are counted as they happen, never estimated.
-
-The draft length (`num_tokens`) of draft_model / early_exit is set on each
-generator directly: in transformers 5 a `num_assistant_tokens` passed to
-`generate` is ignored (the generator reads the assistant model's own
-generation config). With `schedule: heuristic` the adapted length carries over
-from one `generate` call to the next within a run, as transformers does across
-calls, and starts again from `num_tokens` at each run, so run order inside one
-process cannot change a run's speed. The final length is in the effects.
+The draft length is set on each generator directly: transformers 5 ignores a `num_assistant_tokens` passed to
+`generate`. With `schedule: heuristic` the adapted length carries over between calls within a run and restarts
+from `num_tokens` at each run, so run order inside one process cannot change a run's speed.
 """
 
 from __future__ import annotations

@@ -1,29 +1,14 @@
 """Continuous batching over a paged KV cache: the hf runner's `batching: {mode: continuous}`.
 
-transformers' `ContinuousBatchingManager` keeps one running batch: a request joins
-it as soon as the paged cache has blocks for it and leaves it the step it
-finishes, so no item is padded to its neighbours' length or waits for the
-longest answer of its batch. Each forward step packs every scheduled request's
-tokens into one row (new prompts' chunks and one token per decoding request).
+The choices (docs/accelerations.md, 'Runner mode: continuous batching'): the cache is sized, unless
+`num_blocks` is given, to the KV memory of the static runner's largest batch of this run (items x (longest
+prompt + max_new_tokens)), so a comparison is at the same memory and any gain is from packing
+(transformers' default takes 60-90% of free memory); `auto_switch_to_flash` stays off so outputs differ only
+through batching; stop ids, pad and `ignore_eos` behave as in the static runner.
 
-What this module decides, and why:
-
-- The cache is sized, unless `num_blocks` is given, to the KV memory the static
-  runner's largest batch holds (its batches of this run: items x (longest
-  prompt + max_new_tokens) tokens), so a comparison with the static runner is
-  at the same memory: whatever continuous batching gains is from packing, not
-  from a bigger cache. (transformers' own default takes 60-90% of free memory.)
-- `auto_switch_to_flash` is always off: the attention implementation stays the
-  model's (sdpa or paged|eager), so outputs differ from the static runner only
-  through batching, and the manifest records the one used.
-- End of sequence, pad and max_new_tokens are the static runner's: the same
-  stop ids, the stop token kept in `output_ids`; `ignore_eos` items suppress the
-  stop ids (as `min_new_tokens` does there) and run to their fixed length.
-- Timing follows the openai runner's convention for concurrent requests: each
-  generation's `seconds` is its own, from submission to its last token, with
-  `batch_size` 1 (nothing is shared), `prefill_seconds` (TTFT) includes the wait
-  for cache room, and the run's wall clock is the union of the requests'
-  intervals. How many requests were in flight at once is in the manifest.
+Timing follows the openai runner's convention for concurrent requests: each generation's `seconds` runs from
+its submission to its last token, `batch_size` 1, `prefill_seconds` (TTFT) includes the wait for cache room,
+and the run's wall clock is the union of the requests' intervals.
 """
 
 from __future__ import annotations

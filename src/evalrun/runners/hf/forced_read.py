@@ -1,22 +1,10 @@
 """Teacher forcing in two forward passes per batch instead of one per answer token.
 
-Reading a forced answer through `generate` costs what generating it did: the prompt's prefill, then one
-decode step (one forward pass, its Python and its logits copy) per answer token. Where a method acts on
-the answer's tokens in one chunk exactly as it does one at a time, the same logits come from:
-
-1. the prompt's prefill, through the method's own cache (kwargs from each acceleration's
-   `generate_kwargs`), position ids as `generate` gives a left-padded batch, keeping the last
-   position's logits: the distribution of the answer's first token;
-2. one forward of every row's answer tokens but the last (right-padded to the batch's longest; causal
-   attention keeps a row's padding out of its real positions) on that cache: the distributions of the
-   answer's other tokens.
-
-Equivalence is each method's to declare (`Acceleration.forced_in_one_pass`): weight quantization acts
-per token (activation sparsity's threshold does not survive a chunk's rounding); a quantized KV cache appends the answer's keys in full precision until
-its residual window is full, so a window longer than the answer sees the same tensors (fp8 quantizes every
-new entry, and a chunk's rounding moves some across fp8 steps); an eviction policy prunes each layer once,
-after the prompt's attention, and appends the answer unpruned. A drafter verifies blocks and a document prefilled
-before its question goes through the runner's own loop, so those read token by token as before.
+Reading a forced answer through `generate` costs one decode step per answer token. Where a method acts on
+a chunk of answer tokens exactly as on one at a time (`Acceleration.forced_in_one_pass`, docs/drift.md), the
+same logits come from: 1. the prompt's prefill through the method's own cache (`generate_kwargs`, position
+ids as for a left-padded batch), whose last logits give the answer's first token; 2. one forward of every
+row's answer tokens but the last, right-padded (causal attention keeps padding out of real positions).
 A test compares this read with the decode path (KL under 1e-5 in fp32).
 """
 

@@ -1,16 +1,11 @@
 """Finding, identifying and loading models, and one-time preparation said in words while it runs.
 
-A model's identity (a content hash for local files) is part of every run's
-cache key, so two different weights never share stored results. GGUF files are
-de-quantized once and cached on disk as a plain transformers checkpoint,
-because converting them takes tens of seconds per load.
+A model's identity (a content hash for local files) is part of every run's cache key, so two different
+weights never share stored results. GGUF files are de-quantized once and cached on disk, because converting
+them takes tens of seconds per load.
 
-A first use that compiles an extension or converts weights can take minutes
-before the first item; without a word, a progress line reads "0/25 items, rate
-unknown" for all that time. The code that prepares wraps the work in
-`preparing(cause, estimate)`; whoever shows progress listens with `listening`
-(the progress line then names the cause and the estimate); with no listener the
-announcement is one line on stderr.
+A first use that compiles or converts can take minutes before the first item: `preparing(cause, estimate)`
+announces it to whoever is `listening` (the progress line names it), else in one line on stderr.
 """
 
 from __future__ import annotations

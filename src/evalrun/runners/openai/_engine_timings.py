@@ -1,21 +1,11 @@
-"""The served engine's own timings, beside the client's clock.
+"""The served engine's own timings, beside the client's clock (docs/speed.md, 'The server's own timings').
 
-The client times a request from its send to its chunks' arrival: the network,
-HTTP framing and streaming are in it. Where the engine times itself, its
-figures say how much of a latency is the engine's:
+vLLM's Prometheus histograms (`GET /metrics`, at the server's root) are scraped before and after a run and
+their `_sum`/`_count` differenced: a mean over the requests finished in between; a counter that went down
+was reset by a relaunch, so what it counts since is the delta. llama.cpp's `llama-server` returns `timings`
+per response, added up per answer; llama-cpp-python reports neither, and the record says so.
 
-- vLLM exports Prometheus histograms at `GET /metrics` (the server's root, not
-  under /v1). They are scraped before and after a run's requests and their
-  `_sum` and `_count` differenced, so each figure is a mean over the requests
-  the engine finished in between (a histogram gives no percentile worth
-  quoting). A counter that went down was reset by a relaunch: what it counts
-  since is the delta.
-- llama.cpp's `llama-server` returns a `timings` object in each response
-  (prompt_ms, predicted_ms, predicted_per_token_ms, ...), added up per answer.
-- llama-cpp-python's server reports neither: the record says so.
-
-Totals (sum and count per figure) are what the manifest keeps, so a resumed
-run's sessions add up (`combine`); the means are recomputed from them.
+The manifest keeps totals (sum and count per figure), so a resumed run's sessions add up (`combine`).
 """
 
 from __future__ import annotations

@@ -1,18 +1,13 @@
 """Teacher forcing through a served engine: the candidate's server reads the baseline's answer tokens.
 
-vLLM takes a completion's prompt as token ids and returns, with `prompt_logprobs: k`, each prompt
-position's logprob of its own token and the engine's top k there (from the raw logits, before any
-sampling setting). So one request per item, the rendered prompt's ids followed by the baseline's
-answer ids, `max_tokens: 1`, gives the candidate's distribution at every answer token: position
-P + t (P prompt tokens) is its next-token distribution after the prompt and the answer's first t
-tokens. It is a prefill of prompt and answer together, not the engine's decode steps (docs/drift.md
-says what that changes). An engine without `prompt_logprobs` (llama.cpp's servers) answers without
-them: nothing is measured, and the run says why.
+One completion request per item, the prompt's ids followed by the baseline's answer ids, `max_tokens: 1`,
+`prompt_logprobs: k` (vLLM: from the raw logits): position P + t is the candidate's distribution after the
+prompt and t answer tokens. It is a prefill, not the engine's decode steps (docs/drift.md, 'Served
+engines'); an engine without `prompt_logprobs` (llama.cpp's servers) measures nothing and the run says why.
 
-The candidate's logprob at a baseline top-k id it did not return is unknown: it lies between 0 and
-both its k-th returned probability and the mass it did not return. `complete` takes the values in
-that range that make the coarsened KL smallest (`evals/drift/_drift.py`'s estimator), so the
-estimator stays what it is with every id known: a lower bound on the full KL.
+The candidate's logprob at a baseline top-k id it did not return is unknown: it lies between 0 and both its
+k-th returned probability and the mass it did not return. `complete` takes the values in that range that
+make the coarsened KL smallest (`evals/drift/_drift.py`), so the estimator stays a lower bound on the full KL.
 """
 
 from __future__ import annotations

@@ -1,25 +1,14 @@
 """Token ids and top-k logprobs from a served engine's answer, as the in-process runner stores them.
 
-What to ask: chat `logprobs: true, top_logprobs: k`; completions `logprobs: k` (OpenAI's legacy
-form, which vLLM and llama-cpp-python follow). At most 20 alternatives are asked for: the OpenAI
-API's bound, vLLM's default `max_logprobs` and enough for the drift estimator.
+At most 20 alternatives are asked for: the OpenAI API's bound and vLLM's default `max_logprobs`. Engines
+name tokens by text (vLLM: UTF-8 `bytes` or `token_id:N`; llama-cpp-python: decoded text only), so ids are
+found in the local tokenizer's byte-level vocabulary; a generated token that maps to no id or to several
+leaves the answer without a record, counted, never guessed (docs/served-engines.md, 'Token ids and
+logprobs'). llama-cpp-python's empty text for the last token is read as EOS so the ids decode back to the
+answer's text (`ServedDists.take`). The rest mass is 1 - sum(top-k) in float64, floored at 1e-30.
 
-What comes back names tokens by their text, not their ids. Engines differ: vLLM gives each
-token's UTF-8 `bytes` (or `token_id:N` with its `return_tokens_as_token_ids`); llama-cpp-python
-gives the decoded text only. The id is found in the local tokenizer's byte-level vocabulary (the
-served model's tokenizer, `openai.tokenizer`): each vocabulary entry's bytes map to one id. A
-generated token that maps to no id or to several (text that is not one vocabulary entry, a
-partial UTF-8 character sent as "") leaves the answer without a record, counted, never guessed;
-an alternative that maps to none is left to the rest mass. llama-cpp-python's empty text for the
-generated token that ends an answer is read as the tokenizer's EOS, and kept only because the
-record's ids must decode back to the answer's text (`ServedDists.take`).
-
-The mass outside the top-k is 1 - sum(top-k), in float64, floored at 1e-30 (log -69): the server
-returns no more than the k values.
-
-Every value a server sends as a logprob is checked (`checked`, also for the teacher-forced read's
-`prompt_logprobs`): one that is not finite and <= 0 is no log-probability, and a figure built on it
-(a positive logprob reads as zero drift) would pass a gate it should not; the answer gets no record.
+Every logprob a server sends is `checked`: one not finite and <= 0 would read as zero drift and pass a gate
+it should not, so the answer gets no record.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
-"""Launching the engine a config gates, waiting for it, and never leaving it behind.
+"""Launching the engine a config gates, waiting for it, and never leaving it behind (docs/served-engines.md).
 
-A CI job that gates an engine flag must be one command: evalrun picks a free
-loopback port (a fixed one that something already answers on is refused: the
-answers must come from the process evalrun launched), starts the server under a
-small supervisor (runners/openai/_supervisor.py) in a session of its own (so
-Ctrl-C in the terminal reaches evalrun, which then stops the whole group, not a
-half of it), writes the server's output to `server.log` in the run directory
-(opened as the run store opens its files: never through a link), waits for its
-ready path with the API key and a progress line, and stops the group (SIGTERM,
-then SIGKILL after the grace period) however the run ends: success, failure, an
-exception, Ctrl-C or SIGTERM; at interpreter exit for anything left, and through
-the supervisor's pipe if evalrun itself is killed. An answer that arrives after
-the launched process exited is not its answer: the run stops (_http.py).
+A fixed port something already answers on is refused (the answers must come from the process evalrun
+launched). The server runs under runners/openai/_supervisor.py in a session of its own, so Ctrl-C reaches
+evalrun, which stops the whole group, not half of it; its output goes to `server.log`, opened as the run
+store opens its files (never through a link). The group is stopped (SIGTERM, SIGKILL after the grace
+period) however the run ends, at interpreter exit for anything left, and through the supervisor's pipe if
+evalrun itself is killed. An answer that arrives after the launched process exited stops the run (_http.py).
 """
 
 from __future__ import annotations

@@ -1,16 +1,13 @@
 """The `openai:`, `engine:` and `server:` blocks of a config, and where the API key comes from.
 
-Apart from the runner (and the server process, runners/openai/_server_process.py) so the config
-loader can validate them without the HTTP machinery or starting anything; the key itself never
-appears in a config, only the name of the environment variable that holds it. A value that could
-be a key pasted in the wrong place (a URL's query or userinfo, `api_key_env` given the key itself)
-is refused without being repeated in the error.
+Apart from the runner so the config loader can validate them without the HTTP machinery or starting
+anything. The key never appears in a config, only the name of its environment variable; a value that could
+be a key pasted in the wrong place (a URL's query or userinfo, `api_key_env` given the key itself) is
+refused without being repeated in the error.
 
-`server:` says how evalrun launches the engine it gates. What can change an answer (the command
-with its flags, the environment, the engine's version) is the launch identity that enters the run
-key; where it listens and how long it is waited for do not. `env` often holds credentials
-(HF_TOKEN, an API key): outside the process that launches the server each value is only its hash
-(manifest, key), and any value long enough to be a secret is scrubbed from whatever evalrun prints
+`server:`'s launch identity (command, flags, environment, engine version) enters the run key; where it
+listens and how long it is waited for do not. `env` often holds credentials: outside the launching process
+each value is only its hash, and any value long enough to be a secret is scrubbed from what evalrun prints
 or stores.
 """
 

@@ -1,18 +1,14 @@
 """The small process between evalrun and a launched engine, so nothing of the engine outlives evalrun.
 
-`python -I _supervisor.py FD GRACE COMMAND...`, started by runners/openai/_server_process.py as the
-leader of a session of its own, holding the read end FD of a pipe whose write end only evalrun holds.
-It starts COMMAND in a process group of its own and waits. When the pipe reaches its end (evalrun
-closed it to stop the server, or evalrun ended, however: a SIGKILL too, since the kernel closes a dead
-process's descriptors), it stops the whole group: SIGTERM, then SIGKILL after GRACE seconds. A wrapper
-that does not exec (`sh -c "server & wait"`, `bash start.sh`, a conda wrapper) is stopped with the
-server it started, which the kernel's parent-death signal never reached. When the command exits on
-its own, what it left in its group is stopped too and this process exits as the command did, so
-evalrun reads the engine's own exit code.
+`python -I _supervisor.py FD GRACE COMMAND...` (docs/served-engines.md, 'Nothing outlives evalrun'): it
+leads a session of its own, starts COMMAND in a process group of its own and holds the read end FD of a
+pipe whose write end only evalrun holds. When the pipe ends (evalrun closed it, or died, even by SIGKILL:
+the kernel closes a dead process's descriptors) it stops the whole group: SIGTERM, then SIGKILL after
+GRACE seconds, so a wrapper that does not exec is stopped with the server it started. When the command
+exits on its own, what it left is stopped and this process exits with the command's code.
 
-It is a subreaper (Linux): a wrapper's children that lose their parent become its children, so it
-reaps them and sees the group empty. Standard library only, and run with -I: it imports nothing of
-evalrun's and never starts slower than the engine it watches.
+It is a subreaper (Linux), so a wrapper's orphaned children are reaped and the group is seen empty.
+Standard library only, run with -I: it imports nothing of evalrun's and never starts slower than the engine.
 """
 
 from __future__ import annotations

@@ -1,22 +1,13 @@
 """The `openai` runner: any OpenAI-compatible server (vLLM, SGLang, llama.cpp server).
 
-Teams ship accelerations as engine flags (vLLM's `--kv-cache-dtype fp8`, a
-speculative-decoding config); this runner gates the engine they deploy rather
-than a re-implementation of it. Requests go out with bounded concurrency,
-stream by default (so time to first token is measured from the stream) and
-are retried on transient failures. Each finished item is handed to `emit` the
-moment it arrives, so a run that stops keeps every answer it got.
+It gates the engine teams deploy (accelerations as engine flags), not a re-implementation of it. Requests
+go out with bounded concurrency, streamed (time to first token), retried on transient failures, and each
+finished item goes to `emit` as it arrives, so a run that stops keeps every answer it got.
 
-A failure that retrying cannot fix (400, 401, 404, or retries exhausted)
-stops the run: the answers already stored stay, and running again sends only
-the items still missing. What concerns one item only is that item's error and
-the run goes on: a prompt past the served context (refused before it is sent
-when the context is known: `openai.max_model_len`, or /models' `max_model_len`;
-otherwise the server's 400 or empty stream), and an answer the server never
-finished (no known `finish_reason`, runners/openai/_answer.py) once retries are
-spent. Every answer stores its `finish_reason`. The API key is read from the
-environment variable the config names and lives only in this process's request
-headers.
+A failure retrying cannot fix (400, 401, 404, retries exhausted) stops the run; running again sends only
+the missing items. A prompt past the served context and an answer never finished once retries are spent
+are that item's error only (docs/served-engines.md, 'Failures and retries'). The API key is read from the
+environment variable the config names and lives only in this process's request headers.
 """
 
 from __future__ import annotations

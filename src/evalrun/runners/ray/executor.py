@@ -1,20 +1,10 @@
 """`executor: ray`: a run's planned work spread over Ray actors, the driver the store's one writer.
 
-The driver plans the run exactly as the in-process runner would (runners/hf/runner.py:
-`plan_units`: the same batches, the same document groups), hands whole units to
-actors (`Worker`, below), and emits each unit's generations as it comes
-back, so `execute` stores them under its one lock with every check it applies in
-process. Batch composition, and therefore every output, does not depend on the
-executor. An actor that dies has its unfinished units re-queued on the others;
-a unit's results are emitted once, when it comes back whole, so nothing is lost
-or stored twice. Actors are shared by every run of the process (a pool per
-device and shape): each loads a model once and keeps one engine per run.
-
-Inside an actor (`Worker`): it loads each model once (runners/models/_models.py caches loads
-per process) and keeps one engine (an HFRunner with its accelerations) per run it serves; the
-engine in use stays attached between units, so a method's hooks and calibration
-are paid once per run, not per batch. The actor never writes the run store: it
-returns generations, and the driver stores them.
+The driver plans exactly as the in-process runner (`plan_units`), so batch composition and every output do
+not depend on the executor, and stores each unit's generations under `execute`'s lock when the unit comes back
+whole: a dead actor's unfinished units are re-queued, nothing is lost or stored twice (docs/scale-out.md).
+Actors are pooled per device and shape for the process; each loads a model once and keeps one engine per run
+attached between units, so hooks and calibration are paid once per run. An actor never writes the store.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
-"""KV eviction: keep only part of the prompt's keys and values after prefill.
+"""KV eviction: keep only part of the prompt's keys and values after prefill (docs/accelerations.md).
 
-A policy is a scorer (kvpress's ScorerPress): given one layer's prompt
-entries it scores each entry per KV head, and the one shared step here keeps
-the highest-scoring `budget` entries of every head, in position order. The
-policies live one file each (evict_*.py) and are found by name, so a new policy
-is one file. The prefill attention itself sees every token, as in kvpress; the
-prompt's cache is pruned per layer right after that layer's attention, and
-generated tokens are appended uncompressed (see _cache.py).
+A policy is a scorer (kvpress's ScorerPress) found by name, one file each (evict_*.py); the shared step here
+keeps every KV head's `budget` highest-scoring entries in position order. With `scope: context` the document
+is compressed before the question is seen (`Item.context`, then `Item.question`).
 
-With `scope: context` the document is prefilled and compressed before the
-question is seen (the realistic, query-agnostic setting: a cached document
-serves questions asked later); the runner does this for items that say where
-their document ends (`Item.context`, followed by `Item.question`).
-
-Pruned entries keep their absolute positions (keys are stored after RoPE), so
-the cache reports the tokens processed as its length and the mask offset as
-the number evicted; this holds only for one sequence at a time, so the method
-caps the batch at 1.
+Pruned entries keep their absolute positions (keys are stored after RoPE), so the cache reports the tokens
+processed as its length and the number evicted as the mask offset; this holds for one sequence at a time
+only, so the method caps the batch at 1.
 """
 
 from __future__ import annotations
