@@ -1,9 +1,7 @@
 """How a runner's rule for a config is broken: what is wrong, at which key path.
 
-The rules themselves are validators on the runners' settings models (runners/runner_settings.py
-HFSettings, runners/openai/_settings.py) and, for keys that belong to the other runner, the runner-settings
-union (runners/runner_settings.py); the config loader turns a broken rule into a ConfigError
-naming the file and this key path.
+The rules are validators on the runners' settings models (runners/runner_settings.py); the config loader
+turns a broken rule into a ConfigError naming the file and this key path.
 """
 
 from __future__ import annotations

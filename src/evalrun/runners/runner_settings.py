@@ -1,10 +1,8 @@
 """The runner a config names and the settings that runner reads: a union discriminated on `runner`.
 
-The keys stay at the top level of a config file, as they always were; the config loader
-(evals/config/_config.py) validates them with `HFSettings` (here) for `runner: hf` and the served-engine
-settings (runners/openai/_settings.py `OpenAIRunnerSettings`) for `runner: openai`. Each model holds its
-own rules; what is left for the union is the rule about both: a key that only the other runner reads is a
-config error naming that key, not a setting silently ignored.
+The keys stay at the top level of a config file; `HFSettings` (here) and `OpenAIRunnerSettings`
+(runners/openai/_settings.py) hold their own rules. The union's rule is about both: a key that only the
+other runner reads is a config error naming that key, not a setting silently ignored.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Acceleration methods, one module each, found by the registry and keyed by their config name.
 
-The public face of the folder: the base class and its capabilities, and the
-registry's functions. Method modules import only `base` (never this package),
-so the registry can import them without a cycle.
+Method modules import only `base` (never this package), so the registry can import them without a cycle.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
-"""Simulated low-bit KV cache: round-trip (quantize -> dequantize) the cached keys
-and values in the KIVI layout, so any bit width from 2 to 8 can be explored
-where the quanto and hqq backends offer only a few.
+"""Simulated low-bit KV cache: round-trip the cached keys and values in the KIVI layout, so any bit width from
+2 to 8 can be explored where the quanto and hqq backends offer only a few (docs/accelerations.md).
 
-Keys are quantized per channel in groups of `group_size` tokens, values per
-token in groups of `group_size` channels; the newest `residual_length` tokens
-stay in full precision, as in KIVI. Like transformers' QuantizedCache, the
-prefill attention itself sees full precision and the stored prompt is
-quantized afterwards. The memory saving is simulated (values are stored
-dequantized); what real storage would take is computed and reported.
+As in transformers' QuantizedCache, the prefill attention sees full precision and the stored prompt is
+quantized afterwards. The saving is simulated (values are stored dequantized); the bytes real storage would
+take are reported.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """A config's `acceleration:` block as one typed value: method name -> that method's own settings model.
 
-Each value is validated by the settings model the registry holds for its key, so adding a
-method touches nothing here; the mapping keeps the order the config wrote and carries the
-settings instances themselves to the runner (no dump to dicts and back).
+Each value is validated by the settings model the registry holds for its key; the mapping keeps the
+config's order and carries the settings instances themselves to the runner.
 """
 
 from __future__ import annotations

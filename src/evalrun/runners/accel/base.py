@@ -1,9 +1,6 @@
-"""What an acceleration method is.
-
-A method is applied to a loaded model through hooks, a cache object or extra
-`generate` arguments, and reports what it actually did. The runner only calls
-these methods and reads its declared `Capabilities`, so adding a method never
-touches the pipeline.
+"""What an acceleration method is: hooks, a cache object or `generate` arguments on a loaded model, and a
+report of what it actually did. The runner reads only these methods and the declared `Capabilities`, so
+adding a method never touches the pipeline.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
-"""The `kernels` method: which attention implementation the model runs (eager, sdpa,
-flex_attention, flash_attention_2).
+"""The `kernels` method: which attention implementation the model runs (eager, sdpa, flex_attention,
+flash_attention_2; docs/accelerations.md).
 
-Lossless on paper, yet the kernels sum in other orders, so greedy outputs can change
-(transformers itself skips its eager == sdpa output checks for several models): exactly
-what a regression harness should watch. The loaded model is shared by every run in the
-process, so `attach` switches it with transformers' own `set_attn_implementation` and
-`detach` puts every config's previous value back exactly. The proof is read from the
-model (the implementation its configs and attention modules hold after the switch) and
-counted while it generates: every attention function transformers dispatches to is
-wrapped for the run, so `attention_calls` says which kernels actually ran.
+The loaded model is shared by every run in the process, so `attach` switches it with transformers' own
+`set_attn_implementation` and `detach` puts every config's previous value back exactly. The proof is read
+from the model after the switch, and every attention function transformers dispatches to is wrapped for the
+run, so `attention_calls` says which kernels actually ran.
 """
 
 from __future__ import annotations

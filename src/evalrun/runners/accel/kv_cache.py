@@ -1,7 +1,5 @@
-"""The `kv_cache` method: a quantized cache (`quant:`) or an evicting one (`evict:`).
-
-One config key for both, since both replace the cache object `generate`
-works with; the work itself lives in kv_quant.py and kv_evict.py.
+"""The `kv_cache` method: a quantized cache (`quant:`, kv_quant.py) or an evicting one (`evict:`, evict/):
+one config key, since both replace the cache object `generate` works with.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """The one place KV-cache bytes are computed from a model's shape, and where a tensor's bytes are measured.
 
-The cache of a decoder holds, per layer, a key and a value tensor of
-[batch, kv heads, tokens, head dim] elements: 2 x layers x batch x kv heads x
-tokens x head dim x element size bytes. Auto batch sizing, every KV method's
-effects and the manifest's speed figures use this helper, so they cannot
-disagree about what a full-precision cache would take.
+2 x layers x batch x kv heads x tokens x head dim x element size bytes; auto batch sizing, every KV method's
+effects and the manifest's speed figures use this, so they cannot disagree about a full-precision cache.
 """
 
 from __future__ import annotations

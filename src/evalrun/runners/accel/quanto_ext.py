@@ -1,13 +1,11 @@
 """optimum-quanto as an optional extra: whether it is installed, and its compiled extension built
 before the first item, said in the progress line, never waited on forever.
 
-quanto compiles a C++ extension (CUDA or Metal on those devices) the first time a packed int2/int4
-tensor is unpacked, through torch.utils.cpp_extension.load, into `build/` beside its sources in
-site-packages. torch guards that folder with a FileBaton: a `lock` file created with O_EXCL,
-held open by the compiling process and removed when it is done; every other process polls until
-the file is gone, with no timeout. A compile that was killed leaves the file behind, and every
-later quanto run hangs. Here the lock is checked first: a lock no live process holds open is
-removed (with a message); one a live process holds is waited on while that process lives.
+quanto compiles a C++ extension the first time a packed int2/int4 tensor is unpacked, into `build/` beside
+its sources. torch guards that folder with a FileBaton: a `lock` file created with O_EXCL, removed when the
+compile is done, that every other process polls for with no timeout; a killed compile leaves it behind and
+every later quanto run hangs. So a lock no live process holds open is removed (with a message); one a live
+process holds is waited on while that process lives.
 """
 
 from __future__ import annotations

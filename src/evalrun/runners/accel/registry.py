@@ -1,8 +1,7 @@
 """The acceleration registry: every method module in runners/accel/, by its config key.
 
-Methods and eviction policies are one file each: nothing lists them, so adding
-one touches no other file, and no module imports the package that collects it
-(the registry imports them by name, which is no import cycle).
+Methods and eviction policies are one file each that nothing lists; no module imports the package that
+collects it (the registry imports them by name), so there is no import cycle.
 """
 
 from __future__ import annotations

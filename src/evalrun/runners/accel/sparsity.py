@@ -1,12 +1,9 @@
 """Training-free activation sparsity (TEAL): zero small inputs of the projections.
 
-Each targeted nn.Linear of the decoder layers (q/k/v/o and gate/up/down
-projections) gets a threshold calibrated on activation statistics so that
-`level` of its input entries fall below it in magnitude; during generation a
-forward pre-hook zeroes every input entry with |x| < threshold. The hooks count
-what they zeroed (pad positions of left-padded batches excluded), which is the
-evidence in the manifest. Masked dense matmuls cost as much as dense ones, so
-the method is emulated: it shows the accuracy cost, never a speedup.
+Each targeted nn.Linear of the decoder layers gets a threshold calibrated so that `level` of its input
+entries fall below it; a forward pre-hook zeroes every input entry with |x| < threshold and counts what it
+zeroed (pad positions excluded) as the manifest's evidence. Masked dense matmuls cost as much as dense
+ones, so the method is emulated: it shows the accuracy cost, never a speedup.
 """
 
 from __future__ import annotations

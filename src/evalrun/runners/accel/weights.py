@@ -1,12 +1,8 @@
-"""Weight-only quantization (optimum-quanto int8 / int4), the most common lossy
-acceleration of all, so it is compared in the same harness as the KV methods.
-optimum-quanto is an optional extra (`pip install 'evalrun[quanto]'`), imported
-only when a config asks for this method.
+"""Weight-only quantization (optimum-quanto int8 / int4), an optional extra imported only when a config asks.
 
-The runner hands this method a private copy of the loaded model (the original
-is shared with other runs in the process); the copy's linear weights are
-quantized and frozen, and the bytes they occupy before and after are recorded
-as proof that it took effect.
+The runner hands this method a private copy of the loaded model (the original is shared with other runs);
+the copy's linear weights are quantized and frozen, and their bytes before and after are recorded as proof
+that it took effect.
 """
 
 from __future__ import annotations

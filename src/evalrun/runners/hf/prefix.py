@@ -1,10 +1,8 @@
 """Shared-prefix reuse: several questions about one document share its KV.
 
-The document is prefilled once (one sequence); each batch of its questions gets
-a copy of that cache (generate mutates what it is given), repeated to the
-batch size, and its suffixes are padded between the document and the question,
-where the attention mask hides the padding and positions continue from the
-document, so each row computes what it would alone.
+The document is prefilled once; each batch of its questions gets a copy of that cache (generate mutates
+what it is given), and its suffixes are padded between the document and the question, where the mask hides
+the padding and positions continue from the document, so each row computes what it would alone.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""When `generate` hands out each new token: time to first token, per-item decode time and
-the gaps between decoding steps (inter-token latency).
+"""When `generate` hands out each new token: time to first token, per-item decode time and inter-token gaps.
 
-A transformers streamer: `generate` calls `put` once with the prompt, then once
-per decoding step with that step's tokens (one per sequence; several at once in
-assisted generation). Recording a timestamp per step costs well under a
-microsecond, against milliseconds per model forward, so the clock can stay on
-for every run (benchmarks/timing_overhead.py measures it).
+A transformers streamer: `put` comes once with the prompt, then once per decoding step. A timestamp per step
+costs well under a microsecond against milliseconds per forward, so the clock stays on for every run
+(benchmarks/timing_overhead.py measures it).
 """
 
 from __future__ import annotations

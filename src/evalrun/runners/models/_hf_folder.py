@@ -1,11 +1,8 @@
-"""A GGUF written once as a Hugging Face model folder.
+"""A GGUF written once as a Hugging Face model folder, which engines such as vLLM load.
 
-Engines such as vLLM load a folder (config, safetensors, tokenizer, chat
-template), not the GGUF the default model ships as. transformers reads the GGUF
-with `gguf_file=` and de-quantizes it; the folder is written to a temporary
-directory beside the target and renamed into place, with a marker naming the
-source's hash and dtype, so an interrupted write is never taken for a complete
-one and a second call is a no-op. The command line is runners/models/hf_folder_cli.py.
+The folder is written to a temporary directory beside the target and renamed into place, with a marker
+naming the source's hash and dtype, so an interrupted write is never taken for a complete one and a second
+call is a no-op. The command line is runners/models/hf_folder_cli.py.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
-"""One served answer read off the wire (streamed as server-sent events, or one JSON body), and whether the
-engine finished it.
+"""One served answer read off the wire (server-sent events or one JSON body), and whether the engine finished it.
 
-An answer counts only when the server says why it ended: a `finish_reason`
-evalrun knows. A stream that ends without one (llama-cpp-python's default
-`interrupt_requests` ends a running stream with `[DONE]` as soon as another
-request arrives; an engine that aborts a request says `abort`) is a cut answer,
-however clean its end looked: retried, and stored as the item's error if it
-stays cut, never as a short or empty answer. An empty stream (a 200 with no
-event at all) is how llama-cpp-python streams a prompt past its context: retried
+An answer counts only when the server says why it ended with a `finish_reason` evalrun knows. A stream that
+ends without one (llama-cpp-python's default `interrupt_requests` ends a running stream with `[DONE]` when
+another request arrives; `abort`) is a cut answer: retried, and stored as the item's error if it stays cut,
+never as a short answer. An empty stream is how llama-cpp-python streams a prompt past its context: retried
 once only.
 """
 

@@ -1,10 +1,9 @@
 """An API key: checked when it is read, and kept out of every message in every form it can take.
 
-A key copied from a file often ends in a newline, and an HTTP client then reports
-the header it refused to send, key included. A server may echo what it was sent,
-quoted (repr, JSON), URL-encoded or base64-encoded (Basic authentication), so
-scrubbing only the raw key is not enough. The keys read in this process are
-remembered so that the command line can scrub whatever it prints last.
+A key copied from a file often ends in a newline, and an HTTP client then reports the header it refused to
+send, key included. A server may echo it quoted (repr, JSON), URL-encoded or base64-encoded (Basic
+authentication), so scrubbing only the raw key is not enough. The keys read in this process are remembered
+so that the command line can scrub whatever it prints last.
 """
 
 from __future__ import annotations

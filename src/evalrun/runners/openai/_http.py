@@ -1,13 +1,10 @@
-"""The `openai` runner's HTTP side: one attempt at a request, retries with backoff, the
-refusals that stop a run and those that concern one item only (a prompt past the
-served context, an answer the server never finished), with the API key scrubbed
-from every message in every form (runners/openai/_api_key.py); and what a server says
-about itself outside the OpenAI API (llama.cpp's GET /props).
+"""The `openai` runner's HTTP side: one attempt at a request, retries with backoff, the refusals that stop a
+run and those that concern one item only, with the API key scrubbed from every message in every form
+(runners/openai/_api_key.py); and llama.cpp's GET /props.
 
-Servers under load answer 429 or 503 and say when to come back (`Retry-After`); a
-dropped connection or a timeout is worth another try too. Everything else (400, 401,
-404, ...) will fail the same way again, so it is not retried. Waits grow exponentially
-with jitter so that many clients backing off together do not return in lockstep."""
+Servers under load answer 429 or 5xx and say when to come back (`Retry-After`); a dropped connection or a
+timeout is worth another try too. 400, 401, 404, ... fail the same way again, so they are not retried.
+Waits grow exponentially with jitter so that many clients backing off together do not return in lockstep."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """The `Runner` of `executor: ray`: plans in the driver, generates on actors, emits in the driver.
 
-It wraps the driver's own HFRunner (tokenizer only: the model is never loaded
-here) for everything but generation, so prompts, token counts, batch plans and
-the run key are the in-process runner's. What the actors did comes back with
-each unit and is summed here for the manifest: padding, prefix reuse, batch
-sizes after out-of-memory halvings, and each method's effects, merged by the
-method itself (`Acceleration.merged_effects`).
+It wraps the driver's own HFRunner (tokenizer only) for everything but generation, so prompts, token counts,
+batch plans and the run key are the in-process runner's. What the actors measured comes back with each unit
+and is summed here for the manifest; each method merges its own effects (`Acceleration.merged_effects`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """The cache an eviction policy prunes: layers that hold fewer entries than the tokens they processed.
 
-Pruned entries keep their absolute positions (keys are stored after RoPE), so
-a layer reports the tokens processed as its length and the mask offset as the
-number evicted; this holds only for one sequence at a time (the method caps
-the batch at 1).
+Why its length and mask offset differ, and why one sequence at a time: _policy.py.
 """
 
 from __future__ import annotations
