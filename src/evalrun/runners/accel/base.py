@@ -77,11 +77,9 @@ def settings_label(name: str, settings: dict[str, Any], keys: tuple[str, ...]) -
 
 
 class Acceleration:
-    """One configured acceleration, bound to one run.
+    """One configured acceleration, bound to one run: a subclass with a `name` in a module of runners/accel/.
 
-    A method is one module in runners/accel/ holding a subclass with a `name`: the
-    registry finds it there. The runner calls only the hooks below, reads only
-    `run_capabilities()`, and reports read only `label`, `headline` and
+    The runner calls only the hooks below and `run_capabilities()`; reports read only `label`, `headline` and
     `kv_bytes_ratio`, so a new method touches no other file.
     """
 
@@ -189,17 +187,11 @@ class Acceleration:
         return merge_effects(parts, cls.effect_counters, cls.effect_ratios, cls.effect_weights)
 
 
-# One method's effects from several workers (Ray actors) as one record (`Acceleration.merged_effects`).
-# Each worker measures what its copy of the method did on the items it generated;
-# the run's record is their sum, not any one of them. A method names its counters
-# (`Acceleration.effect_counters`: summed, element by element in a mapping or
-# list) and its rates (`effect_ratios`: recomputed from summed parts). Everything
-# else is a setting or a property of the model, the same on every worker, and
-# kept as it is; where workers differ, a maximum stays a maximum (`max_...`), a
-# flag holds only if it holds everywhere, other numbers are averaged weighted by
-# the calls each worker made (or the counter a method names in
-# `effect_weights`), and other values are kept as the list of distinct ones,
-# never dropped.
+# Workers' effects as one record (`Acceleration.merged_effects`): the run's is their sum, not any one of them.
+# Counters (`effect_counters`) are summed, element by element in a mapping or list; rates (`effect_ratios`) are
+# recomputed from summed parts. Anything else is a setting or a model property, kept; where workers differ, a
+# `max_...` stays a maximum, a flag holds only if it holds everywhere, other numbers are averaged weighted by
+# the calls each worker made (or a method's `effect_weights`), and other values are kept as the distinct ones.
 DEFAULT_WEIGHT = "generate_calls"
 
 
