@@ -78,10 +78,7 @@ class Accelerations(RootModel[dict[str, SerializeAsAny[AccelSettings]]]):
 
 
 def validate_accelerations(raw: Any) -> Accelerations:
-    """Validate the `acceleration:` mapping into each method's settings model.
-
-    Raises ValueError("<key path>: <message>") for callers outside a pydantic model.
-    """
+    """Raises ValueError("<key path>: <message>") for callers outside a pydantic model."""
     try:
         return Accelerations.model_validate(raw)
     except ValidationError as exc:

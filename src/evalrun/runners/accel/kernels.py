@@ -58,9 +58,8 @@ def attention_modules(model: Any) -> list[Any]:
 class CallCounter:
     """Counts the calls through each attention function transformers can dispatch to, while installed.
 
-    The registered functions (sdpa, flex, flash, ...) are wrapped in the shared
-    `ALL_ATTENTION_FUNCTIONS` instance's local overrides; eager attention is each model
-    file's own module function, wrapped there. `remove` restores both exactly."""
+    The registered ones (sdpa, flex, flash, ...) are wrapped in `ALL_ATTENTION_FUNCTIONS`' local overrides,
+    eager attention in each model file's module; `remove` restores both exactly."""
 
     def __init__(self) -> None:
         self.calls: Counter[str] = Counter()

@@ -15,11 +15,8 @@ from transformers.generation.streamers import BaseStreamer
 
 
 class TokenClock(BaseStreamer):
-    """Timestamps of every decoding step after the prompt.
-
-    With `sync` (torch.cuda.synchronize on CUDA) every timestamp follows a
-    synchronisation, so no step is read before the device finished it; the
-    manifest's `speed.clock` says so.
+    """Timestamps of every decoding step after the prompt; with `sync` (torch.cuda.synchronize) each follows a
+    synchronisation, so no step is read before the device finished it (the manifest's `speed.clock` says so).
     """
 
     def __init__(self, sync: Callable[[], None] | None = None):

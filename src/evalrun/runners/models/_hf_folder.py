@@ -36,10 +36,8 @@ def _dequantize() -> dict[str, Any]:
 
 def write_hf_folder(gguf: Path, target: Path, identity: dict[str, Any], dtype: str = "bfloat16",
                     require_chat_template: bool = True) -> Path:
-    """De-quantize `gguf` into `target` (weights in `dtype`, tokenizer and chat template kept); skip when done.
-
-    A server's chat endpoint needs the template; the in-process runner renders prompts itself and may not.
-    """
+    """De-quantize `gguf` into `target` (weights in `dtype`); skip when done. Tokenizer and chat template are
+    kept: a server's chat endpoint needs the template, though the in-process runner renders prompts itself."""
     if is_complete(target, identity, dtype):
         return target
     import torch

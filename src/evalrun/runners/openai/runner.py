@@ -358,5 +358,4 @@ class OpenAIRunner(Runner):
                     raise
 
 
-__all__ = ["EngineInfo", "OpenAIRunner", "OpenAISettings", "ServerError", "api_key_from_env", "messages",
-           "render_chat", "run_sync"]
+__all__ = ["OpenAIRunner"]
