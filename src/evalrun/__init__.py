@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from evalrun.contract.version import __version__
 
-# public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "load_config": "evalrun.evals.config",
     "ConfigError": "evalrun.evals.files",

@@ -49,8 +49,8 @@ def _frame(columns: dict[str, list[Any]], dtypes: dict[str, str]) -> "pd.DataFra
 
     data: dict[str, Any] = {}
     for name, dtype in dtypes.items():
-        try:
-            data[name] = pd.array(columns[name], dtype=dtype)  # type: ignore[call-overload]  # stubs: literal dtypes only
+        try:  # the stubs take literal dtypes only
+            data[name] = pd.array(columns[name], dtype=dtype)  # type: ignore[call-overload]
         except UnicodeEncodeError:
             raise RunFailed(_unencodable(columns, name)) from None
     frame: pd.DataFrame = pd.DataFrame(data)  # pandas-stubs type the constructor's result from Python 3.11 on
@@ -60,17 +60,9 @@ def _frame(columns: dict[str, list[Any]], dtypes: dict[str, str]) -> "pd.DataFra
 def _unencodable(columns: dict[str, list[Any]], name: str) -> str:
     """The store keeps any Unicode (a lone surrogate too), a table's strings are UTF-8: said, never replaced."""
     row = next(i for i, v in enumerate(columns[name]) if isinstance(v, str) and not v.isascii()
-               and _not_utf8(v))
+               and any("\ud800" <= c <= "\udfff" for c in v))  # the one text UTF-8 cannot encode
     return (f"{columns['run'][row]}: item {columns['item'][row]!r}: its {name} holds a lone surrogate, which a "
             "table's UTF-8 text cannot hold (the stored run keeps it; read it with RunStore.read_samples)")
-
-
-def _not_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _run_facts(run: RunResult | StoredRows) -> dict[str, str]:
@@ -113,16 +105,11 @@ def samples_df(run_dirs: RunDirs, trust_edited_items: bool = False,
 def _flips(base: list[ScoredItem], scored: list[ScoredItem], names: tuple[str, str]) -> dict[tuple[str, str], str]:
     """(item, field) -> "harmful" | "helpful" | "" for every paired field (unpaired ones absent: NA)."""
     comparison = pair(base, scored, *names, n_resamples=1)  # its flips only: no interval is read here
-    out = dict.fromkeys(_paired_keys(base, scored), "")
+    answered = {s.item_id for s in scored}  # `pair` compares the baseline's fields of items both runs answered
+    out = dict.fromkeys(((b.item_id, name) for b in base if b.item_id in answered for name in b.fields), "")
     out |= {f.key: "harmful" for f in comparison.harmful}
     out |= {f.key: "helpful" for f in comparison.helpful}
     return out
-
-
-def _paired_keys(base: list[ScoredItem], scored: list[ScoredItem]) -> list[tuple[str, str]]:
-    """The (item, field) pairs `pair` compares: the baseline's fields of items both runs answered."""
-    answered = {s.item_id for s in scored}
-    return [(b.item_id, name) for b in base if b.item_id in answered for name in b.fields]
 
 
 def fields_df(run_dirs: RunDirs, baseline: str | Path | None = None, trust_edited_items: bool = False,

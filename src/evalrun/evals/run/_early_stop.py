@@ -33,10 +33,9 @@ class EarlyStop:
         self.refuted: set[FieldKey] = set()
         self.flipped: dict[FieldKey, RuleId] = {}
         self.seen: set[str] = set()
-        names: dict[str, set[str]] = {}
+        self.names: dict[str, set[str]] = {}
         for it in items:
-            names.setdefault(it.pack, set()).update(f.name for f in it.fields)
-        self.names = names
+            self.names.setdefault(it.pack, set()).update(f.name for f in it.fields)
         self.limits = limits
         self.fields: Counter = Counter()  # RuleId -> gated fields over all the candidate's items
         for it in items:

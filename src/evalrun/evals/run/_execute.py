@@ -371,14 +371,9 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
             "logprobs": dists_store.summary(prepared.dir),
         } | rm.outcome(prepared.label, stored, log) | record)
     store.write_manifest(manifest)
-    generated = emit.generated
-    if stopped:
-        return RunResult(prepared.label, prepared.dir, prepared.items,
-                         {it.id: done[it.id] for it in prepared.items if it.id in done}, manifest, False,
-                         generated, store.warnings)
-    if all_errors == len(wanted):
+    if all_errors == len(wanted) and not stopped:
         first = next(iter(done[k].error for k in wanted))
         raise RunFailed(f"{prepared.label}: every item failed; first error: {first}")
-    in_order = {it.id: done[it.id] for it in prepared.items}  # item order, not a set's (hash-seeded) order
-    return RunResult(prepared.label, prepared.dir, prepared.items, in_order, manifest, False,
-                     generated, store.warnings)
+    in_order = {it.id: done[it.id] for it in prepared.items if it.id in done}  # not a set's (hash-seeded) order
+    return RunResult(prepared.label, prepared.dir, prepared.items, in_order, manifest, False, emit.generated,
+                     store.warnings)

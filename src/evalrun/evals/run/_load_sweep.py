@@ -110,7 +110,8 @@ def _shortfall(point: LoadPoint, gens: Sequence[Generation], knob: str, value: N
     elif knob == "request_rate" and point.wall_seconds > 0 and point.duration_seconds < 0.95 * point.wall_seconds:
         idle = 1 - point.duration_seconds / point.wall_seconds
         notes.append(f"no request in flight for {idle:.0%} of the wall clock: req/s counts busy time only "
-                     f"(evals.timing.latency); {point.completed / point.wall_seconds:.3g} req/s over the whole wall clock")
+                     f"(evals.timing.latency); {point.completed / point.wall_seconds:.3g} req/s over the whole "
+                     "wall clock")
     return effective, "; ".join(notes) or None
 
 
