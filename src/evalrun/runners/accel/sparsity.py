@@ -182,12 +182,9 @@ def model_tokenizer(model: Any) -> Any:
 
 
 def calibration_windows(tokenizer: Any, cal: CalibrationSettings, texts: list[str] | None = None) -> list[list[int]]:
-    """Token id sequences to calibrate on, deterministic.
-
-    bundled: the bundled text as one token stream cut into consecutive full windows of
-    `max_tokens` (at most `samples`; fewer when the text is shorter; the whole text as one
-    window when it is shorter than `max_tokens`).
-    items: `samples` of the given prompts, evenly spaced, each cut to its first `max_tokens`.
+    """Token id sequences to calibrate on, deterministic. bundled: consecutive full windows of `max_tokens`
+    of the bundled text (at most `samples`; the whole text when shorter than one window); items: `samples`
+    of the given prompts, evenly spaced, each cut to its first `max_tokens`.
     """
     if cal.source == "bundled":
         ids = tokenizer("\n\n".join(BUNDLED_TEXT), add_special_tokens=False)["input_ids"]

@@ -78,11 +78,10 @@ def prefill(model: Any, ids: list[int], device: str, cache_kwarg: str) -> Shared
 
 
 def split_at_question(text: str, item: Item, offsets: list[tuple[int, int]]) -> int | None:
-    """Index of the first token of the item's question in the rendered `text`, from the
-    context the item gives (never guessed from its wording). The chat template puts the
-    prompt verbatim as the last message, so it is the last copy of the whole prompt; the
-    question starts after the context and the separator. None: no context, or a template
-    that rewrote the prompt (the method then sees the whole prompt at once)."""
+    """Index of the first token of the item's question in the rendered `text`, from the context the item gives
+    (never guessed from its wording): after the context and separator in the last copy of the whole prompt (the
+    chat template's last message). None: no context, or a template that rewrote the prompt (the method then
+    sees the whole prompt at once)."""
     if not item.context:
         return None
     start = text.rfind(item.prompt)
