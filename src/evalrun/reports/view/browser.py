@@ -1,23 +1,5 @@
-"""The item browser's data (docs/html-report.md), compact so that 10,000 items x 3 candidates stay a few MB:
-
-- `BrowserData.items[i]` = [id, pack index].
-- `BrowserData.rows[r]` = [item index, field index, gold (normalised),
-  baseline value or 0 (same as the gold), baseline outcome index, baseline
-  sub-code index, baseline diff ops, [cell per candidate]]; a cell is 0 (same
-  value and outcome as the baseline), None (the candidate has no answer for
-  the item) or [value, outcome index, sub-code index, flip (1 harmful, -1
-  helpful, 0 none), diff ops]. Diff ops are flat [tag, gold start, gold end,
-  value start, value end, ...] (UTF-16 offsets, as the page's strings count)
-  with tag 1 replace, 2 insert, 3 delete (`evals.compare.diffs.opcodes`), or 0.
-- What a row shows only when expanded is gzipped and base64-encoded in
-  `ReportView.texts_blob`: JSON {"texts": [unique strings], "details": [per
-  item: head text index, tail text index, baseline output text index,
-  [candidate output text index per candidate], info line, highlights,
-  characters cut from the head, text index of a JSON object {field: gold as
-  written} or -1, the per-token KL strip (strip.py) or -1]}. A prompt is stored
-  as its head (up to its last blank line: the document, shared by items that
-  ask about it) and its tail (the question). Highlights are [start, end, field
-  index; -1 the needle, -2 a distractor] in the head. Text index -1 is "none".
+"""The item browser's data, compact so that 10,000 items x 3 candidates stay a few MB
+(layout: docs/html-report.md, 'Data layout').
 """
 
 from __future__ import annotations

@@ -1,15 +1,5 @@
-"""The item browser's per-token KL strip (docs/html-report.md), stored in browser.py's `details[i][8]`.
-
-Layout: -1 (no candidate has a drift record for the item), else
-[text index, token lengths, total tokens, [per candidate: None (no record) or [kl, not_top1, first
-divergent token or -1, [[field, flip note], ...]]]]. The text (in the browser's table of texts: the same
-string as the baseline's output is stored once) is the baseline's answer, the first STRIP_TOKENS of its
-tokens, fewer when all strips would pass STRIP_CODES (evals/drift/runs.py; model output: the page
-sets it as text, never markup), cut into tokens by their lengths (UTF-16 units, as the page's strings
-count); `kl` the KL of each as a code (`kl_code`: 20 steps a decade; None: not finite); `not_top1` the
-positions where the candidate's top-1 is another token; the flip notes are those of the item's harmful
-flips (evals/drift/_drift.py FlipNote), with the first token where the candidate's answer parted from
-the baseline's.
+"""The item browser's per-token KL strip, stored in browser.py's `details[i][8]`
+(layout: docs/html-report.md, 'Data layout').
 """
 
 from __future__ import annotations
