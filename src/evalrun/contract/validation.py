@@ -1,5 +1,5 @@
 """How a key path and a pydantic validation error are worded, once for every stage: whichever model
-refuses its input, the user reads the key path (`tasks[0].fields.total.kind`) and what is wrong there."""
+refuses its input, the user reads the key path (`tasks[0].fields.total.type`) and what is wrong there."""
 
 from __future__ import annotations
 
@@ -56,16 +56,16 @@ def error_message(err: Mapping[str, Any], model: type[BaseModel] | None = None, 
     """One pydantic error in the config loader's words. `model` is the validated model: an
     unknown key then lists the keys allowed where it stands. `show_input` adds the refused
     value to a type or range message (never for a mapping or a list, which may be long)."""
-    kind = err.get("type", "")
-    if kind == "extra_forbidden":
+    err_type = err.get("type", "")
+    if err_type == "extra_forbidden":
         owner = model_at(model, tuple(err.get("loc", ()))[:-1]) if model is not None else None
         return f"unknown key; allowed: {', '.join(sorted(owner.model_fields))}" if owner else "unknown key"
-    if kind == "missing":
+    if err_type == "missing":
         return "required key is missing"
-    if kind == "literal_error":
+    if err_type == "literal_error":
         return f"invalid value {err.get('input')!r}; allowed: {err.get('ctx', {}).get('expected', '')}"
     msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
-    if not show_input or kind == "value_error" or isinstance(err.get("input"), (dict, list)):
+    if not show_input or err_type == "value_error" or isinstance(err.get("input"), (dict, list)):
         return msg
     return f"{msg} (got {err.get('input')!r})"
 

@@ -19,11 +19,11 @@ _LITERALS = {"true": "true", "false": "false", "null": "null", "True": "true", "
 
 
 class _Frame:
-    __slots__ = ("kind", "state", "key", "node")
+    __slots__ = ("opener", "state", "key", "node")
 
-    def __init__(self, kind: str, node: tuple[Any, ...]) -> None:
-        self.kind = kind  # "{" or "["
-        self.state = "key" if kind == "{" else "value"  # key/colon/value/comma
+    def __init__(self, opener: str, node: tuple[Any, ...]) -> None:
+        self.opener = opener  # "{" or "["
+        self.state = "key" if opener == "{" else "value"  # key/colon/value/comma
         self.key: str | None = None
         self.node = node  # persistent (closer, parent) chain for cheap checkpoints
 
@@ -128,7 +128,7 @@ class _Rewriter:
             return self._comma(top)
         if c == ":":
             return self._colon(top)
-        key_pos = top is not None and top.kind == "{" and top.state in ("key", "comma")
+        key_pos = top is not None and top.opener == "{" and top.state in ("key", "comma")
         if c in _CLOSERS:
             return self._string(top, key_pos)
         m = _NUMBER.match(self.s, self.i) if (c.isdigit() or c in "-+.") else None
@@ -142,7 +142,7 @@ class _Rewriter:
         f = self.stack[-1]
         if f.state == "comma":  # missing comma: "a": 1 "b": 2
             self.out.append(",")
-            f.state = "key" if f.kind == "{" else "value"
+            f.state = "key" if f.opener == "{" else "value"
         elif f.state == "colon":  # missing colon: "a" 1
             self.out.append(":")
             f.state = "value"
@@ -168,7 +168,7 @@ class _Rewriter:
             return _GO if self.complete else _FAIL
         if self.last == ",":
             _drop_last(self.out, ",")
-        if top.kind == "{" and top.state in ("colon", "value"):
+        if top.opener == "{" and top.state in ("colon", "value"):
             self.out.append(":null" if top.state == "colon" else "null")
         self.out.append(self.node[0])
         self.stack.pop()
@@ -180,14 +180,14 @@ class _Rewriter:
     def _comma(self, top: _Frame | None) -> int:
         if top is not None and top.state == "comma":
             self.out.append(",")
-            top.state = "key" if top.kind == "{" else "value"
+            top.state = "key" if top.opener == "{" else "value"
             self.checkpoints.append((len(self.out) - 1, self.node))
             self.last = ","
         self.i += 1
         return _GO
 
     def _colon(self, top: _Frame | None) -> int:
-        if top is not None and top.kind == "{" and top.state == "colon":
+        if top is not None and top.opener == "{" and top.state == "colon":
             self.out.append(":")
             top.state = "value"
             self.last = ":"
@@ -258,16 +258,16 @@ class _Rewriter:
     def _finish(self) -> tuple[str, str | None, list[str]]:
         """Close what is open; name the suspect key; build the cut-back alternatives."""
         stack = self.stack
-        if stack and stack[-1].kind == "{" and stack[-1].state in ("colon", "value"):
+        if stack and stack[-1].opener == "{" and stack[-1].state in ("colon", "value"):
             self.cut = True
         suspect: str | None = None
         if self.cut:  # a scalar was cut or a value is missing: the innermost key
-            suspect = next((f.key for f in reversed(stack) if f.kind == "{" and f.key is not None), None)
+            suspect = next((f.key for f in reversed(stack) if f.opener == "{" and f.key is not None), None)
         elif len(stack) > 1:  # a nested container never closed: the key holding it
-            suspect = next((f.key for f in reversed(stack[:-1]) if f.kind == "{" and f.key is not None), None)
+            suspect = next((f.key for f in reversed(stack[:-1]) if f.opener == "{" and f.key is not None), None)
         tail: list[str] = []
         for f in reversed(stack):
-            if f.kind == "{" and f.state in ("colon", "value"):
+            if f.opener == "{" and f.state in ("colon", "value"):
                 tail.append(":null" if f.state == "colon" else "null")
             tail.append(f.node[0])
         body = "".join(self.out).rstrip()
