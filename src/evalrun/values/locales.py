@@ -1,9 +1,6 @@
-"""A field's `locale` (a BCP 47 tag: "de-CH", "en-IN", "ja"; "_" for "-"): the decimal separator of
-"1.234" and the order of a numeric a/b/yyyy date, where the written form cannot tell.
-
-An explicit `decimal` / `date_order` / `dayfirst` always wins. "ymd" (a/b/yyyy stays ambiguous, never
-credited) where the year-first form is the norm or the country mixes orders, and for "en" with no region.
-Nothing is guessed from today or the machine's locale: an unknown language is an error (`locale_problem`)."""
+"""A field's `locale` (a BCP 47 tag; "_" for "-"): the decimal separator of "1.234" and the order of a
+numeric a/b/yyyy date, where the written form cannot tell (docs/scoring.md, 'Field options'). "ymd" (never
+credited) where the year-first form is the norm or the country mixes orders, and for "en" with no region."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Words that scale the number before them: "EUR 1.5 million", "2.5億円", "12 lakh", "$1.5M".
-
-CJK compounds must fall from left to right or the amount is not read. M, K, B, mn, Md only beside a
-currency ("5 m" is metres). Not a scale: "m", "cr", "bilhão"/"billón" (10^9 or 10^12 by country);
-German "Billion" (10^12) read as 10^9 is the one trade-off. Lakh grouping ("₹12,34,567.89") is no scale."""
+"""Words that scale the number before them (docs/scoring.md, 'World formats'). CJK compounds must fall
+from left to right or the amount is not read. M, K, B, mn, Md only beside a currency. Not a scale: "m", "cr",
+"bilhão"/"billón" (10^9 or 10^12 by country); German "Billion" (10^12) read as 10^9 is the one trade-off."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""number: a plain number (a count, a rate, a measurement), currency ignored.
-
-Of several numbers, the one in the unit the question asks for ("price in cents per kWh": "4.215 kWh x
-24,85 Cent/kWh" is 24.85): a unit is the asked one when its words are exactly those the answer's units share
-with the question ("Cent/kWh", not "kWh"). A bare number is in no unit: beside one, nothing is chosen."""
+"""number: a plain number (a count, a rate, a measurement), currency ignored; of several, the one in the
+unit the question asks for (docs/field-types.md, 'number')."""
 
 from __future__ import annotations
 
@@ -93,7 +90,9 @@ class Number(NumericType[NumericOptions]):
         return decimal_default(opts, locale)
 
     def in_asked_unit(self, text: str, opts: NumericOptions, asked: Names) -> Any | None:
-        """The one value in the unit the question asks for, when every other is in another unit; else None."""
+        """The one value in the unit the question asks for, when every other is in another unit; else None.
+        The asked unit is exactly the words the answer's units share with the question ("Cent/kWh", not "kWh");
+        a bare number is in no unit."""
         if not asked:
             return None
         found = self.find(text, opts)
