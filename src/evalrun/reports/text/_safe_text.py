@@ -1,13 +1,10 @@
-"""Text from data, models and stored runs made safe to show: each character that would act instead of
-showing (ESC, controls, bidi formatting, lone surrogates) becomes one visible one (docs/commands.md,
-'Untrusted text'); newline and tab are kept, they are structural.
+"""Text from data, models and stored runs made safe to show (docs/commands.md, 'Untrusted text'); the console
+every command prints with; where a report file may go (checked before any work; written with evals.files'
+one atomic writer).
 
 Every replacement is one BMP character for one code point, so offsets measured on the original text (the
 item browser's highlights and diffs) still hold, in code points and UTF-16 units alike; none is markup in
 any output (no `<`, `&`, `[`, `|` or backslash), so it may run over a whole rendered document too.
-
-Also where output goes: the console every command prints with, and where a report file may go (checked
-before any work; written with evals.files' one atomic writer).
 """
 
 from __future__ import annotations

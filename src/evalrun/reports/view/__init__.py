@@ -1,8 +1,6 @@
-"""`build_view(report)`: the one view model every report renders (model.py), from a `CompareReport`.
-
-Every table's figure is on the paired items (both runs answered), so the pack table, the field table
-and the verdict speak about the same items. The speed pictures are drawn here too: the speed-accuracy
-scatter (a point per candidate and pack, the gate's region shaded) and the TTFT/TPOT distributions.
+"""`build_view(report)`: the one view model every report renders (model.py), from a `CompareReport`, with
+the speed pictures (docs/speed.md). Every table's figure is on the paired items (both runs answered), so the
+pack table, the field table and the verdict speak about the same items.
 """
 
 from __future__ import annotations
