@@ -360,6 +360,3 @@ class ContinuousRun:
             allow_block_sharing=bool(host.prefix_reuse), scheduler_type=SCHEDULER,
             seed=g.seed if g.sampling else None,
         )
-
-
-__all__ = ["BatchingSettings", "CachePlan", "ContinuousRun", "StepCounts", "plan_cache", "static_peak_tokens"]

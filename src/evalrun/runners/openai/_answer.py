@@ -170,6 +170,3 @@ async def read_stream(lines: AsyncIterator[str], endpoint: Literal["chat", "comp
         raise _cut(reason, done, count)
     assert reason is not None
     return Answer("".join(parts), usage, stamps, reason, models, tokens, timings)
-
-
-__all__ = ["Answer", "FINISHED", "KNOWN", "LENGTH", "finished", "read_json", "read_stream", "text_of"]

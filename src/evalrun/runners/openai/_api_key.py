@@ -113,8 +113,3 @@ def variable_words(name: str) -> str:
         return f"environment variable {name}"
     return ("the environment variable openai.api_key_env names (its name is not shown: it does not read like a "
             "variable name; api_key_env takes the NAME of the variable that holds the key, never the key)")
-
-
-__all__ = ["MASK", "SECRET_MIN_CHARS", "key_forms", "key_problem", "remember", "remember_secrets", "readable_variable",
-           "scrub", "scrub_known",
-           "variable_words"]

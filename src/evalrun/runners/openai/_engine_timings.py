@@ -132,10 +132,6 @@ def combine(old: Any, new: Any) -> Any:
     return out
 
 
-__all__ = ["FIGURES", "LLAMA_SOURCE", "NO_TIMINGS", "VLLM_HISTOGRAMS", "VLLM_SOURCE", "add", "combine", "histograms",
-           "llama_timings", "record", "vllm_delta"]
-
-
 class EngineTimings:
     """The engine's own timings over this session's requests: each `run` is a window that /metrics is
     scraped around, and each answer's `timings` (llama.cpp) is added as it arrives."""

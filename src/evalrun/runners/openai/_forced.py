@@ -234,6 +234,3 @@ class ServedForcing:
                 for task in workers:
                     task.cancel()
                 await asyncio.gather(*workers, return_exceptions=True)
-
-
-__all__ = ["MASS_TOLERANCE", "NO_PROMPT_LOGPROBS", "ServedForcing", "body", "complete", "record"]

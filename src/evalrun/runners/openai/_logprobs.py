@@ -210,6 +210,3 @@ class ServedDists:
     def facts(self) -> dict[str, Any]:
         return {"top_k_asked": min(self.top_k, MAX_TOP), "answers_with": self.stored, "answers_without": self.missing,
                 "first_without": self.first_missing}
-
-
-__all__ = ["MAX_TOP", "NotLogprob", "ServedDists", "checked", "ServedToken", "TokenIds", "request_fields", "token_dists", "tokens_of"]

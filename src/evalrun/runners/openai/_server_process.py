@@ -343,6 +343,3 @@ def _stop_all() -> None:
     for server in list(_LIVE):
         if not server.keep:
             server.stop()
-
-
-__all__ = ["HOST", "Opener", "ServerFailed", "ServerProcess", "free_port", "kv_facts", "kv_text"]
