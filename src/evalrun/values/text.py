@@ -33,12 +33,8 @@ def prep(s: str) -> str:
     return s if s.isascii() else unicodedata.normalize("NFKC", s).translate(_DIGITS)
 
 
-def _build_punct() -> str:
-    """All BMP punctuation (Unicode category P*), built once at import."""
-    return "".join(chr(i) for i in range(0x10000) if unicodedata.category(chr(i)).startswith("P"))
-
-
-PUNCT = _build_punct()
+# all BMP punctuation (Unicode category P*), built once at import
+PUNCT = "".join(chr(i) for i in range(0x10000) if unicodedata.category(chr(i)).startswith("P"))
 EDGE_STRIP = PUNCT + "`~|^ \t\r\n\f\v\u00a0\u202f\u2009\u3000"
 _PUNCT_TO_SPACE: dict[int, str | None] = {ord(c): " " for c in PUNCT}
 _PUNCT_TO_SPACE.update({ord("'"): None, ord("\u2019"): None})  # don't -> dont

@@ -82,9 +82,7 @@ def _slices(item: ScoredItem, name: str) -> tuple[int | None, float | None]:
     return length, (float(depth) if isinstance(depth, (int, float)) else None)
 
 
-def _length_label(n: int, exact: bool) -> str:
-    if not exact:
-        return length_bucket(n)
+def _length_label(n: int) -> str:
     return f"{n // 1024}k" if n >= 1024 and n % 1024 == 0 else str(n)
 
 
@@ -143,7 +141,7 @@ def layout(lengths: set[int], depths: set[float]) -> Layout:
     """Exact lengths when a pack has at most 12, else the length buckets; depths as they are, or five bins."""
     lens, deps = sorted(lengths), sorted(depths)
     exact_len = len(lens) <= 12
-    len_key = (lambda n: _length_label(n, True)) if exact_len else (lambda n: length_bucket(n))
+    len_key: Callable[[int], str] = _length_label if exact_len else length_bucket
     cols = list(dict.fromkeys(len_key(n) for n in lens))
     if len(deps) <= 11:
         dep_key = lambda d: f"{d:.2f}"  # noqa: E731
