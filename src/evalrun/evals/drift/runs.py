@@ -1,10 +1,7 @@
 """Drift for a comparison's stored runs: the baseline's distributions, each run's teacher-forced records
-against them (teacher_force.py wrote them), the figures (_drift.py), and the baseline's answer tokens as
-text for the item browser's per-token KL strip (docs/drift.md, 'In the HTML report: KL heatmaps and the
-per-token strip').
-
-A token's piece is what it adds to the decoding of the WINDOW tokens before it: decoded alone it would lose
-what a tokenizer makes of its context (SentencePiece drops a first token's leading space).
+against them, the figures (_drift.py), and the baseline's answer tokens as text for the item browser's
+per-token KL strip (docs/drift.md). A token's piece is what it adds to the decoding of the WINDOW tokens
+before it: decoded alone it would lose a leading space (SentencePiece).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Teacher-forced scoring: a candidate reads the baseline's answers under its own acceleration, through the
-same `generate` call, batches and methods as its own run (docs/drift.md, 'Teacher-forced scoring', 'Served
-engines'); the forced generations are discarded, its own are never touched.
-
-An answer the candidate wrote token for token as the baseline's is not read again: its generation's logits are
-the forced ones (`watched`). Not where a method makes items depend on their batch mates
-(`Acceleration.shares_batch_state`): forcing only the answers that departed would read them among other
-mates, so every answer is forced, in its batches.
+same `generate` call, batches and methods as its own run (docs/drift.md, 'Teacher-forced scoring'); the
+forced generations are discarded, its own are never touched. An answer written token for token as the
+baseline's is not read again (`watched`), except where items depend on their batch mates
+(`Acceleration.shares_batch_state`): there every answer is forced, in its batches.
 """
 
 from __future__ import annotations

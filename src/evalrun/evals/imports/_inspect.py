@@ -1,10 +1,7 @@
-"""Inspect AI eval logs (`.eval` or `.json`) read as one run (docs/imports.md); inspect-ai is an optional extra
-(`pip install 'evalrun[inspect]'`). A log that did not finish is refused: its missing samples could not be
-vouched for.
-
-A `.eval` log (a zip) is read entry by entry, each inflated in chunks and refused past `MAX_ENTRY_BYTES`, a
-sample keeping only what an import reads: inspect_ai's `read_eval_log` keeps every sample with its whole
-transcript (a 10,000-sample log cost 40 s and 840 MB; a 542 KB file whose sample inflated to 400 MB, 1.35 GB).
+"""Inspect AI eval logs (`.eval` or `.json`) read as one run (docs/imports.md); inspect-ai is an optional extra.
+A log that did not finish is refused: its missing samples could not be vouched for. A `.eval` zip is read
+entry by entry, each inflated in chunks up to `MAX_ENTRY_BYTES`, keeping only what an import reads:
+`read_eval_log` keeps every transcript (a 10,000-sample log cost 40 s and 840 MB).
 """
 
 from __future__ import annotations

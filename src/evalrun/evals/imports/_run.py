@@ -1,9 +1,6 @@
 """What an import produces, the readers' shared helpers, and how the run is stored: like a generated one, so
-`report`, the gate, `rescore`, `export` and samples_df read it through the same checks as any run.
-
-The key hashes what was imported, never a path or a time, so importing the same files again reuses the run.
-A run is built in a private staging directory and renamed into place in one step: a reader never sees half
-an import, and a stored run is never rewritten.
+every command reads it through the same checks. The key hashes what was imported, never a path or a time;
+the run is built in a private staging directory and renamed into place in one step (docs/imports.md).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The run store: one directory per run, generations appended and flushed per item, so a run killed at any
-point loses at most the batch in flight (docs/run-store.md, 'Integrity').
-
-Reading never deletes a generation: an unreadable line is skipped with a warning; a torn last line is moved
-aside by the writer, under the run's lock. One writer per run directory: a flock on `<run>/lock`, which the
-kernel drops when its holder dies, so a lock is never stale (the file holds the holder's pid, for messages).
+"""The run store: one directory per run, generations appended and flushed per item, so a killed run loses at
+most the batch in flight (docs/run-store.md, 'Integrity'). Reading never deletes a generation; one writer per
+run holds a flock on `<run>/lock`, which the kernel drops when its holder dies, so a lock is never stale.
 Every file is opened through evals.files.store_files: never through a symbolic link.
 """
 

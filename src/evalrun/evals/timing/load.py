@@ -1,10 +1,7 @@
 """How busy the machine was while a run was timed, read from /proc at a session's start and end (no sampling
-thread, no cost while it runs), and whether its speedups can be trusted (docs/speed.md, 'Speed you can trust
-by default'). The load average counts this run's own threads, so it is recorded but not judged.
-
-A busy window is not vouched for, however it was timed: interleaving cancels a load that changes between
-pairs, not the noise a loaded machine adds to each (measured: a candidate about 1.0x timed 1.35x [above 1.3]
-interleaved at load 6 on 2 cores).
+thread), and whether its speedups can be trusted (docs/speed.md, 'Speed you can trust by default'). A busy
+window is not vouched for, however it was timed: interleaving cancels a load that changes between pairs, not
+the noise a loaded machine adds to each. The load average counts this run's own threads: recorded, not judged.
 """
 
 from __future__ import annotations

@@ -3,9 +3,7 @@
 A compiled graph fuses and reorders floating-point work, so greedy outputs can change (transformers' own
 compiled-logit checks fail at tolerance 0.1). transformers compiles only the decode step and only on
 accelerators, so this method compiles `model.forward` itself on any device and turns transformers' compile
-off so nothing is compiled twice.
-
-Compiling is paid in an untimed warm-up batch (`Capabilities.warmup`), reported apart; what dynamo still
+off. Compiling is paid in an untimed warm-up batch (`Capabilities.warmup`), reported apart; what dynamo still
 compiles inside the timed generations (a new prompt length or batch size) and the frames it gave up on are
 counted.
 """

@@ -1,14 +1,8 @@
 """Continuous batching over a paged KV cache: the hf runner's `batching: {mode: continuous}`.
 
-The choices (docs/accelerations.md, 'Runner mode: continuous batching'): the cache is sized, unless
-`num_blocks` is given, to the KV memory of the static runner's largest batch of this run (items x (longest
-prompt + max_new_tokens)), so a comparison is at the same memory and any gain is from packing
-(transformers' default takes 60-90% of free memory); `auto_switch_to_flash` stays off so outputs differ only
-through batching; stop ids, pad and `ignore_eos` behave as in the static runner.
-
-Timing follows the openai runner's convention for concurrent requests: each generation's `seconds` runs from
-its submission to its last token, `batch_size` 1, `prefill_seconds` (TTFT) includes the wait for cache room,
-and the run's wall clock is the union of the requests' intervals.
+The choices are in docs/accelerations.md, 'Runner mode: continuous batching': the cache is sized to the KV
+memory of the static runner's largest batch of this run, so a comparison is at the same memory and any gain
+is from packing; timing follows the openai runner's convention for concurrent requests.
 """
 
 from __future__ import annotations

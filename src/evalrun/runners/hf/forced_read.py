@@ -1,11 +1,10 @@
 """Teacher forcing in two forward passes per batch instead of one per answer token.
 
-Reading a forced answer through `generate` costs one decode step per answer token. Where a method acts on
-a chunk of answer tokens exactly as on one at a time (`Acceleration.forced_in_one_pass`, docs/drift.md), the
-same logits come from: 1. the prompt's prefill through the method's own cache (`generate_kwargs`, position
-ids as for a left-padded batch), whose last logits give the answer's first token; 2. one forward of every
-row's answer tokens but the last, right-padded (causal attention keeps padding out of real positions).
-A test compares this read with the decode path (KL under 1e-5 in fp32).
+Where a method acts on a chunk of answer tokens exactly as on one at a time (`Acceleration.forced_in_one_pass`,
+docs/drift.md), the same logits as `generate`'s decode steps come from: 1. the prompt's prefill through the
+method's own cache, whose last logits give the answer's first token; 2. one forward of every row's answer
+tokens but the last, right-padded (causal attention keeps padding out). A test holds it to the decode path
+(KL under 1e-5 in fp32).
 """
 
 from __future__ import annotations

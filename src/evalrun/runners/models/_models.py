@@ -1,11 +1,8 @@
 """Finding, identifying and loading models, and one-time preparation said in words while it runs.
 
-A model's identity (a content hash for local files) is part of every run's cache key, so two different
-weights never share stored results. GGUF files are de-quantized once and cached on disk, because converting
-them takes tens of seconds per load.
-
-A first use that compiles or converts can take minutes before the first item: `preparing(cause, estimate)`
-announces it to whoever is `listening` (the progress line names it), else in one line on stderr.
+A model's identity (a content hash for local files) is in every run's cache key, so two weights never share
+stored results; GGUF files are de-quantized once and cached on disk. A first use that compiles or converts is
+announced by `preparing(cause, estimate)` to whoever is `listening`, else in one line on stderr.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The served engine's own timings, beside the client's clock (docs/speed.md, 'The server's own timings').
 
-vLLM's Prometheus histograms (`GET /metrics`, at the server's root) are scraped before and after a run and
-their `_sum`/`_count` differenced: a mean over the requests finished in between; a counter that went down
-was reset by a relaunch, so what it counts since is the delta. llama.cpp's `llama-server` returns `timings`
-per response, added up per answer; llama-cpp-python reports neither, and the record says so.
-
-The manifest keeps totals (sum and count per figure), so a resumed run's sessions add up (`combine`).
+vLLM's Prometheus histograms are scraped before and after a run and differenced (a counter that went down was
+reset by a relaunch); llama.cpp's `llama-server` returns `timings` per response; llama-cpp-python reports
+neither, and the record says so. The manifest keeps totals, so a resumed run's sessions add up (`combine`).
 """
 
 from __future__ import annotations

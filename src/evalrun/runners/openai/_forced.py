@@ -1,13 +1,9 @@
 """Teacher forcing through a served engine: the candidate's server reads the baseline's answer tokens.
 
-One completion request per item, the prompt's ids followed by the baseline's answer ids, `max_tokens: 1`,
-`prompt_logprobs: k` (vLLM: from the raw logits): position P + t is the candidate's distribution after the
-prompt and t answer tokens. It is a prefill, not the engine's decode steps (docs/drift.md, 'Served
-engines'); an engine without `prompt_logprobs` (llama.cpp's servers) measures nothing and the run says why.
-
-The candidate's logprob at a baseline top-k id it did not return is unknown: it lies between 0 and both its
-k-th returned probability and the mass it did not return. `complete` takes the values in that range that
-make the coarsened KL smallest (`evals/drift/_drift.py`), so the estimator stays a lower bound on the full KL.
+One `max_tokens: 1` completion per item, prompt ids then the baseline's answer ids, with `prompt_logprobs: k`:
+a prefill, not the engine's decode steps (docs/drift.md, 'Served engines'). A baseline top-k id the candidate
+did not return is `complete`d with the value in its possible range that makes the coarsened KL smallest, so
+the estimator stays a lower bound on the full KL.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""Token ids and top-k logprobs from a served engine's answer, as the in-process runner stores them.
+"""Token ids and top-k logprobs (k <= 20) from a served engine's answer, as the in-process runner stores them.
 
-At most 20 alternatives are asked for: the OpenAI API's bound and vLLM's default `max_logprobs`. Engines
-name tokens by text (vLLM: UTF-8 `bytes` or `token_id:N`; llama-cpp-python: decoded text only), so ids are
-found in the local tokenizer's byte-level vocabulary; a generated token that maps to no id or to several
-leaves the answer without a record, counted, never guessed (docs/served-engines.md, 'Token ids and
-logprobs'). llama-cpp-python's empty text for the last token is read as EOS so the ids decode back to the
-answer's text (`ServedDists.take`). The rest mass is 1 - sum(top-k) in float64, floored at 1e-30.
-
-Every logprob a server sends is `checked`: one not finite and <= 0 would read as zero drift and pass a gate
-it should not, so the answer gets no record.
+Engines name tokens by text, so ids are found in the local tokenizer's byte-level vocabulary; a token that maps
+to no id or to several leaves the answer without a record, counted, never guessed (docs/served-engines.md,
+'Token ids and logprobs'). Every logprob is `checked`: one not finite and <= 0 would read as zero drift and
+pass a gate it should not.
 """
 
 from __future__ import annotations

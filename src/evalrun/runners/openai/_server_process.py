@@ -1,11 +1,8 @@
 """Launching the engine a config gates, waiting for it, and never leaving it behind (docs/served-engines.md).
 
-A fixed port something already answers on is refused (the answers must come from the process evalrun
-launched). The server runs under runners/openai/_supervisor.py in a session of its own, so Ctrl-C reaches
-evalrun, which stops the whole group, not half of it; its output goes to `server.log`, opened as the run
-store opens its files (never through a link). The group is stopped (SIGTERM, SIGKILL after the grace
-period) however the run ends, at interpreter exit for anything left, and through the supervisor's pipe if
-evalrun itself is killed. An answer that arrives after the launched process exited stops the run (_http.py).
+A fixed port something already answers on is refused: the answers must come from the process evalrun
+launched. The server runs under _supervisor.py in a session of its own, its output in `server.log` (opened
+never through a link), and its group is stopped however the run ends ('Nothing outlives evalrun').
 """
 
 from __future__ import annotations

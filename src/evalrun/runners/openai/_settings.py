@@ -1,14 +1,9 @@
 """The `openai:`, `engine:` and `server:` blocks of a config, and where the API key comes from.
 
-Apart from the runner so the config loader can validate them without the HTTP machinery or starting
-anything. The key never appears in a config, only the name of its environment variable; a value that could
-be a key pasted in the wrong place (a URL's query or userinfo, `api_key_env` given the key itself) is
-refused without being repeated in the error.
-
-`server:`'s launch identity (command, flags, environment, engine version) enters the run key; where it
-listens and how long it is waited for do not. `env` often holds credentials: outside the launching process
-each value is only its hash, and any value long enough to be a secret is scrubbed from what evalrun prints
-or stores.
+Apart from the runner so the config loader validates them without the HTTP machinery. A config names the
+key's environment variable, never the key; a value that could be a key pasted in the wrong place is refused
+without being repeated. `server:`'s launch identity (command, flags, environment, engine version) enters the
+run key, with each `env` value only as its hash (docs/served-engines.md, 'The engine and the run key').
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """The small process between evalrun and a launched engine, so nothing of the engine outlives evalrun.
 
-`python -I _supervisor.py FD GRACE COMMAND...` (docs/served-engines.md, 'Nothing outlives evalrun'): it
-leads a session of its own, starts COMMAND in a process group of its own and holds the read end FD of a
-pipe whose write end only evalrun holds. When the pipe ends (evalrun closed it, or died, even by SIGKILL:
-the kernel closes a dead process's descriptors) it stops the whole group: SIGTERM, then SIGKILL after
-GRACE seconds, so a wrapper that does not exec is stopped with the server it started. When the command
-exits on its own, what it left is stopped and this process exits with the command's code.
-
-It is a subreaper (Linux), so a wrapper's orphaned children are reaped and the group is seen empty.
-Standard library only, run with -I: it imports nothing of evalrun's and never starts slower than the engine.
+`python -I _supervisor.py FD GRACE COMMAND...` (docs/served-engines.md, 'Nothing outlives evalrun'): it runs
+COMMAND in a process group of its own and stops the whole group (SIGTERM, SIGKILL after GRACE) when the pipe
+FD, whose write end only evalrun holds, ends: the kernel closes it even when evalrun is SIGKILLed. A Linux
+subreaper; standard library only, so it never starts slower than the engine.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """The `openai` runner: any OpenAI-compatible server (vLLM, SGLang, llama.cpp server).
 
-It gates the engine teams deploy (accelerations as engine flags), not a re-implementation of it. Requests
-go out with bounded concurrency, streamed (time to first token), retried on transient failures, and each
-finished item goes to `emit` as it arrives, so a run that stops keeps every answer it got.
-
-A failure retrying cannot fix (400, 401, 404, retries exhausted) stops the run; running again sends only
-the missing items. A prompt past the served context and an answer never finished once retries are spent
-are that item's error only (docs/served-engines.md, 'Failures and retries'). The API key is read from the
-environment variable the config names and lives only in this process's request headers.
+It gates the engine teams deploy (accelerations as engine flags), not a re-implementation of it. Requests are
+streamed with bounded concurrency and each finished item goes to `emit` as it arrives, so a run that stops
+keeps every answer it got; which failures stop the run and which are one item's error: docs/served-engines.md,
+'Failures and retries'. The API key lives only in this process's request headers.
 """
 
 from __future__ import annotations
