@@ -36,12 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     cfg = api.load(args.config)
     aware = api.compare(cfg, [cfg] * args.comparisons, out=args.out, limit=args.limit, log=lambda m: None,
                         replicates=args.replicates, early_stop=False, confirm_n=args.confirm or None)
-    naive = api.compare_results(aware.baseline, [(c, None) for c in aware.candidates])
+    naive = api.compare_results(aware.baseline, [(c.run, None) for c in aware.candidates])
     print(f"{'repeat':<28} {'identical':>10} {'flips':>6} {'gated':>6}  {'single-run gate':<16} noise-aware gate")
     failed_naive = failed_aware = 0
     flips = right = identical = items = 0
     for comp_n, v_n, comp_a, v_a, run in zip(naive.comparisons, naive.verdicts, aware.comparisons,
-                                             aware.verdicts, aware.candidates):
+                                             aware.verdicts, [c.run for c in aware.candidates]):
         same = sum(pc.identical_outputs for pc in comp_n.packs)
         n = sum(pc.n for pc in comp_n.packs)
         raw = len(comp_n.harmful)

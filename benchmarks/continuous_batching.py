@@ -38,7 +38,8 @@ from evalrun.evals.config import load_config  # noqa: E402
 from evalrun.runners.accel.kv_layout import KVLayout, element_size  # noqa: E402
 
 
-def _pass(prepared: PreparedRun, items: list, fresh: bool = True) -> tuple[float, dict]:
+def _pass(prepared: PreparedRun, items: list, fresh: bool = True,
+          run_items: list | None = None) -> tuple[float, dict]:
     """One timed pass; in a fresh thread unless `fresh` is False. The continuous side's forward runs in
     the manager's new thread, and on a loaded CPU a new thread's OpenMP team was measured up to 4x faster
     than the main thread's (a 512x512 matmul, load 7 on 2 cores): timing both sides from a fresh thread
@@ -48,7 +49,7 @@ def _pass(prepared: PreparedRun, items: list, fresh: bool = True) -> tuple[float
 
     def go() -> None:
         start = time.perf_counter()
-        prepared.runner.run(items, out.append)
+        prepared.runner.run(prepared.request(items, run_items=run_items), out.append)
         took.append(time.perf_counter() - start)
 
     if fresh:
@@ -82,10 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         print("the baseline must batch statically and the candidate continuously")
         return 2
     items = base.items
-    for prepared in (base, cand):
-        prepared.runner.run_items = items
-    _pass(base, items[:2])  # warm-up: model load, first-call allocations
-    _pass(cand, items[:2])
+    _pass(base, items[:2], run_items=items)  # warm-up: model load, first-call allocations
+    _pass(cand, items[:2], run_items=items)
     print(f"{len(items)} items, torch threads {__import__('torch').get_num_threads()}, static side timed from "
           f"{'the main thread' if args.main_thread else 'a fresh thread'}, "
           f"load average {os.getloadavg()[0]:.2f} at the start")
@@ -94,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     outputs: dict[str, list[dict]] = {"static": [], "continuous": []}
     order = [("static", base), ("continuous", cand), ("continuous", cand), ("static", base)] * args.rounds
     for i, (side, prepared) in enumerate(order):
-        wall, got = _pass(prepared, items, fresh=not (args.main_thread and side == "static"))
+        wall, got = _pass(prepared, items, fresh=not (args.main_thread and side == "static"), run_items=items)
         errors = sum(1 for g in got.values() if g.error is not None)
         speeds[side].append(len(items) / wall)
         outputs[side].append(got)

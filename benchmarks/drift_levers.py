@@ -146,10 +146,10 @@ def run_lever(baseline: str, lever: str, out: Path, limit: int | None, replicate
     aa = lever == baseline
     report = api.compare(base_cfg, [] if aa else [_config(lever)], out=out, limit=limit, log=log,
                          replicates=replicates, early_stop=False, drift=True)
-    run = report.noise_floor_run if aa else report.candidates[0]
-    comparison = report.noise_floor if aa else report.comparisons[0]
-    if run is None:
+    pair = report.noise_floor if aa else report.candidates[0]
+    if pair is None:
         return Lever(lever, None, None, note="no replicate ran")
+    run, comparison = pair.run, pair.comparison
     found = report.drift.get(run.name)
     key = report.baseline.manifest.key or report.baseline.dir.name
     seconds = found.seconds if found is not None else None

@@ -105,7 +105,8 @@ def rows(report: Any) -> list[dict[str, Any]]:
     """One row per candidate: the figures the table prints (and --json writes)."""
     table = {r.run: r for r in speed_table(report).rows}
     out = []
-    for comp, run, verdict in zip(report.comparisons, report.candidates, report.verdicts):
+    for cand in report.candidates:
+        comp, run, verdict = cand.comparison, cand.run, cand.verdict
         n = sum(pc.n for pc in comp.packs)
         speed = table.get(run.name)
         out.append({

@@ -17,6 +17,7 @@ until the item browser's first page exists. Targets: under 10 MB, under 3 s.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -169,7 +170,7 @@ def synthetic_report(n_items: int, n_candidates: int, seed: int = 0, needles: fl
     return api.compare_results(base, cands)
 
 
-def synthetic_drift(report, seed: int = 0) -> None:  # type: ignore[no-untyped-def]
+def synthetic_drift(report, seed: int = 0):  # type: ignore[no-untyped-def]
     """Drift for every candidate on every item, as `compare --drift` would attach it: each answer cut into
     its `new_tokens` pieces, a per-token KL (log-normal, larger for a more damaging candidate), about 3% of
     tokens with another top-1, and a flip note per harmful flip."""
@@ -179,14 +180,18 @@ def synthetic_drift(report, seed: int = 0) -> None:  # type: ignore[no-untyped-d
         text, n = g.output or "", max(1, g.new_tokens)
         cuts = [round(k * len(text) / n) for k in range(n + 1)]
         tokens[item_id] = [text[a:b] for a, b in zip(cuts, cuts[1:])]
-    for k, (run, comp) in enumerate(zip(report.candidates, report.comparisons)):
+    with_drift = []
+    for k, cand in enumerate(report.candidates):
+        run, comp = cand.run, cand.comparison
         per_item = {}
         for item_id, pieces in tokens.items():
             n = len(pieces)
             per_item[item_id] = TokenDrift(kl=rng.lognormal(-7 + 2 * k, 2.0, n), same_top1=rng.random(n) > 0.03,
                                            dp=rng.normal(0, 0.01, n), margin=rng.random(n))
         notes = [FlipNote(f.item_id, f.field, 3, 0.9, 0.06, 1.3, False) for f in comp.harmful]
-        report.drift[run.name] = Drift(run.name, [], None, flips=notes, per_item=per_item, tokens=tokens)
+        drift = Drift(run.name, [], None, flips=notes, per_item=per_item, tokens=tokens)
+        with_drift.append(dataclasses.replace(cand, drift=drift))
+    return dataclasses.replace(report, candidates=tuple(with_drift))  # the records are frozen: a new report
 
 
 def chromium_load_seconds(path: Path, repeats: int = 3) -> tuple[list[float], dict[str, float]]:
@@ -237,7 +242,7 @@ def main() -> int:
     t = time.perf_counter()
     report = synthetic_report(args.items, args.candidates, needles=args.needles, json_docs=args.json_docs)
     if args.drift:
-        synthetic_drift(report)
+        report = synthetic_drift(report)
     t_compare = time.perf_counter() - t
     t = time.perf_counter()
     data = build_view(report)

@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     eager = api.load(ROOT / "configs" / "baseline-eager.yaml")
     sdpa = _variant("kernels-sdpa", args.timing_batches)
     rep = api.compare(eager, [sdpa], out=args.out, limit=args.limit, log=quiet, early_stop=False)
-    rows += [_row("sdpa vs eager attention", rep, r) for r in rep.candidates]
+    rows += [_row("sdpa vs eager attention", rep, r.run) for r in rep.candidates]
     if not args.no_compile:
         cands = [_variant("compile", args.timing_batches)]
         if args.control:
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         base = api.load(ROOT / "configs" / "baseline.yaml")
         rep = api.compare(base, cands, out=args.out, limit=args.limit, log=quiet, early_stop=False)
         labels = ["compiled vs baseline", "dynamo eager vs baseline"]
-        rows += [_row(label, rep, r) for label, r in zip(labels, rep.candidates)]
+        rows += [_row(label, rep, r.run) for label, r in zip(labels, rep.candidates)]
     print(f"{'comparison':<26} {'identical outputs':<17} {'1st diff':>9}  "
           + "  ".join(f"{m + ' speedup':>20}" for m in METRICS))
     print("\n".join(rows))

@@ -21,6 +21,7 @@ check that it works: `--workload smoke:64:8 --count 1 --batch 1,2`.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -31,7 +32,8 @@ from rich.console import Console  # noqa: E402
 from rich.markup import escape  # noqa: E402
 
 from evalrun.cli_app import make_progress  # noqa: E402
-from evalrun.cli_sweep import write_outputs  # noqa: E402
+from evalrun.cli_outputs import json_ready, write_outputs  # noqa: E402
+from evalrun.reports.sweep import load_sweep_markdown  # noqa: E402
 from evalrun.evals.config import load_config  # noqa: E402
 from evalrun.evals.timing import METRICS  # noqa: E402
 from evalrun.evals.config import parse_load, parse_workload, value_label  # noqa: E402
@@ -81,7 +83,11 @@ def main() -> int:
     render_load_sweep(console, sweep)
     print_p99(console, sweep)
     console.print(f"\n{len(configs)} configs x {len(values)} batch sizes in {time.perf_counter() - started:.0f} s")
-    failures = write_outputs(sweep, args.json, args.markdown)
+    md = load_sweep_markdown(sweep)
+    jobs = [("JSON", args.json, lambda: json.dumps(json_ready(sweep.model_dump(mode="json")), indent=2,
+                                                  allow_nan=False) + "\n"),
+            ("Markdown summary", args.markdown, lambda: md)]
+    failures = write_outputs(jobs, md, lambda line: print(line, file=sys.stderr))
     for line in failures:
         print(f"error: {line}", file=sys.stderr)
     return 1 if failures else 0

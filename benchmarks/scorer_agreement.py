@@ -37,7 +37,6 @@ cannot be read.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from collections import Counter
@@ -86,14 +85,11 @@ def known_kinds() -> set[str]:
     from evalrun.evals.scoring import fields
 
     kinds = set(getattr(fields, "KINDS", ()))
-    for module in ("evalrun.values.registry", "evalrun.values.types"):
-        try:
-            mod = importlib.import_module(module)
-        except ImportError:
-            continue
-        for attr in ("KINDS", "TYPES", "REGISTRY"):
-            kinds |= {str(k) for k in getattr(mod, attr, ())}
-    return kinds
+    try:
+        from evalrun.values.registry import type_names
+    except ImportError:
+        return kinds
+    return kinds | set(type_names())
 
 
 @dataclass

@@ -91,7 +91,7 @@ def _hf(out: Path) -> list[str]:
             runner._ensure_loaded()  # type: ignore[attr-defined]
             pacer.attach(runner.model)  # type: ignore[attr-defined]
             try:
-                runner.run(items, gens.append)
+                runner.run(prepared.request(items), gens.append)
             finally:
                 pacer.detach()
             return gens

@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evalrun.contract.types import Generation, Item  # noqa: E402
 from evalrun.evals.config import load_config_variant  # noqa: E402
 from evalrun.evals.run import prepare  # noqa: E402
+from evalrun.runners.base import RunRequest  # noqa: E402
 from evalrun.runners.batch_plan import PaddingTally  # noqa: E402
 from evalrun.runners.hf import BatchingSettings, ContinuousRun  # noqa: E402
 from evalrun.runners.models import local_dir  # noqa: E402
@@ -89,18 +90,19 @@ class Way:
     settings: dict[str, Any] = field(default_factory=dict)
 
 
-def run_evalrun(runner: Any, items: list[Item], way: Way, arm: Arm) -> None:
-    """One round of `runner.run` over `items`, the way `way` says."""
+def run_evalrun(runner: Any, request: RunRequest, way: Way, arm: Arm) -> None:
+    """One round of `runner.run` over the request's items, the way `way` says."""
+    items = request.items
     runner.padding = PaddingTally()
     if way.plan is not None:
-        runner.batches = lambda _items, plan=way.plan: plan
+        runner.batches = lambda _items, _request=None, plan=way.plan: plan
     saved = {k: getattr(runner, k) for k in way.settings}
     for k, v in way.settings.items():
         setattr(runner, k, v)
     out: list[Generation] = []
     try:
         start = time.perf_counter()
-        runner.run(items, out.append)
+        runner.run(request, out.append)
         arm.rate.append(len(items) / (time.perf_counter() - start))
     finally:
         runner.__dict__.pop("batches", None)
@@ -185,7 +187,6 @@ def main() -> None:
     prepared = prepare(cfg, tempfile.mkdtemp(prefix="evalrun-vs-lm-eval-"), limit=args.limit)
     runner, items = prepared.runner, prepared.items
     size, max_new = runner.batch_size, int(cfg.generation.max_new_tokens)
-    runner.run_items = items
     prompt_tokens = sum(runner.prompt_tokens(it) for it in items)
     paged = ContinuousRun(BatchingSettings(mode="continuous", block_size=32), size)  # configs/paged-cb.yaml: the static runner's KV memory
     plans = {"evalrun, old plan (characters, shortest first)": Way(chars_plan(items, size)),
@@ -201,7 +202,7 @@ def main() -> None:
         print("lm_eval is not importable: only evalrun's plans are compared (see this file's docstring)")
     for way in plans.values():  # loads the model, first-call costs of each setting (a plan is all the items)
         if way.plan is None:
-            run_evalrun(runner, items[:size], way, Arm("warm-up"))  # loads the model, first-call costs
+            run_evalrun(runner, prepared.request(items[:size]), way, Arm("warm-up"))  # loads the model, first-call costs
     if lm is not None:
         run_lm_eval(lm, runner, items[:size], max_new, Arm("warm-up"))
     for r in range(args.rounds):
@@ -209,7 +210,7 @@ def main() -> None:
             if arm.name == LM_EVAL:
                 run_lm_eval(lm, runner, items, max_new, arm)
             else:
-                run_evalrun(runner, items, plans[arm.name], arm)
+                run_evalrun(runner, prepared.request(items), plans[arm.name], arm)
         print(f"round {r + 1}: " + ", ".join(f"{a.name.split(',')[-1].strip()} {a.rate[-1]:.3f}" for a in arms),
               flush=True)
         report(arms, items, prompt_tokens, arms[0])  # so far: an interrupted run still says something
