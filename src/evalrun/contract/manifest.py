@@ -158,6 +158,25 @@ class AccelEffects(_Open):
     max_cached_tokens: Scalar = None
 
 
+class EngineEvidence(_Open):
+    """What the engine itself says it runs (docs/served-engines.md, 'The engine's evidence'), never what its
+    flags asked: the proof a flag took effect. `sources`: where each fact was read (/metrics, /props, log...)."""
+
+    cache_dtype: str | None = None  # vLLM's and SGLang's KV cache dtype; llama.cpp's K/V types ("q4_0/q4_0")
+    kv_tokens: int | None = None  # KV capacity in tokens: blocks x block size (llama.cpp: its cells)
+    block_size: int | None = None
+    blocks: int | None = None
+    kv_mib: float | None = None
+    flash_attn: bool | None = None
+    n_ctx: int | None = None
+    kernel: str | None = None  # the attention implementation or backend
+    sources: dict[str, str] = PydField(default_factory=dict)
+
+    def facts(self) -> dict[str, Any]:
+        """The facts said, without where they were read: what two runs are compared on."""
+        return {k: v for k, v in self.model_dump(exclude={"sources"}).items() if v is not None}
+
+
 class MachineLoad(_Open):
     """What the machine did while a session generated (evals/timing/load.py): shares of all its CPUs."""
 
@@ -240,6 +259,7 @@ class RunManifest(_Open):
     limit: int | None = None
     load_seconds: float | None = None
     effects: dict[str, AccelEffects] = PydField(default_factory=dict)
+    evidence: EngineEvidence | None = None  # a served engine's own word; absent in older and hf runs
     speed: SpeedFigures | None = None
     sessions: list[Session] = PydField(default_factory=list)
     batching: Batching | None = None

@@ -24,6 +24,8 @@ from evalrun.evals.gate import (
     GateConfig, Status, Verdict, acceptance_rule, check_acceptance, check_gate, coverage_gaps, evaluate, evaluate_speed,
     load_gate, load_gate_file, overall_exit_code, overall_status, plan_gaps, subset_text,
 )
+from evalrun.evals.gate import provenance
+from evalrun.evals.speed import flag_changes
 from evalrun.evals.compare import Comparison, pair
 from evalrun.evals.timing import SLO
 from evalrun.evals.store import RunStore
@@ -215,11 +217,15 @@ def compare_results(
         drifted = drift_rules.evaluate_drift(its_gate, result.name, measured.drift.get(result.name),
                                              measured.drift_note, {it.id: it.pack for it in result.items},
                                              bool(stopped))
-        verdict = evaluate(cand.comparison, its_gate, [*coverage_gaps(baseline, result), *([] if subset else scope)],
+        applied = provenance(baseline.manifest, result.manifest, flag_changes(baseline.manifest.to_dict(),
+                                                                               result.manifest.to_dict()))
+        verdict = evaluate(cand.comparison, its_gate, [*coverage_gaps(baseline, result), *applied.gaps,
+                                                       *([] if subset else scope)],
                            stab, decided=stop.rules if stop is not None else None, speed=speed, drift=drifted,
                            stopped=stopped, subset=subset_text(scope) if subset and scope else None,
                            replicates=[r.dir.name for r in replicates],
-                           first_notes=replicate_choice.notes(replicates, replicates_origin, its_gate.confirm))
+                           first_notes=[*replicate_choice.notes(replicates, replicates_origin, its_gate.confirm),
+                                        *applied.notes])
         records.append(CandidateReport(result, cand.scored, cand.metrics, cand.comparison,
                                        measured.drift.get(result.name), gate=its_gate, verdict=verdict))
     floor = floor and replace(floor, drift=measured.drift.get(floor.name))

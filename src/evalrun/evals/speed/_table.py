@@ -114,14 +114,13 @@ def effects_facts(manifest: dict[str, Any]) -> list[str]:
 
 
 def served_kv_facts(manifest: dict[str, Any]) -> list[str]:
-    """A launched engine's own word on the cache it built (its log): the proof a KV flag took effect."""
-    from evalrun.runners.openai import kv_text
+    """A served engine's own word on what it runs (runners/openai/_evidence.py): the proof a flag took effect."""
+    from evalrun.runners.openai import evidence_text, stored_evidence
 
-    launched = (manifest.get("server") or {}).get("launched")
-    if not isinstance(launched, dict):
+    if manifest.get("runner") != "openai":
         return []
-    said = kv_text(launched.get("kv") or {})
-    return [f"engine log: {said}"] if said else ["engine log: no KV cache facts found in server.log"]
+    said = stored_evidence(manifest)
+    return [f"engine: {evidence_text(said)}" if said else "engine: said nothing of its cache or kernels"]
 
 
 def length_facts(reasons: dict[str, int]) -> list[str]:

@@ -21,7 +21,8 @@ from evalrun.runners.base import Runner, RunRequest, frozen_heap, messages, rend
 from evalrun.runners.models import ModelSource, load_tokenizer, say
 from evalrun.runners.openai._answer import Answer, read_json, read_stream
 from evalrun.runners.openai._engine_timings import EngineTimings
-from evalrun.runners.openai._http import ItemFailed, ServerClient, ServerError, json_object, llama_props, run_sync
+from evalrun.runners.openai._evidence import evidence, from_log, read_engine
+from evalrun.runners.openai._http import ItemFailed, ServerClient, ServerError, json_object, run_sync
 from evalrun.runners.openai._forced import ServedForcing
 from evalrun.runners.openai._logprobs import ServedDists
 from evalrun.runners.openai._settings import EngineInfo, OpenAISettings, api_key_from_env
@@ -61,6 +62,7 @@ class OpenAIRunner(Runner):
         # the engine evalrun launches for this run (`server:`), up only while `run` needs it
         self.server = server
         self.engine_props: dict[str, Any] | None = None  # llama.cpp's GET /props, when the server has it
+        self.engine_said: list[tuple[str, dict[str, Any]]] = []  # what the engine says it runs (_evidence.py)
         self.dists = ServedDists(self.tokenizer)  # each answer's top-k logprobs, when the server returns them
         self.forcing = ServedForcing()  # teacher forcing: reading another run's answers (runners/openai/_forced.py)
         self.engine_timings = EngineTimings()  # the engine's own clock, where it reports one
@@ -135,9 +137,10 @@ class OpenAIRunner(Runner):
         """Ask the server which models it serves, so the run records (and is keyed by) what actually answers.
 
         A server without a /models endpoint (404) is accepted; one that refuses the key stops here.
-        llama.cpp's /props is read too: the context it serves (vLLM says it in /models)."""
+        llama.cpp's /props is read too (the context it serves; vLLM says it in /models), and what the engine
+        says it runs (its cache, its kernel: _evidence.py)."""
         run_sync(self._probe())
-        self.engine_props = run_sync(llama_props(self.root()))
+        self.engine_props, self.engine_said = run_sync(read_engine(self.root()))
 
     def server_identity(self) -> dict[str, Any] | None:
         """The server-reported facts that tell two deployments apart (not its timestamps)."""
@@ -148,7 +151,8 @@ class OpenAIRunner(Runner):
     def manifest_extras(self) -> dict[str, Any]:
         """What the run did against the server, for the manifest (never the key)."""
         launched = {} if self.server is None else {"launched": self.server.facts() | {"props": self.engine_props}}
-        return {
+        said = evidence(*self.engine_said, ("log", from_log(self.server.kv if self.server else {})))
+        return ({"evidence": said} if said else {}) | {
             "server": launched | {
                 "base_url": self.settings.base_url,
                 "endpoint": self.settings.endpoint,
