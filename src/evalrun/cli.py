@@ -15,7 +15,7 @@ from evalrun.cli_app import (_guard, _log, app, console, err_console, keep_optio
 from evalrun.cli_catalog import accelerations, packs_app
 from evalrun.cli_check import check, plan
 from evalrun.cli_export import export
-from evalrun.cli_import import import_app, runs_given
+from evalrun.cli_import import import_app, resolve_run, runs_given
 from evalrun.cli_sweep import COUNT_HELP, LOAD_HELP, SLO_HELP, WORKLOAD_HELP, check_usage, run_load, slo_given
 from evalrun.cli_outputs import Outputs
 from evalrun.cli_options import TimingMode, apply_ray, apply_timing, drift_option, ray_option, timing_option
@@ -149,6 +149,10 @@ def compare(
     timing: Optional[TimingMode] = timing_option,
     subset: bool = subset_option, drift: bool = drift_option,
     keep_servers: bool = keep_option,
+    control: Optional[Path] = typer.Option(None, "--control", help="A control config (e.g. the candidate's "
+                                           "other changes without its flag), generated in full before the "
+                                           "candidates and never gated: each harmful flip is marked 'also in "
+                                           "control' or 'flag only'; gate `flips: flag_only` counts only the latter."),
 ) -> None:
     """Run BASELINE and each CANDIDATE on identical items, pair them and gate.
 
@@ -166,14 +170,15 @@ def compare(
     outputs = Outputs(html=html, junit=junit, markdown=markdown, json=json_out)
 
     def go() -> int:
-        configs = apply_ray([api.load(p) for p in [baseline, *candidates]], ray, _log)
+        configs = apply_ray([api.load(p) for p in [baseline, *candidates, *([control] if control else [])]], ray, _log)
+        ctrl = configs.pop() if control else None
         configs = configs[:1] + apply_timing(configs[1:], timing)
         return _judged(outputs, started, gate, CapacityInputs(requests_per_day, peak_factor), slo, percentiles,
                        lambda gate_cfg, chosen_slo: api.compare(
                            configs[0], configs[1:], out=out, limit=limit, progress_factory=make_progress, log=_log,
                            gate=gate_cfg, noise_floor=noise_floor, fresh=fresh, replicates=replicates,
                            early_stop=early_stop, confirm_n=confirm, slo=chosen_slo, subset=subset,
-                           keep_servers=keep_servers, drift=drift))
+                           keep_servers=keep_servers, drift=drift, control=ctrl))
 
     raise typer.Exit(_guard(outputs.guarded(go)))
 
@@ -190,6 +195,9 @@ def _print_report(view: "ReportView", started: float) -> None:
     console.print()
     if view.noise_section is not None:
         console.print("[bold]Noise floor[/]: the baseline against a repeat of itself (not gated)")
+    if view.control is not None:
+        console.print(f"[bold]Control[/]: {escape(view.control.name)} (not gated): each harmful flip is 'also in "
+                      "control' (the control lost it too) or 'flag only'")
     render_view(console, view)
     console.print(
         f"verdict: {status_markup(view.status, bold=True)} — "
@@ -232,6 +240,8 @@ def report(
                                              "baseline runs in all (the first K - 1 replicates stored beside it). "
                                              "Default: the replicates `compare` gated the candidates with."),
     subset: bool = subset_option,
+    control: Optional[Path] = typer.Option(None, "--control", help="A stored control run (directory or name), "
+                                           "as `compare --control` stores it: attributes each harmful flip."),
 ) -> None:
     """Compare stored runs again and render the reports, without loading a model.
 
@@ -246,9 +256,11 @@ def report(
 
     def go() -> int:
         dirs = runs_given(run_dirs, baseline, candidate, out, _log)
+        ctrl = resolve_run(control, out, _log) if control else None
         return _judged(outputs, started, gate, CapacityInputs(requests_per_day, peak_factor), slo, percentiles,
                        lambda gate_cfg, chosen_slo: api.report(dirs, gate_cfg, trust_edited_items, log=_log,
-                                                               slo=chosen_slo, replicates=replicates, subset=subset))
+                                                               slo=chosen_slo, replicates=replicates, subset=subset,
+                                                               control=ctrl))
 
     raise typer.Exit(_guard(outputs.guarded(go)))
 

@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 
 from evalrun.evals.run import (
     CheckResult, Plan, Progress, RunFailed, check_stored_items, confirm, execute_run, inspect_run, plan_from_run,
-    prepare, run_candidate, stopped_text,
+    prepare, run_candidate, run_control, stopped_text,
 )
 from evalrun.evals.drift import Drift, rules as drift_rules, runs as drift_runs
 from evalrun.evals.speed import interleave
@@ -21,12 +21,12 @@ from evalrun.evals.run import LoadSweep as LoadSweep, export_pack as export_pack
 from evalrun.evals.scoring import PackMetrics, ScoredItem, Stability, pack_metrics, score_run, stability
 from evalrun.evals.config import RunConfig, load_config
 from evalrun.evals.gate import (
-    GateConfig, Status, Verdict, acceptance_rule, check_acceptance, check_gate, coverage_gaps, evaluate, evaluate_speed,
-    load_gate, load_gate_file, overall_exit_code, overall_status, plan_gaps, subset_text,
+    GateConfig, Status, Verdict, acceptance_rule, check_acceptance, check_control, check_gate, coverage_gaps, evaluate,
+    evaluate_speed, load_gate, load_gate_file, overall_exit_code, overall_status, plan_gaps, subset_text,
 )
 from evalrun.evals.gate import provenance
 from evalrun.evals.speed import flag_changes
-from evalrun.evals.compare import Comparison, pair
+from evalrun.evals.compare import Comparison, attribute, pair
 from evalrun.evals.timing import SLO
 from evalrun.evals.store import RunStore
 from evalrun.contract.types import Item
@@ -68,8 +68,10 @@ def run(
     return execute_run(prepared, progress, log, fresh)
 
 
-def check_gates(gates: list[GateConfig | None], items: list[Item]) -> None:
-    """Every gate against the packs, fields and shapes of the compared runs (ConfigError on an unknown name)."""
+def check_gates(gates: list[GateConfig | None], items: list[Item], control: bool = True) -> None:
+    """Every gate against the packs, fields and shapes of the compared runs (ConfigError on an unknown name),
+    and against a control run's absence (`flips: flag_only` needs one)."""
+    check_control(gates, control)
     packs = {it.pack for it in items}
     names = {f.name for it in items for f in it.fields}
     shapes = {it.meta.shape for it in items if it.meta.shape}
@@ -119,6 +121,7 @@ class CompareReport:
     stability: Stability | None = None
     slo: SLO | None = None
     drift_note: str | None = None  # why no run has drift at all ("no logprobs stored")
+    control: PairedRun | None = None  # --control: paired with the baseline, never gated; attributes the flips
 
     @property
     def verdicts(self) -> list[Verdict]:
@@ -169,6 +172,7 @@ def compare_results(
     subset: bool = False,
     drift: bool = True,
     drift_seconds: dict[Path, float] | None = None, drift_reasons: dict[Path, str] | None = None,
+    control: RunResult | None = None,
 ) -> CompareReport:
     """Score, pair and gate stored results; no model is involved from here on.
 
@@ -181,7 +185,8 @@ def compare_results(
     `replicates_origin` says why these replicates (every verdict names the ones it used).
     Items of the baseline's plan the candidate does not pair are gaps (evals.gate), unless
     `subset`: then the verdict is judged on the items both asked and says SUBSET.
-    Everything a verdict depends on (drift included) is measured first: each verdict is final when built."""
+    Everything a verdict depends on (drift included) is measured first: each verdict is final when built.
+    `control`: paired with the baseline, not gated: attributes each harmful flip (docs/gate.md)."""
     done = scored or {}
 
     def paired(result: RunResult, chosen: GateConfig) -> PairedRun:
@@ -195,8 +200,11 @@ def compare_results(
     noise_floor = noise_floor or (replicates[0] if replicates else None)
     floor = paired(noise_floor, gate or GateConfig()) if noise_floor is not None else None
     chosen = [gate or cand_gate or GateConfig() for _, cand_gate in candidates]
+    check_control(chosen, control is not None)
+    ctrl = paired(control, gate or GateConfig()) if control is not None else None
     cands = [paired(result, its_gate) for (result, _), its_gate in zip(candidates, chosen)]
     for c, its_gate in zip(cands, chosen):
+        attribute(c.comparison, ctrl.scored if ctrl else None)
         confirm.apply(c.comparison, RunStore(c.run.dir).read_confirmations(), c.run.items, its_gate.confirm)
     # drift measured on every pairing (evals/drift/runs.py reads these names), before any verdict
     measured = SimpleNamespace(baseline=baseline, noise_floor_run=noise_floor, noise_floor=floor and floor.comparison,
@@ -230,7 +238,7 @@ def compare_results(
                                        measured.drift.get(result.name), gate=its_gate, verdict=verdict))
     floor = floor and replace(floor, drift=measured.drift.get(floor.name))
     return CompareReport(baseline, base_scored, tuple(records), floor, replicates, stab, slo,
-                         measured.drift_note)
+                         measured.drift_note, ctrl)
 
 
 def compare(
@@ -249,7 +257,7 @@ def compare(
     slo: SLO | None = None,
     subset: bool = False,
     keep_servers: bool = False,
-    drift: bool = False,
+    drift: bool = False, control: RunConfig | None = None,
 ) -> CompareReport:
     """Run (or reuse) the baseline and every candidate, pair each with the baseline and gate it.
 
@@ -263,9 +271,9 @@ def compare(
     (or `auto` with speed rules) has a sample of batches of both re-timed side by side.
     A `limit`, or a candidate asking less than the baseline, is INCOMPLETE unless `subset`.
     Configs with `server:` have their engine launched only when they generate, one at a time
-    (`keep_servers`: left up afterwards).
+    (`keep_servers`: left up afterwards). `control` runs in full before the candidates (docs/gate.md).
     `drift`: candidates read the baseline's stored answers teacher-forced (evals/drift/teacher_force.py)."""
-    _distinct_names([baseline, *candidates])
+    _distinct_names([baseline, *candidates, *([control] if control else [])])
     replicates = max(replicates, 2 if noise_floor else 1)
 
     # prepare everything first (items, keys; no model weights): a gate naming an unknown pack
@@ -278,10 +286,11 @@ def compare(
     for cand in candidates:
         replicas[cand.name] = replicas[cand.name] + 1 if cand.name in replicas else 0
         plan.append(_prepare(cand, out, limit, replicas[cand.name]))
-    check_gates([gate, *(c.gate for c in candidates)], [it for p in plan for it in p.items])
+    ctrl_plan = [_prepare(control, out, limit)] if control is not None else []
+    check_gates([gate, *(c.gate for c in candidates)], [it for p in plan for it in p.items], control is not None)
     for cand in candidates:
         check_acceptance(gate or cand.gate, cand.name, cand.accelerations())
-    served.before_runs(plan, keep_servers, log)
+    served.before_runs([*plan, *ctrl_plan], keep_servers, log)
 
     def progress() -> Progress | None:
         return progress_factory() if progress_factory else None
@@ -294,12 +303,13 @@ def compare(
     scored = {r.dir: score(r) for r in base_runs}
     base_scored = scored[base_runs[0].dir]
     stab = stability([scored[r.dir] for r in base_runs])
+    ctrl_run, explained = run_control(ctrl_plan[0] if ctrl_plan else None, base_scored, progress(), log, fresh)
     results = []
     for p, cand in zip(plan[replicates:], candidates):
         chosen = gate or cand.gate or GateConfig()
         chosen = chosen if confirm_n is None else chosen.model_copy(update={"confirm": confirm_n})
         with drift_runs.watching(watch, p):
-            result = run_candidate(p, base_scored, stab, chosen, early_stop, progress(), log, fresh)
+            result = run_candidate(p, base_scored, stab, chosen, early_stop, progress(), log, fresh, explained)
         if interleave.wanted(p, bool(chosen.speed)) and result.manifest.status == "complete":
             interleave.retime_once(plan[0], base_runs[0], p, result, log)
         results.append((result, chosen))
@@ -310,7 +320,7 @@ def compare(
     forced = drift_runs.force_all(base_runs[0], read, log, watch) if drift else drift_runs.Forced()
     return compare_results(base_runs[0], results, replicates=base_runs[1:], scored=scored,
                            slo=slo or baseline.slo, replicates_origin=origin, subset=subset,
-                           drift_seconds=forced.seconds, drift_reasons=forced.reasons)
+                           drift_seconds=forced.seconds, drift_reasons=forced.reasons, control=ctrl_run)
 
 
 def _distinct_names(configs: list[RunConfig]) -> None:
@@ -350,14 +360,16 @@ def _stored_gate(result: RunResult) -> GateConfig | None:
 
 def report(run_dirs: Sequence[str | Path], gate: GateConfig | None = None, trust_edited_items: bool = False,
            log: Callable[[str], None] = print, slo: SLO | None = None, replicates: int | None = None,
-           subset: bool = False) -> CompareReport:
-    """Re-compare stored runs, the first as the baseline, without loading any model.
+           subset: bool = False, control: str | Path | None = None) -> CompareReport:
+    """Re-compare stored runs, the first as the baseline, without loading any model; `control`: a stored
+    control run (see `compare`).
 
     Each run's items must still be the ones it was asked (see `rescore`), unless `trust_edited_items`.
     `replicates` (K baseline runs in all) uses the first K - 1 stored beside the baseline; by default
     the ones the candidates' comparison recorded (evals.results.replicate_choice), so the exit code is compare's."""
     results = [load_stored(d, trust_edited_items, log) for d in run_dirs]
-    names = [r.name for r in results]
+    ctrl = load_stored(control, trust_edited_items, log) if control is not None else None
+    names = [r.name for r in [*results, *([ctrl] if ctrl else [])]]
     if len(set(names)) != len(names):
         raise ConfigError(f"the same run is given twice ({', '.join(names)})")
     stored_gates = [_stored_gate(r) for r in results[1:]]
@@ -367,7 +379,7 @@ def report(run_dirs: Sequence[str | Path], gate: GateConfig | None = None, trust
     stored_gates = replicate_choice.with_recorded_confirm(results[0], results[1:], stored_gates)
     chosen, origin = replicate_choice.for_report(results[0], results[1:], replicates, trust_edited_items, log)
     return compare_results(results[0], list(zip(results[1:], stored_gates)), gate, replicates=chosen, slo=slo,
-                           replicates_origin=origin, subset=subset)
+                           replicates_origin=origin, subset=subset, control=ctrl)
 
 
 def plan(config: RunConfig, rate: float, power: float = 0.95, out: str | Path = "runs", limit: int | None = None,

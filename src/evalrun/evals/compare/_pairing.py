@@ -42,6 +42,9 @@ class Flip:
     meta: ItemMeta = dataclasses.field(default_factory=ItemMeta)  # `field` is the attribute above
     # (re-asks that reproduced the flip, re-asks), when the gate's `confirm` re-asked the item
     confirmations: tuple[int, int] | None = None
+    # a control run (compare --control): did it lose this field too (None: no control), and its answer
+    in_control: bool | None = None
+    control_value: str | None = None
 
     @property
     def confirmed(self) -> bool | None:
@@ -326,6 +329,19 @@ def _compute_stats(pc: PackComparison, discordant: dict[str, list[int]], confide
     by_kind = {k: stats.mcnemar_exact(b, c) for k, (b, c) in sorted(discordant.items())}
     ratio = bootstrap_recovery(base_ok, cand_ok, n_resamples=n_resamples, confidence=confidence, seed=seed)
     return PackStats(paired, f1, by_kind, ratio)
+
+
+def attribute(comparison: Comparison, control: list[ScoredItem] | None) -> None:
+    """Mark each harmful flip with whether the control, paired with the same baseline, lost that field on
+    that item too (the kernel, the engine, the noise) or not (the flag only); the one place it is set."""
+    by_id = {s.item_id: s for s in control or []}
+    if not by_id:
+        return
+    for f in comparison.harmful:
+        ctrl = by_id.get(f.item_id)
+        score = ctrl.fields.get(f.field) if ctrl is not None else None
+        f.in_control = None if ctrl is None else flip(f.baseline_outcome, score.outcome if score else "missing") == 1
+        f.control_value = None if ctrl is None else display_value(ctrl, f.field)
 
 
 def pair(

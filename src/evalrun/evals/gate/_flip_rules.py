@@ -132,20 +132,24 @@ def strata(pc: PackComparison, stab: Stability | None, scope: set[tuple[str, str
 
 
 def flip_rules(limits: dict[str, tuple[int, str]], confidence: float, power: float, pc: PackComparison, cand: str,
-               stab: Stability | None = None, confirm: int = 0) -> FlipFindings:
-    """The rules of `limits` on one pack; with `confirm`, its power is that of counting confirmed flips."""
+               stab: Stability | None = None, confirm: int = 0, flag_only: bool = False) -> FlipFindings:
+    """The rules of `limits` on one pack; with `confirm`, its power is that of counting confirmed flips;
+    `flag_only`: a flip the control run shares is not counted (it stays in the scope, as a refuted one)."""
     own = {k for k in limits if k in pc.field_names}
     counted: Counter = Counter()
     confirmed: Counter = Counter()
     noise: Counter = Counter()
     refuted: Counter = Counter()
+    explained: Counter = Counter()
     noise_flips: list[Flip] = []
     unconfirmed: list[Flip] = []
     for f in pc.harmful:
         key = rule_key(f.field, f.kind, limits, pc.field_names)
         if key is None:
             continue
-        if not _gated(stab, f.item_id, f.field):
+        if flag_only and f.in_control:
+            explained[key] += 1
+        elif not _gated(stab, f.item_id, f.field):
             noise[key] += 1
             noise_flips.append(f)
         elif f.confirmed is False:
@@ -175,6 +179,8 @@ def flip_rules(limits: dict[str, tuple[int, str]], confidence: float, power: flo
         what = "field" if by_field else "field type"
         rule = f"max_harmful_flips[{key}]"
         detail = _detail(what, key, x, n, test, stab, noise[key], refuted[key], c, limit, rates)
+        if explained[key]:
+            detail += f"; {explained[key]} flip(s) also in the control not counted (flips: flag_only)"
         rules.append(RuleResult(cand, pc.pack, rule, float(x), float(limit), not fails, detail, origin,
                                 baseline_right=n + (rates.fields if rates else 0), in_scope=paired,
                                 p_value=test.p_value(x, n), aa_flips=y if m else None, aa_trials=m or None,

@@ -57,6 +57,8 @@ class GateConfig(Strict):
     # re-ask each harmful flip this many more times (other batches, batch 1 first); a flip counts only
     # when it reproduces in the majority; 0: every flip counts as found
     confirm: int = Field(default=0, ge=0, le=15)
+    # which harmful flips the flip rules count: all, or only those a control run (compare --control) did not share
+    flips: Literal["all", "flag_only"] = "all"
     packs: dict[str, PackRule] = Field(default_factory=lambda: {ALL_PACKS: PackRule()})
     # field type (amount, number, date, id, text, enum) or field name -> allowed harmful flips.
     # Added to the defaults key by key; null disables a default explicitly (and the verdict says so).
@@ -247,6 +249,15 @@ def check_acceptance(gate: GateConfig | None, candidate: str, acceleration: Coll
                           path=gate.where("min_acceptance"))
 
 
+def check_control(gates: Iterable[GateConfig | None], control: bool) -> None:
+    """`flips: flag_only` without a control run has nothing to tell the flag's flips by (exit 2)."""
+    for gate in gates:
+        if gate is not None and gate.flips == "flag_only" and not control:
+            raise ConfigError("flips: flag_only counts only the flips a control run does not share; give one "
+                              "(compare --control CTRL, report --control RUN) or set flips: all",
+                              file=gate._file, path=gate.where("flips"))
+
+
 def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str,
                 stab: Stability | None) -> tuple[list[RuleResult], FlipFindings]:
     rule = gate.pack_rule(pc.pack)
@@ -268,7 +279,8 @@ def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str,
     if rule.min_items is not None:
         out.append(RuleResult(cand, pc.pack, "min_items", float(pc.n), float(rule.min_items), pc.n >= rule.min_items,
                               "paired items", "gate"))
-    findings = flip_rules(gate.flip_limits(), gate.confidence, gate.power, pc, cand, stab, gate.confirm)
+    findings = flip_rules(gate.flip_limits(), gate.confidence, gate.power, pc, cand, stab, gate.confirm,
+                          gate.flips == "flag_only")
     out.extend(findings.rules)
     if rule.detect_rate is not None:
         out.append(detect_rate_rule(rule.detect_rate, findings.power, cand))
@@ -308,6 +320,11 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[
         if findings.power.scopes:
             power[pc.pack] = findings.power
             notes.append(findings.power.sentence)
+    if attributed := [f for f in comparison.harmful if f.in_control is not None]:
+        shared = sum(bool(f.in_control) for f in attributed)
+        notes.append(f"{len(attributed)} harmful flip(s), {shared} also in the control ("
+                     + ("not counted by the flip rules: flips: flag_only)" if gate.flips == "flag_only"
+                        else "counted: flips: all; flag_only counts the flag's own)"))
     if comparison.missing_in_baseline:
         notes.append(f"{len(comparison.missing_in_baseline)} candidate item(s) have no baseline answer")
     for pc in comparison.packs:

@@ -16,7 +16,7 @@ from evalrun.evals.gate import GateConfig, rule_key
 from evalrun.evals.results import PreparedRun, RunResult
 from evalrun.evals.run._early_stop import EarlyStop
 from evalrun.evals.run._execute import Progress, RunFailed, execute, set_aside
-from evalrun.evals.scoring import ScoredItem, Stability, score_item, score_run
+from evalrun.evals.scoring import FieldKey, ScoredItem, Stability, score_item, score_run
 from evalrun.evals.store import run_lock
 from evalrun.runners.models import ModelError
 
@@ -125,10 +125,13 @@ def execute_run(prepared: PreparedRun, progress: Progress | None, log: Callable[
 
 def run_candidate(prepared: PreparedRun, base_scored: list[ScoredItem], stab: Stability, gate: GateConfig,
                   early_stop: bool, progress: Progress | None, log: Callable[[str], None],
-                  fresh: bool) -> RunResult:
+                  fresh: bool, explained: frozenset[FieldKey] = frozenset()) -> RunResult:
     """Generate a candidate, stopping once its FAIL is decided (unless not `early_stop`), and re-ask
-    its flipped items (`gate.confirm`); a stop that re-asks undo is resumed."""
+    its flipped items (`gate.confirm`); a stop that re-asks undo is resumed. `explained`: the fields the
+    control lost, which the early stop does not count under `flips: flag_only`."""
     watch = EarlyStop(base_scored, prepared.items, gate.flip_limits(), gate.confidence, stab) if early_stop else None
+    if watch is not None and gate.flips == "flag_only":
+        watch.refute(set(explained))
     refuted = -1
     while True:
         result = execute_run(prepared, progress, log, fresh, watch)
@@ -149,6 +152,17 @@ def run_candidate(prepared: PreparedRun, base_scored: list[ScoredItem], stab: St
             return result  # nothing new was refuted: resuming again would stop at the same place
         refuted = len(watch.refuted)
         log(f"{prepared.label}: the re-asks did not reproduce the flips that decided the FAIL: resuming")
+
+
+def run_control(prepared: PreparedRun | None, base_scored: list[ScoredItem], progress: Progress | None,
+                log: Callable[[str], None], fresh: bool) -> tuple[RunResult | None, frozenset[FieldKey]]:
+    """A control run (compare --control), generated in full, and the fields it lost that the baseline got
+    right: the flips a candidate's early stop does not count under `flips: flag_only`."""
+    if prepared is None:
+        return None, frozenset()
+    result = execute_run(prepared, progress, log, fresh)
+    lost = pair(base_scored, score_run(result.items, result.generations), "baseline", result.name).harmful
+    return result, frozenset(f.key for f in lost)
 
 
 def _record_decided(prepared: PreparedRun, result: RunResult, rules: list[str],

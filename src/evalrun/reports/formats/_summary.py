@@ -70,6 +70,7 @@ def flip_dict(f: Flip) -> dict[str, Any]:
         "baseline_value": f.baseline_value, "candidate_value": f.candidate_value, "subcode": f.subcode,
         "confirmations": None if f.confirmations is None else {
             "reproduced": f.confirmations[0], "asked": f.confirmations[1], "confirmed": f.confirmed},
+        "in_control": f.in_control, "control_value": f.control_value,
     }
 
 
@@ -101,6 +102,7 @@ def report_json(view: ReportView) -> dict[str, Any]:
         "exit_code": view.exit_code,
         "passed": view.passed,
         "baseline": view.baseline.name,
+        "control": view.control.name if view.control else None,
         "summary": overall_summary(view.verdicts),
         "counts": overall_counts(view.verdicts),
         "verdicts": [verdict_dict(v) for v in view.verdicts],

@@ -121,7 +121,13 @@ def rule_text(r: "RuleResult") -> str:
 
 
 def flip_status(f: "Flip", verdict: "Verdict | None") -> str:
-    """How the gate took one harmful flip: counted and confirmed, or set aside as noise (one wording everywhere)."""
+    """How the gate took one harmful flip (counted and confirmed, or set aside as noise) and, with a control
+    run, whether it lost that field too (one wording everywhere)."""
+    control = "" if f.in_control is None else "also in control" if f.in_control else "flag only"
+    return "; ".join(t for t in (_gate_status(f, verdict), control) if t)
+
+
+def _gate_status(f: "Flip", verdict: "Verdict | None") -> str:
     if verdict is not None and any(n.key == f.key for n in verdict.noise_flips):
         return "noise: unstable at baseline, not gated"
     if f.confirmations is None:

@@ -78,6 +78,7 @@ def build_view(report: CompareReport, title: str | None = None, speed: SpeedTabl
         speed_table=speed or speed_table(report, capacity),
         noise_floor=noise_floor(floor.comparison if floor else None), noise_section=noise_section,
         stability=stability_dict(report.stability), drift_note=report.drift_note,
+        control=run_info(report.control.run, "control", report.baseline) if report.control else None,
     )
     return with_page(view, report, max_text_bytes) if html else view
 

@@ -193,6 +193,7 @@ class ReportView:
     pictures: list[Any] = field(default_factory=list)  # inline SVG (markupsafe.Markup), drawn by evalrun
     long_document_chars: int = LONG_DOCUMENT_CHARS
     drift_note: str | None = None  # why no run has drift ("no logprobs stored with the baseline")
+    control: RunInfo | None = None  # compare --control: the run each harmful flip is attributed against
 
     @property
     def passed(self) -> bool:
