@@ -11,9 +11,11 @@ from collections import Counter
 from evalrun.contract.errors import EvalrunError
 from evalrun.contract.manifest import RunManifest
 from evalrun.contract.types import Generation, Item
-from evalrun.evals.gate import rule_key
+from evalrun.evals.compare import length_bucket
+from evalrun.evals.gate import ALL_PACKS, rule_key
 from evalrun.evals.stats import FlipTest
 from evalrun.evals.scoring import FieldKey, ScoredItem, Stability, score_item
+from evalrun.evals.scoring.degenerate import Tally
 
 RuleId = tuple[str, str]  # (pack, rule key)
 
@@ -29,7 +31,7 @@ class EarlyStop:
                  confidence: float, stab: Stability) -> None:
         self.base = {s.item_id: s for s in baseline}
         self.items = {it.id: it for it in items}
-        self.stab = stab
+        self.stab, self.confidence, self.tally = stab, confidence, Tally()
         self.refuted: set[FieldKey] = set()
         self.flipped: dict[FieldKey, RuleId] = {}
         self.seen: set[str] = set()
@@ -71,6 +73,8 @@ class EarlyStop:
         if base is not None and item is not None and gen.item_id not in self.seen:
             self.seen.add(gen.item_id)
             cand = score_item(item, gen)
+            if gen.error is None and base.error is None:
+                self.tally.add(item, base.output, gen.output)
             for name in self._gated_fields(base):
                 if not cand.field_right(name):
                     self.flipped[(gen.item_id, name)] = self._rule(base, name)
@@ -84,7 +88,22 @@ class EarlyStop:
         """'pack: rule' for each rule that the full run is sure to fail."""
         flips: Counter = Counter(rule for key, rule in self.flipped.items() if key not in self.refuted)
         return [f"{pack}: max_harmful_flips[{key}]" for (pack, key), x in sorted(flips.items())
-                if self.tests[(pack, key)].fails(x, self.fields[(pack, key)])]
+                if self.tests[(pack, key)].fails(x, self.fields[(pack, key)])] + (
+            [f"{ALL_PACKS}: collapse"] if self.tally.decide(self.confidence)[0] else [])
+
+    @staticmethod
+    def canary(items: list[Item]) -> list[list[Item]]:
+        """`items` in two parts: the first of each (pack, length bucket, depth in quarters) cell, then the rest, each
+        in plan order, so a collapse at one length or depth shows in the first generations (docs/gate.md)."""
+        cells: dict[tuple[str, str | None, int | None], Item] = {}
+        for it in items:
+            tokens, depth = it.meta.target_tokens or it.meta.context_tokens, it.meta.depth
+            depth = it.meta.field_depth if depth is None else depth
+            quarter = None if depth is None else round(depth * 4)
+            cells.setdefault((it.pack, length_bucket(tokens) if tokens else None, quarter), it)
+        first = {it.id for it in cells.values()}
+        return [part for part in ([it for it in items if it.id in first], [it for it in items if it.id not in first])
+                if part]
 
 
 def stopped_text(manifest: RunManifest) -> str | None:

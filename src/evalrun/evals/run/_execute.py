@@ -302,6 +302,18 @@ def _request(prepared: PreparedRun, items: list[Item]) -> RunRequest:
     return with_sink
 
 
+def _generate(prepared: PreparedRun, missing: list[Item], emit: _Emitter, watch: EarlyStop | None) -> None:
+    """With a watch, the canary's items (EarlyStop.canary) in a run of their own first: a runner's batch plan
+    regroups what it is handed. A launched engine gets them first in one request, so it is launched once."""
+    parts = watch.canary(missing) if watch is not None else [missing]
+    if getattr(prepared.runner, "server", None) is not None:
+        parts = [[it for part in parts for it in part]]
+    for part in parts:
+        prepared.runner.run(_request(prepared, part), emit)
+        if emit.decided:
+            raise StopGeneration()
+
+
 def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress | None,
                     log: Callable[[str], None], waited: bool, watch: EarlyStop | None = None) -> RunResult:
     started_at = rm.now()
@@ -335,7 +347,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     peak_reset, stopped = memory.reset_peak(prepared.device), False
     try:
         with listening(getattr(progress, "note", None)):  # a first-use compile is said in the progress line
-            runner.run(_request(prepared, missing), emit)
+            _generate(prepared, missing, emit, watch)
     except StopGeneration:
         stopped = True
     except Exception as exc:

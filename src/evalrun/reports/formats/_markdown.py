@@ -98,7 +98,7 @@ def _verdict_lines(section: CandidateSection) -> list[str]:
                                    ("Not testable here (the baseline got none of what the rule looks at right):", [],
                                     verdict.untestable)):
         if before or rules:
-            lines += [heading, *before, *(f"- {md_cell(r.pack)}: {md_cell(rule_text(r), 200)}" for r in rules), ""]
+            lines += [heading, *before, *(f"- {md_cell(r.pack)}: {md_cell(rule_text(r), 400)}" for r in rules), ""]
     flips = section.comparison.harmful
     drift = section.drift
     if flips:
