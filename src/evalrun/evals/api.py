@@ -26,6 +26,7 @@ from evalrun.evals.gate import (
 )
 from evalrun.evals.gate import provenance
 from evalrun.evals.speed import flag_changes
+from evalrun.evals.gate import collapse_rule
 from evalrun.evals.compare import Comparison, attribute, pair
 from evalrun.evals.timing import SLO
 from evalrun.evals.store import RunStore
@@ -220,6 +221,7 @@ def compare_results(
         interleave.attach(result, baseline)
         speed = evaluate_speed(its_gate.speed, result.name, baseline, result, slo, its_gate.confidence)
         speed += acceptance_rule(its_gate, result.name, result.manifest.effects)
+        speed += collapse_rule(its_gate, result.name, result.items, base_scored, cand.scored)
         scope = plan_gaps(baseline, result)
         stopped = stopped_text(result.manifest)
         drifted = drift_rules.evaluate_drift(its_gate, result.name, measured.drift.get(result.name),

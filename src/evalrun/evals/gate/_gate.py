@@ -18,7 +18,9 @@ from evalrun.evals.gate._flip_rules import (
 from evalrun.evals.compare import Comparison, Flip, PackComparison
 from evalrun.evals.stats import FlipTest, rate_test
 from evalrun.evals.gate._speed_rules import SpeedRule
-from evalrun.evals.scoring import Stability
+from evalrun.contract.types import Item
+from evalrun.evals.scoring import ScoredItem, Stability
+from evalrun.evals.scoring.degenerate import Tally
 from evalrun.evals.gate._verdict import ALL_PACKS, Gap, RuleResult, Verdict, no_rule_gaps, untestable_gaps
 from evalrun.values.registry import type_names, typed_names
 
@@ -239,6 +241,18 @@ def acceptance_rule(gate: GateConfig, cand: str, effects: dict[str, Any]) -> lis
                            f"{what}: none recorded (no token was drafted)", "gate", evaluated=False)]
     return [RuleResult(cand, ALL_PACKS, "min_acceptance", round(float(rate), 4), gate.min_acceptance,
                        float(rate) >= gate.min_acceptance, what, "gate")]
+
+
+def collapse_rule(gate: GateConfig, cand: str, items: Sequence[Item], base: Sequence[ScoredItem],
+                  scored: Sequence[ScoredItem]) -> list[RuleResult]:
+    """`collapse`: the candidate's degenerate answers against the baseline's on the same items (docs/gate.md)."""
+    tally, of_id, base_of = Tally(), {it.id: it for it in items}, {b.item_id: b for b in base}
+    for s in scored:
+        if (b := base_of.get(s.item_id)) is not None and s.item_id in of_id and s.error is None and b.error is None:
+            tally.add(of_id[s.item_id], b.output, s.output)
+    failed, measured, threshold, why = tally.decide(gate.confidence)
+    return [RuleResult(cand, ALL_PACKS, "collapse", float(measured), float(threshold), not failed, tally.detail(why),
+                       "default")]
 
 
 def check_acceptance(gate: GateConfig | None, candidate: str, acceleration: Collection[str]) -> None:
