@@ -49,11 +49,12 @@ def test_min_recovery_on_a_baseline_that_scored_nothing_is_not_testable() -> Non
 
 def test_min_acceptance_on_the_recorded_rate() -> None:
     gate = load_gate({"min_acceptance": 0.5}, "g.yaml")
-    [ok] = acceptance_rule(gate, "spec", {"speculative": AccelEffects(acceptance_rate=0.72)})
+    # beside the default min_tokens_per_step floor (tests/evals/test_acceptance_floor.py)
+    [ok, _] = acceptance_rule(gate, "spec", {"speculative": AccelEffects(acceptance_rate=0.72)})
     assert ok.status == "pass" and ok.measured == 0.72 and ok.comparator == ">="
-    [low] = acceptance_rule(gate, "spec", {"speculative": AccelEffects(acceptance_rate=0.05)})
+    [low, _] = acceptance_rule(gate, "spec", {"speculative": AccelEffects(acceptance_rate=0.05)})
     assert low.status == "fail"
-    [none] = acceptance_rule(gate, "spec", {"speculative": AccelEffects(acceptance_rate=None)})
+    [none, _] = acceptance_rule(gate, "spec", {"speculative": AccelEffects(acceptance_rate=None)})
     assert none.status == "incomplete" and "none recorded" in none.detail
     assert acceptance_rule(GateConfig(), "spec", {}) == []
 

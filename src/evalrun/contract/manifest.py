@@ -154,6 +154,8 @@ class AccelEffects(_Open):
     achieved_level: Scalar = None
     acceptance_rate: Scalar = None
     accepted_tokens: Scalar = None
+    # speculative decoding: tokens per verification step (accepted drafts + the target's own; 1.0 accepts nothing)
+    tokens_per_target_forward: Scalar = None
     weight_bytes_ratio: Scalar = None
     max_cached_tokens: Scalar = None
 

@@ -71,6 +71,9 @@ class GateConfig(Strict):
     # speculative decoding: the smallest acceptance rate (accepted / drafted tokens, as the run measured it)
     # the candidate must keep; a drafter that collapses is slower, not wrong, so no accuracy rule sees it
     min_acceptance: float | None = Field(default=None, gt=0, le=1)
+    # and on every candidate whose run used it: tokens the target emits per verification step (accepted drafts
+    # + its own); at or below this floor the candidate is a slower baseline; null disables it (the verdict says so)
+    min_tokens_per_step: float | None = Field(default=1.05, ge=1)
     # teacher-forced drift limits, decided on their intervals (evals/drift/rules.py); gated only when named
     drift: list[DriftRule] = Field(default_factory=list)
 
@@ -230,17 +233,29 @@ def _min_recovery(gate: GateConfig, pc: PackComparison, cand: str, threshold: fl
 
 
 def acceptance_rule(gate: GateConfig, cand: str, effects: dict[str, Any]) -> list[RuleResult]:
-    """`min_acceptance`; a run that drafted nothing has no rate and cannot vouch for it (not evaluated)."""
-    if gate.min_acceptance is None:
-        return []
+    """`min_acceptance` (opt-in) and the `min_tokens_per_step` floor (on every run that used speculative decoding);
+    a run that drafted nothing has neither figure and cannot vouch for them (not evaluated)."""
     spec = effects.get("speculative")
-    rate = getattr(spec, "acceptance_rate", None) if spec is not None else None
-    what = "speculative decoding acceptance rate (accepted / drafted tokens, as the run recorded it)"
-    if not isinstance(rate, (int, float)):
-        return [RuleResult(cand, ALL_PACKS, "min_acceptance", float("nan"), gate.min_acceptance, False,
-                           f"{what}: none recorded (no token was drafted)", "gate", evaluated=False)]
-    return [RuleResult(cand, ALL_PACKS, "min_acceptance", round(float(rate), 4), gate.min_acceptance,
-                       float(rate) >= gate.min_acceptance, what, "gate")]
+    out = []
+    for rule, key, limit, what in (
+            ("min_acceptance", "acceptance_rate", gate.min_acceptance,
+             "speculative decoding acceptance rate (accepted / drafted tokens, as the run recorded it)"),
+            ("min_tokens_per_step", "tokens_per_target_forward", gate.min_tokens_per_step if spec is not None else None,
+             "speculative decoding tokens per verification step (accepted drafts + the target's own token, as the run "
+             "recorded it; 1.0: nothing accepted, a slower baseline)")):
+        if limit is None:
+            continue
+        drafted = getattr(spec, "acceptance_rate", None) is not None  # no rate: nothing was drafted
+        value = getattr(spec, key, None) if drafted else None
+        origin = "gate" if rule in gate.model_fields_set else "default"
+        if not isinstance(value, (int, float)):
+            out.append(RuleResult(cand, ALL_PACKS, rule, float("nan"), limit, False,
+                                  f"{what}: none recorded{'' if drafted else ' (no token was drafted)'}", origin,
+                                  evaluated=False))
+        else:
+            out.append(RuleResult(cand, ALL_PACKS, rule, round(float(value), 4), limit,
+                                  value >= limit if rule == "min_acceptance" else value > limit, what, origin))
+    return out
 
 
 def collapse_rule(gate: GateConfig, cand: str, items: Sequence[Item], base: Sequence[ScoredItem],
@@ -256,11 +271,14 @@ def collapse_rule(gate: GateConfig, cand: str, items: Sequence[Item], base: Sequ
 
 
 def check_acceptance(gate: GateConfig | None, candidate: str, acceleration: Collection[str]) -> None:
-    """`min_acceptance` on a candidate without speculative decoding is a configuration error (exit 2)."""
-    if gate is not None and gate.min_acceptance is not None and "speculative" not in acceleration:
-        raise ConfigError(f"min_acceptance needs a candidate with speculative decoding; {candidate!r} has "
-                          f"{', '.join(sorted(acceleration)) or 'no acceleration'}", file=gate._file,
-                          path=gate.where("min_acceptance"))
+    """`min_acceptance` or a set `min_tokens_per_step` on a candidate without speculative decoding is a
+    configuration error (exit 2)."""
+    for key in ("min_acceptance", "min_tokens_per_step"):
+        if gate is not None and getattr(gate, key) is not None and key in gate.model_fields_set \
+                and "speculative" not in acceleration:
+            raise ConfigError(f"{key} needs a candidate with speculative decoding; {candidate!r} has "
+                              f"{', '.join(sorted(acceleration)) or 'no acceleration'}", file=gate._file,
+                              path=gate.where(key))
 
 
 def check_control(gates: Iterable[GateConfig | None], control: bool) -> None:
@@ -314,7 +332,9 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[
     cand = comparison.candidate
     notes = [*(t for t in (subset, stopped) if t), *first_notes,
              *(f"max_harmful_flips[{k}] is disabled by the gate (default {DEFAULT_MAX_HARMFUL[k]})"
-               for k in gate.disabled_defaults())]
+               for k in gate.disabled_defaults()),
+             *([f"min_tokens_per_step is disabled by the gate (default {GateConfig().min_tokens_per_step}): a "
+                "speculative drafter that accepts nothing can pass"] if gate.min_tokens_per_step is None else [])]
     if stab is not None and stab.measured:
         notes.append(stab.summary())
     power: dict[str, PackPower] = {}

@@ -56,6 +56,8 @@ class RuleResult:
 
     @property
     def comparator(self) -> str:
+        if self.rule == "min_tokens_per_step":  # a floor: at it, the candidate fails
+            return ">"
         at_least = self.rule in ("min_items", "non_inferiority", "min_recovery", "min_acceptance") or self.rule.startswith(
             ("min_speedup", "max_regression", "min_goodput", "min_top1_agreement"))
         return ">=" if at_least else "<="

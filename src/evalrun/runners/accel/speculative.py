@@ -107,7 +107,7 @@ class SpeculativeDecoding(Acceleration):
     settings_model: ClassVar[type[AccelSettings]] = SpeculativeSettings
     # assisted generation runs one sequence at a time and keeps its own candidate caches
     capabilities: ClassVar[Capabilities] = Capabilities(prefix_reuse=False, max_batch_size=1)
-    headline_keys: ClassVar[tuple[str, ...]] = ("acceptance_rate", "accepted_tokens")
+    headline_keys: ClassVar[tuple[str, ...]] = ("acceptance_rate", "tokens_per_target_forward", "accepted_tokens")
     effect_counters: ClassVar[frozenset[str]] = frozenset({
         "generate_calls", "generate_calls_unassisted", "generate_calls_failed", "verify_rounds", "drafted_tokens",
         "accepted_tokens", "tokens_generated"})
@@ -310,6 +310,8 @@ class SpeculativeDecoding(Acceleration):
             "accepted_tokens": self._accepted,
             "acceptance_rate": round(self._accepted / self._drafted, 4) if self._drafted else None,
             "tokens_generated": self._tokens,
+            # accepted drafts + the target's own token per verification step: 1.0 when nothing is accepted (the
+            # gate's min_tokens_per_step floor); a round that drafted nothing is a step too
             "tokens_per_target_forward": round(self._tokens / self._rounds, 3) if self._rounds else None,
             "max_drafted_per_round": self._max_drafted_per_round,
         }
