@@ -117,3 +117,18 @@ def test_an_a_a_pair_never_collapses(answers: list[str]) -> None:
 def test_speed_only_items_are_no_answers() -> None:
     tally = _tally([("tok0 tok1", "????")] * 5, _item(fields=False))
     assert tally.seen == 0 and not tally.decide(0.95)[0]
+
+
+def test_the_rule_is_listed_only_for_a_candidate_with_a_degenerate_answer() -> None:
+    from evalrun.contract.types import Generation
+    from evalrun.evals.gate import GateConfig, collapse_rule
+    from evalrun.evals.scoring import score_item
+
+    item = _item()
+
+    def scored(out: str) -> list:  # type: ignore[type-arg]
+        return [score_item(item, Generation(item_id=item.id, pack=item.pack, prompt_hash="h", output=out))]
+
+    assert collapse_rule(GateConfig(), "c", [item], scored("CHF 1,451.53"), scored("CHF 1,451.53")) == []
+    [rule] = collapse_rule(GateConfig(), "c", [item], scored("CHF 1,451.53"), scored("????"))
+    assert (rule.pack, rule.rule, rule.status, rule.measured, rule.threshold) == ("*", "collapse", "pass", 1.0, 2.0)

@@ -260,11 +260,14 @@ def acceptance_rule(gate: GateConfig, cand: str, effects: dict[str, Any]) -> lis
 
 def collapse_rule(gate: GateConfig, cand: str, items: Sequence[Item], base: Sequence[ScoredItem],
                   scored: Sequence[ScoredItem]) -> list[RuleResult]:
-    """`collapse`: the candidate's degenerate answers against the baseline's on the same items (docs/gate.md)."""
+    """`collapse`: the candidate's degenerate answers against the baseline's on the same items (docs/gate.md);
+    listed only when the candidate gave one (answers that are all sane have nothing to say about a collapse)."""
     tally, of_id, base_of = Tally(), {it.id: it for it in items}, {b.item_id: b for b in base}
     for s in scored:
         if (b := base_of.get(s.item_id)) is not None and s.item_id in of_id and s.error is None and b.error is None:
             tally.add(of_id[s.item_id], b.output, s.output)
+    if not sum(tally.cand.values()):
+        return []
     failed, measured, threshold, why = tally.decide(gate.confidence)
     return [RuleResult(cand, ALL_PACKS, "collapse", float(measured), float(threshold), not failed, tally.detail(why),
                        "default")]
