@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from evalrun.contract.manifest import RunManifest
-from evalrun.evals.gate import NOT_IN_EFFECT, provenance
+from evalrun.evals.gate import NOT_IN_EFFECT, Provenance, provenance
 from tests.conftest import run_cli
 from tests.fakes.openai_server import ExactBackend, OpenAITestServer, gold_answers, items_of, served_config
 from tests.runners.test_engine_evidence import AUTO_METRICS, FP8_METRICS
@@ -105,3 +105,34 @@ def test_an_hf_method_whose_proof_changes_nothing_is_a_gap() -> None:
     assert provenance(eager_base, _hf("kernels-sdpa", {"kernels": {"attention": "sdpa"}},
                                       {"kernels": KERNELS | {"before": "eager"}}, "k1"), []).gaps == []
     assert provenance(base, _hf("again", {}, {}, "k0"), []).notes[0].startswith("A/A comparison")
+
+
+def _served(name: str, key: str, log: str) -> RunManifest:
+    """A launched llama.cpp run stored before evidence was recorded: its launch's log facts only."""
+    from evalrun.runners.openai import kv_facts
+
+    return RunManifest.model_validate({"name": name, "key": key, "runner": "openai",
+                                       "server": {"launched": {"kv": kv_facts(log)}}})
+
+
+def _llama(k: str, fa: str) -> str:
+    """llama-cpp-python 0.3.36's lines for a 4096-cell cache of these K and V types."""
+    mib = {"f16": "45.00", "q8_0": "23.91", "q4_0": "12.66"}[k]
+    return (f"llama_context: flash_attn    = {fa}\nllama_kv_cache: size = {2 * float(mib):.2f} MiB (  4096 cells,  30 "
+            f"layers,  1/1 seqs), K ({k}):   {mib} MiB, V ({k}):   {mib} MiB\n")
+
+
+def test_the_shipped_llama_cpp_pairs_are_in_effect_and_an_ignored_flag_is_named() -> None:
+    """configs/engines/llamacpp-{q4kv,q8kv,f16-fa}.yaml against llamacpp-f16.yaml, judged on their logs."""
+    base = _served("llamacpp-f16", "k0", _llama("f16", "disabled"))
+    for name, k, flags in (("q4kv", "q4_0", ["--type_k 2", "--type_v 2", "--flash_attn true"]),
+                           ("q8kv", "q8_0", ["--type_k 8", "--type_v 8", "--flash_attn true"]),
+                           ("f16-fa", "f16", ["--flash_attn true"])):
+        assert provenance(base, _served(name, "k1", _llama(k, "enabled")), flags) == Provenance()
+    # a build that quietly keeps flash attention off: the cache types changed, the kernel did not
+    [gap] = provenance(base, _served("q8kv", "k1", _llama("q8_0", "disabled")),
+                       ["--type_k 8", "--type_v 8", "--flash_attn true"]).gaps
+    assert gap.reason.startswith(f"{NOT_IN_EFFECT}: q8kv asks --flash_attn true, but its engine says what")
+    assert "KV q8_0/q8_0, 4,096 tokens, 47.82 MiB, flash attention off (from log)" in gap.reason
+    # flags that no reported fact speaks to are not judged
+    assert provenance(base, _served("dp", "k1", _llama("f16", "disabled")), ["--n_threads 4"]).gaps == []

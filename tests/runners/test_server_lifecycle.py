@@ -362,7 +362,7 @@ def test_compare_launches_one_at_a_time_and_reuses_the_stored_baseline(tmp_path:
     # the candidate's method is its engine and the flags that differ, not "none"
     assert "llama-cpp-python 0.3.36: --type_k 2 --type_v 2 --flash_attn true" in report.read_text()
     # and the engine's own log proves the flags took effect: a q4_0 cache beside the baseline's f16
-    assert "engine log: KV q4_0/q4_0 25.31 MiB for 4096 cells, flash attention on" in report.read_text()
+    assert "engine: KV q4_0/q4_0, 4,096 tokens, 25.31 MiB, flash attention on (from log)" in report.read_text()
     base_kv = json.loads((_run_dir(out, "llamacpp-f16") / "manifest.json").read_text())["server"]["launched"]["kv"]
     assert (base_kv["k_type"], base_kv["v_type"], base_kv["flash_attn"]) == ("f16", "f16", False), base_kv
     _assert_none_left(mark)

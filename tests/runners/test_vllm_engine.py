@@ -106,6 +106,7 @@ def _served_aa_drift(base_cfg: dict[str, Any], tmp_path: Path) -> None:
     report = api.compare(parse_config(base_cfg), [parse_config(cand)], out=tmp_path / "runs", drift=True,
                          log=said.append)
     assert report.baseline.reused and any("teacher-forced scoring of 2 items" in line for line in said), said
+    assert any(n.startswith("A/A comparison") for n in report.candidates[0].verdict.notes)  # same key, other name
     drift = report.drift["vllm-auto-again"]
     assert report.drift_note is None and drift.overall is not None and drift.overall.items == 2
     answers = {k: len(g.output_ids or []) for k, g in report.baseline.generations.items()}
@@ -162,6 +163,10 @@ def test_auto_kv_server_answers_with_logprobs_and_leaves_no_process(tmp_path: Pa
         assert result.manifest.model.identity["server_reported"] == {
             "id": "smollm2-135m", "root": ".engines/models/smollm2-135m-instruct-hf"}
         _assert_engine_timings(result.manifest.server or {}, list(result.generations.values()))
+        # the engine's own word on its cache (its /metrics, runners/openai/_evidence.py): 728 blocks of 128 tokens
+        evidence = result.manifest.evidence
+        assert evidence is not None and evidence.sources["kv_tokens"] == "/metrics", evidence
+        assert evidence.facts() == {"cache_dtype": "auto", "kv_tokens": 93184, "block_size": 128, "blocks": 728}
 
         chat = _post(base, "/chat/completions", {
             "model": "smollm2-135m", "messages": [{"role": "user", "content": "Count: one, two,"}],

@@ -55,6 +55,7 @@ class SpeedRow(BaseModel):
     harmful_flips: int | None
     load_seconds: float | None
     effects: list[str]
+    engine: str | None = None  # a served engine's own word on what it runs, shown beside its flags
     clock: str | None = None
     device_kind: str | None = None  # "cpu: <model>", "cuda: NVIDIA H200": ratios across kinds compare devices
     batch_size: int | None = None
@@ -166,6 +167,7 @@ def _row(run: Any, role: str, percentiles: Sequence[float], slo: SLO | None, bas
         run=run.name, role=role, method=method_label(as_written, base.manifest.to_dict() if base is not None else None), device=m.device or "", dtype=m.dtype or "",
         items_timed=speed.run_timing(run)[0], speed_note=None, accuracy_delta_points=None, harmful_flips=None,
         load_seconds=m.load_seconds, effects=effects_facts(as_written), clock=m.speed.clock if m.speed else None,
+        engine=next(iter(served_kv_facts(as_written)), None),
         device_kind=m.device_kind,
         batch_size=fig["batch_size_max"], concurrency=server.get("concurrency"),
         metrics=_figures(fig), duration_seconds=fig["duration_seconds"], throughput_basis=fig["throughput_basis"],

@@ -48,6 +48,7 @@ def render_speed_markdown(table: SpeedTable) -> list[str]:
             f"{units.rate(r.request_throughput, 2)} | {md_cell(units.goodput_cell(r.goodput))} | "
             f"{units.size(r.peak_memory_bytes)} | {units.memory_saved_cell(r)} | {units.size(r.kv_bytes_per_token)} | "
             f"{md_cell(acc)} | {r.devices_needed if r.devices_needed is not None else '–'} |")
+    lines += [x for r in table.rows if r.engine for x in ("", md_cell(f"{r.run} {r.engine}", 1000))]
     lines += ["", md_cell(table.spread_note, 1000)]
     lines += ["", md_cell(table.server_note, 1000)] if table.server_note else []
     lines += ["", md_cell(units.definitions_note(table), 1000)]

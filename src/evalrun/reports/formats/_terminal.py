@@ -197,6 +197,8 @@ def render_speed(console: Console, table: SpeedTable) -> None:
     for r in table.rows:
         if r.speed_note and r.role != "baseline":
             console.print(escape(f"{r.run}: {r.speed_note}"), soft_wrap=True)
+        if r.engine:
+            console.print(escape(f"{r.run} {r.engine}"), soft_wrap=True)
     console.print(escape(table.spread_note), soft_wrap=True)
     if table.server_note:
         console.print(escape(table.server_note), soft_wrap=True)
