@@ -136,3 +136,38 @@ def test_the_shipped_llama_cpp_pairs_are_in_effect_and_an_ignored_flag_is_named(
     assert "KV q8_0/q8_0, 4,096 tokens, 47.82 MiB, flash attention off (from log)" in gap.reason
     # flags that no reported fact speaks to are not judged
     assert provenance(base, _served("dp", "k1", _llama("f16", "disabled")), ["--n_threads 4"]).gaps == []
+
+
+# a launched engine (tests/runners/engine_fake.py) that logs a llama.cpp cache line while loading; the flags
+# after the port are what the config asks of it, which this engine ignores: only its log says what it built
+ENGINE = "import sys; from tests.runners.engine_fake import main; main([sys.argv[1], '--say', sys.argv[2]])"
+
+
+@pytest.mark.slow
+def test_a_launched_engine_whose_log_shows_the_baseline_cache_is_exit_4(tmp_path: Path) -> None:
+    import sys
+    import uuid
+
+    from tests.runners.test_server_lifecycle import TASKS, _assert_none_left
+
+    mark, out = uuid.uuid4().hex, tmp_path / "runs"
+
+    def config(name: str, k: str, type_k: str) -> Path:
+        command = [sys.executable, "-c", ENGINE, "{port}", _llama(k, "disabled").replace("\n", " "), "--type_k", type_k]
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump({
+            "name": name, "runner": "openai", "model": "smollm2-135m", "generation": {"max_new_tokens": 4},
+            "server": {"command": command, "env": {"EVALRUN_TEST_MARK": mark}, "version": "test", "grace": 1},
+            "tasks": TASKS[:1]}))
+        return path
+
+    base = config("f16", "f16", "1")
+    done = run_cli("compare", str(base), str(config("ignored", "f16", "2")), "--out", str(out))
+    flat = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode == 4, flat
+    assert "the flag is not in effect: ignored asks --type_k 2, but its engine says what the baseline's does: " \
+           "KV f16/f16, 4,096 tokens, 90 MiB, flash attention off (from log)" in flat
+    done = run_cli("compare", str(base), str(config("q4", "q4_0", "2")), "--out", str(out))
+    assert done.returncode == 0 and NOT_IN_EFFECT not in done.stdout, done.stdout + done.stderr
+    assert "q4 engine: KV q4_0/q4_0, 4,096 tokens, 25.32 MiB, flash attention off (from log)" in done.stdout
+    _assert_none_left(mark)
