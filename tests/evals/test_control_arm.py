@@ -23,6 +23,7 @@ from evalrun.reports.formats.html import render_html_text
 from evalrun.reports.view import build_view
 from tests.conftest import HOSTILE_OUTPUT, make_run, needle_items, run_cli, write_runs
 from tests.evals.fake_runs import GoldRunner, gold_run
+from tests.fakes.openai_server import ExactBackend, OpenAITestServer, gold_answers, items_of, served_config
 
 SHARED = {(512, 0.0, 1)}  # lost by the control and the candidate: not the flag's
 OWN = {(1024, 0.5, 0), (1024, 1.0, 1)}  # lost by the candidate alone
@@ -157,3 +158,29 @@ def test_the_early_stop_does_not_count_a_flip_the_control_shares(tmp_path: Path,
                                    lambda _: None, False, explained)
     assert len(result.generations) == generated
     assert result.manifest.status == ("stopped" if flips == "all" else "complete")
+
+
+@pytest.mark.slow
+def test_compare_runs_the_control_first_and_flag_only_lets_the_candidate_finish(tmp_path: Path) -> None:
+    """End to end on deterministic servers: the control and the candidate both lose the depth-0 needles. Counting
+    all flips the candidate stops at its first; under flag_only the control (generated first, in full) explains
+    them, so the candidate runs every item and its flip rules pass."""
+    needles = {"pack": "needle_numbers", "lengths": [256, 384], "depths": [0.0, 0.5, 1.0], "values": ["integer"]}
+    items = items_of([needles])
+    with OpenAITestServer(ExactBackend(gold_answers(items))) as exact, \
+            OpenAITestServer(ExactBackend(gold_answers(items, lambda it: it.meta.depth == 0.0))) as lossy:
+        for flips, code, status in (("all", 1, "stopped"), ("flag_only", 0, "complete")):
+            out, gate = tmp_path / flips, {"packs": {"*": {"max_drop": None}}, "flips": flips}
+            out.mkdir()
+            base = served_config(out / "base.yaml", "base", exact.base_url, [needles])
+            cand = served_config(out / "cand.yaml", "cand", lossy.base_url, [needles], gate=gate)
+            ctrl = served_config(out / "ctrl.yaml", "ctrl", lossy.base_url, [needles])
+            done = run_cli("compare", str(base), str(cand), "--control", str(ctrl), "--out", str(out / "runs"),
+                           "--json", str(out / "r.json"))
+            assert done.returncode == code, done.stdout + done.stderr
+            log = " ".join(done.stderr.split())
+            assert log.index("ctrl:") < log.index("cand:"), "the control is generated before the candidate"
+            runs = {d.name.split("-")[0]: json.loads((d / "manifest.json").read_text()) for d in (out / "runs").iterdir()}
+            assert runs["ctrl"]["status"] == "complete" and runs["cand"]["status"] == status
+        flipped = json.loads((out / "r.json").read_text())["comparisons"][0]["harmful_flips"]
+        assert len(flipped) == 2 and all(f["in_control"] for f in flipped)
