@@ -14,7 +14,7 @@ import pytest
 from evalrun.contract import Generation
 from evalrun.evals import api
 from evalrun.evals.files import ConfigError
-from evalrun.evals.gate import GateConfig, load_gate
+from evalrun.evals.gate import GateConfig, PackRule, load_gate
 from evalrun.evals.run import confirm
 from evalrun.evals.scoring import score_run, stability
 from evalrun.reports.formats import render_markdown
@@ -80,6 +80,23 @@ def test_flag_only_counts_only_the_flips_the_control_does_not_share() -> None:
         verdict = api.compare_results(base, [(cand, gate)], control=ctrl).verdicts[0]
         rules = {r.rule: r.status for r in verdict.rules}
         assert (rules["max_drop"], rules["max_harmful_flips[number]"]) == ("fail", status)
+
+
+def test_flag_only_leaves_the_shared_flips_out_of_the_unstable_fields_rate_test() -> None:
+    """With replicates, fields right in only some of them face a stratified rate test; a flip the control shares
+    is not the flag's there either."""
+    items = needle_items()
+    every = {(int(it.meta.target_tokens or 0), it.meta.depth, int(it.id[-1])) for it in items}
+    base, cand, ctrl = (make_run(n, items, w) for n, w in (("baseline", set()), ("q4kv", every), ("f16fa", every)))
+    rep = make_run("baseline", items, every)
+    rep.dir = rep.dir.with_name("baseline-replicate")
+    details = {}
+    for flips in ("all", "flag_only"):
+        gate = GateConfig(flips=flips, packs={"*": PackRule(max_drop=None)})
+        verdict = api.compare_results(base, [(cand, gate)], replicates=[rep], control=ctrl).verdicts[0]
+        [details[flips]] = [r.detail for r in verdict.rules if r.rule == "max_harmful_flips[number]"]
+    assert "stratified test" in details["all"] and "stratified test" not in details["flag_only"]
+    assert "12 flip(s) also in the control not counted" in details["flag_only"]
 
 
 def test_flag_only_without_a_control_is_a_config_error_naming_the_key(tmp_path: Path) -> None:

@@ -112,9 +112,10 @@ def _detail(what: str, key: str, x: int, n: int, test: FlipTest, stab: Stability
     return text
 
 
-def strata(pc: PackComparison, stab: Stability | None, scope: set[tuple[str, str]] | None = None) -> list[Stratum]:
+def strata(pc: PackComparison, stab: Stability | None, scope: set[tuple[str, str]] | None = None,
+           skip: frozenset[tuple[str, str]] = frozenset()) -> list[Stratum]:
     """(baseline right, replicates, candidate right, candidate answers incl. re-asks) of each field in `scope`
-    (None: the pack) the baseline got right in only some replicates."""
+    (None: the pack) the baseline got right in only some replicates, but those in `skip`."""
     if stab is None or not stab.rated:
         return []
     paired = set(pc.item_ids)
@@ -123,7 +124,8 @@ def strata(pc: PackComparison, stab: Stability | None, scope: set[tuple[str, str
     helpful = {f.key for f in pc.helpful}
     out: list[Stratum] = []
     for key, (pack, kind, k, reps) in stab.rated.items():
-        if pack != pc.pack or key[0] not in paired or (scope is not None and (key[1], kind) not in scope):
+        if pack != pc.pack or key[0] not in paired or (scope is not None and (key[1], kind) not in scope) \
+                or key in skip:
             continue
         cand_right = (key not in harmful) if key in right else (key in helpful)
         again, asked = pc.reasked.get(key, (0, 0))
@@ -160,6 +162,7 @@ def flip_rules(limits: dict[str, tuple[int, str]], confidence: float, power: flo
         else:
             counted[key] += 1
     alpha = 1.0 - confidence
+    shared = frozenset(f.key for f in pc.harmful if flag_only and f.in_control)  # left out of the rate test too
     rules: list[RuleResult] = []
     scopes: list[Scope] = []
     for key, (limit, origin) in limits.items():
@@ -173,7 +176,7 @@ def flip_rules(limits: dict[str, tuple[int, str]], confidence: float, power: flo
         test = FlipTest(limit, alpha, y, m)
         c = confirmed[key]
         x = counted[key] + c  # confirmed flips are real: the noise test weighs them with the rest
-        rates = rate_test(strata(pc, stab, scope), alpha)
+        rates = rate_test(strata(pc, stab, scope, shared), alpha)
         fails = c > limit or test.fails(x, n) or (rates is not None and rates.fails)
         can_fail = (n > limit and (confirm > 0 or test.critical(n) is not None)) or (rates is not None and rates.can_fail)
         what = "field" if by_field else "field type"
