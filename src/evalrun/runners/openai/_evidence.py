@@ -79,7 +79,7 @@ def from_log(kv: dict[str, Any]) -> dict[str, Any]:
 
 
 def from_metrics(text: str) -> dict[str, Any]:
-    """vLLM's `cache_config_info` gauge: its cache dtype, block size and blocks (capacity = their product)."""
+    """vLLM's `cache_config_info` gauge: cache dtype, block size, blocks, capacity (else blocks x block size)."""
     found = _VLLM_INFO.search(text)
     if found is None:
         return {}
@@ -119,7 +119,7 @@ def evidence(*said: tuple[str, dict[str, Any]]) -> EngineEvidence | None:
 
 
 def evidence_text(ev: EngineEvidence) -> str:
-    """'KV fp8, 186,368 tokens (11,648 blocks of 16), flash attention on (from /metrics, log)'."""
+    """'KV fp8, 186,368 tokens (1,456 blocks of 128) (from /metrics)', 'KV q4_0/q4_0, ..., flash attention on (from log)'."""
     blocks = f" ({ev.blocks:,} blocks of {ev.block_size})" if ev.blocks and ev.block_size else ""
     cache = [ev.cache_dtype, ev.kv_tokens is not None and f"{ev.kv_tokens:,} tokens{blocks}",
              ev.kv_mib is not None and f"{ev.kv_mib:g} MiB"]
