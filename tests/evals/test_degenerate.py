@@ -12,7 +12,8 @@ from evalrun.evals.scoring.degenerate import HARD_K, Tally, degenerate
 DOC = ("INVOICE INV-2022-0416. Issued by Alpine Trading AG, Bahnhofstrasse 12, 8001 Zurich, to Meridian Foods Ltd. "
        "The services described below were delivered in full during the month of March and are billed in Swiss "
        "francs according to the framework agreement signed by both parties last year. Subtotal: CHF 1,343.18. "
-       "VAT 8.1%: CHF 108.35. Total amount due: CHF 1,451.53. Payment is due on 2022-04-16.")
+       "VAT 8.1%: CHF 108.35. Total amount due: CHF 1,451.53. Payment is due on 2022-04-16. The outstanding balance "
+       "for the Quito account is EUR 77,980.08.")
 
 
 def _item(kind: str = "amount", gold: str | None = "CHF 1451.53", question: str = "What is the total amount due?",
@@ -37,6 +38,8 @@ SANE = [
     ("amount", "1,000,000"),
     ("id", "1111"),
     ("amount", "CHF 1,451.53 (subtotal CHF 1,343.18 plus VAT CHF 108.35)"),
+    # the needle's own sentence, quoted whole: the smollm2 baseline's answer on needle_numbers amounts
+    ("amount", "The outstanding balance for the Quito account is EUR 77,980.08."),
 ]
 
 

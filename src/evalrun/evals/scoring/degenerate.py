@@ -48,8 +48,8 @@ def degenerate(answer: str | None, item: Item, baseline: str | None = None) -> s
     if (len(bare) >= 3 and not any(ch.isalnum() for ch in bare)) or (len(tokens) >= 4 and len(set(tokens)) == 1) \
             or (len(bare) >= 6 and len(set(bare)) == 1 and not bare.isdigit()):
         return "repeat"  # "????////", "!!!!!!", "the the the the", "aaaaaa"
-    if any(src and mostly_copied(text, src, share=0.8, min_words=12, n=12) for src in (item.context, item.question)):
-        return "echo"  # 80% of it runs of 12 words of the document or question, in their order
+    if any(src and mostly_copied(text, src, share=0.8, min_words=20, n=16) for src in (item.context, item.question)):
+        return "echo"  # 80% of it runs of 16 words of the document or question: longer than a quoted answer sentence
     if len({i for start, end, _ in loop_spans(text) for i in range(start, end)}) * 2 >= len(text):
         return "loop"  # loops cover half of it
     base = (baseline or "").strip()
