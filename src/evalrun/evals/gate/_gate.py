@@ -274,10 +274,10 @@ def collapse_rule(gate: GateConfig, cand: str, items: Sequence[Item], base: Sequ
 
 
 def check_acceptance(gate: GateConfig | None, candidate: str, acceleration: Collection[str]) -> None:
-    """`min_acceptance` or a set `min_tokens_per_step` on a candidate without speculative decoding is a
-    configuration error (exit 2)."""
+    """`min_acceptance` or a `min_tokens_per_step` other than its default on a candidate without speculative
+    decoding is a configuration error (exit 2); a stored config's gate holds the default too (`report`)."""
     for key in ("min_acceptance", "min_tokens_per_step"):
-        if gate is not None and getattr(gate, key) is not None and key in gate.model_fields_set \
+        if gate is not None and getattr(gate, key) not in (None, GateConfig.model_fields[key].default) \
                 and "speculative" not in acceleration:
             raise ConfigError(f"{key} needs a candidate with speculative decoding; {candidate!r} has "
                               f"{', '.join(sorted(acceleration)) or 'no acceleration'}", file=gate._file,
