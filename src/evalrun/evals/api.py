@@ -24,9 +24,9 @@ from evalrun.evals.gate import (
     GateConfig, Status, Verdict, acceptance_rule, check_acceptance, check_control, check_gate, coverage_gaps, evaluate,
     evaluate_speed, load_gate, load_gate_file, overall_exit_code, overall_status, plan_gaps, subset_text,
 )
+from evalrun.evals.gate import collapse_rule
 from evalrun.evals.gate import provenance
 from evalrun.evals.speed import flag_changes
-from evalrun.evals.gate import collapse_rule
 from evalrun.evals.compare import Comparison, attribute, pair
 from evalrun.evals.timing import SLO
 from evalrun.evals.store import RunStore
