@@ -21,11 +21,10 @@ from evalrun.evals.run import LoadSweep as LoadSweep, export_pack as export_pack
 from evalrun.evals.scoring import PackMetrics, ScoredItem, Stability, pack_metrics, score_run, stability
 from evalrun.evals.config import RunConfig, load_config
 from evalrun.evals.gate import (
-    GateConfig, Status, Verdict, acceptance_rule, check_acceptance, check_control, check_gate, coverage_gaps, evaluate,
-    evaluate_speed, load_gate, load_gate_file, overall_exit_code, overall_status, plan_gaps, subset_text,
+    GateConfig, Status, Verdict, acceptance_rule, check_acceptance, check_control, check_gate, collapse_rule,
+    coverage_gaps, evaluate, evaluate_speed, load_gate, load_gate_file, overall_exit_code, overall_status, plan_gaps,
+    provenance, subset_text,
 )
-from evalrun.evals.gate import collapse_rule
-from evalrun.evals.gate import provenance
 from evalrun.evals.speed import flag_changes
 from evalrun.evals.compare import Comparison, attribute, pair
 from evalrun.evals.timing import SLO
