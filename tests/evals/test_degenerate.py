@@ -135,3 +135,31 @@ def test_the_rule_is_listed_only_for_a_candidate_with_a_degenerate_answer() -> N
     assert collapse_rule(GateConfig(), "c", [item], scored("CHF 1,451.53"), scored("CHF 1,451.53")) == []
     [rule] = collapse_rule(GateConfig(), "c", [item], scored("CHF 1,451.53"), scored("????"))
     assert (rule.pack, rule.rule, rule.status, rule.measured, rule.threshold) == ("*", "collapse", "pass", 1.0, 2.0)
+
+
+def test_constant_is_one_answer_to_items_whose_baseline_answers_differ() -> None:
+    bases = ["CHF 1,451.53", "2022-04-16", "INV-2022-0416", "Meridian Foods Ltd"]
+    failed, measured, threshold, why = _tally([(b, "The answer is: 1.") for b in bases[:3]]).decide(0.95)
+    assert failed and (measured, threshold) == (3, HARD_K - 1) and why.startswith("one same answer")
+    detail = _tally([(b, "The answer is: 1.") for b in bases[:3]]).detail(why)
+    assert "candidate constant 3" in detail and detail.count("'The answer is: 1.'") == 3
+    assert not _tally([(b, "The answer is: 1.") for b in bases[:2]]).decide(0.95)[0]  # two items: not yet
+    # the baseline answered alike on those items (or gave that very answer): no evidence, so no count
+    assert not _tally([("CHF 1,451.53", "The answer is: 1.")] * 5).decide(0.95)[0]
+    assert not _tally([("The answer is: 1.", "The answer is: 1.")] * 5
+                      + [(b, "The answer is: 1.") for b in bases[:2]]).decide(0.95)[0]
+    # items where the baseline answered alike count once: two distinct baseline answers are not yet three
+    alike = [("N/A", "The answer is: 1.")] * 4 + [(bases[0], "The answer is: 1.")]
+    assert not _tally(alike).decide(0.95)[0] and _tally(alike).const[0] == 2
+    # already classed answers are not counted again
+    assert "constant" not in _tally([(b, "????") for b in bases]).cand
+
+
+def test_constant_never_fires_on_a_a_nor_on_varied_wrong_answers() -> None:
+    bases = [f"The total amount due is CHF {n},451.53." for n in range(1, 30)]
+    assert not _tally([(b, b) for b in bases]).decide(0.95)[0]
+    wrong = _tally([(b, f"The total amount due is EUR {n * 7}.00.") for n, b in enumerate(bases)])
+    assert not wrong.decide(0.95)[0] and "constant" not in wrong.cand
+    # a few wrong answers shared by two items each are no collapse either
+    pairs = _tally([(b, f"CHF {n // 2}") for n, b in enumerate(bases)])
+    assert not pairs.decide(0.95)[0] and pairs.cand["constant"] == 2

@@ -18,6 +18,7 @@ from evalrun.values.text import mostly_copied, norm_text
 HARD = ("empty", "repeat", "echo")  # no sane model gives these where it answered before: no noise allowance
 SOFT = ("loop", "refusal", "script")  # a sane model has some: decided against the baseline's own rate
 HARD_K = 3  # this many hard-degenerate answers where the baseline answered fail the candidate
+CONSTANT = "one same answer to items whose baseline answers all differ"
 SOFT_LIMIT = 2  # a soft class fails only from 3 answers, and only beyond the baseline's rate (Fisher)
 _SORRY = re.compile(r"(?i)\b(?:i'?m sorry|i apologi[sz]e|i (?:cannot|can ?not|can'?t|am unable|'m unable) "
                     r"(?:help|assist|answer|provide|comply)|as an ai\b)")
@@ -72,6 +73,9 @@ class Tally:
     base: Counter[str] = field(default_factory=Counter)
     hard: int = 0  # hard-degenerate candidate answers where the baseline's answer was none
     examples: list[str] = field(default_factory=list)
+    # `constant`, on items where neither answer is classed: candidate's answer -> baseline's -> example
+    same: dict[str, dict[str, str]] = field(default_factory=dict)
+    const: tuple[int, str] = (0, "")  # the count and the candidate's answer it is of
 
     def add(self, item: Item, base: str | None, cand: str | None) -> None:
         """One paired answer (neither a generation error); an item asking no field (speed only) is no answer."""
@@ -81,6 +85,13 @@ class Tally:
         self.seen += 1
         self.base.update([b] if b else [])
         self.cand.update([c] if c else [])
+        if not (b or c):  # `constant`: the most items given one same answer whose baseline answers differ from
+            # each other and from it (identical answers never count; the count only grows, as the hard one)
+            nb, nc = norm_text(base or ""), norm_text(cand or "")
+            (group := self.same.setdefault(nc, {})).setdefault(nb, f"{item.id}: {(cand or '')[:24]!r}")
+            self.const = max(self.const, (len(group.keys() - {nc}), nc))
+            if self.const[0] > 1:  # one item is no constant answer
+                self.cand["constant"] = self.const[0]
         if c and b is None:
             self.hard += c in HARD
             if len(self.examples) < 3:
@@ -92,6 +103,8 @@ class Tally:
         hard = "empty/repeat/echo answers where the baseline answered"
         if self.hard >= HARD_K:
             return True, self.hard, HARD_K - 1, hard
+        if self.const[0] >= HARD_K:
+            return True, self.const[0], HARD_K - 1, CONSTANT
         for c in SOFT:
             test = FlipTest(SOFT_LIMIT, 1.0 - confidence, self.base[c], self.seen)
             if test.fails(self.cand[c], self.seen):
@@ -102,7 +115,9 @@ class Tally:
     def detail(self, why: str) -> str:
         counts = ", ".join(f"{c} {n}" for c, n in sorted(self.cand.items())) or "none"
         base = ", ".join(f"{c} {n}" for c, n in sorted(self.base.items())) or "none"
-        shown = f"; e.g. {'; '.join(self.examples)}" if self.examples else ""
+        ex = [e for nb, e in self.same.get(self.const[1], {}).items() if nb != self.const[1]][:3] \
+            if why == CONSTANT else self.examples
+        shown = f"; e.g. {'; '.join(ex)}" if ex else ""
         return f"{why}; degenerate answers of {self.seen}: candidate {counts}, baseline {base}{shown}"
 
 
