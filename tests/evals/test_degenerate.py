@@ -153,6 +153,11 @@ def test_constant_is_one_answer_to_items_whose_baseline_answers_differ() -> None
     assert not _tally(alike).decide(0.95)[0] and _tally(alike).const[0] == 2
     # already classed answers are not counted again
     assert "constant" not in _tally([(b, "????") for b in bases]).cand
+    # the value stated on the first line is the answer, whatever explanation follows (the demo model under an
+    # 8-token eviction budget); a lead-in without a value is not, so the values below it keep answers apart
+    explained = [(b, f"The answer is: 1.\n\nThe reason is {b} was read.") for b in bases[:3]]
+    assert _tally(explained).decide(0.95)[:2] == (True, 3)
+    assert not _tally([(b, f"Here is the answer:\n{b}!") for b in bases]).decide(0.95)[0]
 
 
 def test_constant_never_fires_on_a_a_nor_on_varied_wrong_answers() -> None:

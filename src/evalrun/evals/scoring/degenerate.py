@@ -38,6 +38,14 @@ def _refuses(text: str) -> bool:
     return bool(_SORRY.search(text)) or (may_deny(text) and bool(denial_targets(drop_document_denials(norm_text(text)))))
 
 
+def _stated(answer: str | None) -> str:
+    """What an answer states, for `constant`: its first line where that line holds a value ("The answer is: 1."
+    before a varying explanation), else the whole answer (a bare lead-in such as "Here is the answer:" is no value)."""
+    text = (answer or "").strip()
+    first = text.split("\n", 1)[0]
+    return norm_text(first if _DIGIT.search(first) else text)
+
+
 def degenerate(answer: str | None, item: Item, baseline: str | None = None) -> str | None:
     """The answer's degenerate class, or None. `baseline` (its answer to the same item) makes a refusal or
     another script count only where the baseline answered in its own; without it, refusals count as they are."""
@@ -87,7 +95,7 @@ class Tally:
         self.cand.update([c] if c else [])
         if not (b or c):  # `constant`: the most items given one same answer whose baseline answers differ from
             # each other and from it (identical answers never count; the count only grows, as the hard one)
-            nb, nc = norm_text(base or ""), norm_text(cand or "")
+            nb, nc = _stated(base), _stated(cand)
             (group := self.same.setdefault(nc, {})).setdefault(nb, f"{item.id}: {(cand or '')[:24]!r}")
             self.const = max(self.const, (len(group.keys() - {nc}), nc))
             if self.const[0] > 1:  # one item is no constant answer
