@@ -304,14 +304,12 @@ def _request(prepared: PreparedRun, items: list[Item]) -> RunRequest:
 
 def _generate(prepared: PreparedRun, missing: list[Item], emit: _Emitter, watch: EarlyStop | None) -> None:
     """With a watch, the canary's items (EarlyStop.canary) in a run of their own first: a runner's batch plan
-    regroups what it is handed. A launched engine gets them first in one request, so it is launched once."""
-    parts = watch.canary(missing) if watch is not None else [missing]
-    if getattr(prepared.runner, "server", None) is not None:
-        parts = [[it for part in parts for it in part]]
-    for part in parts:
-        prepared.runner.run(_request(prepared, part), emit)
-        if emit.decided:
-            raise StopGeneration()
+    regroups what it is handed. A launched engine stays up for both runs (`serving`), launched once."""
+    with prepared.runner.serving():
+        for part in watch.canary(missing) if watch is not None else [missing]:
+            prepared.runner.run(_request(prepared, part), emit)
+            if emit.decided:
+                raise StopGeneration()
 
 
 def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress | None,
