@@ -84,7 +84,7 @@ class PackStats:
 
     paired: stats.PairedStats
     f1_interval: stats.Interval
-    by_kind_p: dict[str, float]  # McNemar p per field type, on field-level discordant pairs
+    by_kind_p: dict[str, float]  # McNemar mid-p per field type, on field-level discordant pairs
     # candidate accuracy / baseline accuracy with its paired bootstrap interval; None: baseline scored 0
     recovery: stats.Interval | None = None
 
@@ -326,7 +326,7 @@ def _compute_stats(pc: PackComparison, discordant: dict[str, list[int]], confide
         confidence=confidence,
         seed=seed,
     )
-    by_kind = {k: stats.mcnemar_exact(b, c) for k, (b, c) in sorted(discordant.items())}
+    by_kind = {k: stats.mcnemar_midp(b, c) for k, (b, c) in sorted(discordant.items())}
     ratio = bootstrap_recovery(base_ok, cand_ok, n_resamples=n_resamples, confidence=confidence, seed=seed)
     return PackStats(paired, f1, by_kind, ratio)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from evalrun.evals.stats._stats import (
     Interval, PairedStats, bootstrap_accuracy_delta, bootstrap_median_of_ratios, bootstrap_micro_f1_delta,
-    bootstrap_ratio_of_quantiles, bootstrap_recovery, mcnemar_exact, micro_f1, min_detectable_difference,
-    paired_bootstrap, percentile, recovery, summarize_paired,
+    bootstrap_ratio_of_quantiles, bootstrap_recovery, mcnemar_exact, mcnemar_midp, micro_f1, min_detectable_difference,
+    paired_bootstrap, percentile, recovery, sign_test, summarize_paired,
 )
 from evalrun.evals.stats._power import (
     FlipTest, RateTest, Scope, Stratum, detectable_rate, fisher_greater, items_needed, lower_tail, pack_power,
@@ -15,7 +15,7 @@ from evalrun.evals.stats._power import (
 __all__ = [
     "FlipTest", "Interval", "PairedStats", "RateTest", "Scope", "Stratum", "bootstrap_accuracy_delta",
     "bootstrap_median_of_ratios", "bootstrap_micro_f1_delta", "bootstrap_ratio_of_quantiles", "bootstrap_recovery",
-    "detectable_rate", "fisher_greater", "items_needed", "lower_tail", "mcnemar_exact", "micro_f1",
+    "detectable_rate", "fisher_greater", "items_needed", "lower_tail", "mcnemar_exact", "mcnemar_midp", "micro_f1",
     "min_detectable_difference", "pack_power", "paired_bootstrap", "percentile", "rate_test", "recovery",
-    "summarize_paired",
+    "sign_test", "summarize_paired",
 ]

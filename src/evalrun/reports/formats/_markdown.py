@@ -58,7 +58,7 @@ def render_speed_markdown(table: SpeedTable) -> list[str]:
 
 
 def _pack_lines(section: CandidateSection) -> list[str]:
-    lines = ["| pack | items | baseline | candidate | delta (95% CI) | recovery | McNemar p | harmful | identical | "
+    lines = ["| pack | items | baseline | candidate | delta (95% CI) | recovery | McNemar mid-p | harmful | identical | "
              "1st diff token | verdict |",
              "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|"]
     for p in section.packs:

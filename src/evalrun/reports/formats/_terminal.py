@@ -62,7 +62,7 @@ def render_pack_metrics(console: Console, run_name: str, metrics: dict[str, Pack
 def _pack_table(title: str, section: CandidateSection) -> Table:
     gated = section.verdict is not None
     aa = any(p.aa_harmful is not None for p in section.packs)
-    columns = ["pack", "items", "baseline", "candidate", "delta", "95% CI", "recovery", "McNemar p", "MDE", "harmful",
+    columns = ["pack", "items", "baseline", "candidate", "delta", "95% CI", "recovery", "McNemar mid-p", "MDE", "harmful",
                "helpful", "errors", "identical", "1st diff tok", *(["A/A harmful"] if aa else []),
                *(["verdict"] if gated else [])]
     table = _table(title, columns)

@@ -152,11 +152,11 @@ def _detail(pc: PackComparison) -> dict[str, Any]:
     if st:
         out["statistics"] = {
             "discordant_baseline_only": st.paired.b, "discordant_candidate_only": st.paired.c,
-            "mcnemar_p": st.paired.p_value,
+            "mcnemar_midp": st.paired.p_value,
             "accuracy_delta_ci_points": [_pct(st.interval.low), _pct(st.interval.high)],
             "micro_f1_delta_ci_points": [_pct(st.f1_interval.low), _pct(st.f1_interval.high)],
             "confidence": st.interval.confidence, "bootstrap_resamples": st.interval.n_resamples,
-            "min_detectable_difference_points": _pct(st.mde), "mcnemar_p_by_field_type": st.by_kind_p,
+            "min_detectable_difference_points": _pct(st.mde), "mcnemar_midp_by_field_type": st.by_kind_p,
         }
     return out
 
