@@ -77,7 +77,7 @@ def check_gates(gates: list[GateConfig | None], items: list[Item], control: bool
     shapes = {it.meta.shape for it in items if it.meta.shape}
     for gate in gates:
         if gate is not None:
-            check_gate(gate, packs, names, shapes)
+            check_gate(gate, packs, names, shapes, items)
 
 
 def score(result: RunResult) -> list[ScoredItem]:

@@ -18,6 +18,7 @@ from evalrun.evals.gate._flip_rules import (
 from evalrun.evals.compare import Comparison, Flip, PackComparison
 from evalrun.evals.stats import FlipTest, rate_test
 from evalrun.evals.gate._speed_rules import SpeedRule
+from evalrun.evals.gate._shift_rule import ShiftRule, check_shift, shift_rule
 from evalrun.contract.types import Item
 from evalrun.evals.scoring import ScoredItem, Stability
 from evalrun.evals.scoring.degenerate import Tally
@@ -43,10 +44,10 @@ class PackRule(Strict):
     min_recovery: float | None = Field(
         default=None, gt=0, le=100, description="percent: fail when the lower bound of the recovery interval (candidate "
         "item accuracy / baseline item accuracy, paired bootstrap at the gate's confidence) is below it")
+    shift: ShiftRule | None = Field(default=None, description="fail a drop in most length or depth buckets (sign test)")
 
     def has_rule(self) -> bool:
-        return any(v is not None for v in (self.max_drop, self.non_inferiority, self.min_items, self.detect_rate,
-                                           self.min_recovery))
+        return any(getattr(self, name) is not None for name in type(self).model_fields)  # every field is a rule
 
 
 class GateConfig(Strict):
@@ -132,8 +133,10 @@ def load_gate_file(path: str | Path) -> GateConfig:
     return load_gate(data, path, "")
 
 
-def check_gate(gate: GateConfig, packs: Iterable[str], field_names: Iterable[str], shapes: Iterable[str] = ()) -> None:
+def check_gate(gate: GateConfig, packs: Iterable[str], field_names: Iterable[str], shapes: Iterable[str] = (),
+               items: Iterable[Item] = ()) -> None:
     """Every pack, field and shape the gate names must exist in the compared runs: a typo is exit 2, not a lost rule."""
+    check_shift({k: r.shift for k, r in gate.packs.items()}, gate.metric, items, gate._file, gate.where("packs"))
     packs, names, shapes = sorted(set(packs)), sorted(set(field_names)), sorted(set(shapes))
 
     def check_pack(pack: str | None, path: str, also: str = "") -> None:
@@ -311,6 +314,7 @@ def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str,
                                   baseline_right=right, in_scope=scope))
     if rule.min_recovery is not None:
         out.append(_min_recovery(gate, pc, cand, rule.min_recovery))
+    out.extend([shift_rule(rule.shift, pc, cand, gate.confidence)] if rule.shift is not None else [])
     if rule.min_items is not None:
         out.append(RuleResult(cand, pc.pack, "min_items", float(pc.n), float(rule.min_items), pc.n >= rule.min_items,
                               "paired items", "gate"))
