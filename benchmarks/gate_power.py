@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
 import sys
 from pathlib import Path
 
@@ -36,30 +35,7 @@ from evalrun.evals.stats import pack_power  # noqa: E402
 from evalrun.evals.results import RunResult  # noqa: E402
 from evalrun.evals.scoring import ScoredItem, score_item  # noqa: E402
 from evalrun.evals.scoring import Stability, stability  # noqa: E402
-
-NUMBER = re.compile(r"\d(?:[\d,.' ]*\d)?")
-
-
-def _digits(text: str | None) -> str:
-    return re.sub(r"\D", "", text or "")
-
-
-def change_digit(output: str, gold: str | None, rng: random.Random) -> str | None:
-    """`output` with one digit of the gold value's occurrence changed; None when no number in the
-    output carries the gold's digits (nothing a KV fault on the answer would change)."""
-    want = _digits(gold)
-    if not want:
-        return None
-    spans = [m for m in NUMBER.finditer(output) if _digits(m.group()) and _digits(m.group()) in want]
-    exact = [m for m in spans if _digits(m.group()) == want]
-    chosen = exact or spans
-    if not chosen:
-        return None
-    m = rng.choice(chosen)
-    places = [m.start() + i for i, ch in enumerate(m.group()) if ch.isdigit()]
-    at = rng.choice(places)
-    new = rng.choice([d for d in "0123456789" if d != output[at]])
-    return output[:at] + new + output[at + 1:]
+from evalrun.runners.fault import change_digit  # noqa: E402
 
 
 def gated_fields(base: list[ScoredItem], gate: GateConfig, stab: Stability) -> list[tuple[str, str]]:

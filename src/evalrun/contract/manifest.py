@@ -225,6 +225,22 @@ class EarlyStopRecord(_Open):
     seconds_saved: float | None = None  # estimated from the run's own measured seconds per item
 
 
+class InstrumentRecord(_Open):
+    """A measuring instrument's run (runners/fault.py): what it planted, so no gate takes it for a candidate."""
+
+    fault: dict[str, Any] | None = None  # the config's instrument.fault: rate, mode, packs, fields, seed
+    planted: dict[str, list[str]] = PydField(default_factory=dict)  # item id -> fields whose answer it changed
+    items: int = 0
+    fields: int = 0
+
+    def text(self) -> str:
+        """"fault injection: rate 0.9, digit, packs needle_numbers"."""
+        f = self.fault or {}
+        where = [f"{k} {', '.join(f[k])}" for k in ("packs", "fields") if f.get(k)]
+        return "fault injection: " + ", ".join([f"rate {f.get('rate'):g}" if f.get("rate") is not None else "rate ?",
+                                                str(f.get("mode") or "digit"), *(where or ["every pack"])])
+
+
 class ManifestRecreated(_Open):
     at: str | None = None
     reason: str | None = None
@@ -273,6 +289,7 @@ class RunManifest(_Open):
     executor: dict[str, Any] | None = None
     manifest_recreated: ManifestRecreated | None = None
     early_stop: EarlyStopRecord | None = None
+    instrument: InstrumentRecord | None = None  # a measuring instrument (fault injection), never a candidate
     # how `compare` gated this run, by the baseline's run key: {"replicates": the baseline replicates'
     # directory names ([] for none), "confirm": re-asks per flip}, so `report` judges it the same way
     gated_with: dict[str, dict[str, Any]] = PydField(default_factory=dict)
@@ -301,6 +318,12 @@ class RunManifest(_Open):
         if self.name is None:
             return None
         return self.name + (f"~r{self.replicate}" if self.replicate else "")
+
+    @property
+    def instrument_record(self) -> InstrumentRecord | None:
+        """The run's measuring instrument: its record, else its config's (a manifest recreated from the config)."""
+        asked = (self.config.model_extra or {}).get("instrument")
+        return self.instrument or (InstrumentRecord(fault=asked.get("fault")) if isinstance(asked, dict) else None)
 
     def __getitem__(self, key: str) -> Any:
         return self.to_dict()[key]

@@ -18,6 +18,7 @@ from evalrun.evals.timing import ConfiguredSLO
 from evalrun.evals.gate import GateConfig, load_gate
 from evalrun.runners.accel import Accelerations
 from evalrun.runners.config_rules import RuleBroken
+from evalrun.runners.fault import Instrument
 from evalrun.runners.openai import OpenAIRunnerSettings
 from evalrun.runners.ray import RaySettings
 from evalrun.runners.runner_settings import HFSettings, foreign_keys
@@ -65,6 +66,9 @@ class RunConfig(_Strict):
     # changes between the runs cannot bias the speedup; "auto": interleaved when the gate has speed rules
     timing: Literal["auto", "sequential", "interleaved"] = "auto"
     timing_batches: int = Field(default=8, ge=2, le=10_000, description="batches per side re-timed when interleaved")
+    # a measuring instrument (faults planted into the answers, runners/fault.py): another run (in the key), never
+    # a candidate a gate can pass
+    instrument: Instrument | None = None
     source: str = ""
 
     @field_validator("name")
@@ -248,6 +252,10 @@ def _parse_config(data: dict[str, Any], file: Path, origins: Origins) -> AnyRunC
     except ValidationError as exc:
         raise validation_error(exc, file, "", model) from None
     _check_validated_finite(config, file)
+    asked = {t.pack for t in config.tasks}
+    if config.instrument is not None and (stray := sorted(set(config.instrument.fault.packs or []) - asked)):
+        raise ConfigError(f"pack {stray[0]!r} is not one of the config's tasks ({', '.join(sorted(asked))}): the "
+                          "instrument would plant nothing there", file=file, path="instrument.fault.packs")
     return config
 
 

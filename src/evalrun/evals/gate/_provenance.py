@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from evalrun.contract.manifest import RunManifest
+from evalrun.evals.files import ConfigError
 from evalrun.evals.gate._verdict import ALL_PACKS, Gap
 
 NOT_IN_EFFECT = "the flag is not in effect"
@@ -32,10 +33,12 @@ class Provenance:
 
 def provenance(base: RunManifest, cand: RunManifest, flags: Sequence[str]) -> Provenance:
     """Whether what `cand` asks beyond `base` took effect; `flags`: its server flags that differ from the
-    baseline's (evals.speed.flag_changes: "--type_k 2", "no --flash_attn")."""
+    baseline's (evals.speed.flag_changes: "--type_k 2", "no --flash_attn"); a measuring instrument is a gap too."""
+    instrument = instrument_gaps(base, cand)
     if base.key is not None and base.key == cand.key:
-        return Provenance(notes=[AA_NOTE])
-    return _served(base, cand, flags) if cand.runner == "openai" else _in_process(base, cand)
+        return Provenance(instrument, notes=[AA_NOTE])
+    found = _served(base, cand, flags) if cand.runner == "openai" else _in_process(base, cand)
+    return Provenance([*instrument, *found.gaps], found.notes)
 
 
 def _served(base: RunManifest, cand: RunManifest, flags: Sequence[str]) -> Provenance:
@@ -76,3 +79,15 @@ def _in_process(base: RunManifest, cand: RunManifest) -> Provenance:
             continue
         gaps.append(Gap(ALL_PACKS, f"{NOT_IN_EFFECT}: {cand.name} asks acceleration.{name} {asked[name]}, but {why}"))
     return Provenance(gaps)
+
+
+def instrument_gaps(base: RunManifest, cand: RunManifest) -> list[Gap]:
+    """A measuring instrument's run (runners/fault.py) can fail, never pass: a gap (exit 4 unless a rule fails);
+    as the baseline it would make the comparison meaningless (exit 2)."""
+    if (was := base.instrument_record) is not None:
+        raise ConfigError(f"the baseline {base.name} is a measuring instrument ({was.text()}); compare "
+                          "against a run without `instrument`", file=base.config_file, path="instrument")
+    if (record := cand.instrument_record) is None:
+        return []
+    return [Gap(ALL_PACKS, f"{cand.name} is a measuring instrument ({record.text()}), not a candidate: "
+                           "it can fail, never pass")]

@@ -25,6 +25,7 @@ from evalrun.contract.types import Generation, Item
 from evalrun.runners.accel import build_accelerations
 from evalrun.runners.openai import scrub_known
 from evalrun.runners.base import Runner, RunRequest
+from evalrun.runners import fault
 from evalrun.runners.batch_plan import PLAN_KEY
 from evalrun.runners.models import ModelSource, listening, resolve_device, resolve_dtype, resolve_model
 from evalrun.tasks import get_pack
@@ -55,6 +56,8 @@ def key_payload(config: RunConfig, source: ModelSource, device: str, dtype: str)
             for t in config.tasks
         ],
     }
+    if config.instrument is not None:  # only then, so a config without one keeps its key
+        common["instrument"] = config.instrument.model_dump(mode="json")
     if isinstance(config, OpenAIRunConfig):
         # the server's identity is in `model` (served name, what /models reports, the local tokenizer);
         # where the server lives, its key, concurrency, timeouts and retries change no output
@@ -134,6 +137,7 @@ def prepare(config: RunConfig, out_dir: str | Path, limit: int | None = None, re
     assert isinstance(config, (HFRunConfig, OpenAIRunConfig)), "a loaded config is one runner's"
     runner, source, device, dtype = (openai_runner(config) if isinstance(config, OpenAIRunConfig)
                                      else _hf_runner(config))
+    runner = fault.wrap(runner, config.instrument)
     # the limit goes to the pack, so a large data file is not tokenized past the rows used;
     # the prompt's room is the model's context less the answer (unknown for a remote server)
     context = runner.max_context()
@@ -306,7 +310,7 @@ def _generate(prepared: PreparedRun, missing: list[Item], emit: _Emitter, watch:
     """With a watch, the canary's items (EarlyStop.canary) in a run of their own first: a runner's batch plan
     regroups what it is handed. A launched engine stays up for both runs (`serving`), launched once."""
     with prepared.runner.serving():
-        for part in watch.canary(missing) if watch is not None else [missing]:
+        for part in watch.canary(missing) if watch is not None and watch.collapse else [missing]:
             prepared.runner.run(_request(prepared, part), emit)
             if emit.decided:
                 raise StopGeneration()
@@ -335,7 +339,8 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
         manifest = manifest.merged({"manifest_recreated": {
             "at": rm.now(), "reason": recreated, "note": "earlier sessions, effects and load times are unknown"}})
     manifest = manifest.merged(rm.describe(prepared, manifest) | {
-        "status": "running", "created": manifest.created or rm.now(), "updated": rm.now(), "items_sha256": items_hash})
+        "status": "running", "created": manifest.created or rm.now(), "updated": rm.now(), "items_sha256": items_hash}
+        | fault.record(runner, manifest.instrument))
     store.write_manifest(manifest)
 
     emit = _Emitter(store, done, progress, watch)
@@ -352,7 +357,7 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
         failure = _failed_session(prepared, store, manifest.with_session(
             rm.session_entry(started_at, emit.generated, emit.errors, time.perf_counter() - started, waited, "failed",
                              speed_load.measured(load_at_start, speed_load.snapshot())),
-            rm.runner_extras(runner, manifest.server) | {
+            rm.runner_extras(runner, manifest.server) | fault.record(runner, manifest.instrument) | {
                 "status": "failed", "failure": scrub_known(f"{type(exc).__name__}: {exc}"), "updated": rm.now()}),
             exc, sum(1 for k in wanted if k in done), emit.generated)
         if failure is exc:
@@ -368,7 +373,8 @@ def _execute_locked(prepared: PreparedRun, store: RunStore, progress: Progress |
     effects = runner.effects()
     record = _early_stop_record(prepared, watch, len(stored), len(wanted), elapsed, emit.generated, log) \
         if stopped else {}
-    manifest = manifest.merged(rm.runner_extras(runner, manifest.server), drop=("failure", "early_stop")).with_session(
+    manifest = manifest.merged(rm.runner_extras(runner, manifest.server) | fault.record(runner, manifest.instrument),
+                               drop=("failure", "early_stop")).with_session(
         rm.session_entry(started_at, emit.generated, emit.errors, elapsed, waited, "stopped" if stopped else "complete",
                          machine),
         {

@@ -129,7 +129,8 @@ def run_candidate(prepared: PreparedRun, base_scored: list[ScoredItem], stab: St
     """Generate a candidate, stopping once its FAIL is decided (unless not `early_stop`), and re-ask
     its flipped items (`gate.confirm`); a stop that re-asks undo is resumed. `explained`: the fields the
     control lost, which the early stop does not count under `flips: flag_only`."""
-    watch = EarlyStop(base_scored, prepared.items, gate.flip_limits(), gate.confidence, stab) if early_stop else None
+    watch = EarlyStop(base_scored, prepared.items, gate.flip_limits(), gate.confidence, stab,
+                      gate.collapse) if early_stop else None
     if watch is not None and gate.flips == "flag_only":
         watch.refute(set(explained))
     refuted = -1

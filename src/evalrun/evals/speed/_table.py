@@ -104,8 +104,12 @@ class SpeedTable(BaseModel):
 
 
 def method_label(manifest: dict[str, Any], baseline: dict[str, Any] | None = None) -> str:
-    """"kv_cache (int4 quanto)", as each method labels itself; a served run's engine and flags against `baseline`."""
-    return engine_label(manifest, baseline) or accel.method_label((manifest.get("config") or {}).get("acceleration") or {})
+    """"kv_cache (int4 quanto)", as each method labels itself; a served run's engine and flags against `baseline`;
+    a measuring instrument's says so first (runners/fault.py), where a clipped cell still shows it."""
+    label = engine_label(manifest, baseline) or accel.method_label(
+        (manifest.get("config") or {}).get("acceleration") or {})
+    instrument = RunManifest.model_validate(manifest).instrument_record
+    return f"measuring instrument ({instrument.text()}) on {label}" if instrument else label
 
 
 def effects_facts(manifest: dict[str, Any]) -> list[str]:
