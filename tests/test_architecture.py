@@ -199,7 +199,7 @@ def test_reports_import_no_statistics() -> None:
 ORDER = {
     "evals": ["files", "store", "stats", "scoring", "compare", "timing", "gate", "config", "results", "speed",
               "drift", "imports", "run", "api", "frames"],
-    "runners": ["config_rules", "logprobs", "batch_plan", "models", "accel", "base", "hf", "openai", "ray",
+    "runners": ["config_rules", "logprobs", "batch_plan", "models", "accel", "base", "fault", "hf", "openai", "ray",
                 "runner_settings"],
     "reports": ["text", "charts", "view", "formats", "sweep"],
 }

@@ -75,6 +75,8 @@ class GateConfig(Strict):
     # and on every candidate whose run used it: tokens the target emits per verification step (accepted drafts
     # + its own); at or below this floor the candidate is a slower baseline; null disables it (the verdict says so)
     min_tokens_per_step: float | None = Field(default=1.05, ge=1)
+    # the `collapse` rule (degenerate answers) and the early stop's canary; false drops both (the verdict says so)
+    collapse: bool = True
     # teacher-forced drift limits, decided on their intervals (evals/drift/rules.py); gated only when named
     drift: list[DriftRule] = Field(default_factory=list)
 
@@ -265,6 +267,8 @@ def collapse_rule(gate: GateConfig, cand: str, items: Sequence[Item], base: Sequ
                   scored: Sequence[ScoredItem]) -> list[RuleResult]:
     """`collapse`: the candidate's degenerate answers against the baseline's on the same items (docs/gate.md);
     listed only when the candidate gave one (answers that are all sane have nothing to say about a collapse)."""
+    if not gate.collapse:
+        return []
     tally, of_id, base_of = Tally(), {it.id: it for it in items}, {b.item_id: b for b in base}
     for s in scored:
         if (b := base_of.get(s.item_id)) is not None and s.item_id in of_id and s.error is None and b.error is None:
@@ -341,7 +345,9 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[
              *(f"max_harmful_flips[{k}] is disabled by the gate (default {DEFAULT_MAX_HARMFUL[k]})"
                for k in gate.disabled_defaults()),
              *([f"min_tokens_per_step is disabled by the gate (default {GateConfig().min_tokens_per_step}): a "
-                "speculative drafter that accepts nothing can pass"] if gate.min_tokens_per_step is None else [])]
+                "speculative drafter that accepts nothing can pass"] if gate.min_tokens_per_step is None else []),
+             *(["collapse is disabled by the gate (default on): degenerate answers are judged by the other rules alone, "
+                "and the early stop has no canary"] if not gate.collapse else [])]
     if stab is not None and stab.measured:
         notes.append(stab.summary())
     power: dict[str, PackPower] = {}
