@@ -322,7 +322,8 @@ def write_runs(root: Path, report) -> list[Path]:  # type: ignore[no-untyped-def
 # after them, in its rank (model, slow, the rest)
 # test_compare_model waits for the baseline test_early_stop's setup generates (ModelRuns): it starts later;
 # test_types_checked (mypy then pyright, cold: about 3 minutes on one worker) starts early, not in the tail
-LONGEST_FIRST = ["tests/cli/test_noise_gate.py", "tests/runners/test_control_llamacpp.py", "tests/cli/test_early_stop.py",
+LONGEST_FIRST = ["tests/cli/test_noise_gate.py", "tests/runners/test_control_llamacpp.py",
+                 "tests/runners/test_calibrate_llamacpp.py", "tests/cli/test_calibrate.py", "tests/cli/test_early_stop.py",
                  "tests/evals/test_acceptance_floor.py", "tests/runners/test_server_lifecycle.py",
                  "tests/cli/test_compare_model.py", "tests/runners/test_ray_executor.py",
                  "tests/runners/test_vllm_engine.py", "tests/cli/test_ray_compare.py", "tests/cli/test_speed_gate.py",

@@ -198,7 +198,7 @@ def test_reports_import_no_statistics() -> None:
 # them all (it imports nothing of its stage). No exceptions are listed.
 ORDER = {
     "evals": ["files", "store", "stats", "scoring", "compare", "timing", "gate", "config", "results", "speed",
-              "drift", "imports", "run", "api", "frames"],
+              "drift", "imports", "run", "calibrate", "api", "frames"],
     "runners": ["config_rules", "logprobs", "batch_plan", "models", "accel", "base", "fault", "hf", "openai", "ray",
                 "runner_settings"],
     "reports": ["text", "charts", "view", "formats", "sweep"],

@@ -13,7 +13,7 @@ from rich.markup import escape
 from evalrun.cli_app import (_guard, _log, app, console, err_console, keep_option, make_progress, say_failure,
                              trust_option)
 from evalrun.cli_catalog import accelerations, packs_app
-from evalrun.cli_check import check, plan
+from evalrun.cli_check import calibrate, check, plan
 from evalrun.cli_export import export
 from evalrun.cli_import import import_app, resolve_run, runs_given
 from evalrun.cli_sweep import COUNT_HELP, LOAD_HELP, SLO_HELP, WORKLOAD_HELP, check_usage, run_load, slo_given
@@ -129,9 +129,11 @@ def compare(
     json_out: Optional[Path] = json_option,
     noise_floor: bool = typer.Option(False, "--noise-floor", help="Run the baseline twice (as --replicates 2) and "
                                      "show its A/A flips next to each candidate's."),
-    replicates: int = typer.Option(1, "--replicates", min=1, max=20, help="Generate the baseline K times in all, "
-                                   "each replicate in other batches: flips are gated only on fields stable across "
-                                   "them and tested against their A/A rate (one-sided Fisher)."),
+    replicates: Optional[int] = typer.Option(None, "--replicates", min=1, max=20, help="Generate the baseline K "
+                                             "times in all, each replicate in other batches: flips are gated only on "
+                                             "fields stable across them and tested against their A/A rate (one-sided "
+                                             "Fisher). Default: the repeats of the baseline's noise profile where "
+                                             "`evalrun calibrate` stored one, else 1."),
     confirm: Optional[int] = typer.Option(None, "--confirm", min=0, max=15, help="Re-ask each flipped item N more "
                                           "times in other batches (batch 1 first); a flip counts only when it "
                                           "reproduces in the majority. Overrides the gate's `confirm`."),
@@ -186,6 +188,7 @@ def compare(
 # the dry run of `run` and `compare`, listed beside them in `evalrun --help`
 app.command()(check)
 app.command()(plan)
+app.command()(calibrate)
 
 
 def _print_report(view: "ReportView", started: float) -> None:

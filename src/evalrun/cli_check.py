@@ -1,5 +1,5 @@
-"""`evalrun check` (the dry run) and `evalrun plan` (items needed per pack): what a comparison would do, without
-loading a model."""
+"""`evalrun check` (the dry run), `evalrun plan` (items needed per pack) and `evalrun calibrate` (the gate's
+error rates measured on repeats of a config): what a comparison would do, and what its verdict is worth."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from rich.markup import escape
 
-from evalrun.cli_app import _guard, console, duration
+from evalrun.cli_app import _guard, _log, console, duration, keep_option, make_progress
 from evalrun.evals import api
 
 if TYPE_CHECKING:
@@ -132,5 +132,74 @@ def plan(
         console.print(table)
         console.print(f"measured from {escape(str(result.run_dir))}; time: the stored run's seconds per item on "
                       "each pack, at its batch size and device", soft_wrap=True)
+
+    _guard(go)
+
+
+def calibrate(
+    config: Path = typer.Argument(..., help="The baseline configuration YAML to measure."),
+    repeats: int = typer.Option(12, "--repeats", min=3, max=40, help="Runs of CONFIG in all (the stored run and "
+                                "R - 1 replicates); every pair is an A/A comparison: 12 give 66 pairs."),
+    plants: int = typer.Option(3, "--plants", min=1, max=50, help="Planted-fault comparisons per pair and pack "
+                               "for the measured power."),
+    gate: Optional[Path] = typer.Option(None, "--gate", help="Gate rules YAML the rates are measured for "
+                                        "(default: the config's `gate:`, else the built-in rules)."),
+    out: Path = typer.Option(Path("runs"), "--out", help="Run store directory; the profile is stored with the "
+                             "config's first run."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N items of each pack."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the profile to this path."),
+    keep_servers: bool = keep_option,
+) -> None:
+    """Measure CONFIG's noise and the gate's false-FAIL rate and power on it.
+
+    Generates R runs of CONFIG the way its noise arises (a launched engine
+    restarted each time, the hf runner in shuffled batches, a named server
+    asked again): ordinary stored runs, resumable, that `compare` reuses as
+    the baseline's replicates. Every pair of runs is gated as an A/A
+    comparison, with the other runs as replicates and without them: each
+    FAIL is a false one. Harmful flips planted (one digit changed) at the
+    rate each pack's verdict says it detects measure its power. The profile
+    is stored with the first run; `compare` then gates against it and says
+    so. Exits 2 on a bad config, 3 when a run fails.
+    """
+
+    def go() -> None:
+        from rich.table import Table
+
+        from evalrun.evals.gate import load_gate_file
+
+        result = api.calibrate(api.load(config), repeats, out=out, limit=limit, progress_factory=make_progress,
+                               log=_log, gate=load_gate_file(gate) if gate else None, plants=plants,
+                               keep_servers=keep_servers)
+        prof = result.profile
+        table = Table(title=f"A/A flips between {prof.repeats} repeats of {escape(prof.config)} ({escape(prof.how)})")
+        for col in ("pack", "type", "flips / fields right in the other", "rate", "interval"):
+            table.add_column(col, justify="left" if col in ("pack", "type") else "right")
+        for s in prof.scopes:
+            table.add_row(escape(s.pack), escape(s.type), f"{s.flips.k}/{s.flips.n}", f"{s.flips.rate:.2%}",
+                          f"{100 * s.flips.low:.2g}-{100 * s.flips.high:.2g}%")
+        console.print(table)
+        console.print(f"unstable fields: {len(prof.unstable)} of {prof.fields}"
+                      + "".join(f"\n  {escape(u.item)} {escape(u.field)}: right in {u.right} of {prof.repeats}"
+                                for u in prof.unstable[:10])
+                      + (f"\n  ... {len(prof.unstable) - 10} more in the profile" if len(prof.unstable) > 10 else ""))
+        if prof.kl_floor is not None:
+            console.print(f"A/A KL floor: {prof.kl_floor:.3g} nats per token (repeat 0 against the others)")
+        for sp in prof.speed:
+            ms = ", ".join("–" if v is None else f"{1000 * v:.1f}" for v in sp.seconds)
+            console.print(f"{sp.metric} per repeat (ms): {ms}" + (f"; largest / smallest {sp.spread:.2f}"
+                                                                  if sp.spread else ""))
+        for label, rates in (("with the profile", prof.with_profile), ("without it", prof.without_profile)):
+            failed = ", ".join(f"{escape(k)} {v}" for k, v in rates.rules.items())
+            console.print(f"gate false FAIL {label}: {rates.false_fail.text} of the A/A pairs"
+                          + (f" ({failed})" if failed else "") + (f"; {rates.incomplete} incomplete"
+                                                                  if rates.incomplete else ""))
+        for m in prof.power:
+            console.print(f"power {escape(m.pack)}: at the stated {100 * m.rate:.2g}% (stated power {m.stated:.0%}, "
+                          f"exact {m.predicted:.2f}) detected in {m.detected.text}; {m.flips:.1f} flips planted per "
+                          "comparison")
+        console.print(f"profile: {escape(str(result.path))}")
+        if json_out is not None:
+            json_out.write_text(result.path.read_text())
 
     _guard(go)

@@ -19,7 +19,8 @@ from evalrun.evals.results import Rescored as Rescored, rescore as rescore  # re
 # re-exported: api.load_sweep, api.export_pack
 from evalrun.evals.run import LoadSweep as LoadSweep, export_pack as export_pack, load_sweep as load_sweep
 from evalrun.evals.scoring import PackMetrics, ScoredItem, Stability, pack_metrics, score_run, stability
-from evalrun.evals.config import RunConfig, load_config
+from evalrun.evals.config import OpenAIRunConfig, RunConfig, load_config
+from evalrun.evals.calibrate import PROFILE, NoiseProfile, load_profile, measure, save_profile
 from evalrun.evals.gate import (
     GateConfig, Status, Verdict, acceptance_rule, check_acceptance, check_control, check_gate, collapse_rule,
     coverage_gaps, evaluate, evaluate_speed, load_gate, load_gate_file, overall_exit_code, overall_status, plan_gaps,
@@ -173,6 +174,7 @@ def compare_results(
     drift: bool = True,
     drift_seconds: dict[Path, float] | None = None, drift_reasons: dict[Path, str] | None = None,
     control: RunResult | None = None,
+    profile: tuple[Path, NoiseProfile] | None = None,
 ) -> CompareReport:
     """Score, pair and gate stored results; no model is involved from here on.
 
@@ -186,8 +188,11 @@ def compare_results(
     Items of the baseline's plan the candidate does not pair are gaps (evals.gate), unless
     `subset`: then the verdict is judged on the items both asked and says SUBSET.
     Everything a verdict depends on (drift included) is measured first: each verdict is final when built.
-    `control`: paired with the baseline, not gated: attributes each harmful flip (docs/gate.md)."""
+    `control`: paired with the baseline, not gated: attributes each harmful flip (docs/gate.md).
+    `profile`: the baseline's noise profile (evalrun calibrate): its measured power goes into each power line."""
     done = scored or {}
+    power = {m.pack: m.model_copy(update={"source": str(profile[0])}) for m in profile[1].power} if profile else {}
+    profile_notes = [profile[1].note(profile[0])] if profile else []
 
     def paired(result: RunResult, chosen: GateConfig) -> PairedRun:
         cand_scored = done[result.dir] if result.dir in done else score(result)
@@ -234,7 +239,7 @@ def compare_results(
                            stopped=stopped, subset=subset_text(scope) if subset and scope else None,
                            replicates=[r.dir.name for r in replicates],
                            first_notes=[*replicate_choice.notes(replicates, replicates_origin, its_gate.confirm),
-                                        *applied.notes])
+                                        *profile_notes, *applied.notes], measured=power)
         records.append(CandidateReport(result, cand.scored, cand.metrics, cand.comparison,
                                        measured.drift.get(result.name), gate=its_gate, verdict=verdict))
     floor = floor and replace(floor, drift=measured.drift.get(floor.name))
@@ -252,7 +257,7 @@ def compare(
     gate: GateConfig | None = None,
     noise_floor: bool = False,
     fresh: bool = False,
-    replicates: int = 1,
+    replicates: int | None = None,
     early_stop: bool = True,
     confirm_n: int | None = None,
     slo: SLO | None = None,
@@ -263,7 +268,8 @@ def compare(
     """Run (or reuse) the baseline and every candidate, pair each with the baseline and gate it.
 
     `replicates` runs the baseline that many times in all, each replicate in other
-    batches (`noise_floor` asks for at least 2): the gate then knows the noise. A
+    batches (`noise_floor` asks for at least 2): the gate then knows the noise. None: the
+    repeats of the baseline's noise profile where `evalrun calibrate` stored one, else 1. A
     candidate with the baseline's name is a repeat of it (an A/A comparison): it
     is generated again as a further replicate instead of reusing the stored run.
     A candidate stops generating once its FAIL is decided, unless not `early_stop`.
@@ -275,11 +281,13 @@ def compare(
     (`keep_servers`: left up afterwards). `control` runs in full before the candidates (docs/gate.md).
     `drift`: candidates read the baseline's stored answers teacher-forced (evals/drift/teacher_force.py)."""
     _distinct_names([baseline, *candidates, *([control] if control else [])])
-    replicates = max(replicates, 2 if noise_floor else 1)
-
     # prepare everything first (items, keys; no model weights): a gate naming an unknown pack
     # or field is an error before any generation, not a rule lost after an hour of it
     plan: list[PreparedRun] = [_prepare(baseline, out, limit)]
+    profile = _profile_of(plan[0]) if replicates is None else None
+    origin = ("the noise profile's repeats (evalrun calibrate)" if profile else
+              f"--replicates {replicates}" if replicates and replicates > 1 else "not asked for")
+    replicates = max(profile[1].repeats if profile else replicates or 1, 2 if noise_floor else 1)
     for j in range(1, replicates):
         plan.append(_prepare(baseline, out, limit, j))
         plan[-1].role = "replicate"
@@ -316,12 +324,18 @@ def compare(
         results.append((result, chosen))
     for result, chosen in results:  # so that `report` of these runs gates them the same way
         replicate_choice.record(result, base_runs[0], base_runs[1:], chosen.confirm, log)
-    origin = f"--replicates {replicates}" if replicates > 1 else "not asked for"
     read = [*zip(plan[1:2], base_runs[1:2]), *zip(plan[replicates:], [r for r, _ in results])]
     forced = drift_runs.force_all(base_runs[0], read, log, watch) if drift else drift_runs.Forced()
     return compare_results(base_runs[0], results, replicates=base_runs[1:], scored=scored,
                            slo=slo or baseline.slo, replicates_origin=origin, subset=subset,
-                           drift_seconds=forced.seconds, drift_reasons=forced.reasons, control=ctrl_run)
+                           drift_seconds=forced.seconds, drift_reasons=forced.reasons, control=ctrl_run,
+                           profile=profile)
+
+
+def _profile_of(baseline: PreparedRun) -> tuple[Path, NoiseProfile] | None:
+    """The noise profile `evalrun calibrate` stored with this baseline's run, if any."""
+    found = load_profile(baseline.dir, baseline.key)
+    return (baseline.dir / PROFILE, found) if found else None
 
 
 def _distinct_names(configs: list[RunConfig]) -> None:
@@ -379,8 +393,10 @@ def report(run_dirs: Sequence[str | Path], gate: GateConfig | None = None, trust
         check_acceptance(gate or own, r.name, r.manifest.config.acceleration)
     stored_gates = replicate_choice.with_recorded_confirm(results[0], results[1:], stored_gates)
     chosen, origin = replicate_choice.for_report(results[0], results[1:], replicates, trust_edited_items, log)
+    found = load_profile(results[0].dir, results[0].manifest.key)
+    profile = (results[0].dir / PROFILE, found) if found and [r.dir.name for r in chosen] == found.runs[1:] else None
     return compare_results(results[0], list(zip(results[1:], stored_gates)), gate, replicates=chosen, slo=slo,
-                           replicates_origin=origin, subset=subset, control=ctrl)
+                           replicates_origin=origin, subset=subset, control=ctrl, profile=profile)
 
 
 def plan(config: RunConfig, rate: float, power: float = 0.95, out: str | Path = "runs", limit: int | None = None,
@@ -393,3 +409,42 @@ def plan(config: RunConfig, rate: float, power: float = 0.95, out: str | Path = 
                           f"run `evalrun run {config.source or 'CONFIG'}` first", file=config.source)
     base = RunResult.load(prepared.dir, log=log)
     return plan_from_run(base, stored_replicates(base, log=log), rate, power, gate)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What `evalrun calibrate` measured, where it stored it, and the repeats it measured it on."""
+
+    profile: NoiseProfile
+    path: Path
+    runs: list[RunResult]
+
+
+def _noise_source(config: RunConfig) -> str:
+    if isinstance(config, OpenAIRunConfig):
+        return ("its launched engine restarted for each repeat" if config.server is not None
+                else "its named server asked again for each repeat")
+    return "the hf runner in other (shuffled) batches for each repeat"
+
+
+def calibrate(config: RunConfig, repeats: int, out: str | Path = "runs", limit: int | None = None,
+              progress_factory: Callable[[], Progress] | None = None, log: Callable[[str], None] = print,
+              gate: GateConfig | None = None, plants: int = 3, keep_servers: bool = False) -> Calibration:
+    """Generate (or reuse) `repeats` runs of one config the way its noise arises, gate every pair of them as an
+    A/A comparison with and without the others as replicates, plant harmful flips to measure the power, and
+    store the profile with the first run, where `compare` finds it (docs/gate.md, 'Calibration'). The runs are
+    the baseline run and its replicates `-r1`, `-r2`, ...: ordinary stored runs, resumable and reused."""
+    if repeats < 3:
+        raise ConfigError(f"a noise profile needs at least 3 repeats (each pair is gated with the others as "
+                          f"replicates), got {repeats}", path="--repeats")
+    chosen = gate or config.gate or GateConfig()
+    plan = [_prepare(config, out, limit, j) for j in range(repeats)]
+    for p in plan[1:]:
+        p.role = "replicate"
+    check_gates([chosen], plan[0].items)
+    served.before_runs(plan, keep_servers, log)
+    runs = [execute_run(p, progress_factory() if progress_factory else None, log, False) for p in plan]
+    if stopped := [r.dir.name for r in runs if r.manifest.status != "complete"]:
+        raise RunFailed(f"{config.name}: repeats not complete ({', '.join(stopped)}); run calibrate again to resume")
+    profile = measure(runs, [score(r) for r in runs], chosen, _noise_source(config), plants, log)
+    return Calibration(profile, save_profile(runs[0].dir, profile), runs)

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from evalrun.evals.compare import Flip, PackComparison
-from evalrun.evals.stats import FlipTest, RateTest, Scope, Stratum, detectable_rate, items_needed, rate_test
+from evalrun.evals.stats import (
+    FlipTest, MeasuredPower, RateTest, Scope, Stratum, detectable_rate, items_needed, rate_test,
+)
 from evalrun.evals.scoring import Stability
 from evalrun.evals.gate._verdict import RuleResult
 
@@ -26,6 +28,7 @@ class PackPower:
     noise_aware: bool
     scopes: list[Scope] = field(default_factory=list, repr=False)
     confirmed: bool = False  # the gate re-asks flips: a real change that reproduces counts without the noise test
+    measured: MeasuredPower | None = None  # from a noise profile (evalrun calibrate); else the power is computed
 
     def needed(self, rate: float) -> int | None:
         """Paired items a pack like this would need to detect `rate` with this power."""
@@ -38,8 +41,10 @@ class PackPower:
         if self.rate is None:
             return (f"{self.pack}: {self.items} paired items give its harmful-flip rules {self.fields} field(s) to "
                     f"catch a flip on: no flip rate can be detected with {self.power:.0%} probability")
+        how = f"; {self.measured.text}" if self.measured else " (exact computation)"
         return (f"{self.pack}: at {self.items} paired items ({self.fields} fields right at baseline) its harmful-flip "
-                f"rules detect a harmful flip rate of {100 * self.rate:.2g}% with {self.power:.0%} probability {test}")
+                f"rules detect a harmful flip rate of {100 * self.rate:.2g}% with {self.power:.0%} probability "
+                f"{test}{how}")
 
 
 @dataclass

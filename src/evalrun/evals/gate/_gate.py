@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Annotated, Any, Collection, Iterable, Literal, Sequence
+from dataclasses import replace
+from typing import Annotated, Any, Collection, Iterable, Literal, Mapping, Sequence
 
 from pydantic import Field, PrivateAttr, ValidationError
 
@@ -16,7 +17,7 @@ from evalrun.evals.gate._flip_rules import (
     FlipFindings, PackPower, cannot_fail, detect_rate_rule, flip_rules, reach, strata,
 )
 from evalrun.evals.compare import Comparison, Flip, PackComparison
-from evalrun.evals.stats import FlipTest, rate_test
+from evalrun.evals.stats import FlipTest, MeasuredPower, rate_test
 from evalrun.evals.gate._speed_rules import SpeedRule
 from evalrun.evals.gate._shift_rule import ShiftRule, check_shift, shift_rule
 from evalrun.contract.types import Item
@@ -333,11 +334,13 @@ def _pack_rules(gate: GateConfig, pc: PackComparison, cand: str,
 def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[Gap] | None = None,
              stab: Stability | None = None, decided: list[str] | None = None,
              speed: list[RuleResult] | None = None, *, drift: Sequence[RuleResult] = (), stopped: str | None = None,
-             subset: str | None = None, replicates: Sequence[str] = (), first_notes: Sequence[str] = ()) -> Verdict:
+             subset: str | None = None, replicates: Sequence[str] = (), first_notes: Sequence[str] = (),
+             measured: Mapping[str, MeasuredPower] | None = None) -> Verdict:
     """The verdict over the paired items, final when returned. `stab` None: every field the baseline got
     right is gated. `decided` ("pack: rule"): the candidate stopped early on these FAILs, so every other
     rule is left not evaluated, never judged on the items it happened to reach. `speed` rules count toward
-    the gaps of untestable packs; `drift` rules are judged on their own."""
+    the gaps of untestable packs; `drift` rules are judged on their own. `measured`: each pack's power as a
+    noise profile measured it, stated in its power line instead of the computed one alone."""
     gate = gate or GateConfig()
     rules: list[RuleResult] = []
     cand = comparison.candidate
@@ -365,8 +368,8 @@ def evaluate(comparison: Comparison, gate: GateConfig | None = None, gaps: list[
         noise.extend(findings.noise)
         unconfirmed.extend(findings.unconfirmed)
         if findings.power.scopes:
-            power[pc.pack] = findings.power
-            notes.append(findings.power.sentence)
+            power[pc.pack] = replace(findings.power, measured=(measured or {}).get(pc.pack))
+            notes.append(power[pc.pack].sentence)
     if attributed := [f for f in comparison.harmful if f.in_control is not None]:
         shared = sum(bool(f.in_control) for f in attributed)
         notes.append(f"{len(attributed)} harmful flip(s), {shared} also in the control ("

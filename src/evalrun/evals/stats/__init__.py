@@ -8,13 +8,13 @@ from evalrun.evals.stats._stats import (
     paired_bootstrap, percentile, recovery, sign_test, summarize_paired,
 )
 from evalrun.evals.stats._power import (
-    FlipTest, RateTest, Scope, Stratum, detectable_rate, fisher_greater, items_needed, lower_tail, pack_power,
-    rate_test,
+    FlipTest, MeasuredPower, RateTest, Scope, Share, Stratum, clopper_pearson, detectable_rate, fisher_greater,
+    items_needed, lower_tail, pack_power, rate_test,
 )
 
 __all__ = [
-    "FlipTest", "Interval", "PairedStats", "RateTest", "Scope", "Stratum", "bootstrap_accuracy_delta",
-    "bootstrap_median_of_ratios", "bootstrap_micro_f1_delta", "bootstrap_ratio_of_quantiles", "bootstrap_recovery",
+    "FlipTest", "Interval", "MeasuredPower", "PairedStats", "RateTest", "Scope", "Share", "Stratum", "clopper_pearson",
+    "bootstrap_accuracy_delta", "bootstrap_median_of_ratios", "bootstrap_micro_f1_delta", "bootstrap_ratio_of_quantiles", "bootstrap_recovery",
     "detectable_rate", "fisher_greater", "items_needed", "lower_tail", "mcnemar_exact", "mcnemar_midp", "micro_f1",
     "min_detectable_difference", "pack_power", "paired_bootstrap", "percentile", "rate_test", "recovery",
     "sign_test", "summarize_paired",

@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 
 @lru_cache(maxsize=65536)
@@ -196,3 +197,60 @@ def rate_test(strata: list[Stratum], alpha: float) -> RateTest | None:
     return RateTest(len(strata), sum(s[0] for s in strata), sum(s[1] for s in strata),
                     sum(s[2] for s in strata), sum(s[3] for s in strata), lower_tail(strata), alpha,
                     lower_tail([(b, k, 0, c) for b, k, _, c in strata]))
+
+
+def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Two-sided exact (Clopper-Pearson) interval of a share k/n: never narrower than the truth, which a
+    false-FAIL rate measured on a few dozen A/A pairs needs (0 of 66 still allows 5.4%)."""
+    if n <= 0:
+        return 0.0, 1.0
+    from scipy import stats as _sps  # lazy: importing scipy.stats takes ~1 s
+    tail = (1.0 - confidence) / 2.0
+    low = 0.0 if k <= 0 else float(_sps.beta.ppf(tail, k, n - k + 1))
+    high = 1.0 if k >= n else float(_sps.beta.ppf(1.0 - tail, k + 1, n - k))
+    return low, high
+
+
+class Share(BaseModel):
+    """k of n with its two-sided Clopper-Pearson interval (a rate measured on a few dozen pairs is wide)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    k: int
+    n: int
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, k: int, n: int, confidence: float = 0.95) -> "Share":
+        low, high = clopper_pearson(k, n, confidence)
+        return cls(k=k, n=n, low=low, high=high)
+
+    @property
+    def rate(self) -> float:
+        return self.k / self.n if self.n else 0.0
+
+    @property
+    def text(self) -> str:
+        return f"{self.k}/{self.n} ({self.rate:.1%}; {100 * self.low:.2g}-{100 * self.high:.2g}%)"
+
+
+class MeasuredPower(BaseModel):
+    """A pack's power measured rather than computed: harmful flips planted in real repeats at the rate its
+    verdict says it detects with `stated` probability, and how often its flip rules then failed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pack: str
+    rate: float
+    stated: float
+    predicted: float  # the exact computation's power at `rate`, averaged over the pairs
+    detected: Share
+    flips: float  # flips planted per comparison, on average
+    source: str = ""  # where it was measured (the profile's path), for the power line
+
+    @property
+    def text(self) -> str:
+        return (f"measured by calibrate at {100 * self.rate:.2g}%: detected in {self.detected.text} of the planted "
+                f"comparisons (exact computation {self.predicted:.2f})"
+                + (f", {self.source}" if self.source else ""))

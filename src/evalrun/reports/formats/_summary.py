@@ -24,7 +24,9 @@ def verdict_dict(verdict: Verdict) -> dict[str, Any]:
         "gaps": [{"pack": g.pack, "reason": g.reason, "items": g.items} for g in verdict.gaps],
         "notes": verdict.notes,
         "power": {pack: {"items": pw.items, "fields": pw.fields, "detectable_rate": pw.rate, "power": pw.power,
-                         "noise_aware": pw.noise_aware, "summary": pw.sentence} for pack, pw in verdict.power.items()},
+                         "noise_aware": pw.noise_aware, "summary": pw.sentence,
+                         "measured": pw.measured.model_dump(mode="json") if pw.measured else None}
+                  for pack, pw in verdict.power.items()},
         "noise_flips": [flip_dict(f) for f in verdict.noise_flips],
         "unconfirmed_flips": [flip_dict(f) for f in verdict.unconfirmed],
         "stopped": verdict.stopped,

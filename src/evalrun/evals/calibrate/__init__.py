@@ -1,0 +1,16 @@
+"""`evalrun calibrate`: a config's noise measured on repeats of it, and the gate's false-FAIL rate and power
+measured on them, stored beside its runs for `compare` to gate with (docs/gate.md, 'Calibration')."""
+
+from __future__ import annotations
+
+from evalrun.evals.calibrate._profile import (
+    PROFILE, GateRates, NoiseProfile, ScopeNoise, SpeedSpread, UnstableField, load_profile,
+    profile_path, save_profile,
+)
+from evalrun.evals.calibrate._measure import kl_floor, measure, scope_noise, speed_spread, unstable_fields
+
+__all__ = [
+    "GateRates", "NoiseProfile", "PROFILE", "ScopeNoise", "SpeedSpread", "UnstableField",
+    "kl_floor", "load_profile", "measure", "profile_path", "save_profile", "scope_noise", "speed_spread",
+    "unstable_fields",
+]
