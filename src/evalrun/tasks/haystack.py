@@ -13,23 +13,19 @@ _SUBJECTS = [
     "The logistics desk", "An old fisherman", "The weather station", "The audit department", "A junior analyst",
     "The school choir", "The railway crew", "The garden club", "The finance director", "The library volunteers",
 ]
-_VERBS = [
-    "reviewed", "postponed", "described", "inspected", "celebrated", "questioned", "reorganised", "documented",
-    "painted", "repaired", "measured", "discussed", "approved", "photographed", "rearranged", "summarised",
-]
+_VERBS = ["reviewed", "postponed", "described", "inspected", "celebrated", "questioned", "reorganised", "documented",
+          "painted", "repaired", "measured", "discussed", "approved", "photographed", "rearranged", "summarised"]
 _OBJECTS = [
     "the northern warehouse", "the annual garden fair", "a set of faded maps", "the spring maintenance plan",
     "the wooden footbridge", "the quarterly newsletter", "the coastal walking trail", "a crate of ceramic tiles",
     "the visitor parking rules", "the new reading room", "the river crossing schedule", "the bakery delivery route",
     "the old lighthouse lamp", "the staff training notes", "a collection of winter coats", "the rooftop solar panels",
 ]
-_TAILS = [
-    "before the heavy rain arrived", "after a long and quiet afternoon", "without much discussion",
-    "with unusual care", "while the market was closing", "in front of a curious crowd", "as the wind picked up",
-    "during the weekly meeting", "under a grey and patient sky", "despite several small delays",
-    "once the lights came back on", "together with their neighbours", "at the request of the mayor",
-    "for the first time in years", "near the edge of the old town", "just before the holidays",
-]
+_TAILS = ["before the heavy rain arrived", "after a long and quiet afternoon", "without much discussion",
+          "with unusual care", "while the market was closing", "in front of a curious crowd", "as the wind picked up",
+          "during the weekly meeting", "under a grey and patient sky", "despite several small delays",
+          "once the lights came back on", "together with their neighbours", "at the request of the mayor",
+          "for the first time in years", "near the edge of the old town", "just before the holidays"]
 _CONNECTORS = ["Later,", "Meanwhile,", "In the end,", "As expected,", "Surprisingly,", "Once again,", "Afterwards,", ""]
 
 

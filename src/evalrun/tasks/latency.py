@@ -29,10 +29,8 @@ class LatencyShape(BaseModel):
     output_tokens: int = PydField(ge=1, le=100_000)
 
 
-PRESETS: dict[str, LatencyShape] = {
-    "short": LatencyShape(name="short", input_tokens=200, output_tokens=300),
-    "long": LatencyShape(name="long", input_tokens=2000, output_tokens=1000),
-}
+PRESETS: dict[str, LatencyShape] = {"short": LatencyShape(name="short", input_tokens=200, output_tokens=300),
+                                    "long": LatencyShape(name="long", input_tokens=2000, output_tokens=1000)}
 
 
 _DEFAULT_SHAPES: tuple[Literal["short", "long"] | LatencyShape, ...] = ("short",)
@@ -69,15 +67,9 @@ def build(params: LatencyParams, count: TokenCounter) -> list[Item]:
         for i in range(params.count):
             rng = random.Random(f"{NAME}:{VERSION}:{params.seed}:{shape.name}:{shape.input_tokens}:{i}")
             prompt = _prompt(rng, shape.input_tokens, count)
-            items.append(Item(
-                id=f"{NAME}/{shape.name}-{i}",
-                pack=NAME,
-                prompt=prompt,
-                fields=[],
-                generation=override,
-                meta=ItemMeta(context_tokens=count(prompt), target_tokens=shape.input_tokens, shape=shape.name,
-                              output_tokens=shape.output_tokens),
-            ))
+            items.append(Item(id=f"{NAME}/{shape.name}-{i}", pack=NAME, prompt=prompt, fields=[], generation=override,
+                              meta=ItemMeta(context_tokens=count(prompt), target_tokens=shape.input_tokens,
+                                            shape=shape.name, output_tokens=shape.output_tokens)))
     return items
 
 

@@ -54,12 +54,9 @@ def _needle(rng: random.Random, shape: ValueKind, key: str) -> tuple[str, str, s
     """(needle sentence, question, gold value, field type)."""
     if shape == "integer":
         value = str(rng.randint(1_000_000, 9_999_999))
-        return (
-            f"The special magic number for {key} is {value}.",
-            f"What is the special magic number for {key} mentioned in the text? Answer with the number only.",
-            value,
-            "number",
-        )
+        return (f"The special magic number for {key} is {value}.",
+                f"What is the special magic number for {key} mentioned in the text? Answer with the number only.",
+                value, "number")
     units = rng.randint(1_000, 99_999)
     cents = rng.randint(0, 99)
     shown = f"{units:,}.{cents:02d}"
@@ -87,17 +84,10 @@ def build(params: NeedleParams, count: TokenCounter) -> list[Item]:
                 context, asked = f"{_INTRO}\n\n{text}", f"Question: {question}"
                 prompt = context + CONTEXT_SEPARATOR + asked
                 items.append(
-                    Item(
-                        id=f"{NAME}/{cell}",
-                        pack=NAME,
-                        prompt=prompt,
-                        context=context,
-                        question=asked,
-                        answer_format="text",
-                        fields=[Field(name="value", kind=field_kind, gold=gold)],
-                        meta=ItemMeta(context_tokens=count(prompt), target_tokens=length, depth=depth,
-                                      value_kind=shape, needle=needle),
-                    )
+                    Item(id=f"{NAME}/{cell}", pack=NAME, prompt=prompt, context=context, question=asked,
+                         answer_format="text", fields=[Field(name="value", kind=field_kind, gold=gold)],
+                         meta=ItemMeta(context_tokens=count(prompt), target_tokens=length, depth=depth,
+                                       value_kind=shape, needle=needle))
                 )
     return items
 

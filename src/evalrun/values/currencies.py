@@ -18,23 +18,16 @@ ISO_CODES = (
 # three minor digits: "KWD 12.500" is 12.5; not IQD, which ISO lists but amounts write in whole dinars
 THREE_DECIMAL = frozenset("KWD BHD OMR JOD TND LYD".split())
 # A symbol shared by several currencies -> the currencies it can stand for.
-SHARED = {
-    "$": frozenset("USD CAD AUD NZD HKD SGD MXN TWD ARS CLP COP".split()),
-    "kr": frozenset("SEK NOK DKK ISK".split()),
-    "¥": frozenset("JPY CNY".split()),
-    "£": frozenset("GBP EGP".split()),
-}
-_SYMBOLS = {
-    "$": "$", "US$": "USD", "€": "EUR", "£": "£", "¥": "¥", "₹": "INR", "₩": "KRW",
-    "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB", "₴": "UAH", "₦": "NGN",
-    "₱": "PHP", "C$": "CAD", "CA$": "CAD", "A$": "AUD", "AU$": "AUD", "HK$": "HKD",
-    "NZ$": "NZD", "S$": "SGD", "R$": "BRL", "NT$": "TWD", "MX$": "MXN", "円": "JPY",
-    "元": "CNY", "zł": "PLN", "Kč": "CZK", "Rs": "INR", "Rs.": "INR", "RMB": "CNY",
-    "kr": "kr", "kr.": "kr", "Fr.": "CHF", "SFr.": "CHF", "sfr.": "CHF", "R": "ZAR",
-    "euro": "EUR", "euros": "EUR", "dollar": "$", "dollars": "$", "yen": "JPY",
-    "pound": "£", "pounds": "£", "krona": "kr", "krone": "kr", "kronor": "kr", "kroner": "kr",
-    "원": "KRW", "won": "KRW",
-}
+SHARED = {"$": frozenset("USD CAD AUD NZD HKD SGD MXN TWD ARS CLP COP".split()),
+          "kr": frozenset("SEK NOK DKK ISK".split()), "¥": frozenset("JPY CNY".split()),
+          "£": frozenset("GBP EGP".split())}
+_SYMBOLS = {"$": "$", "US$": "USD", "€": "EUR", "£": "£", "¥": "¥", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY",
+            "₪": "ILS", "₫": "VND", "฿": "THB", "₴": "UAH", "₦": "NGN", "₱": "PHP", "C$": "CAD", "CA$": "CAD",
+            "A$": "AUD", "AU$": "AUD", "HK$": "HKD", "NZ$": "NZD", "S$": "SGD", "R$": "BRL", "NT$": "TWD",
+            "MX$": "MXN", "円": "JPY", "元": "CNY", "zł": "PLN", "Kč": "CZK", "Rs": "INR", "Rs.": "INR", "RMB": "CNY",
+            "kr": "kr", "kr.": "kr", "Fr.": "CHF", "SFr.": "CHF", "sfr.": "CHF", "R": "ZAR", "euro": "EUR",
+            "euros": "EUR", "dollar": "$", "dollars": "$", "yen": "JPY", "pound": "£", "pounds": "£", "krona": "kr",
+            "krone": "kr", "kronor": "kr", "kroner": "kr", "원": "KRW", "won": "KRW"}
 
 
 def currency_code(tok: str | None) -> str | None:

@@ -33,15 +33,13 @@ _QUALIFIED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "UAH": (("ukrainian",), ("hryvnia",)), "RON": (("romanian",), ("leu", "lei")), "BGN": (("bulgarian",), ("lev",)),
 }
 # a unit word alone: one currency, or a shared symbol; the rest name none alone
-_ALONE = {
-    "euro": "EUR", "euros": "EUR", "dollar": "$", "dollars": "$", "pound": "£", "pounds": "£", "sterling": "GBP",
-    "pound sterling": "GBP", "pounds sterling": "GBP", "yen": "JPY", "won": "KRW", "rupee": "INR",
-    "rupees": "INR", "yuan": "CNY", "renminbi": "CNY", "franc": "CHF", "francs": "CHF", "krona": "kr",
-    "krone": "kr", "kronor": "kr", "kroner": "kr", "zloty": "PLN", "złoty": "PLN", "forint": "HUF",
-    "forints": "HUF", "koruna": "CZK", "baht": "THB", "ringgit": "MYR", "rupiah": "IDR", "shekel": "ILS",
-    "shekels": "ILS", "naira": "NGN", "hryvnia": "UAH", "ruble": "RUB", "rubles": "RUB", "rouble": "RUB",
-    "roubles": "RUB", "lira": "TRY", "reais": "BRL",
-}
+_ALONE = {"euro": "EUR", "euros": "EUR", "dollar": "$", "dollars": "$", "pound": "£", "pounds": "£",
+          "sterling": "GBP", "pound sterling": "GBP", "pounds sterling": "GBP", "yen": "JPY", "won": "KRW",
+          "rupee": "INR", "rupees": "INR", "yuan": "CNY", "renminbi": "CNY", "franc": "CHF", "francs": "CHF",
+          "krona": "kr", "krone": "kr", "kronor": "kr", "kroner": "kr", "zloty": "PLN", "złoty": "PLN",
+          "forint": "HUF", "forints": "HUF", "koruna": "CZK", "baht": "THB", "ringgit": "MYR", "rupiah": "IDR",
+          "shekel": "ILS", "shekels": "ILS", "naira": "NGN", "hryvnia": "UAH", "ruble": "RUB", "rubles": "RUB",
+          "rouble": "RUB", "roubles": "RUB", "lira": "TRY", "reais": "BRL"}
 _EURO = "germany france italy spain netherlands belgium austria ireland portugal finland greece luxembourg " \
         "slovakia slovenia estonia latvia lithuania malta cyprus croatia eurozone"
 _COUNTRIES: dict[str, str] = {

@@ -49,12 +49,9 @@ def token_drift(base: TokenDists, cand: ForcedDists) -> TokenDrift:
         terms = np.where(pb > 0, pb * (lb - lc), 0.0)
     kl = np.maximum(terms.sum(axis=1) + rest, 0.0)
     second = np.exp(lb[:, 1]) if lb.shape[1] > 1 else np.zeros(n)
-    return TokenDrift(
-        kl=kl,
-        same_top1=cand.top1_id == base.top_ids[:n, 0],
-        dp=np.exp(cand.token_logprob.astype(np.float64)) - np.exp(base.logprob[:n].astype(np.float64)),
-        margin=pb[:, 0] - second,
-    )
+    return TokenDrift(kl=kl, same_top1=cand.top1_id == base.top_ids[:n, 0],
+                      dp=np.exp(cand.token_logprob.astype(np.float64)) - np.exp(base.logprob[:n].astype(np.float64)),
+                      margin=pb[:, 0] - second)
 
 
 @dataclass
@@ -143,14 +140,11 @@ def mean_interval(values: list[float], confidence: float) -> Figure:
 def pack_drift(pack: str, rows: list[TokenDrift], confidence: float) -> PackDrift:
     rows = [r for r in rows if r.kl.size]
     tokens = np.concatenate([r.kl for r in rows]) if rows else np.zeros(0)
-    return PackDrift(
-        pack=pack, items=len(rows), tokens=int(tokens.size),
-        mean_kl=mean_interval([float(r.kl.mean()) for r in rows], confidence),
-        p99_kl=stats.percentile(tokens, 99.0) or 0.0,
-        max_kl=float(tokens.max()) if tokens.size else 0.0,
-        same_top1=mean_interval([float(r.same_top1.mean()) for r in rows], confidence),
-        mean_dp=mean_interval([float(r.dp.mean()) for r in rows], confidence),
-    )
+    return PackDrift(pack=pack, items=len(rows), tokens=int(tokens.size),
+                     mean_kl=mean_interval([float(r.kl.mean()) for r in rows], confidence),
+                     p99_kl=stats.percentile(tokens, 99.0) or 0.0, max_kl=float(tokens.max()) if tokens.size else 0.0,
+                     same_top1=mean_interval([float(r.same_top1.mean()) for r in rows], confidence),
+                     mean_dp=mean_interval([float(r.dp.mean()) for r in rows], confidence))
 
 
 def _first_divergence(a: list[int], b: list[int]) -> int | None:

@@ -81,21 +81,11 @@ def score_item(item: Item, gen: Generation) -> ScoredItem:
     # an imported item's field judged by the source harness's own per-sample metric
     scores |= {f.name: source_score(f.options[SOURCE_METRIC], gen.source_scores, f.gold, gen.output)
                for f in item.fields if SOURCE_METRIC in f.options and gen.error is None}
-    return ScoredItem(
-        item_id=item.id,
-        pack=item.pack,
-        prompt_hash=gen.prompt_hash,
-        output=gen.output,
-        output_ids=gen.output_ids,
-        error=gen.error,
-        fields=scores,
-        kinds={f.name: f.kind for f in item.fields},
-        golds={f.name: f.gold for f in item.fields},
-        parse_status=parse_status,
-        suspect_field=suspect,
-        answer_format=item.answer_format,
-        meta=item.meta,
-    )
+    return ScoredItem(item_id=item.id, pack=item.pack, prompt_hash=gen.prompt_hash, output=gen.output,
+                      output_ids=gen.output_ids, error=gen.error, fields=scores,
+                      kinds={f.name: f.kind for f in item.fields}, golds={f.name: f.gold for f in item.fields},
+                      parse_status=parse_status, suspect_field=suspect, answer_format=item.answer_format,
+                      meta=item.meta)
 
 
 def score_run(items: list[Item], generations: dict[str, Generation]) -> list[ScoredItem]:

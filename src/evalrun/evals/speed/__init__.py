@@ -13,9 +13,7 @@ from evalrun.evals.speed._served import ServerTimings, engine_label, flag_change
 from evalrun.evals.speed._estimate import Estimate, estimate, measure, reference_model
 from evalrun.evals.speed.interleave import interleaved_of, sample_batches
 
-__all__ = [
-    "CapacityInputs", "EMULATED_NOTE", "Estimate", "NOT_COMPARABLE_NOTE", "SPEED_ONLY", "ServerTimings", "SpeedRow",
-    "SpeedTable", "effects_facts", "engine_label", "estimate", "flag_changes", "interleaved_of",
-    "kv_cache_figures", "longest_context", "measure", "method_label", "reference_model", "run_speed",
-    "run_timing", "sample_batches", "speed_table",
-]
+__all__ = ["CapacityInputs", "EMULATED_NOTE", "Estimate", "NOT_COMPARABLE_NOTE", "SPEED_ONLY", "ServerTimings",
+           "SpeedRow", "SpeedTable", "effects_facts", "engine_label", "estimate", "flag_changes", "interleaved_of",
+           "kv_cache_figures", "longest_context", "measure", "method_label", "reference_model", "run_speed",
+           "run_timing", "sample_batches", "speed_table"]

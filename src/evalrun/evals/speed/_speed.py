@@ -40,17 +40,13 @@ def timing_figures(generations: Iterable[Generation], percentiles: Sequence[floa
     timed = [g for g in ok if g.prefill_seconds is not None and g.seconds > 0]
     decode_wall = sum(max(g.seconds - (g.prefill_seconds or 0.0), 0.0) / max(g.batch_size, 1) for g in timed)
     decode_tokens = sum(max(g.new_tokens - 1, 0) for g in timed)
-    return {
-        "items": len(ok),
-        "items_timed": len(timed),
-        "batch_size_max": max((g.batch_size for g in ok), default=None),
-        "generation_seconds": round(sum(g.seconds / max(g.batch_size, 1) for g in ok if g.seconds > 0), 6),
-        "new_tokens": new_tokens,
-        "mean_new_tokens": new_tokens / len(ok) if ok else None,
-        "mean_prompt_tokens": sum(g.prompt_tokens for g in ok) / len(ok) if ok else None,
-        "decode_throughput_tokens_per_second": decode_tokens / decode_wall if decode_wall > 0 else None,
-        **latency.request_metrics(gens, percentiles, slo),
-    }
+    return {"items": len(ok), "items_timed": len(timed),
+            "batch_size_max": max((g.batch_size for g in ok), default=None),
+            "generation_seconds": round(sum(g.seconds / max(g.batch_size, 1) for g in ok if g.seconds > 0), 6),
+            "new_tokens": new_tokens, "mean_new_tokens": new_tokens / len(ok) if ok else None,
+            "mean_prompt_tokens": sum(g.prompt_tokens for g in ok) / len(ok) if ok else None,
+            "decode_throughput_tokens_per_second": decode_tokens / decode_wall if decode_wall > 0 else None,
+            **latency.request_metrics(gens, percentiles, slo)}
 
 
 def by_group(generations: Iterable[Generation], items: Iterable[Item] = (),
@@ -90,33 +86,20 @@ def kv_cache_figures(model_config: Any, element_size: int | None, effects: dict[
         per_token, source = full * ratio, f"model config x {', '.join(methods)}'s measured stored/full ratio"
     else:
         per_token, source = float(full), "model config (2 x layers x kv heads x head dim x element size)"
-    return {
-        "bytes_per_token": round(per_token, 2),
-        "bytes_per_token_full_precision": full,
-        "source": source,
-        "layers": layout.layers, "kv_heads": layout.kv_heads, "head_dim": layout.head_dim,
-        "element_size": int(element_size),
-        "longest_context_tokens": longest_context_tokens,
-        "bytes_at_longest_context": round(per_token * longest_context_tokens),
-    }
+    return {"bytes_per_token": round(per_token, 2), "bytes_per_token_full_precision": full, "source": source,
+            "layers": layout.layers, "kv_heads": layout.kv_heads, "head_dim": layout.head_dim,
+            "element_size": int(element_size), "longest_context_tokens": longest_context_tokens,
+            "bytes_at_longest_context": round(per_token * longest_context_tokens)}
 
 
 def run_speed(generations: Iterable[Generation], *, items: Iterable[Item] = (), load_seconds: float | None = None,
               peak_memory: dict[str, Any] | None = None, kv_cache: dict[str, Any] | None = None,
               clock: str | None = None) -> dict[str, Any]:
     gens = list(generations)
-    return {
-        "schema": SPEED_SCHEMA,
-        "definitions": DEFINITIONS,
-        "clock": clock,
-        "percentiles": list(latency.PERCENTILES),
-        **timing_figures(gens),
-        "bucket_edges_prompt_tokens": sorted({bucket_edge(g.prompt_tokens) for g in gens}),
-        **by_group(gens, items),
-        "peak_memory": peak_memory,
-        "kv_cache": kv_cache,
-        "load_seconds": load_seconds,
-    }
+    return {"schema": SPEED_SCHEMA, "definitions": DEFINITIONS, "clock": clock,
+            "percentiles": list(latency.PERCENTILES), **timing_figures(gens),
+            "bucket_edges_prompt_tokens": sorted({bucket_edge(g.prompt_tokens) for g in gens}),
+            **by_group(gens, items), "peak_memory": peak_memory, "kv_cache": kv_cache, "load_seconds": load_seconds}
 
 
 def longest_context(generations: Iterable[Generation]) -> int:

@@ -43,11 +43,9 @@ def estimate(requests_per_second: float, inputs: CapacityInputs) -> Capacity:
     if requests_per_second <= 0:
         raise ValueError("request throughput must be positive")
     rpd = inputs.requests_per_day
-    return Capacity(
-        requests_per_second=requests_per_second,
-        peak_requests_per_second=rpd / SECONDS_PER_DAY * inputs.peak_factor if rpd is not None else None,
-        devices=devices_needed(rpd, inputs.peak_factor, requests_per_second) if rpd is not None else None,
-    )
+    return Capacity(requests_per_second=requests_per_second,
+                    peak_requests_per_second=rpd / SECONDS_PER_DAY * inputs.peak_factor if rpd is not None else None,
+                    devices=devices_needed(rpd, inputs.peak_factor, requests_per_second) if rpd is not None else None)
 
 
 def assumptions(inputs: CapacityInputs, batch_size: int | None, concurrency: int | None, device: str) -> str:

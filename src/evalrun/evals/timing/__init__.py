@@ -9,8 +9,6 @@ from evalrun.evals.timing.latency import (
 )
 from evalrun.evals.timing.load import RunLoad, Snapshot, measured, run_load, timings_warning
 
-__all__ = [
-    "BOOTSTRAP_RESAMPLES", "ConfiguredSLO", "METRICS", "PERCENTILES", "RunLoad", "SLO", "SLOError",
-    "Snapshot", "Speedup", "measured", "pair_timings", "parse_metric", "parse_slo", "pkey",
-    "request_metrics", "run_load", "slo_from_mapping", "speedup", "timings_warning",
-]
+__all__ = ["BOOTSTRAP_RESAMPLES", "ConfiguredSLO", "METRICS", "PERCENTILES", "RunLoad", "SLO", "SLOError", "Snapshot",
+           "Speedup", "measured", "pair_timings", "parse_metric", "parse_slo", "pkey", "request_metrics", "run_load",
+           "slo_from_mapping", "speedup", "timings_warning"]

@@ -131,14 +131,12 @@ def request_metrics(gens: Iterable[Generation], percentiles: Sequence[float] = P
     seconds, basis = duration(ok)
     out_tokens = sum(g.new_tokens for g in ok)
     in_tokens = sum(g.prompt_tokens for g in ok)
-    figures: dict[str, Any] = {
-        "requests": len(gens), "completed": len(ok), "failed": len(gens) - len(ok),
-        "duration_seconds": round(seconds, 6), "throughput_basis": basis,
-        "request_throughput": len(ok) / seconds if seconds > 0 else None,
-        "output_throughput": out_tokens / seconds if seconds > 0 else None,
-        "total_token_throughput": (in_tokens + out_tokens) / seconds if seconds > 0 else None,
-        "total_output_tokens": out_tokens, "total_input_tokens": in_tokens,
-    }
+    figures: dict[str, Any] = {"requests": len(gens), "completed": len(ok), "failed": len(gens) - len(ok),
+                               "duration_seconds": round(seconds, 6), "throughput_basis": basis,
+                               "request_throughput": len(ok) / seconds if seconds > 0 else None,
+                               "output_throughput": out_tokens / seconds if seconds > 0 else None,
+                               "total_token_throughput": (in_tokens + out_tokens) / seconds if seconds > 0 else None,
+                               "total_output_tokens": out_tokens, "total_input_tokens": in_tokens}
     figures |= {m: distribution(values(ok, m), percentiles) for m in METRICS}
     if slo is not None and slo.given():
         figures["goodput"] = goodput(gens, slo, seconds)

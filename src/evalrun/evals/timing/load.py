@@ -77,15 +77,12 @@ def measured(start: Snapshot | None, end: Snapshot | None) -> dict[str, Any] | N
         return None
     total = end.total - start.total
     busy, own = end.busy - start.busy, end.own - start.own
-    return {
-        "cpus": os.cpu_count(),
-        "seconds": round(end.wall - start.wall, 3),
-        "others_share": round(min(max(busy - own, 0.0) / total, 1.0), 4),
-        "steal_share": round(max(end.steal - start.steal, 0.0) / total, 4),
-        "own_share": round(min(own / total, 1.0), 4),
-        "loadavg_start": list(start.loadavg) if start.loadavg else None,
-        "loadavg_end": list(end.loadavg) if end.loadavg else None,
-    }
+    return {"cpus": os.cpu_count(), "seconds": round(end.wall - start.wall, 3),
+            "others_share": round(min(max(busy - own, 0.0) / total, 1.0), 4),
+            "steal_share": round(max(end.steal - start.steal, 0.0) / total, 4),
+            "own_share": round(min(own / total, 1.0), 4),
+            "loadavg_start": list(start.loadavg) if start.loadavg else None,
+            "loadavg_end": list(end.loadavg) if end.loadavg else None}
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,6 @@ from evalrun.reports.charts._charts import (
     latency_throughput_curves, scatter_scales, speed_accuracy_scatter,
 )
 
-__all__ = [
-    "Curve", "CurvePoint", "DistributionSeries", "GateRegion", "ScatterPoint", "format_latency",
-    "latency_distribution", "latency_throughput_curves", "log_ticks", "nice_ticks", "scatter_scales",
-    "speed_accuracy_scatter", "tick_labels",
-]
+__all__ = ["Curve", "CurvePoint", "DistributionSeries", "GateRegion", "ScatterPoint", "format_latency",
+           "latency_distribution", "latency_throughput_curves", "log_ticks", "nice_ticks", "scatter_scales",
+           "speed_accuracy_scatter", "tick_labels"]

@@ -9,7 +9,5 @@ from evalrun.reports.formats._terminal import render_pack_metrics, render_speed,
 from evalrun.reports.formats._summary import report_json
 from evalrun.reports.formats._no_verdict import NoVerdict
 
-__all__ = [
-    "NoVerdict", "junit_xml", "md_cell", "render_junit", "render_markdown", "render_pack_metrics",
-    "render_speed", "render_speed_markdown", "render_view", "report_json", "status_markup",
-]
+__all__ = ["NoVerdict", "junit_xml", "md_cell", "render_junit", "render_markdown", "render_pack_metrics",
+           "render_speed", "render_speed_markdown", "render_view", "report_json", "status_markup"]

@@ -6,6 +6,4 @@ from __future__ import annotations
 from evalrun.reports.text._safe_text import SafeConsole, output_problem, safe_text, safe_tree
 from evalrun.reports.text.units import rule_text, seconds
 
-__all__ = [
-    "SafeConsole", "output_problem", "rule_text", "safe_text", "safe_tree", "seconds",
-]
+__all__ = ["SafeConsole", "output_problem", "rule_text", "safe_text", "safe_tree", "seconds"]

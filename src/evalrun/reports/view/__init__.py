@@ -37,12 +37,10 @@ def _section(report: CompareReport, paired: PairedRun, role: str) -> CandidateSe
     verdict = getattr(paired, "verdict", None)
     aa = {pc.pack: pc for pc in report.noise_floor.comparison.packs} if report.noise_floor and verdict else {}
     comp = paired.comparison
-    return CandidateSection(
-        name=paired.name, comparison=comp, verdict=verdict, info=run_info(paired.run, role, report.baseline),
-        packs=[pack_row(pc, verdict, aa.get(pc.pack)) for pc in comp.packs],
-        fields=field_rows(comp),
-        drift=paired.drift,
-    )
+    return CandidateSection(name=paired.name, comparison=comp, verdict=verdict,
+                            info=run_info(paired.run, role, report.baseline),
+                            packs=[pack_row(pc, verdict, aa.get(pc.pack)) for pc in comp.packs],
+                            fields=field_rows(comp), drift=paired.drift)
 
 
 def _page_section(report: CompareReport, paired: PairedRun, section: CandidateSection) -> CandidateSection:
@@ -70,16 +68,13 @@ def build_view(report: CompareReport, title: str | None = None, speed: SpeedTabl
     sections = [_section(report, c, "candidate") for c in report.candidates]
     floor = report.noise_floor
     noise_section = _section(report, floor, "repeat (A/A)") if floor is not None else None
-    view = ReportView(
-        title=title or f"evalrun: {', '.join(c.name for c in report.candidates)} vs {base_name}",
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        status=report.status, exit_code=report.exit_code,
-        baseline=run_info(report.baseline, "baseline"), sections=sections,
-        speed_table=speed or speed_table(report, capacity),
-        noise_floor=noise_floor(floor.comparison if floor else None), noise_section=noise_section,
-        stability=stability_dict(report.stability), drift_note=report.drift_note,
-        control=run_info(report.control.run, "control", report.baseline) if report.control else None,
-    )
+    view = ReportView(title=title or f"evalrun: {', '.join(c.name for c in report.candidates)} vs {base_name}",
+                      created=datetime.now(timezone.utc).isoformat(timespec="seconds"), status=report.status,
+                      exit_code=report.exit_code, baseline=run_info(report.baseline, "baseline"), sections=sections,
+                      speed_table=speed or speed_table(report, capacity),
+                      noise_floor=noise_floor(floor.comparison if floor else None), noise_section=noise_section,
+                      stability=stability_dict(report.stability), drift_note=report.drift_note,
+                      control=run_info(report.control.run, "control", report.baseline) if report.control else None)
     return with_page(view, report, max_text_bytes) if html else view
 
 
@@ -125,14 +120,11 @@ def _pct(x: float) -> float:
 def run_info(run: RunResult, role: str, baseline: RunResult | None = None) -> RunInfo:
     m = run.manifest
     as_written = m.to_dict()  # the label and effects functions read the manifest as written
-    return RunInfo(
-        name=run.name, role=role, dir=str(run.dir),
-        model=(m.model.spec if m.model else None) or m.config.model or "",
-        device=m.device or "", dtype=m.dtype or "",
-        method=method_label(as_written, baseline.manifest.to_dict() if baseline is not None else None),
-        emulated=list(m.emulated), effects=effects_facts(as_written),
-        items=len(run.items),
-    )
+    return RunInfo(name=run.name, role=role, dir=str(run.dir),
+                   model=(m.model.spec if m.model else None) or m.config.model or "", device=m.device or "",
+                   dtype=m.dtype or "",
+                   method=method_label(as_written, baseline.manifest.to_dict() if baseline is not None else None),
+                   emulated=list(m.emulated), effects=effects_facts(as_written), items=len(run.items))
 
 
 def _detail(pc: PackComparison) -> dict[str, Any]:
@@ -163,21 +155,19 @@ def _detail(pc: PackComparison) -> dict[str, Any]:
 
 def pack_row(pc: PackComparison, verdict: Verdict | None, aa: PackComparison | None) -> PackRow:
     st = pc.stats
-    return PackRow(
-        pack=pc.pack, n=pc.n, baseline_accuracy=pc.baseline_accuracy, candidate_accuracy=pc.candidate_accuracy,
-        delta_points=pc.delta_points,
-        ci_low_points=_pct(st.interval.low) if st else None, ci_high_points=_pct(st.interval.high) if st else None,
-        confidence=st.interval.confidence if st else None, p_value=st.paired.p_value if st else None,
-        mde_points=_pct(st.mde) if st and st.mde is not None else None,
-        harmful_flips=len(pc.harmful), harmful_items=pc.harmful_items, helpful_items=pc.helpful_items,
-        errors=pc.errors, identical_outputs=pc.identical_outputs, agreement=pc.agreement,
-        first_divergence=tuple(sorted(pc.first_divergence)),
-        aa_harmful=aa.harmful_items if aa else None,
-        status=verdict.pack_status(pc.pack) if verdict else None,
-        speed_only=pc.speed_only, detail=_detail(pc),
-        recovery=pc.recovery, recovery_low=st.recovery.low if st and st.recovery else None,
-        recovery_high=st.recovery.high if st and st.recovery else None,
-    )
+    return PackRow(pack=pc.pack, n=pc.n, baseline_accuracy=pc.baseline_accuracy,
+                   candidate_accuracy=pc.candidate_accuracy, delta_points=pc.delta_points,
+                   ci_low_points=_pct(st.interval.low) if st else None,
+                   ci_high_points=_pct(st.interval.high) if st else None,
+                   confidence=st.interval.confidence if st else None, p_value=st.paired.p_value if st else None,
+                   mde_points=_pct(st.mde) if st and st.mde is not None else None, harmful_flips=len(pc.harmful),
+                   harmful_items=pc.harmful_items, helpful_items=pc.helpful_items, errors=pc.errors,
+                   identical_outputs=pc.identical_outputs, agreement=pc.agreement,
+                   first_divergence=tuple(sorted(pc.first_divergence)), aa_harmful=aa.harmful_items if aa else None,
+                   status=verdict.pack_status(pc.pack) if verdict else None, speed_only=pc.speed_only,
+                   detail=_detail(pc), recovery=pc.recovery,
+                   recovery_low=st.recovery.low if st and st.recovery else None,
+                   recovery_high=st.recovery.high if st and st.recovery else None)
 
 
 def field_rows(comparison: Comparison) -> list[FieldRow]:

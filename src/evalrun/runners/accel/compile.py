@@ -37,13 +37,9 @@ def _dynamo_state() -> dict[str, float]:
     """What dynamo has compiled so far in this process (its counters only grow; reset clears the times)."""
     from torch._dynamo.utils import compilation_time_metrics, counters
 
-    return {
-        "frames": counters["frames"]["total"],
-        "frames_ok": counters["frames"]["ok"],
-        "graphs": counters["stats"]["unique_graphs"],
-        "graph_breaks": sum(counters["graph_break"].values()),
-        "compile_seconds": sum(compilation_time_metrics.get("_compile.compile_inner", [])),
-    }
+    return {"frames": counters["frames"]["total"], "frames_ok": counters["frames"]["ok"],
+            "graphs": counters["stats"]["unique_graphs"], "graph_breaks": sum(counters["graph_break"].values()),
+            "compile_seconds": sum(compilation_time_metrics.get("_compile.compile_inner", []))}
 
 
 # the (model, settings) whose compiled code dynamo holds: a run with the same pair reuses it (an

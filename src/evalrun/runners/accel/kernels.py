@@ -182,12 +182,7 @@ class Kernels(Acceleration):
         self._generate_calls += 1
 
     def effects(self) -> dict[str, Any]:
-        return {
-            "requested": self.settings.attention,
-            "before": self._before,
-            "used": self._used,
-            "attention_modules": dict(sorted(self._modules.items())),
-            "attention_calls": dict(sorted(self._counter.calls.items())),
-            "attention_module_calls": self._counter.module_calls,
-            "generate_calls": self._generate_calls,
-        }
+        return {"requested": self.settings.attention, "before": self._before, "used": self._used,
+                "attention_modules": dict(sorted(self._modules.items())),
+                "attention_calls": dict(sorted(self._counter.calls.items())),
+                "attention_module_calls": self._counter.module_calls, "generate_calls": self._generate_calls}

@@ -154,15 +154,9 @@ class KVQuantizer:
         elif s.backend == "simulated":
             self._cache = SimulatedQuantCache(model.config, BITS[s.quant], s.group_size, s.residual_length)
         else:
-            self._cache = QuantizedCache(
-                s.backend,
-                model.config,
-                nbits=BITS[s.quant],
-                axis_key=s.axis_key,
-                axis_value=s.axis_value,
-                q_group_size=s.group_size,
-                residual_length=s.residual_length,
-            )
+            self._cache = QuantizedCache(s.backend, model.config, nbits=BITS[s.quant], axis_key=s.axis_key,
+                                         axis_value=s.axis_value, q_group_size=s.group_size,
+                                         residual_length=s.residual_length)
         layout = KVLayout.of(model.config)
         self._shape = (batch_size, layout.kv_heads, layout.head_dim)
         return self._cache

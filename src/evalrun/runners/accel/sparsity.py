@@ -339,16 +339,11 @@ class ActivationSparsity(Acceleration):
         started = time.perf_counter()
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
         self.thresholds = calibrate(model, modules, windows, s.level, pad_id=pad)
-        self._calibration = {
-            "source": s.calibration.source,
-            "samples": s.calibration.samples,
-            "max_tokens": s.calibration.max_tokens,
-            "sequences": len(windows),
-            "tokens": sum(len(w) for w in windows),
-            "seed": SEED,
-            "method": "progressive (each module calibrated on inputs already masked upstream)",
-            "seconds": round(time.perf_counter() - started, 3),
-        }
+        self._calibration = {"source": s.calibration.source, "samples": s.calibration.samples,
+                             "max_tokens": s.calibration.max_tokens, "sequences": len(windows),
+                             "tokens": sum(len(w) for w in windows), "seed": SEED,
+                             "method": "progressive (each module calibrated on inputs already masked upstream)",
+                             "seconds": round(time.perf_counter() - started, 3)}
         try:
             self._handles.append(model.register_forward_pre_hook(self._track_padding, with_kwargs=True))
             for name, module in modules.items():
@@ -380,15 +375,8 @@ class ActivationSparsity(Acceleration):
         counts = self.measured()
         zeros = sum(z for z, _ in counts.values())
         total = sum(t for _, t in counts.values())
-        return {
-            "target_level": s.level,
-            "achieved_level": round(zeros / total, 4) if total else None,
-            "per_layer": {n: round(z / t, 4) if t else None for n, (z, t) in counts.items()},
-            "modules": len(self.thresholds),
-            "mlp_only": s.mlp_only,
-            "calibration": dict(self._calibration),
-            "thresholds": {n: float(f"{v:.5g}") for n, v in self.thresholds.items()},
-            "entries_counted": total,
-            "generate_calls": self._calls,
-            "emulated": True,
-        }
+        return {"target_level": s.level, "achieved_level": round(zeros / total, 4) if total else None,
+                "per_layer": {n: round(z / t, 4) if t else None for n, (z, t) in counts.items()},
+                "modules": len(self.thresholds), "mlp_only": s.mlp_only, "calibration": dict(self._calibration),
+                "thresholds": {n: float(f"{v:.5g}") for n, v in self.thresholds.items()}, "entries_counted": total,
+                "generate_calls": self._calls, "emulated": True}

@@ -21,11 +21,9 @@ from pydantic import Field, model_serializer, model_validator
 from evalrun.runners.accel.base import AccelSettings, Acceleration, Capabilities
 
 # the settings each method takes (besides `method`)
-_KEYS: dict[str, tuple[str, ...]] = {
-    "prompt_lookup": ("num_tokens", "max_ngram"),
-    "draft_model": ("draft", "num_tokens", "schedule"),
-    "early_exit": ("exit_layer", "num_tokens", "schedule"),
-}
+_KEYS: dict[str, tuple[str, ...]] = {"prompt_lookup": ("num_tokens", "max_ngram"),
+                                     "draft_model": ("draft", "num_tokens", "schedule"),
+                                     "early_exit": ("exit_layer", "num_tokens", "schedule")}
 _DEFAULT_NUM_TOKENS = {"prompt_lookup": 10, "draft_model": 5, "early_exit": 5}
 _REQUIRED = {"draft_model": "draft", "early_exit": "exit_layer"}
 
@@ -212,16 +210,10 @@ class SpeculativeDecoding(Acceleration):
                 f"speculative.draft {spec!r} has a vocabulary of {draft_vocab} tokens but the target model has "
                 f"{target_vocab}: a draft must share the target's tokenizer"
             )
-        self._draft_info = {
-            "spec": spec,
-            "kind": source.kind,
-            "identity": source.identity,
-            "vocab_size": draft_vocab,
-            "num_layers": int(getattr(_text_config(draft), "num_hidden_layers", 0) or 0) or None,
-            "parameters": sum(p.numel() for p in draft.parameters()),
-            "is_target": draft is model,
-            "load_seconds": round(seconds, 3),
-        }
+        self._draft_info = {"spec": spec, "kind": source.kind, "identity": source.identity, "vocab_size": draft_vocab,
+                            "num_layers": int(getattr(_text_config(draft), "num_hidden_layers", 0) or 0) or None,
+                            "parameters": sum(p.numel() for p in draft.parameters()), "is_target": draft is model,
+                            "load_seconds": round(seconds, 3)}
         return draft
 
     # --- per call ------------------------------------------------------------------

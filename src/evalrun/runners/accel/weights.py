@@ -75,13 +75,8 @@ class WeightQuant(Acceleration):
         return model
 
     def effects(self) -> dict[str, Any]:
-        return {
-            "backend": self.settings.backend,
-            "quant": self.settings.quant,
-            "linear_modules": self._modules,
-            "quantized_modules": self._quantized,
-            "linear_weight_bytes_before": self._before,
-            "linear_weight_bytes_after": self._after,
-            "weight_bytes_ratio": round(self._after / self._before, 4) if self._before else None,
-            "lm_head_excluded": self.settings.exclude_lm_head,
-        }
+        return {"backend": self.settings.backend, "quant": self.settings.quant, "linear_modules": self._modules,
+                "quantized_modules": self._quantized, "linear_weight_bytes_before": self._before,
+                "linear_weight_bytes_after": self._after,
+                "weight_bytes_ratio": round(self._after / self._before, 4) if self._before else None,
+                "lm_head_excluded": self.settings.exclude_lm_head}

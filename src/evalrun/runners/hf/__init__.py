@@ -6,6 +6,4 @@ from __future__ import annotations
 
 from evalrun.runners.hf._continuous import BatchingSettings, ContinuousRun
 
-__all__ = [
-    "BatchingSettings", "ContinuousRun",
-]
+__all__ = ["BatchingSettings", "ContinuousRun"]

@@ -348,9 +348,7 @@ class ContinuousRun:
 
         _register_scheduler()
         assert self.plan is not None
-        return ContinuousBatchingConfig(
-            page_size=self.plan.block_size, num_blocks=self.plan.num_blocks,
-            max_batch_tokens=self.plan.max_batch_tokens, auto_switch_to_flash=False,
-            allow_block_sharing=bool(host.prefix_reuse), scheduler_type=SCHEDULER,
-            seed=g.seed if g.sampling else None,
-        )
+        return ContinuousBatchingConfig(page_size=self.plan.block_size, num_blocks=self.plan.num_blocks,
+                                        max_batch_tokens=self.plan.max_batch_tokens, auto_switch_to_flash=False,
+                                        allow_block_sharing=bool(host.prefix_reuse), scheduler_type=SCHEDULER,
+                                        seed=g.seed if g.sampling else None)

@@ -197,17 +197,10 @@ class HFRunner(Runner):
         with torch.no_grad():  # not inference_mode: quantized tensor subclasses (quanto int4) reject it
             if len(items) == 1 and any(c.context_prefill for c in self.capabilities):
                 self._prefill_context(items[0], texts[0], enc, kwargs.get(cache_kwarg()))
-            out = self.model.generate(
-                **enc,
-                max_new_tokens=max_new,
-                do_sample=g.sampling,
-                temperature=g.temperature if g.sampling else None,
-                top_p=g.top_p if g.sampling else None,
-                top_k=None,
-                pad_token_id=tok.pad_token_id,
-                streamer=clock,
-                **kwargs,
-            )
+            out = self.model.generate(**enc, max_new_tokens=max_new, do_sample=g.sampling,
+                                      temperature=g.temperature if g.sampling else None,
+                                      top_p=g.top_p if g.sampling else None, top_k=None,
+                                      pad_token_id=tok.pad_token_id, streamer=clock, **kwargs)
         if self.device == "cuda":
             torch.cuda.synchronize()
         seconds = time.perf_counter() - start
@@ -314,13 +307,8 @@ class HFRunner(Runner):
         cache.context_prefilled = True
 
     def _error(self, item: Item, exc: BaseException) -> Generation:
-        return Generation(
-            item_id=item.id,
-            pack=item.pack,
-            prompt_hash=item.prompt_hash,
-            error=f"{type(exc).__name__}: {exc}"[:2000],
-            batch_size=1,
-        )
+        return Generation(item_id=item.id, pack=item.pack, prompt_hash=item.prompt_hash,
+                          error=f"{type(exc).__name__}: {exc}"[:2000], batch_size=1)
 
     def size(self, request: RunRequest) -> int:
         """Items per batch: the runner's (after any out-of-memory halving), at most the request's."""

@@ -10,8 +10,6 @@ from evalrun.runners.models._models import (
     quiet_transformers, resolve_device, resolve_dtype, resolve_model, say,
 )
 
-__all__ = [
-    "MARKER", "ModelError", "ModelNotFound", "ModelSource", "device_kind", "is_complete", "listening",
-    "load_model", "load_tokenizer", "local_dir", "preparing", "quiet_transformers", "resolve_device",
-    "resolve_dtype", "resolve_model", "say", "write_hf_folder",
-]
+__all__ = ["MARKER", "ModelError", "ModelNotFound", "ModelSource", "device_kind", "is_complete", "listening",
+           "load_model", "load_tokenizer", "local_dir", "preparing", "quiet_transformers", "resolve_device",
+           "resolve_dtype", "resolve_model", "say", "write_hf_folder"]

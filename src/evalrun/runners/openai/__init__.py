@@ -18,10 +18,8 @@ from evalrun.runners.openai._evidence import evidence, evidence_text, from_log, 
 from evalrun.runners.openai._server_process import ServerProcess
 from evalrun.runners.openai._engine_timings import EngineTimings, combine as combine_engine_timings
 
-__all__ = [
-    "EngineInfo", "EngineTimings", "KeyUnusable", "OpenAIRunnerSettings", "OpenAISettings", "ServerError", "ServerProcess",
-    "ServerSettings", "VersionUnknown", "api_key_from_env", "backoff_seconds", "combine_engine_timings", "context_refusal",
-    "engine_version", "evidence", "evidence_text", "from_log", "key_forms", "key_problem", "kv_facts", "placeholders_in", "readable_variable",
-    "retry_after_seconds", "retry_wait", "run_sync",
-    "scrub", "scrub_known", "sse_data", "stored_evidence", "variable_words",
-]
+__all__ = ["EngineInfo", "EngineTimings", "KeyUnusable", "OpenAIRunnerSettings", "OpenAISettings", "ServerError",
+           "ServerProcess", "ServerSettings", "VersionUnknown", "api_key_from_env", "backoff_seconds",
+           "combine_engine_timings", "context_refusal", "engine_version", "evidence", "evidence_text", "from_log",
+           "key_forms", "key_problem", "kv_facts", "placeholders_in", "readable_variable", "retry_after_seconds",
+           "retry_wait", "run_sync", "scrub", "scrub_known", "sse_data", "stored_evidence", "variable_words"]

@@ -23,12 +23,9 @@ from evalrun.runners.openai._api_key import key_problem, remember, remember_secr
 from evalrun.runners.config_rules import RuleBroken
 
 # what a command may name; {port} is the loopback port evalrun picks
-PLACEHOLDERS = {
-    "port": "the free 127.0.0.1 port evalrun picked",
-    "host": "127.0.0.1",
-    "model": "the config's `model`: the name the server must serve",
-    "model_path": "the local file or directory the config's `model` resolves to (an alias's GGUF)",
-}
+PLACEHOLDERS = {"port": "the free 127.0.0.1 port evalrun picked", "host": "127.0.0.1",
+                "model": "the config's `model`: the name the server must serve",
+                "model_path": "the local file or directory the config's `model` resolves to (an alias's GGUF)"}
 
 
 def hashed_env(env: dict[str, str]) -> dict[str, str]:

@@ -5,6 +5,4 @@ from __future__ import annotations
 
 from evalrun.runners.ray.executor import EngineSpec, RaySettings, RayUnavailable, cluster_device
 
-__all__ = [
-    "EngineSpec", "RaySettings", "RayUnavailable", "cluster_device",
-]
+__all__ = ["EngineSpec", "RaySettings", "RayUnavailable", "cluster_device"]

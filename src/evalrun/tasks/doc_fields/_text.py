@@ -133,10 +133,8 @@ _NAME_CORES = [
     "Logistics", "Software", "Consulting", "Engineering", "Foods", "Medical Supplies", "Print Works", "Energy",
     "Textiles", "Analytics", "Facility Services", "Packaging", "Instruments", "Furniture", "Telecom",
 ]
-_AUDIT_FIRMS = [
-    "Becker & Lind Audit", "Harlow Partners", "Vermeer Assurance", "Castellan & Co", "Nordmark Revision",
-    "Ashgrove Accountants", "Fairbanks Audit Group", "Lindqvist & Hale",
-]
+_AUDIT_FIRMS = ["Becker & Lind Audit", "Harlow Partners", "Vermeer Assurance", "Castellan & Co", "Nordmark Revision",
+                "Ashgrove Accountants", "Fairbanks Audit Group", "Lindqvist & Hale"]
 # country -> (legal suffixes, street words, cities)
 COUNTRIES: dict[str, tuple[list[str], list[str], list[str]]] = {
     "DE": (["GmbH", "AG", "KG"], ["Hafenstrasse", "Lindenweg", "Bahnhofstrasse"], ["Hamburg", "Munich", "Cologne"]),

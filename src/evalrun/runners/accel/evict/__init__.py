@@ -6,6 +6,4 @@ from __future__ import annotations
 
 from evalrun.runners.accel.evict._policy import EvictSettings, Evictor, ScoreInput, policies, window_attention
 
-__all__ = [
-    "EvictSettings", "Evictor", "ScoreInput", "policies", "window_attention",
-]
+__all__ = ["EvictSettings", "Evictor", "ScoreInput", "policies", "window_attention"]

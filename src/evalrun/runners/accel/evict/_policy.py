@@ -217,19 +217,12 @@ class Evictor:
     def effects(self) -> dict[str, Any]:
         s = self.settings
         per_layer = [round(k / self.calls, 2) for k in self.kept_after_prefill] if self.calls else []
-        return {
-            "cache_class": "EvictingCache",
-            "evict": s.method,
-            "budget": s.budget,
-            "ratio": s.ratio,
-            "scope": s.scope,
-            **{key: getattr(s, key) for key in self.policy.settings_keys},
-            "generate_calls": self.calls,
-            "prompt_tokens_mean": round(self.prompt_tokens / self.calls, 2) if self.calls else None,
-            "tokens_kept_per_layer_mean": per_layer,
-            "kept_exactly_as_configured": self.exact if self.calls else None,
-            "kv_bytes_kept": self.held,
-            "kv_bytes_full_precision": self.full,
-            "kv_bytes_ratio": round(self.held / self.full, 4) if self.full else None,
-            "items_compressed_with_question": self.with_question,
-        }
+        return {"cache_class": "EvictingCache", "evict": s.method, "budget": s.budget, "ratio": s.ratio,
+                "scope": s.scope, **{key: getattr(s, key) for key in self.policy.settings_keys},
+                "generate_calls": self.calls,
+                "prompt_tokens_mean": round(self.prompt_tokens / self.calls, 2) if self.calls else None,
+                "tokens_kept_per_layer_mean": per_layer,
+                "kept_exactly_as_configured": self.exact if self.calls else None, "kv_bytes_kept": self.held,
+                "kv_bytes_full_precision": self.full,
+                "kv_bytes_ratio": round(self.held / self.full, 4) if self.full else None,
+                "items_compressed_with_question": self.with_question}
