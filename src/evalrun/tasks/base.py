@@ -25,8 +25,8 @@ class PackParams(BaseModel):
         return self.model_dump(mode="json")
 
 
-class ParamError(UsageError, ValueError):
-    """A parameter problem with its key path in the task ("fields.total"), so the config error points there."""
+class _KeyedError(UsageError):
+    """A task config error with its key path in the task ("fields.total"), so the config error points there."""
 
     def __init__(self, message: str, key: str | None = None):
         super().__init__(message)
@@ -34,13 +34,12 @@ class ParamError(UsageError, ValueError):
         self.key = key
 
 
-class PackDataError(UsageError):
+class ParamError(_KeyedError, ValueError):
+    """A parameter problem, found while the parameters are validated."""
+
+
+class PackDataError(_KeyedError):
     """The user's data cannot become items (a document over the context): a task config error found at build time."""
-
-    def __init__(self, message: str, key: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.key = key
 
 
 @dataclass(frozen=True)

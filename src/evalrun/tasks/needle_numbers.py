@@ -14,10 +14,8 @@ from evalrun.tasks.haystack import fill
 NAME = "needle_numbers"
 VERSION = "1"
 
-_KEYS = [
-    "Lisbon", "Oslo", "Nairobi", "Quito", "Hanoi", "Tbilisi", "Valparaiso", "Tromso", "Kyoto", "Windhoek",
-    "Ljubljana", "Cusco", "Zanzibar", "Reykjavik", "Marrakesh", "Tallinn", "Hobart", "Bergen", "Cordoba", "Galway",
-]
+_KEYS = ["Lisbon", "Oslo", "Nairobi", "Quito", "Hanoi", "Tbilisi", "Valparaiso", "Tromso", "Kyoto", "Windhoek",
+         "Ljubljana", "Cusco", "Zanzibar", "Reykjavik", "Marrakesh", "Tallinn", "Hobart", "Bergen", "Cordoba", "Galway"]
 
 ValueKind = Literal["integer", "amount"]
 

@@ -54,13 +54,10 @@ def junit_xml(view: ReportView | list[Verdict], seconds: float = 0.0) -> str:
         _properties(suite, section, view)
         for r in v.rules:
             case = ET.SubElement(suite, "testcase", classname=f"evalrun.{v.candidate}.{r.pack}", name=r.rule, time="0")
-            if r.status == "fail":
-                failure = ET.SubElement(case, "failure", message=rule_text(r), type="GateRuleFailed")
-                failure.text = rule_text(r)
-            elif r.status == "incomplete":
-                kind = "PackTooSmall" if r.evaluated else "RuleNotEvaluated"
-                error = ET.SubElement(case, "error", message=rule_text(r), type=kind)
-                error.text = rule_text(r)
+            if r.status in ("fail", "incomplete"):
+                kind = "GateRuleFailed" if r.status == "fail" else "PackTooSmall" if r.evaluated else "RuleNotEvaluated"
+                tag = "failure" if r.status == "fail" else "error"
+                ET.SubElement(case, tag, message=rule_text(r), type=kind).text = rule_text(r)
             elif r.status == "untestable":
                 ET.SubElement(case, "skipped", message=r.untestable_reason).text = rule_text(r)
             else:

@@ -315,16 +315,13 @@ class ContinuousRun:
         first = stamps[0] if stamps else None
         last = stamps[len(new) - 1] if len(stamps) >= len(new) and new else None
         end = result.lifespan[1] if result.lifespan[1] > 0 else time.perf_counter()
-        return Generation(
-            item_id=item.id, pack=item.pack, prompt_hash=item.prompt_hash,
-            output=host.tokenizer.decode(new, skip_special_tokens=True), output_ids=new,
-            prompt_tokens=len(self.ids(host, item)), new_tokens=len(new),
-            seconds=round(end - start, 4), batch_size=1,
-            prefill_seconds=round(first - start, 6) if first is not None else None,
-            decode_seconds=round(last - first, 6) if first is not None and last is not None else None,
-            started_at=round(started_at, 6),
-            itl_seconds=[round(b - a, 6) for a, b in zip(stamps, stamps[1:len(new)])] if stamps else None,
-        )
+        return Generation(item_id=item.id, pack=item.pack, prompt_hash=item.prompt_hash,
+                          output=host.tokenizer.decode(new, skip_special_tokens=True), output_ids=new,
+                          prompt_tokens=len(self.ids(host, item)), new_tokens=len(new), seconds=round(end - start, 4),
+                          batch_size=1, prefill_seconds=round(first - start, 6) if first is not None else None,
+                          decode_seconds=round(last - first, 6) if first is not None and last is not None else None,
+                          started_at=round(started_at, 6),
+                          itl_seconds=[round(b - a, 6) for a, b in zip(stamps, stamps[1:len(new)])] if stamps else None)
 
     def _generation_config(self, host: Host, g: GenerationSettings,
                            override: GenerationOverride | None) -> tuple[Any, Any]:

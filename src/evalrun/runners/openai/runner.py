@@ -254,24 +254,16 @@ class OpenAIRunner(Runner):
         ttft = stamps[0] - start if stamps else None
         decode = stamps[-1] - stamps[0] if stamps else None
         usage = answer.usage if isinstance(answer.usage, dict) else {}
-        prompt_tokens = usage.get("prompt_tokens")
-        new_tokens = usage.get("completion_tokens")
-        return Generation(
-            item_id=item.id,
-            pack=item.pack,
-            prompt_hash=item.prompt_hash,
-            output=text,
-            prompt_tokens=int(prompt_tokens) if isinstance(prompt_tokens, int) else self.count_tokens(self.render(item)),
-            new_tokens=int(new_tokens) if isinstance(new_tokens, int) else self.count_tokens(text),
-            seconds=round(end - start, 6),
-            batch_size=1,
-            prefill_seconds=None if ttft is None else round(ttft, 6),
-            decode_seconds=None if decode is None else round(decode, 6),
-            started_at=round(time.time() - (end - start), 6),
-            itl_seconds=[round(b - a, 6) for a, b in zip(stamps, stamps[1:])] if stamps is not None else None,
-            finish_reason=answer.finish_reason,
-            output_ids=self.dists.take(item.id, answer.tokens, text),
-        )
+        prompt, new = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        prompt_tokens = int(prompt) if isinstance(prompt, int) else self.count_tokens(self.render(item))
+        new_tokens = int(new) if isinstance(new, int) else self.count_tokens(text)
+        return Generation(item_id=item.id, pack=item.pack, prompt_hash=item.prompt_hash, output=text,
+                          prompt_tokens=prompt_tokens, new_tokens=new_tokens, seconds=round(end - start, 6),
+                          batch_size=1, prefill_seconds=None if ttft is None else round(ttft, 6),
+                          decode_seconds=None if decode is None else round(decode, 6),
+                          started_at=round(time.time() - (end - start), 6),
+                          itl_seconds=None if stamps is None else [round(b - a, 6) for a, b in zip(stamps, stamps[1:])],
+                          finish_reason=answer.finish_reason, output_ids=self.dists.take(item.id, answer.tokens, text))
 
     def _error(self, item: Item, message: str, prompt_tokens: int = 0) -> Generation:
         """This item's answer is an error (the run goes on); the message names why, never the key."""
