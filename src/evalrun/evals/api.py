@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 
 from evalrun.evals.run import (
     CheckResult, Plan, Progress, RunFailed, check_stored_items, confirm, execute_run, inspect_run, plan_from_run,
-    prepare, run_candidate, run_control, stopped_text,
+    prepare_checked, run_candidate, run_control, stopped_text,
 )
 from evalrun.evals.drift import Drift, rules as drift_rules, runs as drift_runs
 from evalrun.evals.speed import interleave
@@ -19,8 +19,9 @@ from evalrun.evals.results import Rescored as Rescored, rescore as rescore  # re
 # re-exported: api.load_sweep, api.export_pack
 from evalrun.evals.run import LoadSweep as LoadSweep, export_pack as export_pack, load_sweep as load_sweep
 from evalrun.evals.scoring import PackMetrics, ScoredItem, Stability, pack_metrics, score_run, stability
-from evalrun.evals.config import OpenAIRunConfig, RunConfig, load_config
-from evalrun.evals.calibrate import PROFILE, NoiseProfile, load_profile, measure, save_profile
+from evalrun.evals.config import RunConfig, load_config
+from evalrun.evals.calibrate import NoiseProfile, load_profile
+from evalrun.evals.calibrate import Calibration as Calibration, calibrate as calibrate  # re-exported: api.calibrate
 from evalrun.evals.gate import (
     GateConfig, Status, Verdict, acceptance_rule, check_acceptance, check_control, check_gate, collapse_rule,
     coverage_gaps, evaluate, evaluate_speed, load_gate, load_gate_file, overall_exit_code, overall_status, plan_gaps,
@@ -31,25 +32,10 @@ from evalrun.evals.compare import Comparison, attribute, pair
 from evalrun.evals.timing import SLO
 from evalrun.evals.store import RunStore
 from evalrun.contract.types import Item
-from evalrun.runners.models import ModelError, ModelNotFound
 
 
 def load(path: str | Path) -> RunConfig:
     return load_config(path)
-
-
-def _prepare(config: RunConfig, out: str | Path, limit: int | None, replicate: int = 0,
-             writable: bool = True) -> PreparedRun:
-    """`prepare` with model errors as ConfigError or RunFailed; a store that cannot take runs is exit 2 first."""
-    if writable:
-        store_files.check_out(Path(out))
-    try:
-        return prepare(config, out, limit, replicate)
-    except ModelNotFound as exc:
-        # the model spec names nothing usable, or its package is missing: a configuration problem
-        raise ConfigError(str(exc), file=config.source, path="model") from None
-    except ModelError as exc:
-        raise RunFailed(f"{config.name}: {exc}") from exc
 
 
 def run(
@@ -64,7 +50,7 @@ def run(
 ) -> RunResult:
     """Generate (or resume, or reuse) one configuration's run; `fresh` sets a stored run aside first;
     `keep_servers` leaves a server launched for it (`server:`) up when the run ends."""
-    prepared = _prepare(config, out, limit, replicate)
+    prepared = prepare_checked(config, out, limit, replicate)
     served.before_runs([prepared], keep_servers, log)
     return execute_run(prepared, progress, log, fresh)
 
@@ -173,8 +159,7 @@ def compare_results(
     subset: bool = False,
     drift: bool = True,
     drift_seconds: dict[Path, float] | None = None, drift_reasons: dict[Path, str] | None = None,
-    control: RunResult | None = None,
-    profile: tuple[Path, NoiseProfile] | None = None,
+    control: RunResult | None = None, profile: NoiseProfile | None = None,
 ) -> CompareReport:
     """Score, pair and gate stored results; no model is involved from here on.
 
@@ -182,17 +167,14 @@ def compare_results(
     baseline's repeats: the gate counts flips only on fields stable across them
     and tests against their A/A rate; the first is shown as the noise floor (or
     `noise_floor`), compared but never gated. Re-asks stored with a candidate
-    (`confirm`) decide which of its flips reproduce. `scored`: runs already scored,
-    by directory (compare has scored the baseline and its replicates for the early stop).
+    (`confirm`) decide which of its flips reproduce. `scored`: runs already scored, by directory.
     `replicates_origin` says why these replicates (every verdict names the ones it used).
     Items of the baseline's plan the candidate does not pair are gaps (evals.gate), unless
     `subset`: then the verdict is judged on the items both asked and says SUBSET.
     Everything a verdict depends on (drift included) is measured first: each verdict is final when built.
-    `control`: paired with the baseline, not gated: attributes each harmful flip (docs/gate.md).
-    `profile`: the baseline's noise profile (evalrun calibrate): its measured power goes into each power line."""
+    `control`: paired with the baseline, not gated: attributes each harmful flip (docs/gate.md); `profile`: the
+    baseline's noise profile (evalrun calibrate), named in every verdict and its measured power in each power line."""
     done = scored or {}
-    power = {m.pack: m.model_copy(update={"source": str(profile[0])}) for m in profile[1].power} if profile else {}
-    profile_notes = [profile[1].note(profile[0])] if profile else []
 
     def paired(result: RunResult, chosen: GateConfig) -> PairedRun:
         cand_scored = done[result.dir] if result.dir in done else score(result)
@@ -226,8 +208,7 @@ def compare_results(
         speed = evaluate_speed(its_gate.speed, result.name, baseline, result, slo, its_gate.confidence)
         speed += acceptance_rule(its_gate, result.name, result.manifest.effects)
         speed += collapse_rule(its_gate, result.name, result.items, base_scored, cand.scored)
-        scope = plan_gaps(baseline, result)
-        stopped = stopped_text(result.manifest)
+        scope, stopped = plan_gaps(baseline, result), stopped_text(result.manifest)
         drifted = drift_rules.evaluate_drift(its_gate, result.name, measured.drift.get(result.name),
                                              measured.drift_note, {it.id: it.pack for it in result.items},
                                              bool(stopped))
@@ -239,7 +220,8 @@ def compare_results(
                            stopped=stopped, subset=subset_text(scope) if subset and scope else None,
                            replicates=[r.dir.name for r in replicates],
                            first_notes=[*replicate_choice.notes(replicates, replicates_origin, its_gate.confirm),
-                                        *profile_notes, *applied.notes], measured=power)
+                                        *([profile.note()] if profile else []), *applied.notes],
+                           measured=profile.measured() if profile else None)
         records.append(CandidateReport(result, cand.scored, cand.metrics, cand.comparison,
                                        measured.drift.get(result.name), gate=its_gate, verdict=verdict))
     floor = floor and replace(floor, drift=measured.drift.get(floor.name))
@@ -283,19 +265,17 @@ def compare(
     _distinct_names([baseline, *candidates, *([control] if control else [])])
     # prepare everything first (items, keys; no model weights): a gate naming an unknown pack
     # or field is an error before any generation, not a rule lost after an hour of it
-    plan: list[PreparedRun] = [_prepare(baseline, out, limit)]
-    profile = _profile_of(plan[0]) if replicates is None else None
-    origin = ("the noise profile's repeats (evalrun calibrate)" if profile else
-              f"--replicates {replicates}" if replicates and replicates > 1 else "not asked for")
-    replicates = max(profile[1].repeats if profile else replicates or 1, 2 if noise_floor else 1)
+    plan: list[PreparedRun] = [prepare_checked(baseline, out, limit)]
+    profile = load_profile(plan[0].dir, plan[0].key) if replicates is None else None
+    replicates, origin = _replicates(profile, replicates, noise_floor)
     for j in range(1, replicates):
-        plan.append(_prepare(baseline, out, limit, j))
+        plan.append(prepare_checked(baseline, out, limit, j))
         plan[-1].role = "replicate"
     replicas: dict[str, int] = {baseline.name: replicates - 1}
     for cand in candidates:
         replicas[cand.name] = replicas[cand.name] + 1 if cand.name in replicas else 0
-        plan.append(_prepare(cand, out, limit, replicas[cand.name]))
-    ctrl_plan = [_prepare(control, out, limit)] if control is not None else []
+        plan.append(prepare_checked(cand, out, limit, replicas[cand.name]))
+    ctrl_plan = [prepare_checked(control, out, limit)] if control is not None else []
     check_gates([gate, *(c.gate for c in candidates)], [it for p in plan for it in p.items], control is not None)
     for cand in candidates:
         check_acceptance(gate or cand.gate, cand.name, cand.accelerations())
@@ -328,14 +308,14 @@ def compare(
     forced = drift_runs.force_all(base_runs[0], read, log, watch) if drift else drift_runs.Forced()
     return compare_results(base_runs[0], results, replicates=base_runs[1:], scored=scored,
                            slo=slo or baseline.slo, replicates_origin=origin, subset=subset,
-                           drift_seconds=forced.seconds, drift_reasons=forced.reasons, control=ctrl_run,
-                           profile=profile)
+                           drift_seconds=forced.seconds, drift_reasons=forced.reasons, control=ctrl_run, profile=profile)
 
 
-def _profile_of(baseline: PreparedRun) -> tuple[Path, NoiseProfile] | None:
-    """The noise profile `evalrun calibrate` stored with this baseline's run, if any."""
-    found = load_profile(baseline.dir, baseline.key)
-    return (baseline.dir / PROFILE, found) if found else None
+def _replicates(profile: NoiseProfile | None, asked: int | None, noise_floor: bool) -> tuple[int, str]:
+    """Baseline runs in all, and why: --replicates, else the repeats of a stored noise profile, else one."""
+    origin = ("the noise profile's repeats (evalrun calibrate)" if profile else
+              f"--replicates {asked}" if asked and asked > 1 else "not asked for")
+    return max(profile.repeats if profile else asked or 1, 2 if noise_floor else 1), origin
 
 
 def _distinct_names(configs: list[RunConfig]) -> None:
@@ -360,7 +340,7 @@ def check(configs: Sequence[str | Path | RunConfig], gate: GateConfig | str | Pa
     plan: list[PreparedRun] = []
     for c in loaded:  # a name given again is a repeat (A/A), stored beside the first as `compare` stores it
         replicas[c.name] = replicas[c.name] + 1 if c.name in replicas else 0
-        plan.append(_prepare(c, out, limit, replicas[c.name]))
+        plan.append(prepare_checked(c, out, limit, replicas[c.name]))
     check_gates([gate_cfg, *(c.gate for c in loaded)], [it for p in plan for it in p.items])
     for p in plan:
         if store_files.exists(p.store.items_path):  # a link there is refused by reading it
@@ -393,8 +373,8 @@ def report(run_dirs: Sequence[str | Path], gate: GateConfig | None = None, trust
         check_acceptance(gate or own, r.name, r.manifest.config.acceleration)
     stored_gates = replicate_choice.with_recorded_confirm(results[0], results[1:], stored_gates)
     chosen, origin = replicate_choice.for_report(results[0], results[1:], replicates, trust_edited_items, log)
-    found = load_profile(results[0].dir, results[0].manifest.key)
-    profile = (results[0].dir / PROFILE, found) if found and [r.dir.name for r in chosen] == found.runs[1:] else None
+    profile = load_profile(results[0].dir, results[0].manifest.key)
+    profile = profile if profile and [r.dir.name for r in chosen] == profile.runs[1:] else None
     return compare_results(results[0], list(zip(results[1:], stored_gates)), gate, replicates=chosen, slo=slo,
                            replicates_origin=origin, subset=subset, control=ctrl, profile=profile)
 
@@ -403,48 +383,10 @@ def plan(config: RunConfig, rate: float, power: float = 0.95, out: str | Path = 
          gate: GateConfig | None = None, log: Callable[[str], None] = print) -> Plan:
     """Items each pack would need to detect a harmful flip rate `rate` with probability `power`,
     measured from the config's stored run (and replicates stored beside it); no model is loaded."""
-    prepared = _prepare(config, out, limit, writable=False)  # only reads the stored run
+    prepared = prepare_checked(config, out, limit, writable=False)  # only reads the stored run
     if not prepared.store.exists() or not prepared.store.samples_path.exists():
         raise ConfigError(f"no stored run of this config at {prepared.dir}: plan measures from one; "
                           f"run `evalrun run {config.source or 'CONFIG'}` first", file=config.source)
     base = RunResult.load(prepared.dir, log=log)
     return plan_from_run(base, stored_replicates(base, log=log), rate, power, gate)
 
-
-@dataclass(frozen=True)
-class Calibration:
-    """What `evalrun calibrate` measured, where it stored it, and the repeats it measured it on."""
-
-    profile: NoiseProfile
-    path: Path
-    runs: list[RunResult]
-
-
-def _noise_source(config: RunConfig) -> str:
-    if isinstance(config, OpenAIRunConfig):
-        return ("its launched engine restarted for each repeat" if config.server is not None
-                else "its named server asked again for each repeat")
-    return "the hf runner in other (shuffled) batches for each repeat"
-
-
-def calibrate(config: RunConfig, repeats: int, out: str | Path = "runs", limit: int | None = None,
-              progress_factory: Callable[[], Progress] | None = None, log: Callable[[str], None] = print,
-              gate: GateConfig | None = None, plants: int = 3, keep_servers: bool = False) -> Calibration:
-    """Generate (or reuse) `repeats` runs of one config the way its noise arises, gate every pair of them as an
-    A/A comparison with and without the others as replicates, plant harmful flips to measure the power, and
-    store the profile with the first run, where `compare` finds it (docs/gate.md, 'Calibration'). The runs are
-    the baseline run and its replicates `-r1`, `-r2`, ...: ordinary stored runs, resumable and reused."""
-    if repeats < 3:
-        raise ConfigError(f"a noise profile needs at least 3 repeats (each pair is gated with the others as "
-                          f"replicates), got {repeats}", path="--repeats")
-    chosen = gate or config.gate or GateConfig()
-    plan = [_prepare(config, out, limit, j) for j in range(repeats)]
-    for p in plan[1:]:
-        p.role = "replicate"
-    check_gates([chosen], plan[0].items)
-    served.before_runs(plan, keep_servers, log)
-    runs = [execute_run(p, progress_factory() if progress_factory else None, log, False) for p in plan]
-    if stopped := [r.dir.name for r in runs if r.manifest.status != "complete"]:
-        raise RunFailed(f"{config.name}: repeats not complete ({', '.join(stopped)}); run calibrate again to resume")
-    profile = measure(runs, [score(r) for r in runs], chosen, _noise_source(config), plants, log)
-    return Calibration(profile, save_profile(runs[0].dir, profile), runs)

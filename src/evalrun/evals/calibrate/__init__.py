@@ -8,9 +8,10 @@ from evalrun.evals.calibrate._profile import (
     profile_path, save_profile,
 )
 from evalrun.evals.calibrate._measure import kl_floor, measure, scope_noise, speed_spread, unstable_fields
+from evalrun.evals.calibrate._calibrate import Calibration, calibrate
 
 __all__ = [
-    "GateRates", "NoiseProfile", "PROFILE", "ScopeNoise", "SpeedSpread", "UnstableField",
-    "kl_floor", "load_profile", "measure", "profile_path", "save_profile", "scope_noise", "speed_spread",
+    "Calibration", "GateRates", "NoiseProfile", "PROFILE", "ScopeNoise", "SpeedSpread", "UnstableField",
+    "calibrate", "kl_floor", "load_profile", "measure", "profile_path", "save_profile", "scope_noise", "speed_spread",
     "unstable_fields",
 ]

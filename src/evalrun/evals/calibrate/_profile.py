@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from evalrun.evals.files import ConfigError, store_files
 from evalrun.evals.stats import MeasuredPower, Share
@@ -71,6 +71,7 @@ class NoiseProfile(_Record):
     without_profile: GateRates  # each pair gated as one run against one
     power: list[MeasuredPower]
     plants: int  # planted comparisons per pair and pack
+    _path: Path | None = PrivateAttr(default=None)  # where it was read from or written to
 
     @property
     def repeats(self) -> int:
@@ -83,9 +84,13 @@ class NoiseProfile(_Record):
         k, n = sum(s.flips.k for s in self.scopes), sum(s.flips.n for s in self.scopes)
         return Share.of(k, n, self.confidence)
 
-    def note(self, path: Path) -> str:
+    def measured(self) -> dict[str, MeasuredPower]:
+        """Each pack's measured power, naming this profile, for its power line."""
+        return {m.pack: m.model_copy(update={"source": str(self._path or PROFILE)}) for m in self.power}
+
+    def note(self) -> str:
         """The line a verdict gated with this profile starts with."""
-        return (f"noise profile {path} ({self.repeats} repeats, {self.how}): A/A flip rate "
+        return (f"noise profile {self._path or PROFILE} ({self.repeats} repeats, {self.how}): A/A flip rate "
                 f"{self.aa_flips().text}, {len(self.unstable)} of {self.fields} fields unstable; the gate's false "
                 f"FAIL rate {self.with_profile.false_fail.text} over its A/A pairs (without the profile "
                 f"{self.without_profile.false_fail.text})")
@@ -98,6 +103,7 @@ def profile_path(run_dir: Path) -> Path:
 def save_profile(run_dir: Path, profile: NoiseProfile) -> Path:
     path = profile_path(run_dir)
     store_files.replace(path, (json.dumps(profile.model_dump(mode="json"), indent=2) + "\n").encode())
+    profile._path = path
     return path
 
 
@@ -116,4 +122,5 @@ def load_profile(run_dir: Path, key: str | None = None) -> NoiseProfile | None:
     if key is not None and profile.key != key:
         raise ConfigError(f"the noise profile was measured on run key {profile.key[:12]}, this run is {key[:12]}",
                           file=path, path="key")
+    profile._path = path
     return profile

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from evalrun.evals.run._early_stop import stopped_text
 from evalrun.evals.run._execute import Progress, RunFailed, check_stored_items, execute, key_payload, prepare
-from evalrun.evals.run.confirm import execute_run, run_candidate, run_control
+from evalrun.evals.run.confirm import execute_run, prepare_checked, run_candidate, run_control
 from evalrun.evals.run._load_sweep import (
     LoadCurve, LoadPoint, LoadSweep, best_index, load_sweep, make_curve, point_metrics,
 )
@@ -15,5 +15,5 @@ from evalrun.evals.run._check import CheckResult, Plan, inspect_run, plan_from_r
 __all__ = [
     "CheckResult", "LoadCurve", "LoadPoint", "LoadSweep", "Plan", "Progress", "RunFailed", "best_index",
     "check_stored_items", "execute", "execute_run", "export_pack", "inspect_run", "key_payload", "load_sweep",
-    "make_curve", "plan_from_run", "point_metrics", "prepare", "run_candidate", "run_control", "stopped_text",
+    "make_curve", "plan_from_run", "point_metrics", "prepare", "prepare_checked", "run_candidate", "run_control", "stopped_text",
 ]

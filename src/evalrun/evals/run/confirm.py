@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 from typing import Callable
 
 from evalrun.contract.types import Generation, Item, Reask
 from evalrun.evals.compare import Comparison, pair
 from evalrun.evals.drift import teacher_force
-from evalrun.evals.files import StoreWriteFailed
+from evalrun.evals.config import RunConfig
+from evalrun.evals.files import ConfigError, StoreWriteFailed, store_files
 from evalrun.evals.gate import GateConfig, rule_key
 from evalrun.evals.results import PreparedRun, RunResult
 from evalrun.evals.run._early_stop import EarlyStop
-from evalrun.evals.run._execute import Progress, RunFailed, execute, set_aside
+from evalrun.evals.run._execute import Progress, RunFailed, execute, prepare, set_aside
 from evalrun.evals.scoring import FieldKey, ScoredItem, Stability, score_item, score_run
 from evalrun.evals.store import run_lock
-from evalrun.runners.models import ModelError
+from evalrun.runners.models import ModelError, ModelNotFound
 
 RESHUFFLE_SEED = 1000  # attempt k >= 2 runs shuffled with seed RESHUFFLE_SEED + k
 
@@ -105,6 +107,20 @@ def apply(comparison: Comparison, reasks: dict[str, list[Reask]], items: list[It
         for item_id in (i for i in pc.item_ids if i in scored):
             for name in scored[item_id][0].kinds:
                 pc.reasked[(item_id, name)] = (sum(s.field_right(name) for s in scored[item_id]), len(scored[item_id]))
+
+
+def prepare_checked(config: RunConfig, out: str | Path, limit: int | None, replicate: int = 0,
+                    writable: bool = True) -> PreparedRun:
+    """`prepare` with model errors as ConfigError or RunFailed; a store that cannot take runs is exit 2 first."""
+    if writable:
+        store_files.check_out(Path(out))
+    try:
+        return prepare(config, out, limit, replicate)
+    except ModelNotFound as exc:
+        # the model spec names nothing usable, or its package is missing: a configuration problem
+        raise ConfigError(str(exc), file=config.source, path="model") from None
+    except ModelError as exc:
+        raise RunFailed(f"{config.name}: {exc}") from exc
 
 
 def execute_run(prepared: PreparedRun, progress: Progress | None, log: Callable[[str], None], fresh: bool,
