@@ -221,25 +221,15 @@ class HFRunner(Runner):
             ignore = bool(override and override.ignore_eos)
             n_new = len(new) if ignore else next((k + 1 for k, t in enumerate(new) if t in stop_ids), len(new))
             last = clock.token_at(n_new)
-            results.append(
-                Generation(
-                    item_id=item.id,
-                    pack=item.pack,
-                    prompt_hash=item.prompt_hash,
-                    output=tok.decode(new[:n_new], skip_special_tokens=True),
-                    output_ids=new[:n_new],
-                    prompt_tokens=int(enc["attention_mask"][i].sum()),
-                    new_tokens=n_new,
-                    seconds=round(seconds, 4),
-                    batch_size=len(items),
-                    prefill_seconds=round(first - start + lead, 6) if first is not None else None,
-                    decode_seconds=round(last - first, 6) if first is not None and last is not None else None,
-                    started_at=round(started_at, 6),
-                    itl_seconds=clock.gaps(n_new) if first is not None else None,
-                    # a stop token ended it, or it ran to max_new_tokens (ignore_eos: always)
-                    finish_reason="stop" if n_new and new[n_new - 1] in stop_ids and not ignore else "length",
-                )
-            )
+            # finish_reason: a stop token ended it, or it ran to max_new_tokens (ignore_eos: always)
+            results.append(Generation(
+                item_id=item.id, pack=item.pack, prompt_hash=item.prompt_hash,
+                output=tok.decode(new[:n_new], skip_special_tokens=True), output_ids=new[:n_new],
+                prompt_tokens=int(enc["attention_mask"][i].sum()), new_tokens=n_new, seconds=round(seconds, 4),
+                batch_size=len(items), prefill_seconds=round(first - start + lead, 6) if first is not None else None,
+                decode_seconds=round(last - first, 6) if first is not None and last is not None else None,
+                started_at=round(started_at, 6), itl_seconds=clock.gaps(n_new) if first is not None else None,
+                finish_reason="stop" if n_new and new[n_new - 1] in stop_ids and not ignore else "length"))
         self.watch_seconds += hand_over(request, items, results, logits)  # never a record of a batch that raised
         return results
 

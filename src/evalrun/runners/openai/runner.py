@@ -152,27 +152,18 @@ class OpenAIRunner(Runner):
         """What the run did against the server, for the manifest (never the key)."""
         launched = {} if self.server is None else {"launched": self.server.facts() | {"props": self.engine_props}}
         said = evidence(*self.engine_said, ("log", from_log(self.server.kv if self.server else {})))
-        return ({"evidence": said} if said else {}) | {
-            "server": launched | {
-                "base_url": self.settings.base_url,
-                "endpoint": self.settings.endpoint,
-                "models_endpoint": self.models_listed,
-                "reported_model": self.server_model,
-                "response_models": sorted(self.response_models),
-                "requests": self.http.requests,
-                "retries": dict(sorted(self.http.retries.items())),
-                "streamed": self.streamed,
-                "not_streamed": self.not_streamed,
-                "max_in_flight": self.max_in_flight,
-                "concurrency": self.settings.concurrency,
-                "request_rate": self.settings.request_rate,
-                "api_key_env": self.settings.api_key_env,
-                "context": None if (ctx := self.served_context()) is None else {"tokens": ctx[0], "from": ctx[1]},
-                "item_errors": self.item_errors,
-                "logprobs": self.dists.facts(),
-                "engine_timings": self.engine_timings.facts(),
-            }
-        }
+        ctx = self.served_context()
+        server = {"base_url": self.settings.base_url, "endpoint": self.settings.endpoint,
+                  "models_endpoint": self.models_listed, "reported_model": self.server_model,
+                  "response_models": sorted(self.response_models), "requests": self.http.requests,
+                  "retries": dict(sorted(self.http.retries.items())), "streamed": self.streamed,
+                  "not_streamed": self.not_streamed, "max_in_flight": self.max_in_flight,
+                  "concurrency": self.settings.concurrency, "request_rate": self.settings.request_rate,
+                  "api_key_env": self.settings.api_key_env,
+                  "context": None if ctx is None else {"tokens": ctx[0], "from": ctx[1]},
+                  "item_errors": self.item_errors, "logprobs": self.dists.facts(),
+                  "engine_timings": self.engine_timings.facts()}
+        return ({"evidence": said} if said else {}) | {"server": launched | server}
 
     def root(self) -> str:
         """The server's root URL (its base URL without the API path), where /props and /metrics are."""
