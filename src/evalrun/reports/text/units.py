@@ -50,24 +50,21 @@ def rate(x: float | None, digits: int = 1) -> str:
     return DASH if x is None else f"{x:,.{digits}f}"
 
 
-def ratio(x: float | None, low: float | None = None, high: float | None = None) -> str:
-    """A speedup with its interval: 1.52× [1.31, 1.70]."""
+def _with_interval(x: float | None, low: float | None, high: float | None, spec: str, unit: str = "") -> str:
     if x is None:
         return DASH
-    text = f"{x:.2f}×"
-    if low is not None and high is not None:
-        text += f" [{low:.2f}, {high:.2f}]"
-    return text
+    interval = f" [{low:{spec}}, {high:{spec}}]" if low is not None and high is not None else ""
+    return f"{x:{spec}}{unit}{interval}"
+
+
+def ratio(x: float | None, low: float | None = None, high: float | None = None) -> str:
+    """A speedup with its interval: 1.52× [1.31, 1.70]."""
+    return _with_interval(x, low, high, ".2f", "×")
 
 
 def delta_points(x: float | None, low: float | None = None, high: float | None = None) -> str:
     """An accuracy delta in points with its interval: −6.7 [−20.0, +0.0]."""
-    if x is None:
-        return DASH
-    text = f"{x:+.1f}"
-    if low is not None and high is not None:
-        text += f" [{low:+.1f}, {high:+.1f}]"
-    return text.replace("-", "−")
+    return minus(_with_interval(x, low, high, "+.1f"))
 
 
 def minus(text: str) -> str:
