@@ -20,33 +20,20 @@ from typing import TYPE_CHECKING, Any
 
 from evalrun.contract.version import __version__
 
-_EXPORTS: dict[str, str] = {
-    "load_config": "evalrun.evals.config",
-    "ConfigError": "evalrun.evals.files",
-    "RunConfig": "evalrun.evals.config",
-    "run": "evalrun.evals.api",
-    "compare": "evalrun.evals.api",
-    "compare_results": "evalrun.evals.api",
-    "report": "evalrun.evals.api",
-    "rescore": "evalrun.evals.api",
-    "plan": "evalrun.evals.api",
-    "CompareReport": "evalrun.evals.api",
-    "Rescored": "evalrun.evals.api",
-    "RunResult": "evalrun.evals.results",
-    "RunFailed": "evalrun.evals.run",
-    "score_field": "evalrun.evals.scoring",
-    "GateConfig": "evalrun.evals.gate",
-    "Verdict": "evalrun.evals.gate",
-    "RuleResult": "evalrun.evals.gate",
-    "Gap": "evalrun.evals.gate",
-    "Comparison": "evalrun.evals.compare",
-    "samples_df": "evalrun.evals.frames",
-    "fields_df": "evalrun.evals.frames",
-    "Item": "evalrun.contract",
-    "Field": "evalrun.contract",
-    "Generation": "evalrun.contract",
-    "FieldScore": "evalrun.contract",
+# the public names, by the module that defines them
+_MODULES: dict[str, str] = {
+    "evalrun.evals.api": "run compare compare_results report rescore plan CompareReport Rescored",
+    "evalrun.evals.config": "load_config RunConfig",
+    "evalrun.evals.files": "ConfigError",
+    "evalrun.evals.results": "RunResult",
+    "evalrun.evals.run": "RunFailed",
+    "evalrun.evals.scoring": "score_field",
+    "evalrun.evals.gate": "GateConfig Verdict RuleResult Gap",
+    "evalrun.evals.compare": "Comparison",
+    "evalrun.evals.frames": "samples_df fields_df",
+    "evalrun.contract": "Item Field Generation FieldScore",
 }
+_EXPORTS: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = ["__version__", *_EXPORTS]
 

@@ -86,11 +86,8 @@ def _judged(outputs: Outputs, started: float, gate: Path | None, cap: CapacityIn
 
 @app.command()
 def run(
-    config: Path = typer.Argument(..., help="Configuration YAML to run."),
-    out: Path = out_option,
-    limit: Optional[int] = limit_option,
-    ray: Optional[str] = ray_option,
-    keep_servers: bool = keep_option,
+    config: Path = typer.Argument(..., help="Configuration YAML to run."), out: Path = out_option,
+    limit: Optional[int] = limit_option, ray: Optional[str] = ray_option, keep_servers: bool = keep_option,
 ) -> None:
     """Generate (or resume, or reuse) one configuration's run and print where it is stored."""
 

@@ -81,15 +81,8 @@ class _RichProgress:
 
     def start(self, label: str, total: int, done: int) -> None:
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("elapsed"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=err_console,
-            transient=False,
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("elapsed"),
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err_console, transient=False,
         )
         self._progress.start()
         # a progress column renders its markup itself, not through the console's render_str

@@ -2,14 +2,7 @@
 
 from evalrun.contract.manifest import SCHEMA_VERSION, RunManifest
 from evalrun.contract.types import (
-    CORRECT_OUTCOMES,
-    Field,
-    FieldKind,
-    FieldScore,
-    Generation,
-    GenerationOverride,
-    Item,
-    Outcome,
+    CORRECT_OUTCOMES, Field, FieldKind, FieldScore, Generation, GenerationOverride, Item, Outcome,
 )
 
 __all__ = ["CORRECT_OUTCOMES", "SCHEMA_VERSION", "Field", "FieldKind", "FieldScore", "Generation", "GenerationOverride",

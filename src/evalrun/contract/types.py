@@ -20,14 +20,7 @@ FieldKind = str
 # Field-level outcomes; "error" is the item-level outcome of a generation that raised.
 # The one list of outcomes: the scorer, the metrics and the report's browser read it from here.
 Outcome = Literal[
-    "correct",
-    "correct_absent",
-    "near_match",
-    "partial",
-    "wrong_value",
-    "missing",
-    "hallucinated",
-    "error",
+    "correct", "correct_absent", "near_match", "partial", "wrong_value", "missing", "hallucinated", "error",
 ]
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
 # what the scorer gives a field of an answer that was generated (everything but "error")

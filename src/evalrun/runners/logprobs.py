@@ -72,10 +72,8 @@ def top_k_dists(logits: Sequence[Any], row: int, ids: list[int], k: int) -> Toke
     top_lp, top_ids = lp.topk(k, dim=-1)
     tok = torch.tensor(ids, device=lp.device).unsqueeze(-1)
     return TokenDists(
-        ids=np.asarray(ids, dtype=np.int32),
-        logprob=lp.gather(-1, tok).squeeze(-1).cpu().numpy().astype(np.float32),
-        top_ids=top_ids.cpu().numpy().astype(np.int32),
-        top_logprobs=top_lp.cpu().numpy().astype(np.float32),
+        ids=np.asarray(ids, dtype=np.int32), logprob=lp.gather(-1, tok).squeeze(-1).cpu().numpy().astype(np.float32),
+        top_ids=top_ids.cpu().numpy().astype(np.int32), top_logprobs=top_lp.cpu().numpy().astype(np.float32),
         rest_logprob=_rest(lp, top_ids).cpu().numpy(),
     )
 
@@ -93,11 +91,9 @@ def forced_dists(logits: Sequence[Any], row: int, base: TokenDists) -> ForcedDis
     tok = torch.as_tensor(base.ids[:n].astype(np.int64), device=lp.device).unsqueeze(-1)
     best_lp, best = lp.max(-1)
     return ForcedDists(
-        at_base_top=lp.gather(-1, top).cpu().numpy().astype(np.float32),
-        rest_logprob=_rest(lp, top).cpu().numpy(),
+        at_base_top=lp.gather(-1, top).cpu().numpy().astype(np.float32), rest_logprob=_rest(lp, top).cpu().numpy(),
         token_logprob=lp.gather(-1, tok).squeeze(-1).cpu().numpy().astype(np.float32),
-        top1_id=best.cpu().numpy().astype(np.int32),
-        top1_logprob=best_lp.cpu().numpy().astype(np.float32),
+        top1_id=best.cpu().numpy().astype(np.int32), top1_logprob=best_lp.cpu().numpy().astype(np.float32),
     )
 
 

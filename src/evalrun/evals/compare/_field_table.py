@@ -89,7 +89,6 @@ def _row(pack: str, t: _FieldTally, interval: stats.Interval | None) -> FieldDel
         candidate_accuracy=cm.accuracy, delta_points=100.0 * (cm.accuracy - bm.accuracy),
         ci_low_points=low, ci_high_points=high, baseline_f1=bm.f1, candidate_f1=cm.f1,
         candidate_drop_rate=cm.drop_rate, candidate_wrong_rate=cm.wrong_rate,
-        harmful_flips=t.flips.count(1), helpful_flips=t.flips.count(-1),
-        recovery=recovery(bm.accuracy, cm.accuracy),
+        harmful_flips=t.flips.count(1), helpful_flips=t.flips.count(-1), recovery=recovery(bm.accuracy, cm.accuracy),
     )
 

@@ -242,18 +242,10 @@ def display_value(item: ScoredItem, name: str) -> str | None:
 
 def _flip(base: ScoredItem, cand: ScoredItem, name: str) -> Flip:
     return Flip(
-        item_id=base.item_id,
-        pack=base.pack,
-        field=name,
-        kind=base.kinds[name],
-        gold=base.golds[name],
-        baseline_outcome=base.fields[name].outcome,
-        candidate_outcome=cand.fields[name].outcome,
-        baseline_value=display_value(base, name),
-        candidate_value=display_value(cand, name),
-        subcode=cand.fields[name].subcode,
-        candidate_output=cand.output,
-        meta=base.meta,
+        item_id=base.item_id, pack=base.pack, field=name, kind=base.kinds[name], gold=base.golds[name],
+        baseline_outcome=base.fields[name].outcome, candidate_outcome=cand.fields[name].outcome,
+        baseline_value=display_value(base, name), candidate_value=display_value(cand, name),
+        subcode=cand.fields[name].subcode, candidate_output=cand.output, meta=base.meta,
     )
 
 
@@ -320,11 +312,8 @@ def _compute_stats(pc: PackComparison, discordant: dict[str, list[int]], confide
     cand_ok = np.asarray(pc.cand_ok, dtype=float)
     paired = stats.summarize_paired(base_ok, cand_ok, n_resamples=n_resamples, confidence=confidence, seed=seed)
     f1 = stats.bootstrap_micro_f1_delta(
-        np.asarray(pc.base_counts, dtype=float).reshape(-1, 3),
-        np.asarray(pc.cand_counts, dtype=float).reshape(-1, 3),
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=seed,
+        np.asarray(pc.base_counts, dtype=float).reshape(-1, 3), np.asarray(pc.cand_counts, dtype=float).reshape(-1, 3),
+        n_resamples=n_resamples, confidence=confidence, seed=seed,
     )
     by_kind = {k: stats.mcnemar_midp(b, c) for k, (b, c) in sorted(discordant.items())}
     ratio = bootstrap_recovery(base_ok, cand_ok, n_resamples=n_resamples, confidence=confidence, seed=seed)
@@ -345,13 +334,8 @@ def attribute(comparison: Comparison, control: list[ScoredItem] | None) -> None:
 
 
 def pair(
-    baseline: list[ScoredItem],
-    candidate: list[ScoredItem],
-    baseline_name: str,
-    candidate_name: str,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    baseline: list[ScoredItem], candidate: list[ScoredItem], baseline_name: str, candidate_name: str,
+    confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0,
 ) -> Comparison:
     base_by_id = {s.item_id: s for s in baseline}
     cand_by_id = {s.item_id: s for s in candidate}
@@ -375,8 +359,7 @@ def pair(
         if item_id in cand_by_id:
             by_pack.setdefault(base.pack, []).append((base, cand_by_id[item_id]))
     return Comparison(
-        baseline=baseline_name,
-        candidate=candidate_name,
+        baseline=baseline_name, candidate=candidate_name,
         packs=[_pack(name, by_pack[name], confidence, n_resamples, seed) for name in sorted(by_pack)],
         missing_in_candidate=sorted(set(base_by_id) - set(cand_by_id)),
         missing_in_baseline=sorted(set(cand_by_id) - set(base_by_id)),

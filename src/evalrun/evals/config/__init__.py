@@ -13,6 +13,5 @@ from evalrun.evals.config._sweeps import (
 __all__ = [
     "DEFAULT_COUNT", "HFRunConfig", "Number", "OpenAIRunConfig", "RunConfig", "SweepPoint", "Workload",
     "check_knob", "config_slo", "load_config", "load_config_variant", "parse_config", "parse_load",
-    "parse_set", "parse_workload", "point_config", "ray_variant", "sweep_points", "value_label",
-    "with_workload",
+    "parse_set", "parse_workload", "point_config", "ray_variant", "sweep_points", "value_label", "with_workload",
 ]

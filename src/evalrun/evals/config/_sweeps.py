@@ -24,8 +24,7 @@ Number = Union[int, float]
 
 # knob -> (runner it applies to, its key in the config, the values' type)
 KNOBS: dict[str, tuple[str, str, type]] = {
-    "batch_size": ("hf", "batch_size", int),
-    "concurrency": ("openai", "openai.concurrency", int),
+    "batch_size": ("hf", "batch_size", int), "concurrency": ("openai", "openai.concurrency", int),
     "request_rate": ("openai", "openai.request_rate", float),
 }
 DEFAULT_COUNT = 8

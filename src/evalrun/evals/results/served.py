@@ -95,9 +95,7 @@ def openai_runner(config: OpenAIRunConfig) -> tuple[Runner, ModelSource, str, st
     runner = OpenAIRunner(settings, config.model, tok_source, api_key)
     runner.probe()
     source = ModelSource(
-        config.model,
-        "openai",
-        settings.base_url or "",
+        config.model, "openai", settings.base_url or "",
         {"served_model": config.model, "server_reported": runner.server_identity(), "tokenizer": tok_source.identity},
     )
     return runner, source, "remote", "server"
