@@ -5,10 +5,11 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import Callable, Optional
 
 import typer
 from rich.markup import escape
+from rich.table import Table
 
 from evalrun.cli_app import (_guard, _log, app, console, err_console, keep_option, make_progress, say_failure,
                              trust_option)
@@ -21,18 +22,14 @@ from evalrun.cli_outputs import Outputs
 from evalrun.cli_options import TimingMode, apply_ray, apply_timing, drift_option, ray_option, timing_option
 from evalrun.contract.errors import EXIT_RUNTIME
 from evalrun.evals import api
-from evalrun.evals.speed import CapacityInputs, speed_table
+from evalrun.evals.config import SweepPoint, sweep_points
 from evalrun.evals.files import ConfigError
-from evalrun.evals.gate import INCOMPLETE_NOTE, overall_summary
-
-if TYPE_CHECKING:
-    from rich.table import Table
-
-    from evalrun.evals.timing import SLO
-
-    from evalrun.evals.config import SweepPoint
-    from evalrun.evals.gate import GateConfig
-    from evalrun.reports.view.model import ReportView
+from evalrun.evals.gate import INCOMPLETE_NOTE, GateConfig, load_gate_file, overall_summary
+from evalrun.evals.scoring import pack_metrics
+from evalrun.evals.speed import CapacityInputs, run_timing, speed_table
+from evalrun.evals.timing import SLO
+from evalrun.reports.formats import render_pack_metrics, render_view, status_markup
+from evalrun.reports.view.model import ReportView
 
 out_option = typer.Option(Path("runs"), "--out", help="Run store directory; each run lives in OUT/<name>-<key12>/.")
 limit_option = typer.Option(None, "--limit", min=1, help="Only the first N items of each pack (smoke checks; "
@@ -73,8 +70,6 @@ def _judged(outputs: Outputs, started: float, gate: Path | None, cap: CapacityIn
             percentiles: str, judge: Callable[["GateConfig | None", "SLO | None"], "api.CompareReport"]) -> int:
     """`compare` and `report` once their runs are known: the options checked and the outputs claimed before
     `judge` (gate, slo) does any work, then the report printed and written; the exit code."""
-    from evalrun.evals.gate import load_gate_file
-
     gate_cfg = load_gate_file(gate) if gate else None
     outputs.claim()
     chosen_slo, qs = _speed_options(slo, percentiles)
@@ -92,9 +87,6 @@ def run(
     """Generate (or resume, or reuse) one configuration's run and print where it is stored."""
 
     def go() -> None:
-        from evalrun.evals.scoring import pack_metrics
-        from evalrun.reports.formats import render_pack_metrics
-
         [cfg] = apply_ray([api.load(config)], ray, _log)
         result = api.run(cfg, out, limit, make_progress(), _log, keep_servers=keep_servers)
         scored = api.score(result)
@@ -190,8 +182,6 @@ app.command()(calibrate)
 
 def _print_report(view: "ReportView", started: float) -> None:
     """The terminal tables and the verdict line, from the view every output file renders too."""
-    from evalrun.reports.formats import render_view, status_markup
-
     console.print()
     if view.noise_section is not None:
         console.print("[bold]Noise floor[/]: the baseline against a repeat of itself (not gated)")
@@ -300,9 +290,6 @@ def sweep(
     outputs = Outputs(html=html, json=json_out, markdown=markdown)
 
     def go() -> int:
-        from evalrun.evals.gate import load_gate_file
-        from evalrun.evals.config import sweep_points
-
         check_usage(set_, load, configs, slo, workload, count, gate, html)
         if load:
             return run_load(base, list(configs or []), load, slo, workload, count, out, limit, outputs)
@@ -321,11 +308,6 @@ def sweep(
 
 def _sweep_table(base_name: str, points: list["SweepPoint"], report: "api.CompareReport") -> "Table":
     """One row per knob value (the baseline first), so the knob's trade-off reads down a column."""
-    from rich.table import Table
-
-    from evalrun.evals.speed import run_timing
-    from evalrun.reports.formats import status_markup
-
     packs = [pc.pack for pc in report.comparisons[0].packs] if report.comparisons else []
     table = Table(title=f"sweep of {escape(base_name)}: accuracy and speed against the knob", title_justify="left")
     for col in [*(k for k in points[0].values), *(f"{p} acc %" for p in packs), "delta (pts)", "harmful",
@@ -358,8 +340,6 @@ def rescore(
 
     Writes scores.jsonl into each run directory and prints the metrics.
     """
-    from evalrun.reports.formats import render_pack_metrics
-
     def go() -> None:
         for run_dir in run_dirs:
             result = api.rescore(run_dir, trust_edited_items, log=_log)

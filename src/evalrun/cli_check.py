@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import typer
 from rich.markup import escape
+from rich.table import Table
 
 from evalrun.cli_app import _guard, _log, console, duration, keep_option, make_progress
 from evalrun.evals import api
-
-if TYPE_CHECKING:
-    from evalrun.evals.run import CheckResult
+from evalrun.evals.gate import load_gate_file
+from evalrun.evals.run import CheckResult
 
 
 def _estimate_line(result: "CheckResult") -> str:
@@ -36,8 +36,6 @@ def _estimate_line(result: "CheckResult") -> str:
 
 def render_check(result: "CheckResult") -> None:
     """One config: the model and its context, a row per pack, the run directory and the estimate."""
-    from rich.table import Table
-
     room = result.prompt_room
     context = (f"context {result.context} tokens: prompts up to {room} beside max_new_tokens {result.max_new_tokens}"
                if room is not None else f"context unknown; max_new_tokens {result.max_new_tokens}")
@@ -112,10 +110,6 @@ def plan(
     """
 
     def go() -> None:
-        from rich.table import Table
-
-        from evalrun.evals.gate import load_gate_file
-
         cfg = api.load(config)
         result = api.plan(cfg, rate, power, out=out, gate=load_gate_file(gate) if gate else None, log=lambda m: None)
         noise = (f"{result.replicates} replicates: flips tested against their A/A rate" if result.replicates > 1
@@ -164,10 +158,6 @@ def calibrate(
     """
 
     def go() -> None:
-        from rich.table import Table
-
-        from evalrun.evals.gate import load_gate_file
-
         result = api.calibrate(api.load(config), repeats, out=out, limit=limit, progress_factory=make_progress,
                                log=_log, gate=load_gate_file(gate) if gate else None, plants=plants,
                                keep_servers=keep_servers)
