@@ -91,10 +91,7 @@ class Scope:
 
 def pack_power(scopes: Sequence[Scope], rate: float) -> float:
     """P(some rule of the pack fails) at a harmful flip rate `rate` in every scope."""
-    miss = 1.0
-    for s in scopes:
-        miss *= 1.0 - s.test.power(s.fields, rate)
-    return 1.0 - miss
+    return 1.0 - math.prod(1.0 - s.test.power(s.fields, rate) for s in scopes)
 
 
 def detectable_rate(scopes: Sequence[Scope], power: float = 0.95) -> float | None:
@@ -129,14 +126,7 @@ def items_needed(scopes: Sequence[Scope], items: int, rate: float, power: float 
         hi *= 2
         if hi > most:
             return None
-    lo = 0  # no item detects anything
-    while hi - lo > 1:  # enough(hi), not enough(lo)
-        mid = (lo + hi) // 2
-        if enough(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return 1 + bisect.bisect_left(range(1, hi + 1), True, key=enough)  # the fewest items that are enough
 
 
 Stratum = tuple[int, int, int, int]  # (baseline right, baseline answers, candidate right, candidate answers)
@@ -194,8 +184,8 @@ def rate_test(strata: list[Stratum], alpha: float) -> RateTest | None:
     """None when no unstable field is in scope."""
     if not strata:
         return None
-    return RateTest(len(strata), sum(s[0] for s in strata), sum(s[1] for s in strata),
-                    sum(s[2] for s in strata), sum(s[3] for s in strata), lower_tail(strata), alpha,
+    b_right, b_n, c_right, c_n = map(sum, zip(*strata))
+    return RateTest(len(strata), b_right, b_n, c_right, c_n, lower_tail(strata), alpha,
                     lower_tail([(b, k, 0, c) for b, k, _, c in strata]))
 
 

@@ -228,9 +228,7 @@ def percentile(values: Values, q: float) -> float | None:
         raise ValueError(f"q must be in [0, 100], got {q}")
     a = np.asarray(values, dtype=float).ravel()
     a = a[np.isfinite(a)]
-    if a.size == 0:
-        return None
-    return float(np.percentile(a, q))
+    return float(np.percentile(a, q)) if a.size else None
 
 
 def bootstrap_ratio_of_quantiles(numerator: Values, denominator: Values, q: float = 50.0, n_resamples: int = 2000,
