@@ -9,6 +9,7 @@ millisecond but expands (10**9 values) in anything that walks it: the size is co
 
 from __future__ import annotations
 
+import copy
 import math
 from pathlib import Path
 from typing import Any, Iterator
@@ -159,8 +160,6 @@ def origins_of(data: dict[str, Any], file: Path) -> dict[tuple[Any, ...], Path]:
 
 def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     """Deep-merge mappings; lists and scalars in `over` replace those in `base`. Iterative."""
-    import copy
-
     out = copy.deepcopy(base)
     stack: list[tuple[dict[str, Any], dict[str, Any]]] = [(out, over)]
     while stack:
@@ -190,12 +189,6 @@ def merge_origins(base: dict[tuple[Any, ...], Path], over: dict[tuple[Any, ...],
 
 def origin_file(origins: dict[tuple[Any, ...], Path], path: str | None) -> Path | None:
     """The file that wrote the longest key-path prefix of a dotted `path` ('a.b[0].c')."""
-    if not path:
-        return None
-    best: Path | None = None
-    best_len = -1
-    for where, file in origins.items():
-        text = key_path(where)
-        if (path == text or path.startswith(text + ".") or path.startswith(text + "[")) and len(text) > best_len:
-            best, best_len = file, len(text)
-    return best
+    found = [(len(text), file) for where, file in origins.items()
+             if path and (path == (text := key_path(where)) or path.startswith((text + ".", text + "[")))]
+    return max(found, key=lambda f: f[0])[1] if found else None

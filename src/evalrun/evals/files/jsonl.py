@@ -140,9 +140,8 @@ def move_tail_aside(path: Path, found: Scan) -> Path | None:
     while not store_files.create_new(side, tail.raw):  # a name taken (by anything, a link too) is never reused
         n += 1
         side = path.with_name(f"{path.name}.torn-{stamp}-{n}")
-    if not store_files.truncate(path, tail.start, found.size):
-        return None  # changed since the scan: the copy stays beside it, the file as it is
-    return side
+    # changed since the scan (None): the copy stays beside it, the file as it is
+    return side if store_files.truncate(path, tail.start, found.size) else None
 
 
 def append(path: Path, records: Sequence[BaseModel], sync: bool = False) -> None:

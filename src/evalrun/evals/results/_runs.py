@@ -199,9 +199,7 @@ def rescore(run_dir: str | Path, trust_edited_items: bool = False, log: Callable
 
     Refuses (ConfigError naming the file) a run whose manifest cannot be read or whose
     items.jsonl no longer matches the hash recorded when it ran, unless `trust_edited_items`."""
-    store = RunStore(run_dir, log=log)
-    if not store.exists() or not store.items_path.exists():
-        raise ConfigError("not a run directory (needs manifest.json and items.jsonl)", file=run_dir)
+    store = _run_store(run_dir, log)
     data, items = store.read_checked(trust_edited_items)
     manifest = manifest_model(data, store.manifest_path)
     generations = store.read_samples()
