@@ -22,9 +22,8 @@ from evalrun.runners.logprobs import ForcedDists, TokenDists
 
 def messages(item: Item) -> list[dict[str, str]]:
     """An item as chat messages: the system prompt (when it has one), then the question."""
-    return ([{"role": "system", "content": item.system}] if item.system else []) + [
-        {"role": "user", "content": item.prompt}
-    ]
+    system = [{"role": "system", "content": item.system}] if item.system else []
+    return [*system, {"role": "user", "content": item.prompt}]
 
 
 def render_chat(tokenizer: Any, item: Item) -> str:

@@ -10,6 +10,7 @@ never share a batch; a seed shuffles items into other batches. Ties in length go
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
@@ -71,13 +72,8 @@ def plan_batches(items: Iterable[Item], tokens: Callable[[Item], int], batch_siz
         groups.setdefault(it.generation, []).append(it)
     out: list[list[Item]] = []
     for group in groups.values():
-        if seed is not None:
-            out.extend(group[i:i + size] for i in range(0, len(group), size))
-            continue
-        start = 0
-        for n in split_sizes([length[it.id] for it in group], size):
-            out.append(group[start:start + n])
-            start += n
+        sizes = split_sizes([length[it.id] for it in group], size) if seed is None else [size] * -(-len(group) // size)
+        out.extend(group[a:b] for a, b in itertools.pairwise([0, *itertools.accumulate(sizes)]))
     return out
 
 
