@@ -6,8 +6,7 @@ from __future__ import annotations
 from evalrun.evals.speed._speed import kv_cache_figures, longest_context, run_speed, run_timing
 from evalrun.evals.speed.capacity import CapacityInputs
 from evalrun.evals.speed._table import (
-    EMULATED_NOTE, NOT_COMPARABLE_NOTE, SPEED_ONLY, SpeedRow, SpeedTable, effects_facts, method_label,
-    speed_table,
+    EMULATED_NOTE, NOT_COMPARABLE_NOTE, SPEED_ONLY, SpeedRow, SpeedTable, effects_facts, method_label, speed_table,
 )
 from evalrun.evals.speed._served import ServerTimings, engine_label, flag_changes
 from evalrun.evals.speed._estimate import Estimate, estimate, measure, reference_model

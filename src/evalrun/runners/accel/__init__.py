@@ -7,13 +7,7 @@ from __future__ import annotations
 
 from evalrun.runners.accel.accelerations import Accelerations, build_accelerations, validate_accelerations
 from evalrun.runners.accel.base import AccelSettings, Acceleration, Capabilities
-from evalrun.runners.accel.registry import (
-    all_methods,
-    headlines,
-    kv_bytes_ratio,
-    method_class,
-    method_label,
-)
+from evalrun.runners.accel.registry import all_methods, headlines, kv_bytes_ratio, method_class, method_label
 
 __all__ = ["AccelSettings", "Acceleration", "Accelerations", "Capabilities", "all_methods", "build_accelerations",
            "headlines", "kv_bytes_ratio", "method_class", "method_label", "validate_accelerations"]
