@@ -35,9 +35,7 @@ def _finite(value: Any) -> Any:
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+    return [_finite(v) for v in value] if isinstance(value, (list, tuple)) else value
 
 
 @dataclass

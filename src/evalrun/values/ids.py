@@ -126,9 +126,7 @@ _id_candidates_cached = lru_cache(maxsize=65536)(_id_candidates)
 def id_candidates(text: str) -> tuple[bool, tuple[str, ...]]:
     """(is_free_text, normalised candidates): runs of id-ish tokens ("ID: DE 1234 5678" -> DE12345678), else a
     value with no prose words whole, else all-caps codes; in prose dates and amounts masked, short ones dropped."""
-    if len(text) > CACHE_MAX_LEN:
-        return _id_candidates(text)
-    return _id_candidates_cached(text)
+    return _id_candidates(text) if len(text) > CACHE_MAX_LEN else _id_candidates_cached(text)
 
 
 def id_spans(text: str) -> tuple[bool, tuple[tuple[int, int, str], ...]]:

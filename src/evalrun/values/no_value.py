@@ -27,9 +27,7 @@ def drop_cut_repeat_listed(answer: str) -> str:
 
 def is_copied(answer: str, ctx: AnswerContext) -> bool:
     """Only prompt lines, or nearly all runs of document words; cached (many runs give one answer to one prompt)."""
-    if len(answer) > CACHE_MAX_LEN:
-        return _is_copied(answer, ctx)
-    return _is_copied_cached(answer, ctx)
+    return _is_copied(answer, ctx) if len(answer) > CACHE_MAX_LEN else _is_copied_cached(answer, ctx)
 
 
 def _is_copied(answer: str, ctx: AnswerContext) -> bool:

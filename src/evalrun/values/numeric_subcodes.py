@@ -72,9 +72,7 @@ def _digit_edit(a: str, b: str, int_change: int) -> str | None:
         return None
     if set(tags) == {"delete"}:
         return "digit_dropped"
-    if set(tags) == {"insert"}:
-        return "digit_inserted"
-    return "digit_changed"
+    return "digit_inserted" if set(tags) == {"insert"} else "digit_changed"
 
 
 def numeric_subcode(g: Decimal, p: Decimal) -> str | None:

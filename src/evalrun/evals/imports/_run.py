@@ -56,9 +56,7 @@ def clean_value(value: Any) -> Any:
         return None
     if isinstance(value, list):
         return [clean_value(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): clean_value(v) for k, v in value.items()}
-    return value
+    return {str(k): clean_value(v) for k, v in value.items()} if isinstance(value, dict) else value
 
 
 def scored_metrics(samples: Iterable[tuple[str, dict[str, Any]]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:

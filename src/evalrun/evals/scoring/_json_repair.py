@@ -114,9 +114,7 @@ class _Rewriter:
                 break
             if step == _FAIL:
                 return "", None, []
-        if not self.complete:
-            return "".join(self.out), None, []
-        return self._finish()
+        return ("".join(self.out), None, []) if not self.complete else self._finish()
 
     def _token(self, c: str, top: _Frame | None) -> int:
         """Consume the token starting with `c` at self.i; `top` is the innermost open container."""
@@ -132,9 +130,7 @@ class _Rewriter:
         if c in _CLOSERS:
             return self._string(top, key_pos)
         m = _NUMBER.match(self.s, self.i) if (c.isdigit() or c in "-+.") else None
-        if m is not None and not key_pos:
-            return self._number(m)
-        return self._bare(top, key_pos)
+        return self._number(m) if m is not None and not key_pos else self._bare(top, key_pos)
 
     def _before_value(self) -> None:
         if not self.stack:

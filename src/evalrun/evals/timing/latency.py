@@ -273,9 +273,7 @@ def speedup(base: Mapping[str, Generation], cand: Mapping[str, Generation], name
         iv = stats.bootstrap_median_of_ratios(b, c, n_resamples=BOOTSTRAP_RESAMPLES, confidence=confidence)
     else:
         iv = stats.bootstrap_ratio_of_quantiles(b, c, q, n_resamples=BOOTSTRAP_RESAMPLES, confidence=confidence)
-    if iv is None:
-        return None
-    return Speedup(name, iv.delta, iv.low, iv.high, iv.n, confidence, basis)
+    return None if iv is None else Speedup(name, iv.delta, iv.low, iv.high, iv.n, confidence, basis)
 
 
 def pair_timings(base: Any, cand: Any) -> tuple[Mapping[str, Generation], Mapping[str, Generation], str]:

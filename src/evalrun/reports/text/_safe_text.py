@@ -41,9 +41,7 @@ def safe_tree(value: Any) -> Any:
         return safe_text(value)
     if isinstance(value, dict):
         return {safe_tree(k): safe_tree(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [safe_tree(v) for v in value]
-    return value
+    return [safe_tree(v) for v in value] if isinstance(value, (list, tuple)) else value
 
 
 class SafeConsole(Console):

@@ -41,9 +41,7 @@ def seconds(x: float | None) -> str:
     """Latency with the unit that keeps three significant digits readable: 183 ms, 2.41 s."""
     if x is None:
         return DASH
-    if x < 1.0:
-        return f"{1000 * x:.3g} ms"
-    return f"{x:.3g} s"
+    return f"{1000 * x:.3g} ms" if x < 1.0 else f"{x:.3g} s"
 
 
 def rate(x: float | None, digits: int = 1) -> str:
@@ -179,9 +177,7 @@ def server_cell(row: "SpeedRow", which: str = "both") -> str:
         return first
     if which == "per_token":
         return per
-    if which == "e2e":
-        return seconds(t.means.get("e2e"))
-    return f"{first} / {per}"
+    return seconds(t.means.get("e2e")) if which == "e2e" else f"{first} / {per}"
 
 
 def load_cell(row: "SpeedRow") -> str:
@@ -203,9 +199,7 @@ def definitions_note(table: "SpeedTable") -> str:
 
 def goodput_cell(goodput: dict | None) -> str:
     """'75.0% (3.10 req/s)': the share of requests meeting every SLO and their rate."""
-    if not goodput:
-        return DASH
-    return f"{pct(goodput.get('share'))} ({rate(goodput.get('rate'), 2)} req/s)"
+    return DASH if not goodput else f"{pct(goodput.get('share'))} ({rate(goodput.get('rate'), 2)} req/s)"
 
 
 def accuracy_cell(row: "SpeedRow") -> str:

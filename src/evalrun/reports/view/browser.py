@@ -89,9 +89,7 @@ class _Texts:
 def _split_prompt(prompt: str) -> tuple[str, str]:
     """(head, tail): the document part, shared by items asking about one document, and the question."""
     cut = prompt.rfind("\n\n")
-    if cut <= 0:
-        return prompt, ""
-    return prompt[:cut], prompt[cut:]
+    return (prompt, "") if cut <= 0 else (prompt[:cut], prompt[cut:])
 
 
 def _highlight_strings(meta: ItemMeta, fields: list[str]) -> list[tuple[str, int]]:

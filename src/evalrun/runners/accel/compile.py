@@ -80,9 +80,7 @@ class Compile(Acceleration):
         self._generate_calls = 0
 
     def run_capabilities(self) -> Capabilities:
-        if self.settings.cache == "static":
-            return self.capabilities
-        return Capabilities(warmup=True)
+        return self.capabilities if self.settings.cache == "static" else Capabilities(warmup=True)
 
     def check_device(self, device: str, dtype: str) -> None:
         if self.settings.mode == "reduce-overhead" and device != "cuda":

@@ -118,9 +118,7 @@ class HFRunner(Runner):
         return CLOCK_CUDA if self.device == "cuda" else CLOCK_CPU
 
     def kv_source(self) -> tuple[Any, int] | None:
-        if self.model is None:
-            return None
-        return self.model.config, element_size(self.model.dtype)
+        return None if self.model is None else (self.model.config, element_size(self.model.dtype))
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])

@@ -47,9 +47,7 @@ class TokenClock(BaseStreamer):
 
     def token_at(self, n: int) -> float | None:
         """perf_counter when a sequence had its first `n` new tokens (n >= 1)."""
-        if n < 1 or not self.tokens:
-            return None
-        return self.times[self._step_of(n)]
+        return None if n < 1 or not self.tokens else self.times[self._step_of(n)]
 
     def gaps(self, n: int) -> list[float]:
         """Seconds between the successive steps that gave a sequence its first `n` tokens (ITL)."""

@@ -177,9 +177,7 @@ def clause(rng: random.Random, doc_type: str, heading: str, said: set[str]) -> s
     if not statement:
         a, b = ROLES[doc_type]
         text = text.replace("{A}", a).replace("{B}", b)
-    if opener:
-        return f"{opener} {text}"
-    return text[0].upper() + text[1:]
+    return f"{opener} {text}" if opener else text[0].upper() + text[1:]
 
 
 def filler(rng: random.Random, doc_type: str, absent: list[str], budget: int,

@@ -78,9 +78,7 @@ class Doc:
     def show(self, v: object) -> str:
         if isinstance(v, Decimal):
             return T.render_amount(v, self.currency, self.amount_style, _cents(v))
-        if isinstance(v, dt.date):
-            return T.render_date(v, self.date_style)
-        return str(v)
+        return T.render_date(v, self.date_style) if isinstance(v, dt.date) else str(v)
 
     def _line(self, templates: list[str], shown: str, **kw: str) -> str:
         return self.rng.choice(templates).format(v=shown, **kw).replace("..", ".")

@@ -215,9 +215,7 @@ def gold_amount(value: Decimal, currency: str, cents: bool = True) -> str:
 def render_date(d: dt.date, style: str) -> str:
     if style == "dmy":
         return f"{d.day} {_MONTHS[d.month - 1]} {d.year}"
-    if style == "mdy":
-        return f"{_MONTHS[d.month - 1]} {d.day}, {d.year}"
-    return d.isoformat()
+    return f"{_MONTHS[d.month - 1]} {d.day}, {d.year}" if style == "mdy" else d.isoformat()
 
 
 def one_digit_off(rng: random.Random, v: Decimal) -> Decimal:

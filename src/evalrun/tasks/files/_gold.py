@@ -25,9 +25,7 @@ def gold_text(value: Any) -> tuple[str | None, str | None]:
     text, note = coerce(value)
     if note == "nonscalar":
         return None, "is a JSON object or nested list, not a single value"
-    if text is None or not text.strip():
-        return None, None
-    return text.strip(), None
+    return (None, None) if text is None or not text.strip() else (text.strip(), None)
 
 
 def _label(rows: Rows, index: int, ids: list[str | None] | None) -> str:

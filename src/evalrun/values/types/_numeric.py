@@ -93,6 +93,4 @@ def amount_spans(s: str, decimal: str, use_currency: bool) -> list[Found]:
 
 def number_verdict(g: Decimal, p: Decimal) -> tuple[str, str | None, str | None]:
     """Equal numbers are correct; otherwise why they differ."""
-    if g == p:
-        return "correct", None, None
-    return "wrong_value", numeric_subcode(g, p), None
+    return ("correct", None, None) if g == p else ("wrong_value", numeric_subcode(g, p), None)

@@ -29,9 +29,7 @@ def _unit_words(text: str, end: int) -> frozenset[str]:
     m = _UNIT.match(text, end)
     if m is None:
         return frozenset()
-    if m["pct"]:
-        return frozenset({"percent"})
-    return frozenset(w for w in words(m["unit"]) if w != "per")
+    return frozenset({"percent"}) if m["pct"] else frozenset(w for w in words(m["unit"]) if w != "per")
 
 
 RULES = """\
