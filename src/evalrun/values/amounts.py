@@ -87,10 +87,7 @@ def interpret_number(num: str, decimal: str | None = None, three_decimals: bool 
     if _SPACE_SEP_RE.search(s):
         s = _SPACE_SEP_RE.sub("", s).replace(",", ".")
     elif "." in s and "," in s:
-        if s.rfind(".") > s.rfind(","):
-            s = s.replace(",", "")
-        else:
-            s = s.replace(".", "").replace(",", ".")
+        s = s.replace(",", "") if s.rfind(".") > s.rfind(",") else s.replace(".", "").replace(",", ".")
     else:
         sep = "," if "," in s else "." if "." in s else ""
         if sep:
