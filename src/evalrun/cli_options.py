@@ -67,9 +67,7 @@ timing_option: Optional[TimingMode] = typer.Option(
 
 def apply_timing(candidates: list[RunConfig], mode: TimingMode | None) -> list[RunConfig]:
     """The candidate configs with `timing` set to `mode` (None: as each config says)."""
-    if mode is None:
-        return candidates
-    return [c.model_copy(update={"timing": mode.value}) for c in candidates]
+    return candidates if mode is None else [c.model_copy(update={"timing": mode.value}) for c in candidates]
 
 
 drift_option = typer.Option(

@@ -315,9 +315,7 @@ class RunManifest(_Open):
     @property
     def label(self) -> str | None:
         """The run's name, marked with its replicate for repeated runs (A/A); None without a name."""
-        if self.name is None:
-            return None
-        return self.name + (f"~r{self.replicate}" if self.replicate else "")
+        return None if self.name is None else self.name + (f"~r{self.replicate}" if self.replicate else "")
 
     @property
     def instrument_record(self) -> InstrumentRecord | None:

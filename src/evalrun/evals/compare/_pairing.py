@@ -249,7 +249,8 @@ def _flip(base: ScoredItem, cand: ScoredItem, name: str) -> Flip:
     )
 
 
-def _slices(meta: ItemMeta) -> list[tuple[str, str]]:
+def slices(meta: ItemMeta) -> list[tuple[str, str]]:
+    """The (dimension, bucket) breakdowns an item counts in: its context length and its depth, where it has them."""
     out = []
     tokens = meta.target_tokens or meta.context_tokens
     if isinstance(tokens, int):
@@ -283,7 +284,7 @@ def _pack(name: str, pairs: list[tuple[ScoredItem, ScoredItem]], confidence: flo
             identical += 1
         elif (pos := _first_divergence(base.output_ids, cand.output_ids)) is not None:
             pc.first_divergence.append(pos)
-        for dim, value in _slices(base.meta):
+        for dim, value in slices(base.meta):
             b = pc.breakdowns.setdefault((dim, value), Breakdown(dim, value))
             b.n += 1
             b.baseline_correct += base.correct

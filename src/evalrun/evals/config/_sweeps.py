@@ -145,9 +145,7 @@ def workload_tasks(workload: Workload) -> list[TaskRef]:
 
 def with_workload(config: RunConfig, workload: Workload | None) -> RunConfig:
     """The config with its tasks replaced by the workload's (unchanged without one)."""
-    if workload is None:
-        return config
-    return _revalidated(config, {"tasks": workload_tasks(workload)})
+    return config if workload is None else _revalidated(config, {"tasks": workload_tasks(workload)})
 
 
 def config_slo(config: RunConfig) -> SLO | None:

@@ -131,9 +131,7 @@ def load_gate_file(path: str | Path) -> GateConfig:
     data = read_yaml(Path(path))
     if not data:
         raise ConfigError("the gate file is empty; write rules or drop --gate to use the defaults", file=path)
-    if set(data) == {"gate"}:
-        return load_gate(data["gate"], path, "gate")
-    return load_gate(data, path, "")
+    return load_gate(data["gate"], path, "gate") if set(data) == {"gate"} else load_gate(data, path, "")
 
 
 def check_gate(gate: GateConfig, packs: Iterable[str], field_names: Iterable[str], shapes: Iterable[str] = (),

@@ -56,10 +56,9 @@ def _served(base: RunManifest, cand: RunManifest, flags: Sequence[str]) -> Prove
     bf, cf = b.facts(), c.facts()
     ignored = [f for f, facts in judged if (said := [k for k in facts if k in bf and k in cf])
                and all(bf[k] == cf[k] for k in said)]
-    if not ignored:
-        return Provenance()
     return Provenance([Gap(ALL_PACKS, f"{NOT_IN_EFFECT}: {cand.name} asks {', '.join(ignored)}, but its engine says "
-                                      f"what the baseline's does: {evidence_text(c)}; baseline: {evidence_text(b)}")])
+                                      f"what the baseline's does: {evidence_text(c)}; baseline: {evidence_text(b)}")]
+                      if ignored else [])
 
 
 def _in_process(base: RunManifest, cand: RunManifest) -> Provenance:
@@ -87,7 +86,6 @@ def instrument_gaps(base: RunManifest, cand: RunManifest) -> list[Gap]:
     if (was := base.instrument_record) is not None:
         raise ConfigError(f"the baseline {base.name} is a measuring instrument ({was.text()}); compare "
                           "against a run without `instrument`", file=base.config_file, path="instrument")
-    if (record := cand.instrument_record) is None:
-        return []
-    return [Gap(ALL_PACKS, f"{cand.name} is a measuring instrument ({record.text()}), not a candidate: "
-                           "it can fail, never pass")]
+    record = cand.instrument_record
+    return [] if record is None else [Gap(ALL_PACKS, f"{cand.name} is a measuring instrument ({record.text()}), not a "
+                                                     "candidate: it can fail, never pass")]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Iterable, Literal, Mapping
 
 from evalrun.contract.types import Item, ItemMeta
-from evalrun.evals.compare import PackComparison
+from evalrun.evals.compare import PackComparison, slices
 from evalrun.evals.files import ConfigError
 from evalrun.evals.gate._drift_rules import Strict
 from evalrun.evals.gate._verdict import ALL_PACKS, RuleResult
@@ -25,13 +25,6 @@ class ShiftRule(Strict):
     by: Literal["length", "depth"]
 
 
-def _has(meta: ItemMeta, by: str) -> bool:
-    """Whether the item lands in a bucket of `by`, as evals.compare slices it (its length or its depth)."""
-    value = (meta.target_tokens or meta.context_tokens) if by == "length" else (
-        meta.depth if meta.depth is not None else meta.field_depth)
-    return isinstance(value, (int, float))
-
-
 def check_shift(packs: Mapping[str, ShiftRule | None], metric: str, items: Iterable[Item], file: str,
                 where: str) -> None:
     """`shift` on a pack whose items carry no length (or depth) has no bucket to test: exit 2 naming the key, as
@@ -46,7 +39,7 @@ def check_shift(packs: Mapping[str, ShiftRule | None], metric: str, items: Itera
             raise ConfigError(f"shift compares item accuracy per bucket; the gate's metric is {metric}",
                               file=file, path=f"{where}.{key}.shift")
         bare = [p for p, metas in sorted(by_pack.items()) if (p == key or (key == ALL_PACKS and p not in packs))
-                and not any(_has(m, rule.by) for m in metas)]
+                and not any(DIMENSIONS[rule.by][0] in dict(slices(m)) for m in metas)]
         if bare:
             raise ConfigError(f"pack(s) {', '.join(bare)} have no {rule.by} buckets: no item carries "
                               f"{DIMENSIONS[rule.by][1]}" + ("; give them their own entry without shift"

@@ -110,9 +110,7 @@ def untestable_gaps(rules: Iterable[RuleResult]) -> list[Gap]:
 def no_rule_gaps(packs: Iterable[str], rules: Iterable[RuleResult]) -> list[Gap]:
     """A gap for each paired pack no rule applies to: its row could never fail, so the verdict may not pass."""
     covered = {r.pack for r in rules}
-    if ALL_PACKS in covered:
-        return []
-    return [Gap(pack, NO_RULE) for pack in dict.fromkeys(packs) if pack not in covered]
+    return [] if ALL_PACKS in covered else [Gap(pack, NO_RULE) for pack in dict.fromkeys(packs) if pack not in covered]
 
 
 def count_rules(rules: Iterable[RuleResult], gaps: int = 0, subset: int = 0) -> dict[str, int]:

@@ -45,9 +45,7 @@ class FlipTest:
 
     def p_value(self, x: int, n: int) -> float | None:
         """None without A/A counts: every flip counts."""
-        if not self.noise_aware or n <= 0:
-            return None
-        return fisher_greater(x, n, self.aa_flips, self.aa_trials)
+        return fisher_greater(x, n, self.aa_flips, self.aa_trials) if self.noise_aware and n > 0 else None
 
     def fails(self, x: int, n: int) -> bool:
         if x <= self.limit:
@@ -75,9 +73,8 @@ class FlipTest:
 
     def scaled(self, factor: float) -> "FlipTest":
         """The same test with A/A counts grown as a pack `factor` times larger would give them."""
-        if not self.noise_aware:
-            return self
-        return FlipTest(self.limit, self.alpha, round(self.aa_flips * factor), max(1, round(self.aa_trials * factor)))
+        return FlipTest(self.limit, self.alpha, round(self.aa_flips * factor),
+                        max(1, round(self.aa_trials * factor))) if self.noise_aware else self
 
 
 @dataclass(frozen=True)
