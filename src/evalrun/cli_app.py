@@ -44,9 +44,7 @@ app = typer.Typer(
         "Exit codes: 0 passed, 1 regression found, 2 usage/config error, 3 runtime failure, "
         "4 incomplete (nothing failed, but items could not be paired or a rule could not be evaluated: never a pass)."
     ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
     # help texts are shown as written: rich markup would take `'evalrun[ray]'` for a tag and drop it
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},

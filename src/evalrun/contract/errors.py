@@ -28,10 +28,7 @@ class ConfigError(UsageError):
         self.message = message
         self.file = str(file) if file is not None else None
         self.path = path
-        where = f"{self.file}: " if self.file else ""
-        if path:
-            where += f"{path}: "
-        super().__init__(f"{where}{message}")
+        super().__init__("".join(f"{part}: " for part in (self.file, path) if part) + message)
 
 
 class RuntimeFailure(EvalrunError):

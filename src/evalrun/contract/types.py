@@ -172,14 +172,10 @@ class Item(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _legacy(cls, data: Any) -> Any:
-        """Items stored before context/question/answer_format were fields kept
-        `question` and `answer_format` in a plain meta dict. Upgraded once, here:
-        the stored question, when the prompt ends with it after the separator, splits
-        the prompt (the only place such a suffix match is allowed: it reads what the
-        old packs wrote, never a new item). A question the prompt does not end with
-        is dropped (such an item has no context split, as a bare prompt has none).
-        answer_format: the stored one, else "text" for an item with fields (what the
-        scorer assumed for a missing key)."""
+        """Items stored before context/question/answer_format were fields kept `question` and `answer_format` in
+        meta; upgraded once, here. The stored question splits the prompt only where the prompt ends with it after
+        the separator (the one suffix match allowed: it reads what old packs wrote, never a new item); else it is
+        dropped. A missing answer_format is "text" for an item with fields (what the scorer assumed)."""
         if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
             return data
         meta = data["meta"]

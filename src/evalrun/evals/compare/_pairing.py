@@ -49,10 +49,7 @@ class Flip:
     @property
     def confirmed(self) -> bool | None:
         """None: not re-asked; True: the flip reproduced in the majority of re-asks."""
-        if self.confirmations is None:
-            return None
-        reproduced, asked = self.confirmations
-        return 2 * reproduced > asked
+        return None if self.confirmations is None else 2 * self.confirmations[0] > self.confirmations[1]
 
     @property
     def key(self) -> tuple[str, str]:
@@ -220,10 +217,8 @@ def _micro_f1(counts: list[tuple[int, int, int]]) -> float:
 
 def _counts(item: ScoredItem) -> tuple[int, int, int]:
     """(tp, fp, fn) of one item, counted as in evals.scoring."""
-    tp = fp = fn = 0
-    for n, s in item.fields.items():
-        f_tp, f_fp, f_fn = field_counts(s.outcome, item.golds.get(n) is not None)
-        tp, fp, fn = tp + f_tp, fp + f_fp, fn + f_fn
+    fields = [field_counts(s.outcome, item.golds.get(n) is not None) for n, s in item.fields.items()]
+    tp, fp, fn = (sum(c[i] for c in fields) for i in range(3))
     return tp, fp, fn
 
 
