@@ -196,26 +196,18 @@ def _check_pack_names(refs: list[TaskRef], file: Path) -> None:
 
 
 def _rule(check: Callable[..., T], file: Path, *args: Any) -> T:
-    """A runner rule (runners/config_rules.py) broken: the config error naming its key."""
+    """A broken runner rule (runners/config_rules.py) or a non-finite value: the ConfigError naming its key."""
     try:
         return check(*args)
-    except RuleBroken as exc:
-        raise ConfigError(exc.message, file=file, path=exc.path) from None
-
-
-def _check_finite(data: Any, file: Path, prefix: tuple[Any, ...] = ()) -> None:
-    try:
-        check_finite(data, prefix)
-    except YamlProblem as exc:
+    except (RuleBroken, YamlProblem) as exc:
         raise ConfigError(exc.message, file=file, path=exc.path) from None
 
 
 def _check_validated_finite(config: RunConfig, file: Path) -> None:
     """Backstop for models that read a string ("inf", "nan") as a float: nothing non-finite reaches the manifest."""
-    dumped = config.model_dump(mode="python", exclude={"tasks"})
-    _check_finite(dumped, file)
+    _rule(check_finite, file, config.model_dump(mode="python", exclude={"tasks"}))
     for i, task in enumerate(config.tasks):
-        _check_finite(task.params.model_dump(mode="python"), file, ("tasks", i))
+        _rule(check_finite, file, task.params.model_dump(mode="python"), ("tasks", i))
 
 
 def parse_config(data: dict[str, Any], file: Path | str = "<config>", origins: Origins | None = None) -> AnyRunConfig:
@@ -235,7 +227,7 @@ def _parse_config(data: dict[str, Any], file: Path, origins: Origins) -> AnyRunC
     unknown = sorted(str(k) for k in set(data) - _TOP_KEYS)
     if unknown:
         raise ConfigError(f"unknown key; allowed: {', '.join(sorted(_TOP_KEYS))}", file=file, path=unknown[0])
-    _check_finite(data, file)
+    _rule(check_finite, file, data)
     data = _rule(foreign_keys, file, data)
     tasks_file = origins.get(("tasks",), file)
     tasks = _parse_tasks(data.pop("tasks", None), file, tasks_file.parent)
