@@ -13,14 +13,14 @@ from evalrun.evals.gate._provenance import NOT_IN_EFFECT, Provenance, instrument
 from evalrun.evals.gate._speed_rules import evaluate_speed, requests_needed, share_lower_bound
 from evalrun.evals.gate._gate import (
     DEFAULT_MAX_HARMFUL, GateConfig, PackRule, acceptance_rule, check_acceptance, check_control, check_gate,
-    evaluate, load_gate, load_gate_file,
+    collapse_rule, evaluate, load_gate, load_gate_file,
 )
-from evalrun.evals.gate._gate import collapse_rule
 
 __all__ = [
     "ALL_PACKS", "DEFAULT_MAX_HARMFUL", "DriftRule", "Gap", "GateConfig", "INCOMPLETE_NOTE", "NOTHING_COULD_FAIL",
-    "NOT_IN_EFFECT", "NO_RULE", "PackRule", "Provenance", "RuleResult", "STATUS_TEXT", "SUBSET_TEXT", "Status", "Verdict", "acceptance_rule",
-    "collapse_rule", "check_acceptance", "check_control", "check_gate", "coverage_gaps", "evaluate", "evaluate_speed", "instrument_gaps", "load_gate",
-    "load_gate_file", "overall_counts", "overall_exit_code", "overall_status", "overall_summary", "plan_gaps", "provenance",
-    "requests_needed", "rule_key", "share_lower_bound", "subset_text", "untestable_gaps", "worst",
+    "NOT_IN_EFFECT", "NO_RULE", "PackRule", "Provenance", "RuleResult", "STATUS_TEXT", "SUBSET_TEXT", "Status",
+    "Verdict", "acceptance_rule", "collapse_rule", "check_acceptance", "check_control", "check_gate", "coverage_gaps",
+    "evaluate", "evaluate_speed", "instrument_gaps", "load_gate", "load_gate_file", "overall_counts",
+    "overall_exit_code", "overall_status", "overall_summary", "plan_gaps", "provenance", "requests_needed", "rule_key",
+    "share_lower_bound", "subset_text", "untestable_gaps", "worst",
 ]
