@@ -88,11 +88,7 @@ class Gap:
 def worst(statuses: Iterable[str]) -> Status:
     """fail > incomplete > pass; nothing at all, or only rules that could not fail, is incomplete, never a pass."""
     seen = set(statuses) - {"untestable"}
-    if not seen:
-        return "incomplete"
-    if "fail" in seen:
-        return "fail"
-    return "incomplete" if "incomplete" in seen else "pass"
+    return "fail" if "fail" in seen else "incomplete" if "incomplete" in seen or not seen else "pass"
 
 
 def untestable_gaps(rules: Iterable[RuleResult]) -> list[Gap]:

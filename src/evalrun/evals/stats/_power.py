@@ -99,10 +99,7 @@ def detectable_rate(scopes: Sequence[Scope], power: float = 0.95) -> float | Non
     lo, hi = 0.0, 1.0
     for _ in range(50):
         mid = (lo + hi) / 2
-        if pack_power(scopes, mid) >= power:
-            hi = mid
-        else:
-            lo = mid
+        lo, hi = (lo, mid) if pack_power(scopes, mid) >= power else (mid, hi)
     return hi
 
 

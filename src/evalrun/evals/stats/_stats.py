@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -144,9 +144,10 @@ def paired_bootstrap(base: np.ndarray, cand: np.ndarray, stat: Statistic = mean_
     return Interval(delta, *_bounds(deltas, confidence), confidence, n_resamples, n)
 
 
-def _bounds(values: np.ndarray, confidence: float) -> tuple[float, float]:
+def _bounds(values: np.ndarray, confidence: float,
+            percentile: Callable[..., Any] = np.percentile) -> tuple[float, float]:
     tail = 100.0 * (1.0 - confidence) / 2.0
-    low, high = np.percentile(values, [tail, 100.0 - tail])
+    low, high = percentile(values, [tail, 100.0 - tail])
     return float(low), float(high)
 
 
@@ -282,9 +283,7 @@ def _resampled(stat: Callable[[np.ndarray], np.ndarray], n: int, n_resamples: in
         m = min(chunk, n_resamples - start)
         with np.errstate(divide="ignore", invalid="ignore"):
             out[start : start + m] = stat(rng.integers(0, n, size=(m, n)))
-    tail = 100.0 * (1.0 - confidence) / 2.0
-    low, high = np.nanpercentile(out, [tail, 100.0 - tail])  # a resample giving 0/0 (NaN) is left out
-    return float(low), float(high)
+    return _bounds(out, confidence, np.nanpercentile)  # a resample giving 0/0 (NaN) is left out
 
 
 def recovery(base_acc: float, cand_acc: float) -> float | None:
