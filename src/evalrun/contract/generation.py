@@ -18,6 +18,3 @@ class GenerationSettings(BaseModel):
     @property
     def sampling(self) -> bool:
         return self.temperature > 0
-
-
-__all__ = ["GenerationSettings"]

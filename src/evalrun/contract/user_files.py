@@ -45,6 +45,3 @@ def read_bounded(path: Path, limit: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
-
-
-__all__ = ["FileRefused", "MAX_DATA_BYTES", "MAX_YAML_BYTES", "read_bounded"]

@@ -85,6 +85,3 @@ def first_error(exc: ValidationError, model: type[BaseModel] | None = None, *,
 def raised_by_validator(exc: ValidationError) -> bool:
     """The first problem is a validator's own message (which words its key itself)."""
     return exc.errors()[0].get("type") == "value_error"
-
-
-__all__ = ["KeyedError", "error_message", "first_error", "key_path", "model_at", "raised_by_validator"]

@@ -141,6 +141,3 @@ class Runner(abc.ABC):
         """(model config, element size in bytes) of the model loaded here, for the KV-cache
         figures; None when no model is loaded in this process."""
         return None
-
-
-__all__ = ["Runner", "RunRequest", "frozen_heap", "messages", "render_chat"]

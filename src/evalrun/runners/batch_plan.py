@@ -114,6 +114,3 @@ class WorkUnit:
     @property
     def items(self) -> list[Item]:
         return [it for batch in self.batches for it in batch]
-
-
-__all__ = ["PLAN", "PLAN_KEY", "SHUFFLED", "PaddingTally", "WorkUnit", "plan_batches", "split_sizes"]

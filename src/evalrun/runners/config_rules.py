@@ -16,6 +16,3 @@ class RuleBroken(KeyedError):
     def __init__(self, message: str, path: str) -> None:
         super().__init__(message, key=path)
         self.path = path
-
-
-__all__ = ["RuleBroken"]

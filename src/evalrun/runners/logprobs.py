@@ -155,6 +155,3 @@ def hand_over(request: Any, items: Sequence[Any], results: Sequence[Any], logits
             spent += time.perf_counter() - start
             request.on_forced(item.id, record)
     return spent
-
-
-__all__ = ["capture_setup", "hand_over", "DEFAULT_TOP_K", "ForcedDists", "TokenDists", "force_processor", "forced_dists", "top_k_dists"]

@@ -114,6 +114,3 @@ def foreign_keys(data: Mapping[str, Any]) -> dict[str, Any]:
             raise RuleBroken(said.get(key, f"only used with runner: {other} (this config's runner is {runner})"),
                              path=key)
     return out
-
-
-__all__ = ["HFSettings", "RunnerSettings", "SETTINGS", "foreign_keys", "own_keys"]
