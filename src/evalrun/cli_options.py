@@ -1,8 +1,7 @@
 """The options of `run` and `compare` that change the configs before they run: `--ray`, `--timing`, `--drift`.
 
 A Click option takes a value or none, not either, but `--ray` alone (RAY_ADDRESS, or a local instance) is the common
-case: a bare `--ray` is given the value `auto` before parsing when no address follows it.
-"""
+case: a bare `--ray` is given the value `auto` before parsing when no address follows it."""
 
 from __future__ import annotations
 

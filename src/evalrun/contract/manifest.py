@@ -1,7 +1,6 @@
-"""The run manifest (`manifest.json`), typed and versioned; every section keeps keys it does not know, so
-an older evalrun rewriting a newer manifest loses nothing (versions: docs/run-store.md). `manifest["key"]`
-reads it as written (its JSON form), for scripts and tests that think of it as the file.
-"""
+"""The run manifest (`manifest.json`), typed and versioned; every section keeps keys it does not know, so an older
+evalrun rewriting a newer manifest loses nothing (versions: docs/run-store.md). `manifest["key"]` reads it as written
+(its JSON form), for scripts and tests that think of it as the file."""
 
 from __future__ import annotations
 

@@ -38,8 +38,7 @@ def flip(baseline: str, candidate: str) -> int:
 
 
 class Field(BaseModel):
-    """One typed reference value an item asks for; gold None marks a decoy the
-    document does not contain."""
+    """One typed reference value an item asks for; gold None marks a decoy the document does not contain."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -258,9 +257,8 @@ class Generation(BaseModel):
     # (lm-eval's `exact_match,strip`, an Inspect scorer's value), read by a field with `source_metric`
     source_scores: dict[str, SourceValue] | None = None
 
-    # Derived figures, written to samples.jsonl for readers and recomputed (never
-    # trusted) when a line is read back, so every runner gets them the same way.
-    # The first token is the prefill's; decode produces the other new_tokens - 1.
+    # Derived figures, written to samples.jsonl for readers and recomputed (never trusted) when a line is read back, so
+    # every runner gets them the same way. The first token is the prefill's; decode produces the other new_tokens - 1.
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -1,8 +1,7 @@
 """Reading a file the user names: only a regular file, and no more than a bound (docs/configs.md).
 
-Opened non-blocking (a FIFO returns at once) and judged by fstat on that same descriptor, so what is
-read is what was checked; reading stops one byte past the bound, so a growing file is refused too.
-"""
+Opened non-blocking (a FIFO returns at once) and judged by fstat on that same descriptor, so what is read is what was
+checked; reading stops one byte past the bound, so a growing file is refused too."""
 
 from __future__ import annotations
 

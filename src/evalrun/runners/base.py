@@ -1,10 +1,9 @@
-"""What the pipeline needs of a backend: the `Runner` interface (lm-eval's `LM` is the model), and the one
-`RunRequest` each call of `run` receives.
+"""What the pipeline needs of a backend: the `Runner` interface (lm-eval's `LM` is the model), and the one `RunRequest`
+each call of `run` receives.
 
-evals/run/_execute.py uses a runner only through these methods, so a backend that implements them plugs in
-without touching the pipeline. A runner keeps only what it was built with and what it measured; a caller
-that asks otherwise for one call (a re-ask, a warm-up, a forced read) passes another request.
-"""
+evals/run/_execute.py uses a runner only through these methods, so a backend that implements them plugs in without
+touching the pipeline. A runner keeps only what it was built with and what it measured; a caller that asks otherwise for
+one call (a re-ask, a warm-up, a forced read) passes another request."""
 
 from __future__ import annotations
 

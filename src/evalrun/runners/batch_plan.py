@@ -1,12 +1,11 @@
-"""Static batches planned by prompt tokens: the hf runner's batch plan and the interleaved re-timing's
-sample of it (one planner, so the two cannot drift apart).
+"""Static batches planned by prompt tokens: the hf runner's batch plan and the interleaved re-timing's sample of it (one
+planner, so the two cannot drift apart).
 
-A left-padded batch's prefill costs its size times its longest prompt, and sorting by characters mixes token
-counts (a 535-token prompt beside a 1,036-token one pads ~500 tokens a row), so the plan sorts by tokens,
-longest first (lm-eval's order: an out-of-memory error comes on the first batch), then cuts as many batches
-as full ones would make, the short ones where they pad least. Items with different generation overrides
-never share a batch; a seed shuffles items into other batches. Ties in length go by item id.
-"""
+A left-padded batch's prefill costs its size times its longest prompt, and sorting by characters mixes token counts (a
+535-token prompt beside a 1,036-token one pads ~500 tokens a row), so the plan sorts by tokens, longest first (lm-eval's
+order: an out-of-memory error comes on the first batch), then cuts as many batches as full ones would make, the short
+ones where they pad least. Items with different generation overrides never share a batch; a seed shuffles items into
+other batches. Ties in length go by item id."""
 
 from __future__ import annotations
 
@@ -23,10 +22,9 @@ SHUFFLED = "shuffled"
 
 
 def split_sizes(lengths: list[int], cap: int) -> list[int]:
-    """Sizes of consecutive batches over `lengths` (sorted longest first, each batch at most
-    `cap`): as many batches as `ceil(n / cap)`, with the fewest padded tokens (sum of size x
-    first length) among such splits; on a tie the fuller batch comes first, so a split with
-    nothing to gain is plain chunks of `cap`. Dynamic programming over the slack (the
+    """Sizes of consecutive batches over `lengths` (sorted longest first, each batch at most `cap`): as many batches as
+    `ceil(n / cap)`, with the fewest padded tokens (sum of size x first length) among such splits; on a tie the fuller
+    batch comes first, so a split with nothing to gain is plain chunks of `cap`. Dynamic programming over the slack (the
     ceil(n / cap) * cap - n missing rows): O(batches x slack^2)."""
     n = len(lengths)
     if n == 0:

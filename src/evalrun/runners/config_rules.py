@@ -1,8 +1,7 @@
 """How a runner's rule for a config is broken: what is wrong, at which key path.
 
-The rules are validators on the runners' settings models (runners/runner_settings.py); the config loader
-turns a broken rule into a ConfigError naming the file and this key path.
-"""
+The rules are validators on the runners' settings models (runners/runner_settings.py); the config loader turns a broken
+rule into a ConfigError naming the file and this key path."""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
 """Per-token next-token distributions read off `generate`'s raw logits (docs/drift.md, 'What is stored').
 
-`TokenDists` is what a run generated; `ForcedDists` what a candidate assigns while reading another run's
-answer. The logits are the raw ones (before any processor), and the mass outside the top-k is a logsumexp
-over the other entries, never 1 - sum, which cancels to 0 in fp32. An answer the candidate wrote token for
-token as the baseline's is not read again (`watched`, in `hand_over`).
-"""
+`TokenDists` is what a run generated; `ForcedDists` what a candidate assigns while reading another run's answer. The
+logits are the raw ones (before any processor), and the mass outside the top-k is a logsumexp over the other entries,
+never 1 - sum, which cancels to 0 in fp32. An answer the candidate wrote token for token as the baseline's is not read
+again (`watched`, in `hand_over`)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """The runner a config names and the settings that runner reads: a union discriminated on `runner`.
 
 The keys stay at the top level of a config file; `HFSettings` (here) and `OpenAIRunnerSettings`
-(runners/openai/_settings.py) hold their own rules. The union's rule is about both: a key that only the
-other runner reads is a config error naming that key, not a setting silently ignored.
-"""
+(runners/openai/_settings.py) hold their own rules. The union's rule is about both: a key that only the other runner
+reads is a config error naming that key, not a setting silently ignored."""
 
 from __future__ import annotations
 

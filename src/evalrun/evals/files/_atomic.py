@@ -1,7 +1,6 @@
-"""Replacing a whole file so that a reader never sees half of one (a synced temporary file renamed over it):
-the one atomic writer for manifests, scores and every report file. Relative to the folder's descriptor, so with
-`follow_links=False` (the run store) a link as the folder or the target is OSError(ELOOP) before any byte is written.
-"""
+"""Replacing a whole file so that a reader never sees half of one (a synced temporary file renamed over it): the one
+atomic writer for manifests, scores and every report file. Relative to the folder's descriptor, so with
+`follow_links=False` (the run store) a link as the folder or the target is OSError(ELOOP) before any byte is written."""
 
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
-"""Reading config YAML strictly (docs/configs.md): duplicate keys, non-finite numbers and alias bombs are user
-errors with a file, a line and a key path, and each key path remembers the file that wrote it through `extends`.
+"""Reading config YAML strictly (docs/configs.md): duplicate keys, non-finite numbers and alias bombs are user errors
+with a file, a line and a key path, and each key path remembers the file that wrote it through `extends`.
 
-PyYAML's SafeLoader keeps the last of two equal keys and reads `.inf` as a float; both silently change a run (a
-manifest with `Infinity` is not even JSON), so both are refused before any merging, where the file is still known.
-Aliases share one composed node, so a "billion laughs" reads in a
-millisecond but expands (10**9 values) in anything that walks it: the size is counted on the node graph instead.
-"""
+PyYAML's SafeLoader keeps the last of two equal keys and reads `.inf` as a float; both silently change a run (a manifest
+with `Infinity` is not even JSON), so both are refused before any merging, where the file is still known. Aliases share
+one composed node, so a "billion laughs" reads in a millisecond but expands (10**9 values) in anything that walks it:
+the size is counted on the node graph instead."""
 
 from __future__ import annotations
 

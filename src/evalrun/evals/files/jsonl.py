@@ -1,9 +1,8 @@
 """JSON Lines that survive any text, read without ever losing a valid record (docs/run-store.md, 'Integrity').
 
-Records are split on b"\\n" only: splitlines() also splits on U+2028, U+0085, \\r or \\x0c, which documents and
-answers contain. Lines are written ASCII-escaped so no raw separator appears inside one, and decoded with json.loads
-before validation because pydantic's own JSON parser rejects a lone surrogate escape.
-"""
+Records are split on b"\\n" only: splitlines() also splits on U+2028, U+0085, \\r or \\x0c, which documents and answers
+contain. Lines are written ASCII-escaped so no raw separator appears inside one, and decoded with json.loads before
+validation because pydantic's own JSON parser rejects a lone surrogate escape."""
 
 from __future__ import annotations
 
@@ -128,9 +127,8 @@ def read(path: Path, model: type[M], warn: Callable[[str], None]) -> tuple[list[
 
 
 def move_tail_aside(path: Path, found: Scan) -> Path | None:
-    """Move a torn last line to `<file>.torn-<stamp>` (bytes kept exactly), then cut it from `path`
-    so appends start on a clean line. Call only while holding the run's lock; does nothing if the
-    file changed since it was scanned."""
+    """Move a torn last line to `<file>.torn-<stamp>` (bytes kept exactly), then cut it from `path` so appends start on
+    a clean line. Call only while holding the run's lock; does nothing if the file changed since it was scanned."""
     tail = found.tail
     if tail is None or store_files.size(path) != found.size:
         return None

@@ -1,9 +1,8 @@
 """Opening the files of a run directory never through a symbolic link, and naming the file of a failed write.
 
-A run directory often lives where others can write (a restored CI cache, a shared runs/), and a link planted there
-would make evalrun truncate, append to or read a file outside the store. So the directory and each file are opened
-with O_NOFOLLOW, relative to the directory's descriptor (docs/run-store.md, 'Integrity'); runs/ itself may be a link.
-"""
+A run directory often lives where others can write (a restored CI cache, a shared runs/), and a link planted there would
+make evalrun truncate, append to or read a file outside the store. So the directory and each file are opened with
+O_NOFOLLOW, relative to the directory's descriptor (docs/run-store.md, 'Integrity'); runs/ itself may be a link."""
 
 from __future__ import annotations
 

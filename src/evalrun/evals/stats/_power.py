@@ -1,14 +1,12 @@
-"""Harmful flips against noise: does a candidate flip more than the baseline flips against itself (a
-one-sided Fisher exact test on the A/A counts), what flip rate a pack can detect at all, and the exact
-stratified test of the fields the baseline gets right only sometimes (docs/gate.md, 'Noise, confirmation,
-power and early stop').
+"""Harmful flips against noise: does a candidate flip more than the baseline flips against itself (a one-sided Fisher
+exact test on the A/A counts), what flip rate a pack can detect at all, and the exact stratified test of the fields the
+baseline gets right only sometimes (docs/gate.md, 'Noise, confirmation, power and early stop').
 
-Power is exact, conditional on the A/A counts: the candidate's flips are Bin(n, q) with
-q = 1 - (1 - p_aa)(1 - r), its own noise at the A/A rate plus a harmful rate r of its own; a pack fails
-when any of its rules fails, so its power is 1 - prod(1 - power_k). The rate test truncates each field's
-hypergeometric to the counts that keep the baseline strictly between 0 and K: those counts chose the
-field, and without the truncation a candidate answering like the baseline would look worse.
-"""
+Power is exact, conditional on the A/A counts: the candidate's flips are Bin(n, q) with q = 1 - (1 - p_aa)(1 - r), its
+own noise at the A/A rate plus a harmful rate r of its own; a pack fails when any of its rules fails, so its power is
+1 - prod(1 - power_k). The rate test truncates each field's hypergeometric to the counts that keep the baseline strictly
+between 0 and K: those counts chose the field, and without the truncation a candidate answering like the baseline would
+look worse."""
 
 from __future__ import annotations
 
@@ -127,9 +125,8 @@ Stratum = tuple[int, int, int, int]  # (baseline right, baseline answers, candid
 
 
 def lower_tail(strata: list[Stratum]) -> float:
-    """P(the candidate's right answers summed over the strata <= observed), each stratum's
-    totals fixed and its baseline count strictly between 0 and its replicates (one-sided: the
-    candidate right less often than the baseline)."""
+    """P(the candidate's right answers summed over the strata <= observed), each stratum's totals fixed and its baseline
+    count strictly between 0 and its replicates (one-sided: the candidate right less often than the baseline)."""
     pmf = np.array([1.0])
     observed = 0
     for b_right, b_n, c_right, c_n in strata:

@@ -1,8 +1,7 @@
-"""Paired statistics for baseline-vs-candidate comparisons: both arms answer the same items, so only the
-discordant items carry information, and a bootstrap resamples items (the same indices for both arms).
-Recovery (the candidate's accuracy as a share of the baseline's, "99.2% recovery") gets an interval too,
-so `min_recovery` is decided on it rather than on a point value.
-"""
+"""Paired statistics for baseline-vs-candidate comparisons: both arms answer the same items, so only the discordant
+items carry information, and a bootstrap resamples items (the same indices for both arms). Recovery (the candidate's
+accuracy as a share of the baseline's, "99.2% recovery") gets an interval too, so `min_recovery` is decided on it rather
+than on a point value."""
 
 from __future__ import annotations
 
@@ -14,15 +13,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-# A statistic maps per-item column means of shape (..., k) to values of shape (...).
-# Means (not sums) so the same function serves the full data and every resample;
-# ratio statistics such as micro-F1 are unchanged by the 1/n scaling.
+# A statistic maps per-item column means of shape (..., k) to values of shape (...). Means (not sums) so the same
+# function serves the full data and every resample; ratio statistics such as micro-F1 are unchanged by the 1/n scaling.
 Statistic = Callable[[np.ndarray], np.ndarray]
 Values = Sequence[float] | np.ndarray
 
-# Elements of the (resamples x items) count matrix built per chunk: small enough
-# to stay in cache-friendly memory (~4 MB as float64), large enough to amortise
-# Python overhead. Measured: 10k items x 2k resamples in ~0.2 s.
+# Elements of the (resamples x items) count matrix built per chunk: small enough to stay in cache-friendly memory (~4 MB
+# as float64), large enough to amortise Python overhead. Measured: 10k items x 2k resamples in ~0.2 s.
 _CHUNK_ELEMENTS = 1 << 19
 
 
