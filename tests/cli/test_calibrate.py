@@ -17,7 +17,7 @@ import pytest
 from evalrun.evals.calibrate import NoiseProfile, load_profile
 from tests.conftest import run_cli
 from tests.fakes.openai_server import (
-    ExactBackend, OpenAITestServer, exact_answer, items_of, served_config, wrong_answer,
+    ExactBackend, OpenAITestServer, exact_answer, gold_answers, items_of, served_config, wrong_answer,
 )
 
 pytestmark = pytest.mark.slow  # four runs and 78 gated comparisons: about a minute
@@ -76,6 +76,7 @@ def test_the_profile_holds_the_known_flip_rates_exactly(calibrated: tuple[Path, 
         or [(u.type, u.right) for u in prof.unstable] == [("number", 2), ("amount", 2)]
     assert prof.without_profile.false_fail.k == 2 and prof.without_profile.false_fail.n == 6
     assert prof.with_profile.false_fail.k == 0 and prof.with_profile.false_fail.n == 6
+    assert prof.replicates  # the answers moved: compare gates with the repeats
     assert prof.without_profile.rules and all(r.startswith("needle_numbers: ") for r in prof.without_profile.rules)
     assert prof.kl_floor is None  # the server stores no logprobs
     assert {s.metric for s in prof.speed} >= {"ttft_p50", "ttft_p99"}
@@ -112,3 +113,22 @@ def test_the_runs_are_ordinary_stored_runs_and_compare_gates_against_the_profile
 def test_fewer_than_three_repeats_is_a_usage_error(tmp_path: Path) -> None:
     res = run_cli("calibrate", str(tmp_path / "none.yaml"), "--repeats", "2")
     assert res.returncode == 2
+
+
+def test_answers_that_never_move_are_gated_one_run_against_one(tmp_path: Path) -> None:
+    """A deterministic engine: with no A/A flip the noise-aware tests could only cost power, so the profile says
+    so and `compare` gates every flip, naming the profile."""
+    needles = NEEDLES | {"lengths": [256]}
+    with OpenAITestServer(ExactBackend(gold_answers(items_of([needles])))) as server:
+        config = served_config(tmp_path / "base.yaml", "base", server.base_url, [needles])
+        res = run_cli("calibrate", str(config), "--repeats", "3", "--plants", "2", "--out", str(tmp_path / "runs"),
+                      "--json", str(tmp_path / "profile.json"))
+        assert res.returncode == 0, res.stdout + res.stderr
+        prof = _profile(tmp_path)
+        assert not prof.replicates and not prof.unstable and prof.aa_flips().k == 0
+        assert prof.without_profile.false_fail.k == 0 and prof.power[0].detected.n == 3 * 2
+        res = run_cli("compare", str(config), str(config), "--out", str(tmp_path / "runs"), "--json",
+                      str(tmp_path / "v.json"))
+    text = " ".join((res.stdout + res.stderr).split())
+    assert res.returncode == 0 and "the answers did not move between its repeats" in text, text
+    assert json.loads((tmp_path / "v.json").read_text())["verdicts"][0]["replicates"] == []

@@ -313,9 +313,11 @@ def compare(
 
 def _replicates(profile: NoiseProfile | None, asked: int | None, noise_floor: bool) -> tuple[int, str]:
     """Baseline runs in all, and why: --replicates, else the repeats of a stored noise profile, else one."""
-    origin = ("the noise profile's repeats (evalrun calibrate)" if profile else
+    origin = ("the noise profile's repeats (evalrun calibrate)" if profile and profile.replicates else
+              "the noise profile: the answers did not move between its repeats" if profile else
               f"--replicates {asked}" if asked and asked > 1 else "not asked for")
-    return max(profile.repeats if profile else asked or 1, 2 if noise_floor else 1), origin
+    runs = (profile.repeats if profile.replicates else 1) if profile else asked or 1
+    return max(runs, 2 if noise_floor else 1), origin
 
 
 def _distinct_names(configs: list[RunConfig]) -> None:
@@ -374,7 +376,8 @@ def report(run_dirs: Sequence[str | Path], gate: GateConfig | None = None, trust
     stored_gates = replicate_choice.with_recorded_confirm(results[0], results[1:], stored_gates)
     chosen, origin = replicate_choice.for_report(results[0], results[1:], replicates, trust_edited_items, log)
     profile = load_profile(results[0].dir, results[0].manifest.key)
-    profile = profile if profile and [r.dir.name for r in chosen] == profile.runs[1:] else None
+    used = [r.dir.name for r in chosen]
+    profile = profile if profile and used == (profile.runs[1:] if profile.replicates else []) else None
     return compare_results(results[0], list(zip(results[1:], stored_gates)), gate, replicates=chosen, slo=slo,
                            replicates_origin=origin, subset=subset, control=ctrl, profile=profile)
 

@@ -69,6 +69,8 @@ class NoiseProfile(_Record):
     speed: list[SpeedSpread]
     with_profile: GateRates  # each pair gated with the other repeats as replicates
     without_profile: GateRates  # each pair gated as one run against one
+    # compare gates with the repeats as replicates: the answers moved, or one run against one failed more
+    replicates: bool = True
     power: list[MeasuredPower]
     plants: int  # planted comparisons per pair and pack
     _path: Path | None = PrivateAttr(default=None)  # where it was read from or written to
@@ -90,10 +92,13 @@ class NoiseProfile(_Record):
 
     def note(self) -> str:
         """The line a verdict gated with this profile starts with."""
+        how = ("gated with its repeats as replicates" if self.replicates else
+               "gated one run against one: the answers did not move between its repeats, so every flip counts")
+        used, other = ((self.with_profile, self.without_profile) if self.replicates
+                       else (self.without_profile, self.with_profile))
         return (f"noise profile {self._path or PROFILE} ({self.repeats} repeats, {self.how}): A/A flip rate "
-                f"{self.aa_flips().text}, {len(self.unstable)} of {self.fields} fields unstable; the gate's false "
-                f"FAIL rate {self.with_profile.false_fail.text} over its A/A pairs (without the profile "
-                f"{self.without_profile.false_fail.text})")
+                f"{self.aa_flips().text}, {len(self.unstable)} of {self.fields} fields unstable; {how}: the gate "
+                f"failed {used.false_fail.text} of its A/A pairs so ({other.false_fail.text} the other way)")
 
 
 def profile_path(run_dir: Path) -> Path:
