@@ -179,7 +179,8 @@ def calibrate(
             ms = ", ".join("–" if v is None else f"{1000 * v:.1f}" for v in sp.seconds)
             console.print(f"{sp.metric} per repeat (ms): {ms}" + (f"; largest / smallest {sp.spread:.2f}"
                                                                   if sp.spread else ""))
-        for label, rates in (("with the profile", prof.with_profile), ("without it", prof.without_profile)):
+        for label, rates in (("with the other repeats as replicates", prof.with_profile),
+                             ("one run against one", prof.without_profile)):
             failed = ", ".join(f"{escape(k)} {v}" for k, v in rates.rules.items())
             console.print(f"gate false FAIL {label}: {rates.false_fail.text} of the A/A pairs"
                           + (f" ({failed})" if failed else "") + (f"; {rates.incomplete} incomplete"
@@ -188,6 +189,8 @@ def calibrate(
             console.print(f"power {escape(m.pack)}: at the stated {100 * m.rate:.2g}% (stated power {m.stated:.0%}, "
                           f"exact {m.predicted:.2f}) detected in {m.detected.text}; {m.flips:.1f} flips planted per "
                           "comparison")
+        console.print("compare will gate " + (f"with the {prof.repeats - 1} repeats as replicates" if prof.replicates
+                                              else "one run against one: the answers did not move between repeats"))
         console.print(f"profile: {escape(str(result.path))}")
         if json_out is not None:
             json_out.write_text(result.path.read_text())

@@ -81,7 +81,8 @@ def test_the_profile_holds_the_known_flip_rates_exactly(calibrated: tuple[Path, 
     assert prof.kl_floor is None  # the server stores no logprobs
     assert {s.metric for s in prof.speed} >= {"ttft_p50", "ttft_p99"}
     text = " ".join(res.stdout.split())
-    assert "gate false FAIL with the profile: 0/6" in text and "without it: 2/6" in text
+    assert "gate false FAIL with the other repeats as replicates: 0/6" in text, text
+    assert "gate false FAIL one run against one: 2/6" in text and "compare will gate with the 3 repeats" in text
 
 
 def test_the_measured_power_matches_the_stated_power(calibrated: tuple[Path, Path, object]) -> None:
