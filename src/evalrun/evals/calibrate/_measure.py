@@ -172,9 +172,9 @@ def measure(runs: Sequence[RunResult], scored: Sequence[Scored], gate: GateConfi
         _eta(log, "A/A pairs gated", n, len(p.pairs), started)
     stab = stability(scored)
     rates = _rates(with_profile, gate.confidence), _rates(without, gate.confidence)
-    # the repeats are worth gating with only where the answers moved: on an engine whose answers did not, the
+    # the repeats are worth gating with only where a right answer moved: on an engine whose answers did not, the
     # noise-aware tests only cost power (a few fields right everywhere and an A/A rate of 0 reject nothing)
-    replicates = bool(stab.unstable) or rates[1].false_fail.k > rates[0].false_fail.k
+    replicates = bool(stab.rated) or rates[1].false_fail.k > rates[0].false_fail.k  # right in some repeats only
     chosen = {(i, j): aa[i, j] if replicates else None for i, j in p.pairs}
     stated: dict[str, list[float]] = {}
     for v in with_profile if replicates else without:

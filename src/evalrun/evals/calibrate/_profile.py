@@ -69,7 +69,8 @@ class NoiseProfile(_Record):
     speed: list[SpeedSpread]
     with_profile: GateRates  # each pair gated with the other repeats as replicates
     without_profile: GateRates  # each pair gated as one run against one
-    # compare gates with the repeats as replicates: the answers moved, or one run against one failed more
+    # compare gates with the repeats as replicates: a field was right in only some repeats, or one run against
+    # one failed more A/A pairs
     replicates: bool = True
     power: list[MeasuredPower]
     plants: int  # planted comparisons per pair and pack
