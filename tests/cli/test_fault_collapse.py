@@ -75,3 +75,7 @@ def test_an_instrument_that_changes_nothing_is_incomplete_never_a_pass(url: str,
                                                       "digit, every pack), not a candidate: it can fail, never pass"]
     swapped = run_cli("compare", str(cand), str(base), "--out", str(out))
     assert swapped.returncode == 2 and "baseline idle is a measuring instrument" in swapped.stdout + swapped.stderr
+    fresh = run_cli("compare", str(cand), str(base), "--out", str(tmp_path / "other"))  # refused before generating
+    assert fresh.returncode == 2 and not (tmp_path / "other").exists(), fresh.stdout + fresh.stderr
+    calibrated = run_cli("calibrate", str(cand), "--repeats", "3", "--out", str(tmp_path / "other"))
+    assert calibrated.returncode == 2 and "instrument" in calibrated.stdout + calibrated.stderr

@@ -262,7 +262,7 @@ def compare(
     Configs with `server:` have their engine launched only when they generate, one at a time
     (`keep_servers`: left up afterwards). `control` runs in full before the candidates (docs/gate.md).
     `drift`: candidates read the baseline's stored answers teacher-forced (evals/drift/teacher_force.py)."""
-    _distinct_names([baseline, *candidates, *([control] if control else [])])
+    _distinct_names([baseline, *candidates, *([control] if control else [])], baseline)
     # prepare everything first (items, keys; no model weights): a gate naming an unknown pack
     # or field is an error before any generation, not a rule lost after an hour of it
     plan: list[PreparedRun] = [prepare_checked(baseline, out, limit)]
@@ -320,8 +320,12 @@ def _replicates(profile: NoiseProfile | None, asked: int | None, noise_floor: bo
     return max(runs, 2 if noise_floor else 1), origin
 
 
-def _distinct_names(configs: list[RunConfig]) -> None:
-    """One name, one configuration: run directories and report columns are named by it."""
+def _distinct_names(configs: list[RunConfig], baseline: RunConfig | None = None) -> None:
+    """One name, one configuration: run directories and report columns are named by it; and a baseline that is a
+    measuring instrument refused before anything is generated (the comparison would measure nothing)."""
+    if baseline is not None and baseline.instrument is not None:
+        raise ConfigError(f"the baseline {baseline.name} is a measuring instrument (faults planted into its answers); "
+                          "compare against a config without `instrument`", file=baseline.source, path="instrument")
     seen: dict[str, dict[str, Any]] = {}
     for c in configs:
         # the tasks as written: a plain dump gives every pack's params as their base class (the seed only)

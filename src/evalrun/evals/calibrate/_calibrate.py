@@ -43,6 +43,9 @@ def calibrate(config: RunConfig, repeats: int, out: str | Path = "runs", limit: 
     if repeats < 3:
         raise ConfigError(f"a noise profile needs at least 3 repeats (each pair is gated with the others as "
                           f"replicates), got {repeats}", path="--repeats")
+    if config.instrument is not None:
+        raise ConfigError("a measuring instrument plants faults: its noise is not the engine's; calibrate the config "
+                          "without `instrument`", file=config.source, path="instrument")
     chosen = gate or config.gate or GateConfig()
     plan = [prepare_checked(config, out, limit, j) for j in range(repeats)]
     for p in plan[1:]:
