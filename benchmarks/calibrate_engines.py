@@ -4,7 +4,8 @@
 
 Runs `evalrun calibrate` on each source's baseline config as a team would: the llama.cpp server
 (configs/engines/llamacpp-f16.yaml, f16 KV, launched and restarted for every repeat), vLLM's CPU build
-(configs/engines/vllm-auto.yaml, bf16, restarted) and the hf runner in bfloat16 (configs/noisy-bf16.yaml, other
+(configs/engines/vllm-auto.yaml, bf16, restarted; `vllm-batched`: the same with 4 requests in flight, so the
+engine batches them) and the hf runner in bfloat16 (configs/noisy-bf16.yaml, other
 batches for every repeat), each on the first `--limit` items of its two packs. Prints per source the A/A flip
 rate, the unstable fields, the default gate's false-FAIL rate over the A/A pairs with the profile (the other
 repeats as replicates) and without it (one run against one), each with its Clopper-Pearson interval, and the
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCES = {
     "llamacpp": ("configs/engines/llamacpp-f16.yaml", ".engines/llamacpp/.installed"),
     "vllm": ("configs/engines/vllm-auto.yaml", ".engines/vllm/.installed"),
+    "vllm-batched": ("benchmarks/calibrate/vllm-auto-batched.yaml", ".engines/vllm/.installed"),
     "hf": ("configs/noisy-bf16.yaml", None),
 }
 
@@ -34,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=12)
     ap.add_argument("--limit", type=int, default=6, help="items of each pack (two packs per config)")
     ap.add_argument("--plants", type=int, default=3)
-    ap.add_argument("--sources", default=",".join(SOURCES))
+    ap.add_argument("--sources", default="llamacpp,vllm,hf", help=f"of {', '.join(SOURCES)}")
     ap.add_argument("--out", type=Path, default=ROOT / "runs-calibrate")
     args = ap.parse_args(argv)
     evalrun = Path(sys.executable).with_name("evalrun")
