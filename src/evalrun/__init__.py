@@ -22,7 +22,7 @@ from evalrun.contract.version import __version__
 
 # the public names, by the module that defines them
 _MODULES: dict[str, str] = {
-    "evalrun.evals.api": "run compare compare_results report rescore plan CompareReport Rescored",
+    "evalrun.evals.api": "run compare compare_results report rescore plan calibrate CompareReport Rescored",
     "evalrun.evals.config": "load_config RunConfig",
     "evalrun.evals.files": "ConfigError",
     "evalrun.evals.results": "RunResult",
@@ -53,7 +53,9 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from evalrun.contract import Field, FieldScore, Generation, Item
-    from evalrun.evals.api import CompareReport, Rescored, compare, compare_results, plan, report, rescore, run
+    from evalrun.evals.api import (
+        CompareReport, Rescored, calibrate, compare, compare_results, plan, report, rescore, run,
+    )
     from evalrun.evals.files import ConfigError
     from evalrun.evals.config import RunConfig, load_config
     from evalrun.evals.run import RunFailed

@@ -34,7 +34,7 @@ class UnstableField(_Record):
     pack: str
     type: str
     right: int  # repeats that got it right
-    answers: list[str | None]  # the distinct normalised answers seen
+    answers: list[str]  # the distinct normalised answers seen ("" for none)
 
 
 class SpeedSpread(_Record):
