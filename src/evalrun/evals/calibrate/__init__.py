@@ -4,14 +4,12 @@ measured on them, stored beside its runs for `compare` to gate with (docs/gate.m
 from __future__ import annotations
 
 from evalrun.evals.calibrate._profile import (
-    PROFILE, GateRates, NoiseProfile, ScopeNoise, SpeedSpread, UnstableField, load_profile,
-    profile_path, save_profile,
+    PROFILE, GateRates, NoiseProfile, ScopeNoise, SpeedSpread, UnstableField, load_profile, save_profile,
 )
-from evalrun.evals.calibrate._measure import kl_floor, measure, scope_noise, speed_spread, unstable_fields
+from evalrun.evals.calibrate._measure import measure
 from evalrun.evals.calibrate._calibrate import Calibration, calibrate
 
 __all__ = [
-    "Calibration", "GateRates", "NoiseProfile", "PROFILE", "ScopeNoise", "SpeedSpread", "UnstableField",
-    "calibrate", "kl_floor", "load_profile", "measure", "profile_path", "save_profile", "scope_noise", "speed_spread",
-    "unstable_fields",
+    "Calibration", "GateRates", "NoiseProfile", "PROFILE", "ScopeNoise", "SpeedSpread", "UnstableField", "calibrate",
+    "load_profile", "measure", "save_profile",
 ]

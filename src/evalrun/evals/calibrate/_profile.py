@@ -80,9 +80,6 @@ class NoiseProfile(_Record):
     def repeats(self) -> int:
         return len(self.runs)
 
-    def power_of(self, pack: str) -> MeasuredPower | None:
-        return next((p for p in self.power if p.pack == pack), None)
-
     def aa_flips(self) -> Share:
         k, n = sum(s.flips.k for s in self.scopes), sum(s.flips.n for s in self.scopes)
         return Share.of(k, n, self.confidence)
